@@ -1,0 +1,131 @@
+//! Command-line flags and `BLOBDROP_*` environment variables, parsed into one typed `Settings`.
+
+use std::net::IpAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::domain::ByteSize;
+
+#[derive(Debug, Parser)]
+#[command(name = "blobdrop", version, about = "Self-hosted file sharing backed by SQLite")]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
+    /// With no command, `blobdrop` serves with these settings.
+    #[command(flatten)]
+    pub serve: Settings,
+}
+
+impl Cli {
+    /// What to run: `blobdrop` alone means `blobdrop serve`.
+    pub fn into_command(self) -> Command {
+        self.command.unwrap_or(Command::Serve(self.serve))
+    }
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the server (the default when no command is given).
+    Serve(Settings),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct Settings {
+    /// Address to listen on.
+    #[arg(long, env = "BLOBDROP_BIND", default_value = "127.0.0.1")]
+    pub bind: IpAddr,
+
+    /// Port to listen on (0 picks a free port).
+    #[arg(long, env = "BLOBDROP_PORT", default_value_t = 4001)]
+    pub port: u16,
+
+    /// SQLite database file; missing folders are created.
+    #[arg(long, env = "BLOBDROP_DB", default_value = "data/blobdrop.db")]
+    pub db: PathBuf,
+
+    /// Base of the download links, e.g. https://files.example.com (default: taken from each request).
+    #[arg(long, env = "BLOBDROP_PUBLIC_URL")]
+    pub public_url: Option<PublicUrl>,
+
+    /// Largest accepted upload, e.g. 10GiB (default: unlimited).
+    #[arg(long, env = "BLOBDROP_MAX_UPLOAD")]
+    pub max_upload: Option<ByteSize>,
+
+    /// Largest the database may grow, e.g. 50GiB; uploads beyond it get 507 (default: the disk's size).
+    #[arg(long, env = "BLOBDROP_MAX_DB_SIZE")]
+    pub max_db_size: Option<ByteSize>,
+
+    /// Owner secret for uploads and the API. If unset, one is generated on first start and printed once.
+    #[arg(long, env = "BLOBDROP_SHARED_SECRET", hide_env_values = true)]
+    pub shared_secret: Option<String>,
+
+    /// Seconds an upload may stall between two reads before it is abandoned.
+    #[arg(long, env = "BLOBDROP_IDLE_TIMEOUT", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
+    pub idle_timeout_secs: u64,
+
+    /// Minutes between clean-ups of expired and used-up files.
+    #[arg(long, env = "BLOBDROP_GC_INTERVAL", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
+    pub gc_interval_mins: u64,
+}
+
+impl Settings {
+    pub fn idle_timeout(&self) -> Duration {
+        Duration::from_secs(self.idle_timeout_secs)
+    }
+
+    pub fn gc_interval(&self) -> Duration {
+        Duration::from_secs(self.gc_interval_mins * 60)
+    }
+}
+
+/// An absolute http(s) base URL with no trailing slash.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PublicUrl(String);
+
+impl PublicUrl {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    pub fn is_https(&self) -> bool {
+        self.0.starts_with("https://")
+    }
+}
+
+impl std::str::FromStr for PublicUrl {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let trimmed = s.trim().trim_end_matches('/');
+        let rest = trimmed
+            .strip_prefix("https://")
+            .or_else(|| trimmed.strip_prefix("http://"))
+            .ok_or("the public URL must start with http:// or https://")?;
+        if rest.is_empty() || rest.chars().any(|c| c.is_whitespace() || c.is_control()) {
+            return Err("the public URL needs a host and no spaces".into());
+        }
+        Ok(PublicUrl(trimmed.to_owned()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn public_url_drops_trailing_slashes() {
+        let url: PublicUrl = "https://files.example.com/".parse().unwrap();
+        assert_eq!(url.as_str(), "https://files.example.com");
+        assert!(url.is_https());
+    }
+
+    #[test]
+    fn public_url_needs_a_scheme_and_host() {
+        assert!("files.example.com".parse::<PublicUrl>().is_err());
+        assert!("https://".parse::<PublicUrl>().is_err());
+    }
+}

@@ -1,0 +1,137 @@
+//! File names from uploads: every path (PUT, multipart, PATCH) cleans them here and nowhere else.
+
+use std::fmt;
+
+/// Longest stored name, in bytes; longer names are cut, keeping a short extension.
+pub const MAX_LEN: usize = 255;
+
+/// A display name that is safe to store and to echo: no path, no control characters, not empty.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileName(String);
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum FileNameError {
+    #[error("the file name is empty")]
+    Empty,
+}
+
+impl FileName {
+    /// Cleans a name the client sent: keeps only its last path component, drops control and
+    /// invisible formatting characters, trims spaces and leading dots, and cuts it to 255 bytes.
+    pub fn parse(raw: &str) -> Result<Self, FileNameError> {
+        let last = raw.rsplit(['/', '\\']).next().unwrap_or_default();
+        let cleaned: String = last.chars().filter(|c| !is_hidden_char(*c)).collect();
+        let trimmed = cleaned.trim().trim_start_matches('.').trim();
+        if trimmed.is_empty() {
+            return Err(FileNameError::Empty);
+        }
+        Ok(FileName(truncate(trimmed)))
+    }
+
+    /// The name used when a stored one cannot be trusted (it was changed outside blobdrop).
+    pub fn fallback() -> Self {
+        FileName("download".to_owned())
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The name with everything outside printable ASCII (and quotes and backslashes) replaced,
+    /// for the plain `filename=` parameter that old clients read.
+    pub fn ascii_fallback(&self) -> String {
+        self.0
+            .chars()
+            .map(|c| {
+                let plain = (c.is_ascii_graphic() && c != '"' && c != '\\') || c == ' ';
+                if plain { c } else { '_' }
+            })
+            .collect()
+    }
+
+    /// The extension after the last dot, if any, for guessing the content type.
+    pub fn extension(&self) -> Option<&str> {
+        self.0.rsplit_once('.').map(|(_, ext)| ext).filter(|ext| !ext.is_empty())
+    }
+}
+
+impl fmt::Display for FileName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Control characters, and the format characters that can disguise a name (bidi overrides, zero widths).
+fn is_hidden_char(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2069}' | '\u{FEFF}')
+}
+
+fn truncate(name: &str) -> String {
+    if name.len() <= MAX_LEN {
+        return name.to_owned();
+    }
+    let extension = name.rsplit_once('.').map(|(_, ext)| ext).filter(|ext| ext.len() <= 16);
+    let suffix = extension.map(|ext| format!(".{ext}")).unwrap_or_default();
+    let mut end = MAX_LEN - suffix.len();
+    while !name.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}{suffix}", name[..end].trim_end())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn clean(raw: &str) -> String {
+        FileName::parse(raw).unwrap().0
+    }
+
+    #[test]
+    fn paths_are_reduced_to_their_last_component() {
+        assert_eq!(clean("../x"), "x");
+        assert_eq!(clean("..\\..\\windows\\win.ini"), "win.ini");
+        assert_eq!(clean("/etc/passwd"), "passwd");
+    }
+
+    #[test]
+    fn control_characters_are_dropped() {
+        assert_eq!(clean("a\r\nSet-Cookie: x.txt"), "aSet-Cookie: x.txt");
+        assert_eq!(clean("nul\0byte.txt"), "nulbyte.txt");
+        assert_eq!(clean("evil\u{202E}gpj.exe"), "evilgpj.exe");
+    }
+
+    #[test]
+    fn quotes_and_non_ascii_are_kept() {
+        assert_eq!(clean("a\"b.txt"), "a\"b.txt");
+        assert_eq!(clean("résumé 日本.pdf"), "résumé 日本.pdf");
+    }
+
+    #[test]
+    fn empty_and_dot_names_are_rejected() {
+        for raw in ["", "   ", ".", "..", "a/", "\r\n", "dir/.."] {
+            assert_eq!(FileName::parse(raw), Err(FileNameError::Empty), "{raw:?}");
+        }
+    }
+
+    #[test]
+    fn hidden_files_lose_their_leading_dot() {
+        assert_eq!(clean(".bashrc"), "bashrc");
+    }
+
+    #[test]
+    fn long_names_are_cut_at_a_char_boundary_keeping_the_extension() {
+        let long = format!("{}.tar.gz", "é".repeat(200));
+        let name = clean(&long);
+        assert!(name.len() <= MAX_LEN, "{}", name.len());
+        assert!(name.ends_with(".gz"));
+        assert!(clean(&"x".repeat(300)).len() == MAX_LEN);
+    }
+
+    #[test]
+    fn ascii_fallback_replaces_what_old_clients_misread() {
+        let name = FileName::parse("a\"b é.txt").unwrap();
+        assert_eq!(name.ascii_fallback(), "a_b _.txt");
+    }
+}

@@ -1,0 +1,16 @@
+//! Types that validate request input once, at the edge, in the product's words.
+
+mod byte_range;
+mod byte_size;
+mod file_id;
+mod file_name;
+mod upload_options;
+
+pub use byte_range::{ByteRange, RangeRequest};
+pub use byte_size::ByteSize;
+pub use file_id::FileId;
+pub use file_name::FileName;
+pub use upload_options::{MaxDownloads, UploadOptions};
+
+/// Every upload is cut into chunks of this many bytes; each chunk is one BLOB row.
+pub const CHUNK_SIZE: usize = 32 * 1024;

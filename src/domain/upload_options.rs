@@ -1,0 +1,84 @@
+//! Per-upload options sent as headers, transfer.sh style: `Max-Days: N`, `Max-Downloads: N`.
+
+use time::{Duration, OffsetDateTime};
+
+/// Longest lifetime `Max-Days` accepts (a hundred years; larger values are a typo, not a wish).
+const MAX_DAYS: u32 = 36_500;
+
+/// How many downloads a file allows before it is gone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MaxDownloads(u32);
+
+impl MaxDownloads {
+    pub fn get(self) -> u32 {
+        self.0
+    }
+}
+
+/// What the uploader asked for besides the bytes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UploadOptions {
+    pub expires_at: Option<OffsetDateTime>,
+    pub max_downloads: Option<MaxDownloads>,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum UploadOptionsError {
+    #[error("Max-Days must be a whole number of days from 1 to {MAX_DAYS}")]
+    MaxDays,
+    #[error("Max-Downloads must be a whole number from 1 to {}", u32::MAX)]
+    MaxDownloads,
+}
+
+impl UploadOptions {
+    /// Reads the header values (already taken from the request); absent headers mean no limit.
+    pub fn from_headers(
+        max_days: Option<&str>,
+        max_downloads: Option<&str>,
+        now: OffsetDateTime,
+    ) -> Result<Self, UploadOptionsError> {
+        let expires_at = max_days
+            .map(|raw| match raw.trim().parse::<u32>() {
+                Ok(days @ 1..=MAX_DAYS) => Ok(now + Duration::days(days.into())),
+                _ => Err(UploadOptionsError::MaxDays),
+            })
+            .transpose()?;
+        let max_downloads = max_downloads
+            .map(|raw| match raw.trim().parse::<u32>() {
+                Ok(n @ 1..) => Ok(MaxDownloads(n)),
+                _ => Err(UploadOptionsError::MaxDownloads),
+            })
+            .transpose()?;
+        Ok(UploadOptions { expires_at, max_downloads })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use time::macros::datetime;
+
+    const NOW: OffsetDateTime = datetime!(2026-11-30 12:00 UTC);
+
+    #[test]
+    fn no_headers_means_no_limits() {
+        assert_eq!(UploadOptions::from_headers(None, None, NOW), Ok(UploadOptions::default()));
+    }
+
+    #[test]
+    fn max_days_sets_the_expiry() {
+        let options = UploadOptions::from_headers(Some(" 3 "), Some("1"), NOW).unwrap();
+        assert_eq!(options.expires_at, Some(datetime!(2026-12-03 12:00 UTC)));
+        assert_eq!(options.max_downloads.map(MaxDownloads::get), Some(1));
+    }
+
+    #[test]
+    fn nonsense_values_are_refused() {
+        for days in ["0", "-1", "1.5", "soon", "99999999999"] {
+            assert_eq!(UploadOptions::from_headers(Some(days), None, NOW), Err(UploadOptionsError::MaxDays), "{days}");
+        }
+        for n in ["0", "-3", "many"] {
+            assert_eq!(UploadOptions::from_headers(None, Some(n), NOW), Err(UploadOptionsError::MaxDownloads), "{n}");
+        }
+    }
+}

@@ -1,0 +1,197 @@
+//! `GET`/`HEAD /f/{id}[/{filename}]`: one file's bytes, with ranges and conditional requests.
+//!
+//! Download counting rule: a GET that sends the file from its first byte counts as one download
+//! (a 200, or a 206 whose range starts at byte 0). HEAD, 304 and ranges that resume later in the
+//! file do not count, so a download manager fetching one file in pieces counts once.
+
+use std::time::{Duration, SystemTime};
+
+use actix_web::body::SizedStream;
+use actix_web::http::header::{
+    self, Charset, ContentDisposition, DispositionParam, DispositionType, EntityTag, ExtendedValue, Header,
+    IfModifiedSince, IfNoneMatch, IfRange,
+};
+use actix_web::http::{Method, StatusCode};
+use actix_web::{HttpRequest, HttpResponse, web};
+use futures_util::StreamExt;
+use serde::Deserialize;
+use time::OffsetDateTime;
+
+use super::{AppError, AppState, parse_id};
+use crate::domain::{ByteRange, FileName, RangeRequest};
+use crate::downloads::stream_range;
+use crate::store::FileRecord;
+
+/// Types a browser may show in place. Everything else (HTML, SVG, XML, JavaScript, ...) is sent as
+/// an attachment, and every download is sandboxed anyway.
+const INLINE_TYPES: &[&str] = &[
+    "image/png",
+    "image/jpeg",
+    "image/gif",
+    "image/webp",
+    "image/avif",
+    "image/bmp",
+    "application/pdf",
+    "text/plain",
+    "text/csv",
+    "application/json",
+];
+
+#[derive(Debug, Deserialize)]
+pub struct DownloadQuery {
+    #[serde(default)]
+    download: Option<String>,
+}
+
+pub async fn download(
+    req: HttpRequest,
+    query: web::Query<DownloadQuery>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let id = parse_id(req.match_info().get("id").unwrap_or_default())?;
+    let now = OffsetDateTime::now_utc().unix_timestamp();
+    let mut file = state.store.find_file(&id, now).await?.ok_or(AppError::NotFound)?;
+    let etag = EntityTag::new_strong(file.sha256.clone());
+    let last_modified = modified_time(&file);
+
+    if is_not_modified(&req, &etag, last_modified) {
+        return Ok(HttpResponse::NotModified()
+            .insert_header(header::ETag(etag))
+            .insert_header(header::LastModified(last_modified.into()))
+            .finish());
+    }
+
+    let size = file.file_size as u64;
+    let range_header = req.headers().get(header::RANGE).and_then(|v| v.to_str().ok());
+    let requested = if if_range_holds(&req, &etag, last_modified) {
+        RangeRequest::parse(range_header, size)
+    } else {
+        RangeRequest::Whole
+    };
+    let (status, range) = match requested {
+        RangeRequest::Whole => (StatusCode::OK, ByteRange::whole(size)),
+        RangeRequest::Partial(range) => (StatusCode::PARTIAL_CONTENT, Some(range)),
+        RangeRequest::Unsatisfiable => return Err(AppError::RangeNotSatisfiable { file_size: size }),
+    };
+
+    let starts_at_zero = range.is_none_or(|r| r.first == 0);
+    if req.method() == Method::GET && starts_at_zero {
+        // Counting also re-checks the limit atomically: the loser of a race for the last download gets 404.
+        file = state.store.count_download(&id, now).await?.ok_or(AppError::NotFound)?;
+    }
+
+    let mut response = HttpResponse::build(status);
+    response
+        .insert_header((header::CONTENT_TYPE, file.content_type.as_str()))
+        .insert_header(header::ETag(etag))
+        .insert_header(header::LastModified(last_modified.into()))
+        .insert_header((header::ACCEPT_RANGES, "bytes"))
+        .insert_header((header::CACHE_CONTROL, "no-cache"))
+        .insert_header((header::CONTENT_SECURITY_POLICY, "sandbox"))
+        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
+        .insert_header(content_disposition(&file, query.download.is_some()));
+    if let (StatusCode::PARTIAL_CONTENT, Some(r)) = (status, range) {
+        response.insert_header((header::CONTENT_RANGE, format!("bytes {}-{}/{size}", r.first, r.last)));
+    }
+    let length = range.map_or(0, |r| r.byte_count());
+    let body = match range {
+        Some(range) if req.method() == Method::GET => stream_range(state.store.clone(), &file, range)
+            .map(|item| item.map_err(|error| actix_web::Error::from(AppError::from(error))))
+            .boxed_local(),
+        _ => futures_util::stream::empty().boxed_local(),
+    };
+    Ok(response.body(SizedStream::new(length, body)))
+}
+
+fn modified_time(file: &FileRecord) -> SystemTime {
+    SystemTime::UNIX_EPOCH + Duration::from_secs(file.created_at.max(0) as u64)
+}
+
+/// If-None-Match wins over If-Modified-Since (RFC 9110 13.2.2).
+fn is_not_modified(req: &HttpRequest, etag: &EntityTag, last_modified: SystemTime) -> bool {
+    match IfNoneMatch::parse(req) {
+        Ok(IfNoneMatch::Any) => return true,
+        Ok(IfNoneMatch::Items(tags)) => return tags.iter().any(|tag| tag.weak_eq(etag)),
+        Err(_) => {}
+    }
+    match IfModifiedSince::parse(req) {
+        Ok(IfModifiedSince(since)) => last_modified <= SystemTime::from(since),
+        Err(_) => false,
+    }
+}
+
+/// A Range is honoured unless If-Range names another version of the file.
+fn if_range_holds(req: &HttpRequest, etag: &EntityTag, last_modified: SystemTime) -> bool {
+    if !req.headers().contains_key(header::IF_RANGE) {
+        return true;
+    }
+    match IfRange::parse(req) {
+        Ok(IfRange::EntityTag(tag)) => tag.strong_eq(etag),
+        Ok(IfRange::Date(date)) => SystemTime::from(date) == last_modified,
+        Err(_) => false,
+    }
+}
+
+/// RFC 6266: `filename*` carries the exact UTF-8 name, `filename` an ASCII stand-in for old clients.
+fn content_disposition(file: &FileRecord, force_attachment: bool) -> ContentDisposition {
+    let inline = !force_attachment && INLINE_TYPES.contains(&file.content_type.as_str());
+    let name = FileName::parse(&file.filename).unwrap_or_else(|_| FileName::fallback());
+    ContentDisposition {
+        disposition: if inline { DispositionType::Inline } else { DispositionType::Attachment },
+        parameters: vec![
+            DispositionParam::Filename(name.ascii_fallback()),
+            DispositionParam::FilenameExt(ExtendedValue {
+                charset: Charset::Ext("UTF-8".into()),
+                language_tag: None,
+                value: name.as_str().as_bytes().to_vec(),
+            }),
+        ],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(filename: &str, content_type: &str) -> FileRecord {
+        FileRecord {
+            id: "id".into(),
+            filename: filename.into(),
+            content_type: content_type.into(),
+            file_size: 1,
+            chunk_size: 32_768,
+            sha256: "00".into(),
+            note: None,
+            created_at: 0,
+            expires_at: None,
+            max_downloads: None,
+            download_count: 0,
+        }
+    }
+
+    #[test]
+    fn quotes_and_non_ascii_names_are_encoded_not_echoed() {
+        let header = content_disposition(&file("a\"b é.txt", "text/plain"), false).to_string();
+        assert_eq!(header, "inline; filename=\"a_b _.txt\"; filename*=UTF-8''a%22b%20%C3%A9.txt");
+    }
+
+    #[test]
+    fn active_types_are_attachments() {
+        for kind in ["text/html", "image/svg+xml", "application/xml", "text/javascript"] {
+            let header = content_disposition(&file("x", kind), false).to_string();
+            assert!(header.starts_with("attachment;"), "{kind}: {header}");
+        }
+    }
+
+    #[test]
+    fn download_1_forces_an_attachment() {
+        let header = content_disposition(&file("a.png", "image/png"), true).to_string();
+        assert!(header.starts_with("attachment;"), "{header}");
+    }
+
+    #[test]
+    fn a_stored_name_never_yields_header_breaking_bytes() {
+        let header = content_disposition(&file("a\r\nX-Evil: 1", "text/plain"), false).to_string();
+        assert!(!header.contains('\r') && !header.contains('\n'), "{header}");
+    }
+}

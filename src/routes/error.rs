@@ -1,0 +1,104 @@
+//! The one error type of the HTTP layer and its exhaustive mapping to status codes.
+
+use actix_web::http::StatusCode;
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::{HttpResponse, ResponseError};
+
+use crate::domain::ByteSize;
+use crate::store::StoreError;
+use crate::uploads::UploadError;
+
+/// A failed request. The `Display` text is the one-line reason sent to the client; causes of
+/// server errors are logged and never sent.
+#[derive(thiserror::Error)]
+pub enum AppError {
+    #[error("{0}")]
+    BadRequest(String),
+    #[error("missing or wrong credentials: use curl -u :SECRET or Authorization: Bearer SECRET")]
+    Unauthorized,
+    #[error("file not found")]
+    NotFound,
+    #[error("the upload stalled for longer than the idle timeout")]
+    Timeout,
+    #[error("the upload is larger than the limit of {0}")]
+    TooLarge(ByteSize),
+    #[error("the requested range is outside the file")]
+    RangeNotSatisfiable { file_size: u64 },
+    #[error("the storage is full; delete files or raise the limit and try again")]
+    StorageFull,
+    #[error("internal server error")]
+    Internal(#[source] Box<dyn std::error::Error + Send + Sync>),
+}
+
+impl AppError {
+    pub fn internal(error: impl std::error::Error + Send + Sync + 'static) -> Self {
+        AppError::Internal(Box::new(error))
+    }
+}
+
+impl std::fmt::Debug for AppError {
+    /// The whole cause chain, for logs.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{self}")?;
+        let mut source = std::error::Error::source(self);
+        while let Some(cause) = source {
+            write!(f, "\n  caused by: {cause}")?;
+            source = cause.source();
+        }
+        Ok(())
+    }
+}
+
+impl From<StoreError> for AppError {
+    fn from(error: StoreError) -> Self {
+        match error {
+            StoreError::StorageFull => AppError::StorageFull,
+            other => AppError::internal(other),
+        }
+    }
+}
+
+impl From<UploadError> for AppError {
+    fn from(error: UploadError) -> Self {
+        match error {
+            UploadError::TooLarge(limit) => AppError::TooLarge(limit),
+            UploadError::Store(store) => store.into(),
+            other => AppError::internal(other),
+        }
+    }
+}
+
+impl ResponseError for AppError {
+    fn status_code(&self) -> StatusCode {
+        match self {
+            AppError::BadRequest(_) => StatusCode::BAD_REQUEST,
+            AppError::Unauthorized => StatusCode::UNAUTHORIZED,
+            AppError::NotFound => StatusCode::NOT_FOUND,
+            AppError::Timeout => StatusCode::REQUEST_TIMEOUT,
+            AppError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            AppError::RangeNotSatisfiable { .. } => StatusCode::RANGE_NOT_SATISFIABLE,
+            AppError::StorageFull => StatusCode::INSUFFICIENT_STORAGE,
+            AppError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        let status = self.status_code();
+        if status.is_server_error() {
+            tracing::error!(error = ?self, "request failed");
+        }
+        let mut response = HttpResponse::build(status);
+        response.content_type("text/plain; charset=utf-8");
+        match self {
+            AppError::Unauthorized => {
+                response
+                    .insert_header((header::WWW_AUTHENTICATE, HeaderValue::from_static("Basic realm=\"blobdrop\"")));
+            }
+            AppError::RangeNotSatisfiable { file_size } => {
+                response.insert_header((header::CONTENT_RANGE, format!("bytes */{file_size}")));
+            }
+            _ => {}
+        }
+        response.body(format!("{self}\n"))
+    }
+}

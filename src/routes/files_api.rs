@@ -1,0 +1,156 @@
+//! The owner's JSON API: `GET /api/files`, `GET`/`PATCH`/`DELETE /api/files/{id}`.
+
+use actix_web::{HttpRequest, HttpResponse, web};
+use serde::{Deserialize, Deserializer, Serialize};
+use time::OffsetDateTime;
+
+use super::owner::require_owner;
+use super::{AppError, AppState, parse_id};
+use crate::domain::FileName;
+use crate::store::{FileChanges, FileRecord};
+
+const DEFAULT_PAGE: i64 = 1000;
+const MAX_PAGE: i64 = 10_000;
+
+/// One file as the API describes it. Times are RFC 3339.
+#[derive(Debug, Serialize)]
+pub struct FileJson {
+    id: String,
+    url: String,
+    filename: String,
+    size: i64,
+    content_type: String,
+    sha256: String,
+    note: Option<String>,
+    #[serde(with = "time::serde::rfc3339")]
+    created: OffsetDateTime,
+    #[serde(with = "time::serde::rfc3339::option")]
+    expires: Option<OffsetDateTime>,
+    downloads: i64,
+    max_downloads: Option<i64>,
+}
+
+impl FileJson {
+    fn new(req: &HttpRequest, state: &AppState, file: FileRecord) -> Self {
+        let time = |at: i64| OffsetDateTime::from_unix_timestamp(at).unwrap_or(OffsetDateTime::UNIX_EPOCH);
+        FileJson {
+            url: state.download_url(req, &file.id, &file.filename),
+            created: time(file.created_at),
+            expires: file.expires_at.map(time),
+            id: file.id,
+            filename: file.filename,
+            size: file.file_size,
+            content_type: file.content_type,
+            sha256: file.sha256,
+            note: file.note,
+            downloads: file.download_count,
+            max_downloads: file.max_downloads,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+pub struct Page {
+    limit: Option<i64>,
+    offset: Option<i64>,
+}
+
+pub async fn list(
+    req: HttpRequest,
+    page: web::Query<Page>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    require_owner(&req, &state)?;
+    let limit = page.limit.unwrap_or(DEFAULT_PAGE).clamp(1, MAX_PAGE);
+    let offset = page.offset.unwrap_or(0).max(0);
+    let now = OffsetDateTime::now_utc().unix_timestamp();
+    let files = state.store.list_files(now, limit, offset).await?;
+    let files: Vec<FileJson> = files.into_iter().map(|file| FileJson::new(&req, &state, file)).collect();
+    Ok(HttpResponse::Ok().json(files))
+}
+
+pub async fn show(
+    req: HttpRequest,
+    id: web::Path<String>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    require_owner(&req, &state)?;
+    let id = parse_id(&id)?;
+    let now = OffsetDateTime::now_utc().unix_timestamp();
+    let file = state.store.find_file(&id, now).await?.ok_or(AppError::NotFound)?;
+    Ok(HttpResponse::Ok().json(FileJson::new(&req, &state, file)))
+}
+
+/// `PATCH` body: absent fields stay as they are; `"note": null` and `"expires": null` clear them.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Edit {
+    filename: Option<String>,
+    #[serde(default, deserialize_with = "present")]
+    note: Option<Option<String>>,
+    #[serde(default, deserialize_with = "present")]
+    expires: Option<Option<String>>,
+}
+
+/// Tells a field sent as `null` (`Some(None)`) from one not sent at all (`None`).
+fn present<'de, T: Deserialize<'de>, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Option<T>>, D::Error> {
+    Option::<T>::deserialize(deserializer).map(Some)
+}
+
+const MAX_NOTE_LEN: usize = 4096;
+
+impl Edit {
+    fn into_changes(self) -> Result<FileChanges, AppError> {
+        let bad = |reason: String| AppError::BadRequest(reason);
+        let filename = self.filename.map(|raw| FileName::parse(&raw)).transpose().map_err(|e| bad(e.to_string()))?;
+        if self.note.as_ref().and_then(Option::as_ref).is_some_and(|note| note.len() > MAX_NOTE_LEN) {
+            return Err(bad(format!("the note is longer than {MAX_NOTE_LEN} bytes")));
+        }
+        let expires_at = match self.expires {
+            None => None,
+            Some(None) => Some(None),
+            Some(Some(raw)) => {
+                let at = OffsetDateTime::parse(&raw, &time::format_description::well_known::Rfc3339).map_err(|_| {
+                    bad("expires must be an RFC 3339 time such as 2030-01-31T12:00:00Z, or null".into())
+                })?;
+                Some(Some(at.unix_timestamp()))
+            }
+        };
+        Ok(FileChanges { filename, note: self.note, expires_at })
+    }
+}
+
+pub async fn edit(
+    req: HttpRequest,
+    id: web::Path<String>,
+    body: web::Json<Edit>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    require_owner(&req, &state)?;
+    let id = parse_id(&id)?;
+    let changes = body.into_inner().into_changes()?;
+    let now = OffsetDateTime::now_utc().unix_timestamp();
+    let file = state.store.update_file(&id, &changes, now).await?.ok_or(AppError::NotFound)?;
+    Ok(HttpResponse::Ok().json(FileJson::new(&req, &state, file)))
+}
+
+/// Hides the file at once; its chunks are purged in the background right after.
+pub async fn delete(
+    req: HttpRequest,
+    id: web::Path<String>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    require_owner(&req, &state)?;
+    let id = parse_id(&id)?;
+    let now = OffsetDateTime::now_utc().unix_timestamp();
+    if !state.store.delete_file(&id, now).await? {
+        return Err(AppError::NotFound);
+    }
+    let store = state.store.clone();
+    tokio::spawn(async move {
+        if let Err(error) = crate::gc::collect(&store).await {
+            tracing::warn!(?error, "purging a deleted file failed; the next clean-up retries");
+        }
+    });
+    Ok(HttpResponse::NoContent().finish())
+}

@@ -1,0 +1,80 @@
+//! HTTP adapters: each handler turns a request into store and upload calls and back. No SQL here.
+
+mod body;
+mod download;
+mod error;
+mod files_api;
+mod owner;
+mod pages;
+mod upload;
+
+use std::time::Duration;
+
+use actix_web::{HttpRequest, web};
+
+pub use error::AppError;
+
+use crate::auth::OwnerSecret;
+use crate::config::PublicUrl;
+use crate::domain::{ByteSize, FileId};
+use crate::store::Store;
+
+/// What every handler may need, shared by all workers.
+#[derive(Debug, Clone)]
+pub struct AppState {
+    pub store: Store,
+    pub secret: OwnerSecret,
+    pub public_url: Option<PublicUrl>,
+    pub max_upload: Option<ByteSize>,
+    pub idle_timeout: Duration,
+}
+
+impl AppState {
+    /// Scheme and host that links start with: the configured public URL, else the request's own.
+    pub fn base_url(&self, req: &HttpRequest) -> String {
+        match &self.public_url {
+            Some(url) => url.as_str().to_owned(),
+            None => {
+                let info = req.connection_info();
+                format!("{}://{}", info.scheme(), info.host())
+            }
+        }
+    }
+
+    /// The link that downloads a file, ending in its (percent-encoded) name so that saved
+    /// downloads keep it.
+    pub fn download_url(&self, req: &HttpRequest, id: &str, filename: &str) -> String {
+        let name = percent_encoding::utf8_percent_encode(filename, percent_encoding::NON_ALPHANUMERIC);
+        format!("{}/f/{id}/{name}", self.base_url(req))
+    }
+}
+
+/// Every route, used by `startup` and by nothing else, so tests exercise exactly what users get.
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.app_data(web::JsonConfig::default().error_handler(|error, _| AppError::BadRequest(error.to_string()).into()))
+        .app_data(web::QueryConfig::default().error_handler(|error, _| AppError::BadRequest(error.to_string()).into()))
+        .app_data(web::PathConfig::default().error_handler(|_, _| AppError::NotFound.into()))
+        .route("/", web::get().to(pages::home))
+        .route("/", web::post().to(upload::post_files))
+        .route("/healthz", web::get().to(pages::health))
+        .route("/static/{name}", web::get().to(pages::asset))
+        .route("/api/files", web::get().to(files_api::list))
+        .service(
+            web::resource("/api/files/{id}")
+                .route(web::get().to(files_api::show))
+                .route(web::patch().to(files_api::edit))
+                .route(web::delete().to(files_api::delete)),
+        )
+        .service(
+            web::resource(["/f/{id}", "/f/{id}/{filename}"])
+                .route(web::get().to(download::download))
+                .route(web::head().to(download::download)),
+        )
+        .route("/{filename}", web::put().to(upload::put_file))
+        .default_service(web::to(pages::not_found));
+}
+
+/// The id in a path, or 404 for anything that cannot be one.
+fn parse_id(raw: &str) -> Result<FileId, AppError> {
+    FileId::parse(raw).ok_or(AppError::NotFound)
+}

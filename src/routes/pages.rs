@@ -1,0 +1,40 @@
+//! The landing page, the health check, embedded static files and the fallback 404.
+
+use actix_web::http::header;
+use actix_web::{HttpRequest, HttpResponse, web};
+use askama::Template;
+
+use super::{AppError, AppState};
+use crate::views::HomePage;
+
+pub async fn home(req: HttpRequest, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
+    let page = HomePage { base_url: &state.base_url(&req), version: env!("CARGO_PKG_VERSION") };
+    let html = page.render().map_err(AppError::internal)?;
+    Ok(HttpResponse::Ok().content_type("text/html; charset=utf-8").body(html))
+}
+
+/// 200 when the database answers a query, 503 otherwise.
+pub async fn health(state: web::Data<AppState>) -> HttpResponse {
+    if state.store.is_healthy().await {
+        HttpResponse::Ok().content_type("text/plain").body("ok\n")
+    } else {
+        HttpResponse::ServiceUnavailable().content_type("text/plain").body("database unavailable\n")
+    }
+}
+
+/// Static files, compiled into the binary so that it runs from anywhere with no files beside it.
+const ASSETS: &[(&str, &str, &str)] =
+    &[("style.css", "text/css; charset=utf-8", include_str!("../../static/style.css"))];
+
+pub async fn asset(name: web::Path<String>) -> Result<HttpResponse, AppError> {
+    let (_, content_type, body) =
+        ASSETS.iter().find(|(file, _, _)| *file == name.as_str()).ok_or(AppError::NotFound)?;
+    Ok(HttpResponse::Ok()
+        .content_type(*content_type)
+        .insert_header((header::CACHE_CONTROL, "public, max-age=3600"))
+        .body(*body))
+}
+
+pub async fn not_found() -> Result<HttpResponse, AppError> {
+    Err(AppError::NotFound)
+}

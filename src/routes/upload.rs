@@ -1,0 +1,192 @@
+//! `PUT /{filename}` (raw body, curl -T) and `POST /` (multipart): bytes in, links out.
+
+use actix_multipart::{Multipart, MultipartError};
+use actix_web::http::header::{self, HeaderMap};
+use actix_web::{HttpRequest, HttpResponse, ResponseError, web};
+use bytes::Bytes;
+use futures_util::{Stream, StreamExt};
+use serde::Serialize;
+use time::OffsetDateTime;
+
+use super::body::{payload_error, refuse, with_idle_timeout};
+use super::owner::require_owner;
+use super::{AppError, AppState};
+use crate::domain::{FileId, FileName, UploadOptions};
+use crate::store::FileRecord;
+use crate::uploads::{Upload, UploadMeta, guess_content_type};
+
+/// Largest form field that is not a file (such fields are read and ignored).
+const MAX_FORM_FIELD: usize = 64 * 1024;
+
+pub async fn put_file(
+    req: HttpRequest,
+    payload: web::Payload,
+    filename: web::Path<String>,
+    state: web::Data<AppState>,
+) -> HttpResponse {
+    let mut body = with_idle_timeout(payload, state.idle_timeout);
+    let stored = async {
+        require_owner(&req, &state)?;
+        if let (Some(limit), Some(length)) = (state.max_upload, content_length(req.headers())) {
+            if length > limit.as_u64() {
+                return Err(AppError::TooLarge(limit));
+            }
+        }
+        let filename = FileName::parse(&filename).map_err(|error| AppError::BadRequest(error.to_string()))?;
+        let declared = req.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok());
+        let meta = upload_meta(&req, filename, declared)?;
+        store_stream(&state, &meta, (&mut body).map(|item| item.map_err(payload_error))).await
+    }
+    .await;
+    match stored {
+        Ok(file) => uploaded(&req, &state, &[file], false),
+        Err(error) => refuse(error, &mut body).await,
+    }
+}
+
+pub async fn post_files(req: HttpRequest, payload: web::Payload, state: web::Data<AppState>) -> HttpResponse {
+    let mut body = with_idle_timeout(payload, state.idle_timeout);
+    if let Err(error) = require_owner(&req, &state) {
+        return refuse(error, &mut body).await;
+    }
+    let mut form = Multipart::new(req.headers(), body);
+    let mut stored = Vec::new();
+    let outcome = store_form_files(&req, &state, &mut form, &mut stored).await;
+    match outcome {
+        Ok(()) if stored.is_empty() => AppError::BadRequest("the form holds no file".into()).error_response(),
+        Ok(()) => uploaded(&req, &state, &stored, true),
+        Err(error) => {
+            // One failed part fails the request: the client gets no links, so keep no files.
+            let now = OffsetDateTime::now_utc().unix_timestamp();
+            for file in &stored {
+                if let Some(id) = FileId::parse(&file.id) {
+                    let _ = state.store.delete_file(&id, now).await;
+                }
+            }
+            drain_form(&mut form).await;
+            error.error_response()
+        }
+    }
+}
+
+/// Stores every part of the form that carries a file name, whatever its field name.
+async fn store_form_files(
+    req: &HttpRequest,
+    state: &AppState,
+    form: &mut Multipart,
+    stored: &mut Vec<FileRecord>,
+) -> Result<(), AppError> {
+    while let Some(field) = form.next().await {
+        let mut field = field.map_err(multipart_error)?;
+        let Some(raw_name) = field.content_disposition().and_then(|cd| cd.get_filename().map(str::to_owned)) else {
+            let mut size = 0;
+            while let Some(piece) = field.next().await {
+                size += piece.map_err(multipart_error)?.len();
+                if size > MAX_FORM_FIELD {
+                    return Err(AppError::BadRequest("a form field that is not a file is over 64 KiB".into()));
+                }
+            }
+            continue;
+        };
+        let filename = FileName::parse(&raw_name).map_err(|error| AppError::BadRequest(error.to_string()))?;
+        let declared = field.content_type().map(|mime| mime.essence_str().to_owned());
+        let meta = upload_meta(req, filename, declared.as_deref())?;
+        let file = store_stream(state, &meta, (&mut field).map(|piece| piece.map_err(multipart_error))).await?;
+        stored.push(file);
+    }
+    Ok(())
+}
+
+/// Writes a byte stream as one file; on any error nothing of it is kept.
+async fn store_stream(
+    state: &AppState,
+    meta: &UploadMeta,
+    body: impl Stream<Item = Result<Bytes, AppError>>,
+) -> Result<FileRecord, AppError> {
+    let mut upload = Upload::begin(&state.store, meta, state.max_upload).await?;
+    let mut body = std::pin::pin!(body);
+    while let Some(piece) = body.next().await {
+        let written = match piece {
+            Ok(bytes) => upload.write(bytes).await.map_err(AppError::from),
+            Err(error) => Err(error),
+        };
+        if let Err(error) = written {
+            if let Err(cleanup) = upload.abandon().await {
+                tracing::warn!(error = ?cleanup, "could not delete a failed upload; the next clean-up will");
+            }
+            return Err(error);
+        }
+    }
+    Ok(upload.finish().await?)
+}
+
+/// Reads what is left of a refused form so the client sees the answer (bounded by the idle timeout).
+async fn drain_form(form: &mut Multipart) {
+    while let Some(Ok(mut field)) = form.next().await {
+        while let Some(Ok(_)) = field.next().await {}
+    }
+}
+
+fn multipart_error(error: MultipartError) -> AppError {
+    match error {
+        MultipartError::Payload(payload) => payload_error(payload),
+        other => AppError::BadRequest(format!("malformed multipart form: {other}")),
+    }
+}
+
+fn upload_meta(req: &HttpRequest, filename: FileName, declared_type: Option<&str>) -> Result<UploadMeta, AppError> {
+    let header = |name: &str| req.headers().get(name).and_then(|v| v.to_str().ok());
+    let options = UploadOptions::from_headers(header("max-days"), header("max-downloads"), OffsetDateTime::now_utc())
+        .map_err(|error| AppError::BadRequest(error.to_string()))?;
+    let content_type = guess_content_type(&filename, declared_type);
+    Ok(UploadMeta { filename, content_type, note: None, options })
+}
+
+fn content_length(headers: &HeaderMap) -> Option<u64> {
+    headers.get(header::CONTENT_LENGTH)?.to_str().ok()?.parse().ok()
+}
+
+/// One uploaded file as the JSON answer describes it.
+#[derive(Debug, Serialize)]
+struct UploadedFile {
+    id: String,
+    url: String,
+    filename: String,
+    size: i64,
+    sha256: String,
+    #[serde(with = "time::serde::rfc3339::option")]
+    expires: Option<OffsetDateTime>,
+}
+
+/// 201 with one link per line, or JSON when the client asks for it (an object for PUT, an array
+/// for a form, which may carry several files).
+fn uploaded(req: &HttpRequest, state: &AppState, files: &[FileRecord], many: bool) -> HttpResponse {
+    let described: Vec<UploadedFile> = files
+        .iter()
+        .map(|file| UploadedFile {
+            id: file.id.clone(),
+            url: state.download_url(req, &file.id, &file.filename),
+            filename: file.filename.clone(),
+            size: file.file_size,
+            sha256: file.sha256.clone(),
+            expires: file.expires_at.and_then(|at| OffsetDateTime::from_unix_timestamp(at).ok()),
+        })
+        .collect();
+    let mut response = HttpResponse::Created();
+    if let [only] = described.as_slice() {
+        response.insert_header((header::LOCATION, only.url.clone()));
+    }
+    let wants_json = req
+        .headers()
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|accept| accept.contains("application/json"));
+    match (wants_json, many) {
+        (true, true) => response.json(&described),
+        (true, false) => response.json(described.first()),
+        (false, _) => {
+            let lines: String = described.iter().map(|file| format!("{}\n", file.url)).collect();
+            response.content_type("text/plain; charset=utf-8").body(lines)
+        }
+    }
+}

@@ -1,0 +1,94 @@
+//! The one seam between settings and a running server, used by `main` and by the tests.
+
+use std::net::TcpListener;
+
+use actix_web::dev::Server;
+use actix_web::{App, HttpServer, web};
+use tracing_actix_web::TracingLogger;
+
+use crate::auth::OwnerSecret;
+use crate::config::Settings;
+use crate::gc;
+use crate::routes::{self, AppState};
+use crate::store::{OpenError, Store, StoreError};
+
+/// Seconds in-flight requests get to finish after SIGTERM or SIGINT.
+const SHUTDOWN_GRACE_SECS: u64 = 30;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StartupError {
+    #[error(transparent)]
+    Open(#[from] OpenError),
+    #[error("database error while starting: {0}")]
+    Store(#[from] StoreError),
+    #[error("cannot listen on {address}: {source}")]
+    Bind { address: String, source: std::io::Error },
+    #[error("the server stopped with an error: {0}")]
+    Serve(#[source] std::io::Error),
+}
+
+pub struct Application {
+    port: u16,
+    server: Server,
+    store: Store,
+    gc: tokio::task::JoinHandle<()>,
+}
+
+impl Application {
+    /// Opens the database, cleans up after any crash, binds the port (0 picks a free one) and
+    /// prepares the server. Nothing is served until `run_until_stopped`.
+    pub async fn build(settings: Settings) -> Result<Self, StartupError> {
+        let store = Store::open(&settings.db, settings.max_db_size.map(|size| size.as_u64())).await?;
+        gc::purge_interrupted_uploads(&store).await?;
+        let (secret, generated) = OwnerSecret::resolve(settings.shared_secret.as_deref(), &store).await?;
+        if let Some(secret) = generated {
+            println!(
+                "\nblobdrop generated the owner secret (shown only this once; only its hash is stored):\n\n    {secret}\n\n\
+                 Upload with: curl -u :{secret} -T FILE http://{}:{}/\n\
+                 Set BLOBDROP_SHARED_SECRET to choose your own.\n",
+                settings.bind, settings.port
+            );
+        }
+
+        let address = format!("{}:{}", settings.bind, settings.port);
+        let bind_error = |source| StartupError::Bind { address: address.clone(), source };
+        let listener = TcpListener::bind((settings.bind, settings.port)).map_err(bind_error)?;
+        let port = listener.local_addr().map_err(bind_error)?.port();
+
+        let state = web::Data::new(AppState {
+            store: store.clone(),
+            secret,
+            public_url: settings.public_url.clone(),
+            max_upload: settings.max_upload,
+            idle_timeout: settings.idle_timeout(),
+        });
+        let server = HttpServer::new(move || {
+            App::new().wrap(TracingLogger::default()).app_data(state.clone()).configure(routes::configure)
+        })
+        .shutdown_timeout(SHUTDOWN_GRACE_SECS)
+        .listen(listener)
+        .map_err(bind_error)?
+        .run();
+        let gc = tokio::spawn(gc::run_periodically(store.clone(), settings.gc_interval()));
+        tracing::info!(%address, port, db = %settings.db.display(), "blobdrop is listening");
+        Ok(Application { port, server, store, gc })
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// Serves until SIGTERM or SIGINT, lets in-flight requests finish, then removes what
+    /// interrupted uploads left and closes the database.
+    pub async fn run_until_stopped(self) -> Result<(), StartupError> {
+        let served = self.server.await.map_err(StartupError::Serve);
+        self.gc.abort();
+        // No request runs any more, so any upload still marked as running was cut off.
+        if let Err(error) = gc::purge_interrupted_uploads(&self.store).await {
+            tracing::warn!(?error, "could not remove interrupted uploads; the next start will");
+        }
+        self.store.close().await;
+        tracing::info!("blobdrop stopped");
+        served
+    }
+}

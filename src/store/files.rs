@@ -1,0 +1,212 @@
+//! File metadata rows: create, finalize, find, list, edit, delete, count downloads.
+
+use sqlx::FromRow;
+
+use super::{Store, StoreError};
+use crate::domain::{FileId, FileName};
+
+/// Columns of a file row, in the order `FileRecord` reads them. Never the chunk table.
+const COLUMNS: &str = "id, filename, content_type, file_size, chunk_size, sha256, note, created_at, \
+                       expires_at, max_downloads, download_count";
+
+/// A file anyone with its link may download: finalized, not expired, downloads left.
+/// `?1` is the current time in unix seconds.
+const VISIBLE: &str = "state = 'ready' AND (expires_at IS NULL OR expires_at > ?1) \
+                       AND (max_downloads IS NULL OR download_count < max_downloads)";
+
+/// A finalized file as stored. Times are unix seconds.
+#[derive(Debug, Clone, FromRow, PartialEq, Eq)]
+pub struct FileRecord {
+    pub id: String,
+    pub filename: String,
+    pub content_type: String,
+    pub file_size: i64,
+    pub chunk_size: i64,
+    pub sha256: String,
+    pub note: Option<String>,
+    pub created_at: i64,
+    pub expires_at: Option<i64>,
+    pub max_downloads: Option<i64>,
+    pub download_count: i64,
+}
+
+/// The metadata of an upload that is about to start.
+#[derive(Debug, Clone)]
+pub struct NewFile<'a> {
+    pub id: &'a FileId,
+    pub filename: &'a FileName,
+    pub content_type: &'a str,
+    pub chunk_size: i64,
+    pub note: Option<&'a str>,
+    pub created_at: i64,
+    pub expires_at: Option<i64>,
+    pub max_downloads: Option<i64>,
+}
+
+/// An owner's edit; `None` leaves a field as it is, `Some(None)` clears an optional one.
+#[derive(Debug, Clone, Default)]
+pub struct FileChanges {
+    pub filename: Option<FileName>,
+    pub note: Option<Option<String>>,
+    pub expires_at: Option<Option<i64>>,
+}
+
+impl Store {
+    /// Records an upload in the invisible 'uploading' state so its chunks have a parent row.
+    #[tracing::instrument(skip_all, fields(file_id = %file.id))]
+    pub async fn create_upload(&self, file: &NewFile<'_>) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO files (id, filename, content_type, file_size, chunk_size, note, created_at, \
+             expires_at, max_downloads, state) VALUES (?, ?, ?, 0, ?, ?, ?, ?, ?, 'uploading')",
+        )
+        .bind(file.id.as_str())
+        .bind(file.filename.as_str())
+        .bind(file.content_type)
+        .bind(file.chunk_size)
+        .bind(file.note)
+        .bind(file.created_at)
+        .bind(file.expires_at)
+        .bind(file.max_downloads)
+        .execute(&self.writer)
+        .await?;
+        Ok(())
+    }
+
+    /// Makes a fully written upload visible, with its size and hash.
+    #[tracing::instrument(skip(self))]
+    pub async fn finish_upload(&self, id: &FileId, file_size: i64, sha256: &str) -> Result<FileRecord, StoreError> {
+        let sql = format!(
+            "UPDATE files SET state = 'ready', file_size = ?, sha256 = ? WHERE id = ? AND state = 'uploading' RETURNING {COLUMNS}"
+        );
+        let record =
+            sqlx::query_as(&sql).bind(file_size).bind(sha256).bind(id.as_str()).fetch_one(&self.writer).await?;
+        Ok(record)
+    }
+
+    /// A file anyone with its link may see, or `None`.
+    #[tracing::instrument(skip(self))]
+    pub async fn find_file(&self, id: &FileId, now: i64) -> Result<Option<FileRecord>, StoreError> {
+        let sql = format!("SELECT {COLUMNS} FROM files WHERE id = ?2 AND {VISIBLE}");
+        Ok(sqlx::query_as(&sql).bind(now).bind(id.as_str()).fetch_optional(&self.reader).await?)
+    }
+
+    /// Visible files, newest first. Reads the metadata table only (see `list_reads_no_chunks`).
+    #[tracing::instrument(skip(self))]
+    pub async fn list_files(&self, now: i64, limit: i64, offset: i64) -> Result<Vec<FileRecord>, StoreError> {
+        Ok(sqlx::query_as(&list_sql()).bind(now).bind(limit).bind(offset).fetch_all(&self.reader).await?)
+    }
+
+    /// Counts one download and returns the file, atomically: when two clients race for the last
+    /// allowed download, exactly one gets the file and the other `None`.
+    #[tracing::instrument(skip(self))]
+    pub async fn count_download(&self, id: &FileId, now: i64) -> Result<Option<FileRecord>, StoreError> {
+        let sql = format!(
+            "UPDATE files SET download_count = download_count + 1 WHERE id = ?2 AND {VISIBLE} RETURNING {COLUMNS}"
+        );
+        Ok(sqlx::query_as(&sql).bind(now).bind(id.as_str()).fetch_optional(&self.writer).await?)
+    }
+
+    /// Applies an owner's edit to a visible file and returns it as it is now.
+    #[tracing::instrument(skip(self, changes))]
+    pub async fn update_file(
+        &self,
+        id: &FileId,
+        changes: &FileChanges,
+        now: i64,
+    ) -> Result<Option<FileRecord>, StoreError> {
+        let sql = format!(
+            "UPDATE files SET \
+               filename = COALESCE(?3, filename), \
+               note = CASE WHEN ?4 THEN ?5 ELSE note END, \
+               expires_at = CASE WHEN ?6 THEN ?7 ELSE expires_at END \
+             WHERE id = ?2 AND {VISIBLE} RETURNING {COLUMNS}"
+        );
+        Ok(sqlx::query_as(&sql)
+            .bind(now)
+            .bind(id.as_str())
+            .bind(changes.filename.as_ref().map(FileName::as_str))
+            .bind(changes.note.is_some())
+            .bind(changes.note.clone().flatten())
+            .bind(changes.expires_at.is_some())
+            .bind(changes.expires_at.flatten())
+            .fetch_optional(&self.writer)
+            .await?)
+    }
+
+    /// Hides a visible file at once; its chunks are purged afterwards by `purge_deleted_files`.
+    /// Returns false when there was no such file.
+    #[tracing::instrument(skip(self))]
+    pub async fn delete_file(&self, id: &FileId, now: i64) -> Result<bool, StoreError> {
+        let sql = format!("UPDATE files SET state = 'deleted' WHERE id = ?2 AND {VISIBLE}");
+        let result = sqlx::query(&sql).bind(now).bind(id.as_str()).execute(&self.writer).await?;
+        Ok(result.rows_affected() == 1)
+    }
+
+    /// Marks an unfinished upload deleted (it failed or was cancelled) and purges its chunks.
+    #[tracing::instrument(skip(self))]
+    pub async fn abandon_upload(&self, id: &FileId) -> Result<(), StoreError> {
+        sqlx::query("UPDATE files SET state = 'deleted' WHERE id = ? AND state = 'uploading'")
+            .bind(id.as_str())
+            .execute(&self.writer)
+            .await?;
+        self.purge_file(id.as_str()).await
+    }
+
+    /// At startup no upload is running, so every 'uploading' row is left over from a crash.
+    pub async fn mark_interrupted_uploads_deleted(&self) -> Result<u64, StoreError> {
+        let result =
+            sqlx::query("UPDATE files SET state = 'deleted' WHERE state = 'uploading'").execute(&self.writer).await?;
+        Ok(result.rows_affected())
+    }
+
+    /// Marks files whose expiry has passed as deleted; returns how many.
+    pub async fn mark_expired_files_deleted(&self, now: i64) -> Result<u64, StoreError> {
+        let result = sqlx::query("UPDATE files SET state = 'deleted' WHERE state = 'ready' AND expires_at <= ?")
+            .bind(now)
+            .execute(&self.writer)
+            .await?;
+        Ok(result.rows_affected())
+    }
+
+    /// Removes the chunks and rows of every deleted file, a batch of chunks at a time so no single
+    /// transaction holds the write lock for long. Returns how many files were removed.
+    pub async fn purge_deleted_files(&self) -> Result<u64, StoreError> {
+        let ids: Vec<String> =
+            sqlx::query_scalar("SELECT id FROM files WHERE state = 'deleted'").fetch_all(&self.reader).await?;
+        for id in &ids {
+            self.purge_file(id).await?;
+        }
+        Ok(ids.len() as u64)
+    }
+
+    async fn purge_file(&self, id: &str) -> Result<(), StoreError> {
+        self.delete_chunks(id).await?;
+        sqlx::query("DELETE FROM files WHERE id = ? AND state = 'deleted'").bind(id).execute(&self.writer).await?;
+        Ok(())
+    }
+}
+
+fn list_sql() -> String {
+    format!("SELECT {COLUMNS} FROM files WHERE {VISIBLE} ORDER BY created_at DESC, id LIMIT ?2 OFFSET ?3")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn list_reads_no_chunks() {
+        let folder = tempfile::tempdir().unwrap();
+        let store = Store::open(&folder.path().join("t.db"), None).await.unwrap();
+        let plan: Vec<(i64, i64, i64, String)> = sqlx::query_as(&format!("EXPLAIN QUERY PLAN {}", list_sql()))
+            .bind(0)
+            .bind(10)
+            .bind(0)
+            .fetch_all(&store.reader)
+            .await
+            .unwrap();
+        let plan: Vec<&str> = plan.iter().map(|row| row.3.as_str()).collect();
+        assert!(plan.iter().all(|step| !step.contains("file_chunks")), "{plan:?}");
+        assert!(plan.iter().any(|step| step.contains("files")), "{plan:?}");
+    }
+}

@@ -1,0 +1,216 @@
+//! One upload from first byte to visible file: chunking, hashing, batched writes, clean-up.
+//!
+//! The body is cut into 32 KiB chunks; full batches are hashed on the blocking pool while they are
+//! inserted on sqlx's connection thread, and the next batch is read from the network meanwhile.
+//! Memory stays at about two batches per upload, whatever the file's size.
+
+use bytes::{Bytes, BytesMut};
+use sha2::{Digest, Sha256};
+use time::OffsetDateTime;
+use tokio::task::JoinHandle;
+
+use crate::domain::{ByteSize, CHUNK_SIZE, FileId, FileName, UploadOptions};
+use crate::store::{FileRecord, NewFile, Store, StoreError};
+
+/// Chunks per INSERT statement (1 MiB): large enough that the per-statement round trip is noise,
+/// small enough that the write lock is held for only a few milliseconds at a time.
+pub const WRITE_BATCH_CHUNKS: usize = 32;
+
+#[derive(Debug, thiserror::Error)]
+pub enum UploadError {
+    #[error("the upload is larger than the limit of {0}")]
+    TooLarge(ByteSize),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("a background task of the upload failed")]
+    Task(#[from] tokio::task::JoinError),
+}
+
+/// The type a file is served with: guessed from its extension, else what the client declared
+/// (if it is a plausible single type), else `application/octet-stream`.
+pub fn guess_content_type(filename: &FileName, declared: Option<&str>) -> String {
+    if let Some(guess) = filename.extension().and_then(|ext| mime_guess::from_ext(ext).first()) {
+        return guess.essence_str().to_owned();
+    }
+    declared
+        .and_then(|raw| raw.parse::<mime_guess::mime::Mime>().ok())
+        .map(|mime| mime.essence_str().to_ascii_lowercase())
+        .filter(|essence| !essence.starts_with("multipart/") && essence != "application/x-www-form-urlencoded")
+        .unwrap_or_else(|| "application/octet-stream".to_owned())
+}
+
+/// What `Upload::begin` needs to know about the file.
+#[derive(Debug, Clone)]
+pub struct UploadMeta {
+    pub filename: FileName,
+    pub content_type: String,
+    pub note: Option<String>,
+    pub options: UploadOptions,
+}
+
+/// An upload in progress. Until `finish` returns, the file is invisible; if the upload is
+/// dropped or fails before then, its row and chunks are deleted.
+pub struct Upload {
+    store: Store,
+    id: FileId,
+    max_size: Option<ByteSize>,
+    received: u64,
+    partial_chunk: BytesMut,
+    batch: Vec<Bytes>,
+    next_idx: i64,
+    hasher: Option<Sha256>,
+    in_flight: Option<JoinHandle<Result<Sha256, UploadError>>>,
+    settled: bool,
+}
+
+impl Upload {
+    /// Records the (still invisible) file and returns the writer for its bytes.
+    pub async fn begin(store: &Store, meta: &UploadMeta, max_size: Option<ByteSize>) -> Result<Self, UploadError> {
+        let id = FileId::random();
+        let now = OffsetDateTime::now_utc();
+        store
+            .create_upload(&NewFile {
+                id: &id,
+                filename: &meta.filename,
+                content_type: &meta.content_type,
+                chunk_size: CHUNK_SIZE as i64,
+                note: meta.note.as_deref(),
+                created_at: now.unix_timestamp(),
+                expires_at: meta.options.expires_at.map(OffsetDateTime::unix_timestamp),
+                max_downloads: meta.options.max_downloads.map(|n| i64::from(n.get())),
+            })
+            .await?;
+        Ok(Upload {
+            store: store.clone(),
+            id,
+            max_size,
+            received: 0,
+            partial_chunk: BytesMut::with_capacity(CHUNK_SIZE),
+            batch: Vec::with_capacity(WRITE_BATCH_CHUNKS),
+            next_idx: 0,
+            hasher: Some(Sha256::new()),
+            in_flight: None,
+            settled: false,
+        })
+    }
+
+    /// Accepts the next piece of the body. Fails with `TooLarge` as soon as the limit is passed.
+    pub async fn write(&mut self, mut data: Bytes) -> Result<(), UploadError> {
+        self.received += data.len() as u64;
+        if let Some(limit) = self.max_size.filter(|limit| self.received > limit.as_u64()) {
+            return Err(UploadError::TooLarge(limit));
+        }
+        while !data.is_empty() {
+            let room = CHUNK_SIZE - self.partial_chunk.len();
+            let piece = data.split_to(room.min(data.len()));
+            if self.partial_chunk.is_empty() && piece.len() == CHUNK_SIZE {
+                self.batch.push(piece); // a whole chunk arrived in one piece: no copy
+            } else {
+                self.partial_chunk.extend_from_slice(&piece);
+                if self.partial_chunk.len() == CHUNK_SIZE {
+                    let chunk = std::mem::replace(&mut self.partial_chunk, BytesMut::with_capacity(CHUNK_SIZE));
+                    self.batch.push(chunk.freeze());
+                }
+            }
+            if self.batch.len() == WRITE_BATCH_CHUNKS {
+                self.send_batch().await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes what is left, then makes the file visible.
+    pub async fn finish(mut self) -> Result<FileRecord, UploadError> {
+        if !self.partial_chunk.is_empty() {
+            let last = std::mem::take(&mut self.partial_chunk).freeze();
+            self.batch.push(last);
+        }
+        self.send_batch().await?;
+        let hasher = self.wait_for_batch().await?;
+        let sha256 = hex::encode(hasher.finalize());
+        let record = self.store.finish_upload(&self.id, self.received as i64, &sha256).await?;
+        self.settled = true;
+        Ok(record)
+    }
+
+    /// Deletes everything written so far.
+    pub async fn abandon(mut self) -> Result<(), UploadError> {
+        self.settled = true;
+        if let Some(in_flight) = self.in_flight.take() {
+            let _ = in_flight.await; // its outcome no longer matters; its rows are deleted next
+        }
+        self.store.abandon_upload(&self.id).await?;
+        Ok(())
+    }
+
+    /// Waits for the previous batch, then starts writing the current one in the background.
+    async fn send_batch(&mut self) -> Result<(), UploadError> {
+        if self.batch.is_empty() {
+            return Ok(());
+        }
+        let mut hasher = self.wait_for_batch().await?;
+        let batch = std::mem::replace(&mut self.batch, Vec::with_capacity(WRITE_BATCH_CHUNKS));
+        let first_idx = self.next_idx;
+        self.next_idx += batch.len() as i64;
+        let (store, id) = (self.store.clone(), self.id.clone());
+        self.in_flight = Some(tokio::spawn(async move {
+            let to_hash = batch.clone(); // cheap: Bytes are reference counted
+            let hashing = tokio::task::spawn_blocking(move || {
+                to_hash.iter().for_each(|chunk| hasher.update(chunk));
+                hasher
+            });
+            let (hashed, inserted) = tokio::join!(hashing, store.insert_chunks(&id, first_idx, &batch));
+            inserted?;
+            Ok(hashed?)
+        }));
+        Ok(())
+    }
+
+    async fn wait_for_batch(&mut self) -> Result<Sha256, UploadError> {
+        match self.in_flight.take() {
+            Some(in_flight) => Ok(in_flight.await??),
+            None => Ok(self.hasher.take().unwrap_or_default()),
+        }
+    }
+}
+
+impl Drop for Upload {
+    /// A handler future dropped mid-upload (the client went away) still must not leave chunks.
+    fn drop(&mut self) {
+        if self.settled {
+            return;
+        }
+        let (store, id, in_flight) = (self.store.clone(), self.id.clone(), self.in_flight.take());
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                if let Some(in_flight) = in_flight {
+                    let _ = in_flight.await;
+                }
+                if let Err(error) = store.abandon_upload(&id).await {
+                    tracing::warn!(file_id = %id, ?error, "could not delete an abandoned upload; the next start purges it");
+                }
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn name(raw: &str) -> FileName {
+        FileName::parse(raw).unwrap()
+    }
+
+    #[test]
+    fn content_type_comes_from_the_extension_first() {
+        assert_eq!(guess_content_type(&name("a.png"), Some("text/plain")), "image/png");
+        assert_eq!(guess_content_type(&name("notes"), Some("text/plain; charset=utf-8")), "text/plain");
+        assert_eq!(
+            guess_content_type(&name("blob"), Some("application/x-www-form-urlencoded")),
+            "application/octet-stream"
+        );
+        assert_eq!(guess_content_type(&name("blob"), Some("garbage")), "application/octet-stream");
+        assert_eq!(guess_content_type(&name("blob"), None), "application/octet-stream");
+    }
+}
