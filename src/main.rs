@@ -12,7 +12,13 @@ async fn main() -> std::process::ExitCode {
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("blobdrop: {error}");
+            let mut message = format!("blobdrop: {error}");
+            let mut source = std::error::Error::source(&error);
+            while let Some(cause) = source {
+                message += &format!(": {cause}");
+                source = cause.source();
+            }
+            eprintln!("{message}");
             std::process::ExitCode::FAILURE
         }
     }

@@ -65,6 +65,7 @@ impl Application {
         let server = HttpServer::new(move || {
             App::new().wrap(TracingLogger::default()).app_data(state.clone()).configure(routes::configure)
         })
+        .on_connect(routes::remember_peer_socket)
         .shutdown_timeout(SHUTDOWN_GRACE_SECS)
         .listen(listener)
         .map_err(bind_error)?

@@ -119,6 +119,11 @@ impl Upload {
         Ok(())
     }
 
+    /// Bytes received so far.
+    pub fn received(&self) -> u64 {
+        self.received
+    }
+
     /// Writes what is left, then makes the file visible.
     pub async fn finish(mut self) -> Result<FileRecord, UploadError> {
         if !self.partial_chunk.is_empty() {

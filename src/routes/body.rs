@@ -1,10 +1,13 @@
 //! Request bodies: an idle timeout on every read, and draining what a refused upload still sends.
 
+use std::any::Any;
+use std::os::fd::AsFd;
 use std::time::Duration;
 
+use actix_web::dev::Extensions;
 use actix_web::error::PayloadError;
 use actix_web::http::ConnectionType;
-use actix_web::{HttpResponse, ResponseError, web};
+use actix_web::{HttpRequest, HttpResponse, ResponseError, web};
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
 
@@ -63,4 +66,32 @@ pub async fn refuse(
         response.head_mut().set_connection_type(ConnectionType::Close);
     }
     response
+}
+
+/// A second handle on a connection's socket, to ask whether the client is still there.
+///
+/// actix-web reports a connection closed mid-body as the body's normal end (it feeds EOF to the
+/// payload), so a cut-off upload would look complete. Before a file is made visible, uploads check
+/// the byte count against Content-Length and, for chunked bodies, whether the client hung up.
+pub struct PeerSocket(std::net::TcpStream);
+
+/// `HttpServer::on_connect` hook: keeps a duplicate of every TCP connection's socket.
+pub fn remember_peer_socket(connection: &dyn Any, data: &mut Extensions) {
+    let Some(stream) = connection.downcast_ref::<actix_web::rt::net::TcpStream>() else {
+        return;
+    };
+    match stream.as_fd().try_clone_to_owned() {
+        Ok(fd) => {
+            data.insert(PeerSocket(std::net::TcpStream::from(fd)));
+        }
+        Err(error) => tracing::warn!(%error, "cannot watch a connection for hang-ups"),
+    }
+}
+
+/// True when the client closed its side of the connection (the socket reads end-of-file).
+pub fn client_hung_up(req: &HttpRequest) -> bool {
+    req.conn_data::<PeerSocket>().is_some_and(|peer| {
+        // The socket is non-blocking (tokio set it so): no data and no EOF reads as WouldBlock.
+        matches!(peer.0.peek(&mut [0u8; 1]), Ok(0))
+    })
 }

@@ -109,10 +109,12 @@ fn modified_time(file: &FileRecord) -> SystemTime {
 
 /// If-None-Match wins over If-Modified-Since (RFC 9110 13.2.2).
 fn is_not_modified(req: &HttpRequest, etag: &EntityTag, last_modified: SystemTime) -> bool {
-    match IfNoneMatch::parse(req) {
-        Ok(IfNoneMatch::Any) => return true,
-        Ok(IfNoneMatch::Items(tags)) => return tags.iter().any(|tag| tag.weak_eq(etag)),
-        Err(_) => {}
+    if req.headers().contains_key(header::IF_NONE_MATCH) {
+        return match IfNoneMatch::parse(req) {
+            Ok(IfNoneMatch::Any) => true,
+            Ok(IfNoneMatch::Items(tags)) => tags.iter().any(|tag| tag.weak_eq(etag)),
+            Err(_) => false,
+        };
     }
     match IfModifiedSince::parse(req) {
         Ok(IfModifiedSince(since)) => last_modified <= SystemTime::from(since),

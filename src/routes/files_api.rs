@@ -4,7 +4,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use serde::{Deserialize, Deserializer, Serialize};
 use time::OffsetDateTime;
 
-use super::owner::require_owner;
+use super::owner::Owner;
 use super::{AppError, AppState, parse_id};
 use crate::domain::FileName;
 use crate::store::{FileChanges, FileRecord};
@@ -56,11 +56,11 @@ pub struct Page {
 }
 
 pub async fn list(
+    _owner: Owner,
     req: HttpRequest,
     page: web::Query<Page>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    require_owner(&req, &state)?;
     let limit = page.limit.unwrap_or(DEFAULT_PAGE).clamp(1, MAX_PAGE);
     let offset = page.offset.unwrap_or(0).max(0);
     let now = OffsetDateTime::now_utc().unix_timestamp();
@@ -70,11 +70,11 @@ pub async fn list(
 }
 
 pub async fn show(
+    _owner: Owner,
     req: HttpRequest,
     id: web::Path<String>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    require_owner(&req, &state)?;
     let id = parse_id(&id)?;
     let now = OffsetDateTime::now_utc().unix_timestamp();
     let file = state.store.find_file(&id, now).await?.ok_or(AppError::NotFound)?;
@@ -121,12 +121,12 @@ impl Edit {
 }
 
 pub async fn edit(
+    _owner: Owner,
     req: HttpRequest,
     id: web::Path<String>,
     body: web::Json<Edit>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    require_owner(&req, &state)?;
     let id = parse_id(&id)?;
     let changes = body.into_inner().into_changes()?;
     let now = OffsetDateTime::now_utc().unix_timestamp();
@@ -136,21 +136,15 @@ pub async fn edit(
 
 /// Hides the file at once; its chunks are purged in the background right after.
 pub async fn delete(
-    req: HttpRequest,
+    _owner: Owner,
     id: web::Path<String>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    require_owner(&req, &state)?;
     let id = parse_id(&id)?;
     let now = OffsetDateTime::now_utc().unix_timestamp();
     if !state.store.delete_file(&id, now).await? {
         return Err(AppError::NotFound);
     }
-    let store = state.store.clone();
-    tokio::spawn(async move {
-        if let Err(error) = crate::gc::collect(&store).await {
-            tracing::warn!(?error, "purging a deleted file failed; the next clean-up retries");
-        }
-    });
+    super::purge_in_background(&state.store);
     Ok(HttpResponse::NoContent().finish())
 }

@@ -12,12 +12,17 @@ use std::time::Duration;
 
 use actix_web::{HttpRequest, web};
 
+pub use body::remember_peer_socket;
 pub use error::AppError;
 
 use crate::auth::OwnerSecret;
 use crate::config::PublicUrl;
 use crate::domain::{ByteSize, FileId};
 use crate::store::Store;
+
+/// Bytes escaped in the file-name segment of a link: all but unreserved characters (RFC 3986).
+const PATH_SEGMENT: &percent_encoding::AsciiSet =
+    &percent_encoding::NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
 
 /// What every handler may need, shared by all workers.
 #[derive(Debug, Clone)]
@@ -44,7 +49,7 @@ impl AppState {
     /// The link that downloads a file, ending in its (percent-encoded) name so that saved
     /// downloads keep it.
     pub fn download_url(&self, req: &HttpRequest, id: &str, filename: &str) -> String {
-        let name = percent_encoding::utf8_percent_encode(filename, percent_encoding::NON_ALPHANUMERIC);
+        let name = percent_encoding::utf8_percent_encode(filename, PATH_SEGMENT);
         format!("{}/f/{id}/{name}", self.base_url(req))
     }
 }
@@ -56,6 +61,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .app_data(web::PathConfig::default().error_handler(|_, _| AppError::NotFound.into()))
         .route("/", web::get().to(pages::home))
         .route("/", web::post().to(upload::post_files))
+        .route("/", web::put().to(upload::put_without_name))
         .route("/healthz", web::get().to(pages::health))
         .route("/static/{name}", web::get().to(pages::asset))
         .route("/api/files", web::get().to(files_api::list))
@@ -72,6 +78,16 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         )
         .route("/{filename}", web::put().to(upload::put_file))
         .default_service(web::to(pages::not_found));
+}
+
+/// Removes deleted files' chunks after the response, so a delete answers at once.
+fn purge_in_background(store: &Store) {
+    let store = store.clone();
+    tokio::spawn(async move {
+        if let Err(error) = crate::gc::collect(&store).await {
+            tracing::warn!(?error, "purging deleted files failed; the next clean-up retries");
+        }
+    });
 }
 
 /// The id in a path, or 404 for anything that cannot be one.

@@ -1,7 +1,9 @@
 //! Who is the owner: a request carrying the shared secret as Basic (any user) or Bearer.
 
-use actix_web::HttpRequest;
+use std::future::{Ready, ready};
+
 use actix_web::http::header;
+use actix_web::{FromRequest, HttpRequest, dev::Payload, web};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 
@@ -17,6 +19,24 @@ pub fn require_owner(req: &HttpRequest, state: &AppState) -> Result<(), AppError
     match candidate {
         Some(secret) if state.secret.verify(&secret) => Ok(()),
         _ => Err(AppError::Unauthorized),
+    }
+}
+
+/// Proof that the request came from the owner. As an extractor it runs before the body is read,
+/// so a stranger gets 401 before a malformed body could earn a 400.
+#[derive(Debug, Clone, Copy)]
+pub struct Owner;
+
+impl FromRequest for Owner {
+    type Error = AppError;
+    type Future = Ready<Result<Self, AppError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        let state = req.app_data::<web::Data<AppState>>();
+        ready(match state {
+            Some(state) => require_owner(req, state).map(|()| Owner),
+            None => Err(AppError::Unauthorized),
+        })
     }
 }
 

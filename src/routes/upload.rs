@@ -8,7 +8,7 @@ use futures_util::{Stream, StreamExt};
 use serde::Serialize;
 use time::OffsetDateTime;
 
-use super::body::{payload_error, refuse, with_idle_timeout};
+use super::body::{client_hung_up, payload_error, refuse, with_idle_timeout};
 use super::owner::require_owner;
 use super::{AppError, AppState};
 use crate::domain::{FileId, FileName, UploadOptions};
@@ -35,13 +35,25 @@ pub async fn put_file(
         let filename = FileName::parse(&filename).map_err(|error| AppError::BadRequest(error.to_string()))?;
         let declared = req.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok());
         let meta = upload_meta(&req, filename, declared)?;
-        store_stream(&state, &meta, (&mut body).map(|item| item.map_err(payload_error))).await
+        let expected = content_length(req.headers());
+        let body = (&mut body).map(|item| item.map_err(payload_error));
+        store_stream(&state, &meta, body, |received| {
+            let short = expected.is_some_and(|expected| received != expected);
+            if short || client_hung_up(&req) { Err(interrupted()) } else { Ok(()) }
+        })
+        .await
     }
     .await;
     match stored {
         Ok(file) => uploaded(&req, &state, &[file], false),
         Err(error) => refuse(error, &mut body).await,
     }
+}
+
+/// `curl -T - https://host/` has no name to append: say how to give one.
+pub async fn put_without_name(payload: web::Payload, state: web::Data<AppState>) -> HttpResponse {
+    let reason = "the URL needs a file name: curl -T - https://host/name.txt";
+    refuse(AppError::BadRequest(reason.into()), &mut with_idle_timeout(payload, state.idle_timeout)).await
 }
 
 pub async fn post_files(req: HttpRequest, payload: web::Payload, state: web::Data<AppState>) -> HttpResponse {
@@ -52,21 +64,34 @@ pub async fn post_files(req: HttpRequest, payload: web::Payload, state: web::Dat
     let mut form = Multipart::new(req.headers(), body);
     let mut stored = Vec::new();
     let outcome = store_form_files(&req, &state, &mut form, &mut stored).await;
-    match outcome {
-        Ok(()) if stored.is_empty() => AppError::BadRequest("the form holds no file".into()).error_response(),
-        Ok(()) => uploaded(&req, &state, &stored, true),
-        Err(error) => {
-            // One failed part fails the request: the client gets no links, so keep no files.
-            let now = OffsetDateTime::now_utc().unix_timestamp();
-            for file in &stored {
-                if let Some(id) = FileId::parse(&file.id) {
-                    let _ = state.store.delete_file(&id, now).await;
-                }
-            }
+    let error = match outcome {
+        Ok(()) if !stored.is_empty() => return uploaded(&req, &state, &stored, true),
+        Ok(()) => AppError::BadRequest("the form holds no file".into()),
+        Err(FormFailure::Refused(error)) => {
             drain_form(&mut form).await;
-            error.error_response()
+            error
+        }
+        Err(FormFailure::Broken(error)) => error,
+    };
+    // One failed part fails the request: the client gets no links, so no file is kept.
+    let now = OffsetDateTime::now_utc().unix_timestamp();
+    for file in &stored {
+        if let Some(id) = FileId::parse(&file.id) {
+            let _ = state.store.delete_file(&id, now).await;
         }
     }
+    if !stored.is_empty() {
+        super::purge_in_background(&state.store);
+    }
+    error.error_response()
+}
+
+/// Why a form upload stopped.
+enum FormFailure {
+    /// We refused a part (too large, bad name, storage full): the rest can still be read and drained.
+    Refused(AppError),
+    /// The form itself failed (malformed, or the client went away): it must not be read again.
+    Broken(AppError),
 }
 
 /// Stores every part of the form that carries a file name, whatever its field name.
@@ -75,49 +100,73 @@ async fn store_form_files(
     state: &AppState,
     form: &mut Multipart,
     stored: &mut Vec<FileRecord>,
-) -> Result<(), AppError> {
+) -> Result<(), FormFailure> {
+    let broken = |error| FormFailure::Broken(multipart_error(error));
     while let Some(field) = form.next().await {
-        let mut field = field.map_err(multipart_error)?;
+        let mut field = field.map_err(broken)?;
         let Some(raw_name) = field.content_disposition().and_then(|cd| cd.get_filename().map(str::to_owned)) else {
             let mut size = 0;
             while let Some(piece) = field.next().await {
-                size += piece.map_err(multipart_error)?.len();
+                size += piece.map_err(broken)?.len();
                 if size > MAX_FORM_FIELD {
-                    return Err(AppError::BadRequest("a form field that is not a file is over 64 KiB".into()));
+                    let reason = "a form field that is not a file is over 64 KiB";
+                    return Err(FormFailure::Refused(AppError::BadRequest(reason.into())));
                 }
             }
             continue;
         };
-        let filename = FileName::parse(&raw_name).map_err(|error| AppError::BadRequest(error.to_string()))?;
+        let filename = FileName::parse(&raw_name)
+            .map_err(|error| FormFailure::Refused(AppError::BadRequest(error.to_string())))?;
         let declared = field.content_type().map(|mime| mime.essence_str().to_owned());
-        let meta = upload_meta(req, filename, declared.as_deref())?;
-        let file = store_stream(state, &meta, (&mut field).map(|piece| piece.map_err(multipart_error))).await?;
-        stored.push(file);
+        let meta = upload_meta(req, filename, declared.as_deref()).map_err(FormFailure::Refused)?;
+        let form_failed = std::cell::Cell::new(false);
+        let body = (&mut field).map(|piece| {
+            piece.map_err(|error| {
+                form_failed.set(true);
+                multipart_error(error)
+            })
+        });
+        // The multipart parser itself notices a form cut off before its closing boundary.
+        match store_stream(state, &meta, body, |_| Ok(())).await {
+            Ok(file) => stored.push(file),
+            Err(error) if form_failed.get() => return Err(FormFailure::Broken(error)),
+            Err(error) => return Err(FormFailure::Refused(error)),
+        }
     }
     Ok(())
 }
 
-/// Writes a byte stream as one file; on any error nothing of it is kept.
+/// Writes a byte stream as one file; on any error nothing of it is kept. `check_complete` gets
+/// the byte count once the stream ends and may still refuse the upload.
 async fn store_stream(
     state: &AppState,
     meta: &UploadMeta,
     body: impl Stream<Item = Result<Bytes, AppError>>,
+    check_complete: impl FnOnce(u64) -> Result<(), AppError>,
 ) -> Result<FileRecord, AppError> {
     let mut upload = Upload::begin(&state.store, meta, state.max_upload).await?;
     let mut body = std::pin::pin!(body);
+    let mut written = Ok(());
     while let Some(piece) = body.next().await {
-        let written = match piece {
+        written = match piece {
             Ok(bytes) => upload.write(bytes).await.map_err(AppError::from),
             Err(error) => Err(error),
         };
-        if let Err(error) = written {
-            if let Err(cleanup) = upload.abandon().await {
-                tracing::warn!(error = ?cleanup, "could not delete a failed upload; the next clean-up will");
-            }
-            return Err(error);
+        if written.is_err() {
+            break;
         }
     }
+    if let Err(error) = written.and_then(|()| check_complete(upload.received())) {
+        if let Err(cleanup) = upload.abandon().await {
+            tracing::warn!(error = ?cleanup, "could not delete a failed upload; the next clean-up will");
+        }
+        return Err(error);
+    }
     Ok(upload.finish().await?)
+}
+
+fn interrupted() -> AppError {
+    AppError::BadRequest("the upload was interrupted before the end of its body".into())
 }
 
 /// Reads what is left of a refused form so the client sees the answer (bounded by the idle timeout).

@@ -78,7 +78,7 @@ impl Store {
         sqlx::migrate!("./migrations").run(&writer).await?;
         let reader = SqlitePoolOptions::new()
             .max_connections(READ_POOL_SIZE)
-            .connect_with(options.read_only(true))
+            .connect_with(options.pragma("query_only", "ON")) // a reader that tries to write fails loudly
             .await
             .map_err(open_error)?;
         Ok(Store { writer, reader })

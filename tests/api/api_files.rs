@@ -1,0 +1,111 @@
+use reqwest::{Method, StatusCode};
+
+use crate::helpers::{id_of, sha256, spawn_app, test_bytes};
+
+#[tokio::test]
+async fn the_listing_shows_stored_sizes_newest_first() {
+    let app = spawn_app().await;
+    let first = app.upload("first.bin", test_bytes(70_000)).await;
+    let second = app.upload("second.txt", b"hello".to_vec()).await;
+    let listing = app.list().await;
+    assert_eq!(listing.len(), 2);
+    let by_id = |url: &str| listing.iter().find(|f| f["id"] == id_of(url)).unwrap().clone();
+    let (a, b) = (by_id(&first), by_id(&second));
+    assert_eq!(a["size"], 70_000);
+    assert_eq!(a["filename"], "first.bin");
+    assert_eq!(a["sha256"], sha256(&test_bytes(70_000)));
+    assert_eq!(a["url"], first);
+    assert_eq!(b["size"], 5);
+    assert_eq!(b["content_type"], "text/plain");
+    for field in ["created", "expires", "downloads", "max_downloads", "note"] {
+        assert!(a.get(field).is_some(), "{field}");
+    }
+}
+
+#[tokio::test]
+async fn the_listing_is_the_stored_size_column_not_the_chunks() {
+    let app = spawn_app().await;
+    let url = app.upload("sized.bin", test_bytes(100_000)).await;
+    // If the listing summed chunk lengths, changing the stored size would not show.
+    let db = sqlx::SqlitePool::connect(&format!("sqlite://{}", app.db_path.display())).await.unwrap();
+    sqlx::query("UPDATE files SET file_size = 12345 WHERE id = ?").bind(id_of(&url)).execute(&db).await.unwrap();
+    db.close().await;
+    assert_eq!(app.list().await[0]["size"], 12345);
+}
+
+#[tokio::test]
+async fn show_edit_and_delete_a_file() {
+    let app = spawn_app().await;
+    let url = app.upload("draft.txt", b"v1".to_vec()).await;
+    let path = format!("/api/files/{}", id_of(&url));
+
+    let shown: serde_json::Value = app.owner(Method::GET, &path).send().await.unwrap().json().await.unwrap();
+    assert_eq!(shown["filename"], "draft.txt");
+
+    let edited = app
+        .owner(Method::PATCH, &path)
+        .json(&serde_json::json!({ "filename": "../final.txt", "note": "for Ann", "expires": "2099-01-01T00:00:00Z" }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(edited.status(), StatusCode::OK);
+    let edited: serde_json::Value = edited.json().await.unwrap();
+    assert_eq!(edited["filename"], "final.txt");
+    assert_eq!(edited["note"], "for Ann");
+    assert_eq!(edited["expires"], "2099-01-01T00:00:00Z");
+    let response = app.get(&url).await;
+    assert!(response.headers()["content-disposition"].to_str().unwrap().contains("final.txt"));
+
+    let cleared = app.owner(Method::PATCH, &path).json(&serde_json::json!({ "note": null, "expires": null })).send();
+    let cleared: serde_json::Value = cleared.await.unwrap().json().await.unwrap();
+    assert_eq!(cleared["note"], serde_json::Value::Null);
+    assert_eq!(cleared["expires"], serde_json::Value::Null);
+    assert_eq!(cleared["filename"], "final.txt");
+
+    assert_eq!(app.owner(Method::DELETE, &path).send().await.unwrap().status(), StatusCode::NO_CONTENT);
+    assert_eq!(app.get(&url).await.status(), StatusCode::NOT_FOUND);
+    assert_eq!(app.owner(Method::GET, &path).send().await.unwrap().status(), StatusCode::NOT_FOUND);
+    assert_eq!(app.owner(Method::DELETE, &path).send().await.unwrap().status(), StatusCode::NOT_FOUND);
+    app.assert_nothing_stored().await;
+}
+
+#[tokio::test]
+async fn bad_edits_are_refused_with_a_reason() {
+    let app = spawn_app().await;
+    let url = app.upload("keep.txt", b"x".to_vec()).await;
+    let path = format!("/api/files/{}", id_of(&url));
+    for body in [
+        serde_json::json!({ "filename": "" }),
+        serde_json::json!({ "filename": "../" }),
+        serde_json::json!({ "expires": "next tuesday" }),
+        serde_json::json!({ "size": 1 }),
+        serde_json::json!({ "note": "n".repeat(5000) }),
+    ] {
+        let response = app.owner(Method::PATCH, &path).json(&body).send().await.unwrap();
+        assert_eq!(response.status(), StatusCode::BAD_REQUEST, "{body}");
+        assert_eq!(response.text().await.unwrap().lines().count(), 1, "{body}");
+    }
+    let not_json = app.owner(Method::PATCH, &path).header("content-type", "application/json").body("{").send();
+    assert_eq!(not_json.await.unwrap().status(), StatusCode::BAD_REQUEST);
+    assert_eq!(app.list().await[0]["filename"], "keep.txt");
+}
+
+#[tokio::test]
+async fn the_listing_pages() {
+    let app = spawn_app().await;
+    for i in 0..5 {
+        app.upload(&format!("{i}.txt"), vec![b'x'; i]).await;
+    }
+    let page: Vec<serde_json::Value> =
+        app.owner(Method::GET, "/api/files?limit=2&offset=1").send().await.unwrap().json().await.unwrap();
+    assert_eq!(page.len(), 2);
+    let bad = app.owner(Method::GET, "/api/files?limit=many").send().await.unwrap();
+    assert_eq!(bad.status(), StatusCode::BAD_REQUEST);
+}
+
+#[tokio::test]
+async fn health_is_public() {
+    let app = spawn_app().await;
+    let response = app.get(&app.url("/healthz")).await;
+    assert_eq!(response.status(), StatusCode::OK);
+}

@@ -1,0 +1,100 @@
+use futures_util::stream;
+use reqwest::{Method, StatusCode};
+
+use crate::helpers::{spawn_app, spawn_app_with, test_bytes};
+
+async fn assert_one_line_reason(response: reqwest::Response, status: StatusCode) -> String {
+    assert_eq!(response.status(), status);
+    let body = response.text().await.unwrap();
+    assert_eq!(body.lines().count(), 1, "{body:?}");
+    body
+}
+
+#[tokio::test]
+async fn an_upload_over_the_limit_with_content_length_is_413_and_stores_nothing() {
+    let app = spawn_app_with(|s| s.max_upload = Some("1MiB".parse().unwrap())).await;
+    let response = app.put("big.bin", test_bytes(3 * 1024 * 1024)).await;
+    let reason = assert_one_line_reason(response, StatusCode::PAYLOAD_TOO_LARGE).await;
+    assert!(reason.contains("1.0 MiB"), "{reason}");
+    app.assert_nothing_stored().await;
+    // Exactly at the limit is fine.
+    assert_eq!(app.put("fits.bin", test_bytes(1024 * 1024)).await.status(), StatusCode::CREATED);
+}
+
+#[tokio::test]
+async fn an_upload_over_the_limit_without_content_length_is_413_and_stores_nothing() {
+    let app = spawn_app_with(|s| s.max_upload = Some("1MiB".parse().unwrap())).await;
+    let pieces: Vec<Result<Vec<u8>, std::io::Error>> = (0..48).map(|_| Ok(test_bytes(64 * 1024))).collect();
+    let response = app.put("stream.bin", reqwest::Body::wrap_stream(stream::iter(pieces))).await;
+    assert_one_line_reason(response, StatusCode::PAYLOAD_TOO_LARGE).await;
+    app.assert_nothing_stored().await;
+}
+
+#[tokio::test]
+async fn a_form_over_the_limit_keeps_none_of_its_files() {
+    let app = spawn_app_with(|s| s.max_upload = Some("1MiB".parse().unwrap())).await;
+    let form = reqwest::multipart::Form::new()
+        .part("a", reqwest::multipart::Part::bytes(test_bytes(1000)).file_name("small.bin"))
+        .part("b", reqwest::multipart::Part::bytes(test_bytes(2 * 1024 * 1024)).file_name("big.bin"));
+    let response = app.owner(Method::POST, "/").multipart(form).send().await.unwrap();
+    assert_one_line_reason(response, StatusCode::PAYLOAD_TOO_LARGE).await;
+    app.assert_nothing_stored().await;
+}
+
+#[tokio::test]
+async fn bad_upload_options_are_400() {
+    let app = spawn_app().await;
+    for (name, value) in [("Max-Days", "0"), ("Max-Days", "soon"), ("Max-Downloads", "-1")] {
+        let response = app.owner(Method::PUT, "/x.txt").header(name, value).body("x").send().await.unwrap();
+        let reason = assert_one_line_reason(response, StatusCode::BAD_REQUEST).await;
+        assert!(reason.contains(name), "{reason}");
+    }
+    app.assert_nothing_stored().await;
+}
+
+#[tokio::test]
+async fn empty_names_are_400() {
+    let app = spawn_app().await;
+    for path in ["/%20", "/..", "/%0D%0A", "/"] {
+        let response = app.owner(Method::PUT, path).body("x").send().await.unwrap();
+        assert_one_line_reason(response, StatusCode::BAD_REQUEST).await;
+    }
+    let form = reqwest::multipart::Form::new().part("f", reqwest::multipart::Part::text("x").file_name(".."));
+    let response = app.owner(Method::POST, "/").multipart(form).send().await.unwrap();
+    assert_one_line_reason(response, StatusCode::BAD_REQUEST).await;
+    app.assert_nothing_stored().await;
+}
+
+#[tokio::test]
+async fn malformed_forms_are_400_with_a_reason() {
+    let app = spawn_app().await;
+    let cases = [
+        (
+            "multipart/form-data; boundary=xyz",
+            "--xyz\r\nContent-Disposition: form-data; name=\"f\"; filename=\"a.txt\"\r\n\r\ncut off",
+        ),
+        ("multipart/form-data", "no boundary"),
+        ("text/plain", "not a form"),
+        ("multipart/form-data; boundary=xyz", "--xyz--\r\n"),
+    ];
+    for (content_type, body) in cases {
+        let response =
+            app.owner(Method::POST, "/").header("content-type", content_type).body(body).send().await.unwrap();
+        assert_one_line_reason(response, StatusCode::BAD_REQUEST).await;
+    }
+    app.assert_nothing_stored().await;
+}
+
+#[tokio::test]
+async fn a_stalled_upload_times_out_and_stores_nothing() {
+    let app = spawn_app_with(|s| s.idle_timeout_secs = 1).await;
+    let body = stream::unfold(0, |sent| async move {
+        if sent == 1 {
+            tokio::time::sleep(std::time::Duration::from_secs(5)).await;
+        }
+        Some((Ok::<_, std::io::Error>(test_bytes(100_000)), sent + 1))
+    });
+    let response = app.put("slow.bin", reqwest::Body::wrap_stream(body)).await;
+    assert_eq!(response.status(), StatusCode::REQUEST_TIMEOUT);
+    app.assert_nothing_stored().await;
+}

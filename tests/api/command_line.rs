@@ -1,0 +1,180 @@
+//! The real programs users type: curl against the app, and the real `blobdrop` binary killed,
+//! restarted and stopped the way an operator (or the OOM killer) does it.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::io::AsyncWriteExt;
+use tokio::process::{Child, Command};
+
+use crate::helpers::{SECRET, sha256, spawn_app, spawn_app_with, test_bytes};
+
+async fn curl(args: &[&str]) -> (bool, String) {
+    let output = Command::new("curl").args(["-sS", "-u", &format!(":{SECRET}")]).args(args).output().await.unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.is_empty() || !output.status.success(), "{stderr}");
+    (output.status.success(), String::from_utf8(output.stdout).unwrap())
+}
+
+fn write_file(folder: &std::path::Path, name: &str, bytes: &[u8]) -> String {
+    let path = folder.join(name);
+    std::fs::write(&path, bytes).unwrap();
+    path.display().to_string()
+}
+
+#[tokio::test]
+async fn curl_upload_shapes_work_unchanged() {
+    let app = spawn_app().await;
+    let folder = tempfile::tempdir().unwrap();
+    let bytes = test_bytes(1024 * 1024 + 3);
+    let file = write_file(folder.path(), "report.pdf", &bytes);
+
+    // curl -T file https://host/ appends the file's name to the URL.
+    let (ok, url) = curl(&["-T", &file, &format!("{}/", app.address)]).await;
+    assert!(ok && url.ends_with("/report.pdf\n"), "{url}");
+    assert_eq!(sha256(&app.download(url.trim_end()).await), sha256(&bytes));
+
+    // cat x | curl -T - https://host/name: chunked, no Content-Length.
+    let mut child = Command::new("curl")
+        .args(["-sS", "-u", &format!(":{SECRET}"), "-T", "-", &format!("{}/piped.bin", app.address)])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(&bytes).await.unwrap();
+    let output = child.wait_with_output().await.unwrap();
+    let url = String::from_utf8(output.stdout).unwrap();
+    assert!(url.ends_with("/piped.bin\n"), "{url}");
+    assert_eq!(sha256(&app.download(url.trim_end()).await), sha256(&bytes));
+
+    // curl -F file=@a -F other=@b: one link per line, in order.
+    let other = write_file(folder.path(), "notes.txt", b"notes");
+    let (ok, body) = curl(&["-F", &format!("file=@{file}"), "-F", &format!("other=@{other}"), &app.address]).await;
+    let urls: Vec<&str> = body.lines().collect();
+    assert!(ok && urls.len() == 2 && urls[1].ends_with("/notes.txt"), "{body}");
+
+    // And the download with curl itself, resumed with -C.
+    let out = folder.path().join("download.pdf");
+    let partial = &bytes[..100_000];
+    std::fs::write(&out, partial).unwrap();
+    let status = Command::new("curl").args(["-sS", "-C", "-", "-o"]).arg(&out).arg(urls[0]).status().await.unwrap();
+    assert!(status.success());
+    assert_eq!(sha256(&std::fs::read(&out).unwrap()), sha256(&bytes));
+}
+
+#[tokio::test]
+async fn curl_sees_the_413_for_an_oversized_upload() {
+    let app = spawn_app_with(|s| s.max_upload = Some("1MiB".parse().unwrap())).await;
+    let folder = tempfile::tempdir().unwrap();
+    let file = write_file(folder.path(), "big.bin", &test_bytes(20 * 1024 * 1024));
+    for args in [vec!["-T", file.as_str()], vec!["-F", &*format!("file=@{file}")]] {
+        let mut args = args.clone();
+        let url = format!("{}/big.bin", app.address);
+        let target = if args[0] == "-T" { url } else { app.address.clone() };
+        args.extend(["-w", "%{http_code}", "-o", "/dev/null", target.as_str()]);
+        let (_, code) = curl(&args).await;
+        assert_eq!(code, "413", "{args:?}");
+    }
+    app.assert_nothing_stored().await;
+}
+
+/// The real binary on a port of its own, with the data folder given.
+fn start_binary(folder: &std::path::Path, port: u16) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_blobdrop"))
+        .env("BLOBDROP_DB", folder.join("blobdrop.db"))
+        .env("BLOBDROP_PORT", port.to_string())
+        .env("BLOBDROP_SHARED_SECRET", SECRET)
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap()
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+async fn wait_until_healthy(port: u16) {
+    for _ in 0..100 {
+        if reqwest::get(format!("http://127.0.0.1:{port}/healthz")).await.is_ok_and(|r| r.status().is_success()) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("the server did not become healthy");
+}
+
+/// Starts `curl -T -` streaming into the server and returns it with its stdin still open.
+fn start_streaming_upload(port: u16, name: &str) -> Child {
+    Command::new("curl")
+        .args(["-sS", "-u", &format!(":{SECRET}"), "-T", "-", &format!("http://127.0.0.1:{port}/{name}")])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+async fn count(db: &std::path::Path, sql: &str) -> i64 {
+    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}?mode=ro", db.display())).await.unwrap();
+    let n = sqlx::query_scalar(sql).fetch_one(&pool).await.unwrap();
+    pool.close().await;
+    n
+}
+
+#[tokio::test]
+async fn kill_9_mid_upload_leaves_no_partial_file_after_restart() {
+    let folder = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let mut server = start_binary(folder.path(), port);
+    wait_until_healthy(port).await;
+    let mut upload = start_streaming_upload(port, "cut.bin");
+    let mut stdin = upload.stdin.take().unwrap();
+    stdin.write_all(&test_bytes(4 * 1024 * 1024)).await.unwrap();
+    let db = folder.path().join("blobdrop.db");
+    for _ in 0..100 {
+        if count(&db, "SELECT COUNT(*) FROM file_chunks").await > 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(count(&db, "SELECT COUNT(*) FROM file_chunks").await > 0, "chunks were being written");
+    server.start_kill().unwrap(); // SIGKILL: no clean-up code runs
+    server.wait().await.unwrap();
+    drop(stdin);
+    let _ = upload.wait().await;
+
+    let mut restarted = start_binary(folder.path(), port);
+    wait_until_healthy(port).await;
+    assert_eq!(count(&db, "SELECT COUNT(*) FROM file_chunks").await, 0);
+    assert_eq!(count(&db, "SELECT COUNT(*) FROM files").await, 0);
+    restarted.start_kill().unwrap();
+}
+
+#[tokio::test]
+async fn sigterm_lets_a_running_upload_finish_then_stops_cleanly() {
+    let folder = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let mut server = start_binary(folder.path(), port);
+    wait_until_healthy(port).await;
+    let mut upload = start_streaming_upload(port, "finishing.bin");
+    let mut stdin = upload.stdin.take().unwrap();
+    let bytes = test_bytes(3 * 1024 * 1024);
+    stdin.write_all(&bytes[..1024 * 1024]).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+
+    let pid = server.id().unwrap().to_string();
+    assert!(Command::new("kill").args(["-TERM", &pid]).status().await.unwrap().success());
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    stdin.write_all(&bytes[1024 * 1024..]).await.unwrap();
+    drop(stdin);
+    let output = upload.wait_with_output().await.unwrap();
+    let url = String::from_utf8(output.stdout).unwrap();
+    assert!(url.contains("/f/"), "the upload in flight finished: {url:?}");
+
+    let status = tokio::time::timeout(Duration::from_secs(20), server.wait()).await.unwrap().unwrap();
+    assert!(status.success(), "{status:?}");
+    let db = folder.path().join("blobdrop.db");
+    assert_eq!(count(&db, "SELECT COUNT(*) FROM files WHERE state = 'ready' AND file_size = 3145728").await, 1);
+}

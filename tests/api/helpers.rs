@@ -1,0 +1,151 @@
+//! `spawn_app()` and typed helpers that read like what a user does.
+
+use std::path::PathBuf;
+
+use blobdrop::config::Settings;
+use blobdrop::startup::Application;
+use reqwest::{Client, RequestBuilder, Response, StatusCode};
+use sha2::{Digest, Sha256};
+use sqlx::SqlitePool;
+
+pub const SECRET: &str = "test-owner-secret";
+
+pub struct TestApp {
+    pub address: String,
+    pub client: Client,
+    pub db_path: PathBuf,
+    /// Kept so the data folder lives as long as the app.
+    _folder: tempfile::TempDir,
+}
+
+/// Settings for a test server: port 0, a fresh database, a known secret, no limits.
+pub fn test_settings(folder: &std::path::Path) -> Settings {
+    Settings {
+        bind: [127, 0, 0, 1].into(),
+        port: 0,
+        db: folder.join("blobdrop.db"),
+        public_url: None,
+        max_upload: None,
+        max_db_size: None,
+        shared_secret: Some(SECRET.into()),
+        idle_timeout_secs: 60,
+        gc_interval_mins: 10,
+    }
+}
+
+pub async fn spawn_app() -> TestApp {
+    spawn_app_with(|_| {}).await
+}
+
+pub async fn spawn_app_with(configure: impl FnOnce(&mut Settings)) -> TestApp {
+    let folder = tempfile::tempdir().unwrap();
+    let mut settings = test_settings(folder.path());
+    configure(&mut settings);
+    spawn_app_on(folder, settings).await
+}
+
+/// Starts the app on an existing folder, as a restart after a stop or a crash would.
+pub async fn spawn_app_on(folder: tempfile::TempDir, settings: Settings) -> TestApp {
+    blobdrop::telemetry::init();
+    let db_path = settings.db.clone();
+    let app = Application::build(settings).await.expect("the app starts");
+    let address = format!("http://127.0.0.1:{}", app.port());
+    tokio::spawn(async move {
+        app.run_until_stopped().await.expect("the app runs");
+    });
+    let client = Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    TestApp { address, client, db_path, _folder: folder }
+}
+
+impl TestApp {
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.address)
+    }
+
+    /// A request carrying the owner's secret as `curl -u :SECRET` does.
+    pub fn owner(&self, method: reqwest::Method, path: &str) -> RequestBuilder {
+        self.client.request(method, self.url(path)).basic_auth("", Some(SECRET))
+    }
+
+    pub async fn put(&self, name: &str, bytes: impl Into<reqwest::Body>) -> Response {
+        self.owner(reqwest::Method::PUT, &format!("/{name}")).body(bytes).send().await.unwrap()
+    }
+
+    /// Uploads and returns the download link the server answered with.
+    pub async fn upload(&self, name: &str, bytes: Vec<u8>) -> String {
+        let response = self.put(name, bytes).await;
+        assert_eq!(response.status(), StatusCode::CREATED);
+        let body = response.text().await.unwrap();
+        assert!(body.ends_with('\n'), "{body:?}");
+        body.trim_end().to_owned()
+    }
+
+    pub async fn get(&self, url: &str) -> Response {
+        self.client.get(url).send().await.unwrap()
+    }
+
+    pub async fn download(&self, url: &str) -> Vec<u8> {
+        let response = self.get(url).await;
+        assert_eq!(response.status(), StatusCode::OK);
+        response.bytes().await.unwrap().to_vec()
+    }
+
+    /// The owner's JSON listing.
+    pub async fn list(&self) -> Vec<serde_json::Value> {
+        let response = self.owner(reqwest::Method::GET, "/api/files").send().await.unwrap();
+        assert_eq!(response.status(), StatusCode::OK);
+        response.json().await.unwrap()
+    }
+
+    /// A read-only look at the database, for checking what is stored.
+    pub async fn db(&self) -> SqlitePool {
+        SqlitePool::connect(&format!("sqlite://{}?mode=ro", self.db_path.display())).await.unwrap()
+    }
+
+    pub async fn chunk_rows(&self) -> i64 {
+        let db = self.db().await;
+        let count = sqlx::query_scalar("SELECT COUNT(*) FROM file_chunks").fetch_one(&db).await.unwrap();
+        db.close().await;
+        count
+    }
+
+    pub async fn file_rows(&self) -> i64 {
+        let db = self.db().await;
+        let count = sqlx::query_scalar("SELECT COUNT(*) FROM files").fetch_one(&db).await.unwrap();
+        db.close().await;
+        count
+    }
+
+    /// Waits (up to 10 s) until no file row and no chunk row is left: clean-up runs in the background.
+    pub async fn assert_nothing_stored(&self) {
+        for _ in 0..100 {
+            if self.file_rows().await == 0 && self.chunk_rows().await == 0 {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        panic!("{} file rows and {} chunk rows are still stored", self.file_rows().await, self.chunk_rows().await);
+    }
+}
+
+/// The id part of a download link `.../f/{id}/{name}`.
+pub fn id_of(url: &str) -> String {
+    url.split("/f/").nth(1).unwrap().split('/').next().unwrap().to_owned()
+}
+
+pub fn sha256(bytes: &[u8]) -> String {
+    hex::encode(Sha256::digest(bytes))
+}
+
+/// Deterministic bytes that do not repeat with the chunk size, so a misplaced chunk shows.
+pub fn test_bytes(len: usize) -> Vec<u8> {
+    let mut state = 0x2545_f491_4f6c_dd1du64 ^ len as u64;
+    (0..len)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state as u8
+        })
+        .collect()
+}

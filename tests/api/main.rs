@@ -1,0 +1,11 @@
+//! Black-box tests over real HTTP: each starts the real app on port 0 with its own database.
+
+mod api_files;
+mod auth;
+mod bad_input;
+mod command_line;
+mod download;
+mod helpers;
+mod lifecycle;
+mod range;
+mod upload;
