@@ -123,6 +123,17 @@ async fn count(db: &std::path::Path, sql: &str) -> i64 {
     n
 }
 
+/// Waits (up to 10 s) until `sql` counts at least one row.
+async fn wait_for(db: &std::path::Path, sql: &str) {
+    for _ in 0..200 {
+        if db.exists() && count(db, sql).await > 0 {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("nothing matched {sql}");
+}
+
 #[tokio::test]
 async fn kill_9_mid_upload_leaves_no_partial_file_after_restart() {
     let folder = tempfile::tempdir().unwrap();
@@ -133,13 +144,7 @@ async fn kill_9_mid_upload_leaves_no_partial_file_after_restart() {
     let mut stdin = upload.stdin.take().unwrap();
     stdin.write_all(&test_bytes(4 * 1024 * 1024)).await.unwrap();
     let db = folder.path().join("blobdrop.db");
-    for _ in 0..100 {
-        if count(&db, "SELECT COUNT(*) FROM file_chunks").await > 0 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert!(count(&db, "SELECT COUNT(*) FROM file_chunks").await > 0, "chunks were being written");
+    wait_for(&db, "SELECT COUNT(*) FROM file_chunks").await;
     server.start_kill().unwrap(); // SIGKILL: no clean-up code runs
     server.wait().await.unwrap();
     drop(stdin);
@@ -162,7 +167,8 @@ async fn sigterm_lets_a_running_upload_finish_then_stops_cleanly() {
     let mut stdin = upload.stdin.take().unwrap();
     let bytes = test_bytes(3 * 1024 * 1024);
     stdin.write_all(&bytes[..1024 * 1024]).await.unwrap();
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    let db = folder.path().join("blobdrop.db");
+    wait_for(&db, "SELECT COUNT(*) FROM files WHERE state = 'uploading'").await;
 
     let pid = server.id().unwrap().to_string();
     assert!(Command::new("kill").args(["-TERM", &pid]).status().await.unwrap().success());
@@ -175,6 +181,5 @@ async fn sigterm_lets_a_running_upload_finish_then_stops_cleanly() {
 
     let status = tokio::time::timeout(Duration::from_secs(20), server.wait()).await.unwrap().unwrap();
     assert!(status.success(), "{status:?}");
-    let db = folder.path().join("blobdrop.db");
     assert_eq!(count(&db, "SELECT COUNT(*) FROM files WHERE state = 'ready' AND file_size = 3145728").await, 1);
 }
