@@ -15,6 +15,7 @@ CREATE TABLE files (
     expires_at    INTEGER,                    -- unix seconds; NULL never expires
     max_downloads INTEGER CHECK (max_downloads > 0), -- NULL is unlimited
     download_count INTEGER NOT NULL DEFAULT 0,
+    last_download_at INTEGER,                 -- unix seconds; NULL until the first download
     -- 'uploading' while chunks arrive, 'ready' once every chunk is committed, 'deleted' while its
     -- chunks are being purged. Only 'ready' files are ever visible.
     state         TEXT NOT NULL CHECK (state IN ('uploading', 'ready', 'deleted')),

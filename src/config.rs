@@ -90,10 +90,6 @@ impl PublicUrl {
     pub fn as_str(&self) -> &str {
         &self.0
     }
-
-    pub fn is_https(&self) -> bool {
-        self.0.starts_with("https://")
-    }
 }
 
 impl std::str::FromStr for PublicUrl {
@@ -120,7 +116,6 @@ mod tests {
     fn public_url_drops_trailing_slashes() {
         let url: PublicUrl = "https://files.example.com/".parse().unwrap();
         assert_eq!(url.as_str(), "https://files.example.com");
-        assert!(url.is_https());
     }
 
     #[test]

@@ -8,7 +8,7 @@ use bytes::{Bytes, BytesMut};
 use futures_util::Stream;
 use tokio::sync::mpsc;
 
-use crate::domain::ByteRange;
+use crate::domain::{ByteRange, FileId};
 use crate::store::{FileRecord, Store, StoreError};
 
 /// Chunks per SELECT (1 MiB). The channel holds one batch while the next is read, so a download
@@ -33,7 +33,7 @@ pub fn stream_range(
 }
 
 struct Layout {
-    file_id: String,
+    file_id: FileId,
     file_size: u64,
     chunk_size: u64,
 }
@@ -79,7 +79,7 @@ async fn read_batch(
 /// Checks a chunk's length and cuts it to the part that lies inside `range`.
 fn trim<'a>(layout: &Layout, range: &ByteRange, idx: u64, data: &'a [u8]) -> Result<&'a [u8], StoreError> {
     if data.len() as u64 != layout.chunk_len(idx) {
-        return Err(StoreError::DamagedFile { file_id: layout.file_id.clone(), idx: idx as i64 });
+        return Err(StoreError::DamagedFile { file_id: layout.file_id.to_string(), idx: idx as i64 });
     }
     let chunk_start = idx * layout.chunk_size;
     let from = range.first.saturating_sub(chunk_start) as usize;
@@ -92,7 +92,7 @@ mod tests {
     use super::*;
 
     fn layout(file_size: u64) -> Layout {
-        Layout { file_id: "f".into(), file_size, chunk_size: 4 }
+        Layout { file_id: FileId::random(), file_size, chunk_size: 4 }
     }
 
     #[test]

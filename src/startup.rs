@@ -41,22 +41,26 @@ impl Application {
         let store = Store::open(&settings.db, settings.max_db_size.map(|size| size.as_u64())).await?;
         gc::purge_interrupted_uploads(&store).await?;
         let (secret, generated) = OwnerSecret::resolve(settings.shared_secret.as_deref(), &store).await?;
-        if let Some(secret) = generated {
-            println!(
-                "\nblobdrop generated the owner secret (shown only this once; only its hash is stored):\n\n    {secret}\n\n\
-                 Upload with: curl -u :{secret} -T FILE http://{}:{}/\n\
-                 Set BLOBDROP_SHARED_SECRET to choose your own.\n",
-                settings.bind, settings.port
-            );
-        }
-
         let address = format!("{}:{}", settings.bind, settings.port);
         let bind_error = |source| StartupError::Bind { address: address.clone(), source };
         let listener = TcpListener::bind((settings.bind, settings.port)).map_err(bind_error)?;
         let port = listener.local_addr().map_err(bind_error)?.port();
+        if let Some(secret) = generated {
+            let base = match &settings.public_url {
+                Some(url) => url.as_str().to_owned(),
+                None => format!("http://{}:{port}", settings.bind),
+            };
+            println!(
+                "\nblobdrop generated the owner secret (shown only this once; only its hash is stored):\n\n    \
+                 {secret}\n\nUpload with: curl -u :{secret} -T FILE {base}/\n\
+                 Set BLOBDROP_SHARED_SECRET to choose your own.\n"
+            );
+        }
 
+        let cleanup = gc::CleanupTrigger::default();
         let state = web::Data::new(AppState {
             store: store.clone(),
+            cleanup: cleanup.clone(),
             secret,
             public_url: settings.public_url.clone(),
             max_upload: settings.max_upload,
@@ -70,7 +74,7 @@ impl Application {
         .listen(listener)
         .map_err(bind_error)?
         .run();
-        let gc = tokio::spawn(gc::run_periodically(store.clone(), settings.gc_interval()));
+        let gc = tokio::spawn(gc::run_periodically(store.clone(), settings.gc_interval(), cleanup));
         tracing::info!(%address, port, db = %settings.db.display(), "blobdrop is listening");
         Ok(Application { port, server, store, gc })
     }

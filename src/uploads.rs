@@ -24,6 +24,16 @@ pub enum UploadError {
     Store(#[from] StoreError),
     #[error("a background task of the upload failed")]
     Task(#[from] tokio::task::JoinError),
+    #[error("an earlier write of this upload failed")]
+    AlreadyFailed,
+}
+
+/// Where the running SHA-256 is: here between batches, or inside the task writing the last
+/// batch. `Failed` once that task failed: the upload cannot go on.
+enum Hashing {
+    Idle(Sha256),
+    Writing(JoinHandle<Result<Sha256, UploadError>>),
+    Failed,
 }
 
 /// The type a file is served with: guessed from its extension, else what the client declared
@@ -44,7 +54,6 @@ pub fn guess_content_type(filename: &FileName, declared: Option<&str>) -> String
 pub struct UploadMeta {
     pub filename: FileName,
     pub content_type: String,
-    pub note: Option<String>,
     pub options: UploadOptions,
 }
 
@@ -58,8 +67,7 @@ pub struct Upload {
     partial_chunk: BytesMut,
     batch: Vec<Bytes>,
     next_idx: i64,
-    hasher: Option<Sha256>,
-    in_flight: Option<JoinHandle<Result<Sha256, UploadError>>>,
+    hashing: Hashing,
     settled: bool,
 }
 
@@ -74,7 +82,6 @@ impl Upload {
                 filename: &meta.filename,
                 content_type: &meta.content_type,
                 chunk_size: CHUNK_SIZE as i64,
-                note: meta.note.as_deref(),
                 created_at: now.unix_timestamp(),
                 expires_at: meta.options.expires_at.map(OffsetDateTime::unix_timestamp),
                 max_downloads: meta.options.max_downloads.map(|n| i64::from(n.get())),
@@ -88,8 +95,7 @@ impl Upload {
             partial_chunk: BytesMut::with_capacity(CHUNK_SIZE),
             batch: Vec::with_capacity(WRITE_BATCH_CHUNKS),
             next_idx: 0,
-            hasher: Some(Sha256::new()),
-            in_flight: None,
+            hashing: Hashing::Idle(Sha256::new()),
             settled: false,
         })
     }
@@ -141,7 +147,7 @@ impl Upload {
     /// Deletes everything written so far.
     pub async fn abandon(mut self) -> Result<(), UploadError> {
         self.settled = true;
-        if let Some(in_flight) = self.in_flight.take() {
+        if let Hashing::Writing(in_flight) = std::mem::replace(&mut self.hashing, Hashing::Failed) {
             let _ = in_flight.await; // its outcome no longer matters; its rows are deleted next
         }
         self.store.abandon_upload(&self.id).await?;
@@ -158,7 +164,7 @@ impl Upload {
         let first_idx = self.next_idx;
         self.next_idx += batch.len() as i64;
         let (store, id) = (self.store.clone(), self.id.clone());
-        self.in_flight = Some(tokio::spawn(async move {
+        self.hashing = Hashing::Writing(tokio::spawn(async move {
             let to_hash = batch.clone(); // cheap: Bytes are reference counted
             let hashing = tokio::task::spawn_blocking(move || {
                 to_hash.iter().for_each(|chunk| hasher.update(chunk));
@@ -172,9 +178,10 @@ impl Upload {
     }
 
     async fn wait_for_batch(&mut self) -> Result<Sha256, UploadError> {
-        match self.in_flight.take() {
-            Some(in_flight) => Ok(in_flight.await??),
-            None => Ok(self.hasher.take().unwrap_or_default()),
+        match std::mem::replace(&mut self.hashing, Hashing::Failed) {
+            Hashing::Idle(hasher) => Ok(hasher),
+            Hashing::Writing(in_flight) => Ok(in_flight.await??),
+            Hashing::Failed => Err(UploadError::AlreadyFailed),
         }
     }
 }
@@ -185,10 +192,11 @@ impl Drop for Upload {
         if self.settled {
             return;
         }
-        let (store, id, in_flight) = (self.store.clone(), self.id.clone(), self.in_flight.take());
+        let (store, id) = (self.store.clone(), self.id.clone());
+        let hashing = std::mem::replace(&mut self.hashing, Hashing::Failed);
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             runtime.spawn(async move {
-                if let Some(in_flight) = in_flight {
+                if let Hashing::Writing(in_flight) = hashing {
                     let _ = in_flight.await;
                 }
                 if let Err(error) = store.abandon_upload(&id).await {

@@ -7,10 +7,6 @@ use std::str::FromStr;
 pub struct ByteSize(u64);
 
 impl ByteSize {
-    pub const fn bytes(n: u64) -> Self {
-        ByteSize(n)
-    }
-
     pub const fn as_u64(self) -> u64 {
         self.0
     }

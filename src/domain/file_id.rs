@@ -29,6 +29,25 @@ impl FileId {
     }
 }
 
+#[derive(Debug, thiserror::Error)]
+#[error("{0:?} is not a file id")]
+pub struct MalformedFileId(String);
+
+/// For reading ids back from the database: a stored id that is not one is an error, not a panic.
+impl TryFrom<String> for FileId {
+    type Error = MalformedFileId;
+
+    fn try_from(raw: String) -> Result<Self, Self::Error> {
+        FileId::parse(&raw).ok_or(MalformedFileId(raw))
+    }
+}
+
+impl serde::Serialize for FileId {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.0)
+    }
+}
+
 impl fmt::Display for FileId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)

@@ -28,11 +28,6 @@ impl FileName {
         Ok(FileName(truncate(trimmed)))
     }
 
-    /// The name used when a stored one cannot be trusted (it was changed outside blobdrop).
-    pub fn fallback() -> Self {
-        FileName("download".to_owned())
-    }
-
     pub fn as_str(&self) -> &str {
         &self.0
     }
@@ -52,6 +47,21 @@ impl FileName {
     /// The extension after the last dot, if any, for guessing the content type.
     pub fn extension(&self) -> Option<&str> {
         self.0.rsplit_once('.').map(|(_, ext)| ext).filter(|ext| !ext.is_empty())
+    }
+}
+
+/// For reading names back from the database: they pass the same cleaning again.
+impl TryFrom<String> for FileName {
+    type Error = FileNameError;
+
+    fn try_from(raw: String) -> Result<Self, Self::Error> {
+        FileName::parse(&raw)
+    }
+}
+
+impl serde::Serialize for FileName {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.0)
     }
 }
 

@@ -13,9 +13,11 @@ use futures_util::{Stream, StreamExt};
 
 use super::AppError;
 
-/// Most bytes read and thrown away so that a refused client still reads its error response. Past
-/// it the connection is closed instead, which some clients report as a reset.
-const DRAIN_LIMIT: u64 = 64 * 1024 * 1024;
+/// Most bytes, and longest time, spent reading and throwing away the rest of a refused upload so
+/// that the client still reads its error response. Past either the connection is closed instead,
+/// which some clients report as a reset.
+pub const DRAIN_LIMIT: u64 = 64 * 1024 * 1024;
+pub const DRAIN_TIME: Duration = Duration::from_secs(30);
 
 /// The request body, failing with a timeout when the client sends nothing for `idle`.
 /// actix-web has no timer on body reads, so a client sending 1 byte a minute would otherwise
@@ -50,19 +52,23 @@ pub async fn refuse(
     error: AppError,
     body: &mut (impl Stream<Item = Result<Bytes, PayloadError>> + Unpin),
 ) -> HttpResponse {
-    let mut drained = 0u64;
-    let mut finished = false;
-    while drained <= DRAIN_LIMIT {
-        match body.next().await {
-            Some(Ok(bytes)) => drained += bytes.len() as u64,
-            Some(Err(_)) | None => {
-                finished = true;
-                break;
+    let reading = async {
+        let mut drained = 0u64;
+        while let Some(piece) = body.next().await {
+            drained += piece.map_err(|_| ())?.len() as u64;
+            if drained > DRAIN_LIMIT {
+                return Err(());
             }
         }
-    }
-    let mut response = error.error_response();
-    if !finished {
+        Ok(())
+    };
+    let drained = tokio::time::timeout(DRAIN_TIME, reading).await.is_ok_and(|read| read.is_ok());
+    close_unless(drained, error.error_response())
+}
+
+/// Marks the connection to be closed after `response` unless the request body was read to its end.
+pub fn close_unless(body_read: bool, mut response: HttpResponse) -> HttpResponse {
+    if !body_read {
         response.head_mut().set_connection_type(ConnectionType::Close);
     }
     response
@@ -88,10 +94,14 @@ pub fn remember_peer_socket(connection: &dyn Any, data: &mut Extensions) {
     }
 }
 
-/// True when the client closed its side of the connection (the socket reads end-of-file).
+/// True when the client closed or reset its side of the connection.
 pub fn client_hung_up(req: &HttpRequest) -> bool {
     req.conn_data::<PeerSocket>().is_some_and(|peer| {
-        // The socket is non-blocking (tokio set it so): no data and no EOF reads as WouldBlock.
-        matches!(peer.0.peek(&mut [0u8; 1]), Ok(0))
+        // The socket is non-blocking (tokio set it so): an open connection with nothing to read
+        // answers WouldBlock; end-of-file reads 0 bytes; a reset is an error.
+        match peer.0.peek(&mut [0u8; 1]) {
+            Ok(read) => read == 0,
+            Err(error) => error.kind() != std::io::ErrorKind::WouldBlock,
+        }
     })
 }

@@ -2,7 +2,8 @@
 //!
 //! Download counting rule: a GET that sends the file from its first byte counts as one download
 //! (a 200, or a 206 whose range starts at byte 0). HEAD, 304 and ranges that resume later in the
-//! file do not count, so a download manager fetching one file in pieces counts once.
+//! file do not count, so a download manager fetching one file in pieces counts once. A file with a
+//! download limit counts every GET that sends bytes, so ranges cannot get around the limit.
 
 use std::time::{Duration, SystemTime};
 
@@ -18,7 +19,7 @@ use serde::Deserialize;
 use time::OffsetDateTime;
 
 use super::{AppError, AppState, parse_id};
-use crate::domain::{ByteRange, FileName, RangeRequest};
+use crate::domain::{ByteRange, RangeRequest};
 use crate::downloads::stream_range;
 use crate::store::FileRecord;
 
@@ -41,6 +42,13 @@ const INLINE_TYPES: &[&str] = &[
 pub struct DownloadQuery {
     #[serde(default)]
     download: Option<String>,
+}
+
+impl DownloadQuery {
+    /// `?download`, `?download=1` or any value but `0` and `false` asks for a file to save.
+    fn forces_attachment(&self) -> bool {
+        self.download.as_deref().is_some_and(|value| !matches!(value, "0" | "false"))
+    }
 }
 
 pub async fn download(
@@ -74,8 +82,8 @@ pub async fn download(
         RangeRequest::Unsatisfiable => return Err(AppError::RangeNotSatisfiable { file_size: size }),
     };
 
-    let starts_at_zero = range.is_none_or(|r| r.first == 0);
-    if req.method() == Method::GET && starts_at_zero {
+    let counts = file.max_downloads.is_some() || range.is_none_or(|r| r.first == 0);
+    if req.method() == Method::GET && counts {
         // Counting also re-checks the limit atomically: the loser of a race for the last download gets 404.
         file = state.store.count_download(&id, now).await?.ok_or(AppError::NotFound)?;
     }
@@ -89,7 +97,7 @@ pub async fn download(
         .insert_header((header::CACHE_CONTROL, "no-cache"))
         .insert_header((header::CONTENT_SECURITY_POLICY, "sandbox"))
         .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
-        .insert_header(content_disposition(&file, query.download.is_some()));
+        .insert_header(content_disposition(&file, query.forces_attachment()));
     if let (StatusCode::PARTIAL_CONTENT, Some(r)) = (status, range) {
         response.insert_header((header::CONTENT_RANGE, format!("bytes {}-{}/{size}", r.first, r.last)));
     }
@@ -137,7 +145,7 @@ fn if_range_holds(req: &HttpRequest, etag: &EntityTag, last_modified: SystemTime
 /// RFC 6266: `filename*` carries the exact UTF-8 name, `filename` an ASCII stand-in for old clients.
 fn content_disposition(file: &FileRecord, force_attachment: bool) -> ContentDisposition {
     let inline = !force_attachment && INLINE_TYPES.contains(&file.content_type.as_str());
-    let name = FileName::parse(&file.filename).unwrap_or_else(|_| FileName::fallback());
+    let name = &file.filename;
     ContentDisposition {
         disposition: if inline { DispositionType::Inline } else { DispositionType::Attachment },
         parameters: vec![
@@ -157,8 +165,8 @@ mod tests {
 
     fn file(filename: &str, content_type: &str) -> FileRecord {
         FileRecord {
-            id: "id".into(),
-            filename: filename.into(),
+            id: crate::domain::FileId::random(),
+            filename: crate::domain::FileName::parse(filename).unwrap(),
             content_type: content_type.into(),
             file_size: 1,
             chunk_size: 32_768,
@@ -168,6 +176,7 @@ mod tests {
             expires_at: None,
             max_downloads: None,
             download_count: 0,
+            last_download_at: None,
         }
     }
 

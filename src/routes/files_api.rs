@@ -6,18 +6,19 @@ use time::OffsetDateTime;
 
 use super::owner::Owner;
 use super::{AppError, AppState, parse_id};
-use crate::domain::FileName;
+use crate::domain::{FileId, FileName};
 use crate::store::{FileChanges, FileRecord};
+use crate::uploads::guess_content_type;
 
 const DEFAULT_PAGE: i64 = 1000;
 const MAX_PAGE: i64 = 10_000;
 
-/// One file as the API describes it. Times are RFC 3339.
+/// One file as the API and the upload answer describe it. Times are RFC 3339.
 #[derive(Debug, Serialize)]
 pub struct FileJson {
-    id: String,
-    url: String,
-    filename: String,
+    id: FileId,
+    pub url: String,
+    filename: FileName,
     size: i64,
     content_type: String,
     sha256: String,
@@ -31,18 +32,18 @@ pub struct FileJson {
 }
 
 impl FileJson {
-    fn new(req: &HttpRequest, state: &AppState, file: FileRecord) -> Self {
+    pub fn new(req: &HttpRequest, state: &AppState, file: &FileRecord) -> Self {
         let time = |at: i64| OffsetDateTime::from_unix_timestamp(at).unwrap_or(OffsetDateTime::UNIX_EPOCH);
         FileJson {
             url: state.download_url(req, &file.id, &file.filename),
+            id: file.id.clone(),
+            filename: file.filename.clone(),
+            size: file.file_size,
+            content_type: file.content_type.clone(),
+            sha256: file.sha256.clone(),
+            note: file.note.clone(),
             created: time(file.created_at),
             expires: file.expires_at.map(time),
-            id: file.id,
-            filename: file.filename,
-            size: file.file_size,
-            content_type: file.content_type,
-            sha256: file.sha256,
-            note: file.note,
             downloads: file.download_count,
             max_downloads: file.max_downloads,
         }
@@ -65,7 +66,7 @@ pub async fn list(
     let offset = page.offset.unwrap_or(0).max(0);
     let now = OffsetDateTime::now_utc().unix_timestamp();
     let files = state.store.list_files(now, limit, offset).await?;
-    let files: Vec<FileJson> = files.into_iter().map(|file| FileJson::new(&req, &state, file)).collect();
+    let files: Vec<FileJson> = files.iter().map(|file| FileJson::new(&req, &state, &file)).collect();
     Ok(HttpResponse::Ok().json(files))
 }
 
@@ -78,7 +79,7 @@ pub async fn show(
     let id = parse_id(&id)?;
     let now = OffsetDateTime::now_utc().unix_timestamp();
     let file = state.store.find_file(&id, now).await?.ok_or(AppError::NotFound)?;
-    Ok(HttpResponse::Ok().json(FileJson::new(&req, &state, file)))
+    Ok(HttpResponse::Ok().json(FileJson::new(&req, &state, &file)))
 }
 
 /// `PATCH` body: absent fields stay as they are; `"note": null` and `"expires": null` clear them.
@@ -116,7 +117,12 @@ impl Edit {
                 Some(Some(at.unix_timestamp()))
             }
         };
-        Ok(FileChanges { filename, note: self.note, expires_at })
+        // A new extension brings its own type; a name without a known one keeps the old type.
+        let content_type = filename
+            .as_ref()
+            .map(|name| guess_content_type(name, None))
+            .filter(|guess| guess != "application/octet-stream");
+        Ok(FileChanges { filename, content_type, note: self.note, expires_at })
     }
 }
 
@@ -131,7 +137,7 @@ pub async fn edit(
     let changes = body.into_inner().into_changes()?;
     let now = OffsetDateTime::now_utc().unix_timestamp();
     let file = state.store.update_file(&id, &changes, now).await?.ok_or(AppError::NotFound)?;
-    Ok(HttpResponse::Ok().json(FileJson::new(&req, &state, file)))
+    Ok(HttpResponse::Ok().json(FileJson::new(&req, &state, &file)))
 }
 
 /// Hides the file at once; its chunks are purged in the background right after.
@@ -145,6 +151,6 @@ pub async fn delete(
     if !state.store.delete_file(&id, now).await? {
         return Err(AppError::NotFound);
     }
-    super::purge_in_background(&state.store);
+    state.cleanup.wake(); // the chunks go right after the answer
     Ok(HttpResponse::NoContent().finish())
 }

@@ -17,7 +17,8 @@ pub use error::AppError;
 
 use crate::auth::OwnerSecret;
 use crate::config::PublicUrl;
-use crate::domain::{ByteSize, FileId};
+use crate::domain::{ByteSize, FileId, FileName};
+use crate::gc::CleanupTrigger;
 use crate::store::Store;
 
 /// Bytes escaped in the file-name segment of a link: all but unreserved characters (RFC 3986).
@@ -28,6 +29,7 @@ const PATH_SEGMENT: &percent_encoding::AsciiSet =
 #[derive(Debug, Clone)]
 pub struct AppState {
     pub store: Store,
+    pub cleanup: CleanupTrigger,
     pub secret: OwnerSecret,
     pub public_url: Option<PublicUrl>,
     pub max_upload: Option<ByteSize>,
@@ -48,8 +50,8 @@ impl AppState {
 
     /// The link that downloads a file, ending in its (percent-encoded) name so that saved
     /// downloads keep it.
-    pub fn download_url(&self, req: &HttpRequest, id: &str, filename: &str) -> String {
-        let name = percent_encoding::utf8_percent_encode(filename, PATH_SEGMENT);
+    pub fn download_url(&self, req: &HttpRequest, id: &FileId, filename: &FileName) -> String {
+        let name = percent_encoding::utf8_percent_encode(filename.as_str(), PATH_SEGMENT);
         format!("{}/f/{id}/{name}", self.base_url(req))
     }
 }
@@ -78,16 +80,6 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         )
         .route("/{filename}", web::put().to(upload::put_file))
         .default_service(web::to(pages::not_found));
-}
-
-/// Removes deleted files' chunks after the response, so a delete answers at once.
-fn purge_in_background(store: &Store) {
-    let store = store.clone();
-    tokio::spawn(async move {
-        if let Err(error) = crate::gc::collect(&store).await {
-            tracing::warn!(?error, "purging deleted files failed; the next clean-up retries");
-        }
-    });
 }
 
 /// The id in a path, or 404 for anything that cannot be one.

@@ -5,14 +5,14 @@ use actix_web::http::header::{self, HeaderMap};
 use actix_web::{HttpRequest, HttpResponse, ResponseError, web};
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
-use serde::Serialize;
 use time::OffsetDateTime;
 
-use super::body::{client_hung_up, payload_error, refuse, with_idle_timeout};
+use super::body::{DRAIN_LIMIT, DRAIN_TIME, client_hung_up, close_unless, payload_error, refuse, with_idle_timeout};
+use super::files_api::FileJson;
 use super::owner::require_owner;
 use super::{AppError, AppState};
-use crate::domain::{FileId, FileName, UploadOptions};
-use crate::store::FileRecord;
+use crate::domain::{FileName, UploadOptions};
+use crate::store::{FileRecord, Store};
 use crate::uploads::{Upload, UploadMeta, guess_content_type};
 
 /// Largest form field that is not a file (such fields are read and ignored).
@@ -27,7 +27,8 @@ pub async fn put_file(
     let mut body = with_idle_timeout(payload, state.idle_timeout);
     let stored = async {
         require_owner(&req, &state)?;
-        if let (Some(limit), Some(length)) = (state.max_upload, content_length(req.headers())) {
+        let expected = content_length(req.headers());
+        if let (Some(limit), Some(length)) = (state.max_upload, expected) {
             if length > limit.as_u64() {
                 return Err(AppError::TooLarge(limit));
             }
@@ -35,11 +36,13 @@ pub async fn put_file(
         let filename = FileName::parse(&filename).map_err(|error| AppError::BadRequest(error.to_string()))?;
         let declared = req.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok());
         let meta = upload_meta(&req, filename, declared)?;
-        let expected = content_length(req.headers());
-        let body = (&mut body).map(|item| item.map_err(payload_error));
-        store_stream(&state, &meta, body, |received| {
-            let short = expected.is_some_and(|expected| received != expected);
-            if short || client_hung_up(&req) { Err(interrupted()) } else { Ok(()) }
+        let pieces = (&mut body).map(|item| item.map_err(payload_error));
+        // actix-web ends a body cut off by a disconnect as if it were complete: a body with a
+        // length must have all of it, and a chunked one must end with the client still there.
+        store_stream(&state, &meta, pieces, |received| match expected {
+            Some(expected) if received != expected => Err(interrupted()),
+            None if client_hung_up(&req) => Err(interrupted()),
+            _ => Ok(()),
         })
         .await
     }
@@ -58,32 +61,54 @@ pub async fn put_without_name(payload: web::Payload, state: web::Data<AppState>)
 
 pub async fn post_files(req: HttpRequest, payload: web::Payload, state: web::Data<AppState>) -> HttpResponse {
     let mut body = with_idle_timeout(payload, state.idle_timeout);
-    if let Err(error) = require_owner(&req, &state) {
+    if let Err(error) = require_owner(&req, &state).and_then(|()| require_form(req.headers())) {
         return refuse(error, &mut body).await;
     }
     let mut form = Multipart::new(req.headers(), body);
-    let mut stored = Vec::new();
-    let outcome = store_form_files(&req, &state, &mut form, &mut stored).await;
-    let error = match outcome {
-        Ok(()) if !stored.is_empty() => return uploaded(&req, &state, &stored, true),
+    let mut stored = FormFiles { store: state.store.clone(), files: Vec::new() };
+    let error = match store_form_files(&req, &state, &mut form, &mut stored.files).await {
+        Ok(()) if !stored.files.is_empty() => return uploaded(&req, &state, &stored.keep(), true),
         Ok(()) => AppError::BadRequest("the form holds no file".into()),
         Err(FormFailure::Refused(error)) => {
-            drain_form(&mut form).await;
-            error
+            let drained = drain_form(&mut form).await;
+            return close_unless(drained, error.error_response());
         }
         Err(FormFailure::Broken(error)) => error,
     };
-    // One failed part fails the request: the client gets no links, so no file is kept.
-    let now = OffsetDateTime::now_utc().unix_timestamp();
-    for file in &stored {
-        if let Some(id) = FileId::parse(&file.id) {
-            let _ = state.store.delete_file(&id, now).await;
-        }
-    }
-    if !stored.is_empty() {
-        super::purge_in_background(&state.store);
-    }
     error.error_response()
+}
+
+/// Files stored from one form. Unless the request succeeds and `keep` is called, they are
+/// deleted when this is dropped: the client got no links, so no file is kept.
+struct FormFiles {
+    store: Store,
+    files: Vec<FileRecord>,
+}
+
+impl FormFiles {
+    fn keep(mut self) -> Vec<FileRecord> {
+        std::mem::take(&mut self.files)
+    }
+}
+
+impl Drop for FormFiles {
+    fn drop(&mut self) {
+        if self.files.is_empty() {
+            return;
+        }
+        let (store, files) = (self.store.clone(), std::mem::take(&mut self.files));
+        tokio::spawn(async move {
+            let now = OffsetDateTime::now_utc().unix_timestamp();
+            for file in files {
+                if let Err(error) = store.delete_file(&file.id, now).await {
+                    tracing::warn!(file_id = %file.id, ?error, "could not delete a file of a failed form");
+                }
+            }
+            if let Err(error) = store.purge_deleted_files().await {
+                tracing::warn!(?error, "could not purge the files of a failed form; the next clean-up will");
+            }
+        });
+    }
 }
 
 /// Why a form upload stopped.
@@ -120,14 +145,14 @@ async fn store_form_files(
         let declared = field.content_type().map(|mime| mime.essence_str().to_owned());
         let meta = upload_meta(req, filename, declared.as_deref()).map_err(FormFailure::Refused)?;
         let form_failed = std::cell::Cell::new(false);
-        let body = (&mut field).map(|piece| {
+        let pieces = (&mut field).map(|piece| {
             piece.map_err(|error| {
                 form_failed.set(true);
                 multipart_error(error)
             })
         });
         // The multipart parser itself notices a form cut off before its closing boundary.
-        match store_stream(state, &meta, body, |_| Ok(())).await {
+        match store_stream(state, &meta, pieces, |_| Ok(())).await {
             Ok(file) => stored.push(file),
             Err(error) if form_failed.get() => return Err(FormFailure::Broken(error)),
             Err(error) => return Err(FormFailure::Refused(error)),
@@ -158,21 +183,42 @@ async fn store_stream(
     }
     if let Err(error) = written.and_then(|()| check_complete(upload.received())) {
         if let Err(cleanup) = upload.abandon().await {
-            tracing::warn!(error = ?cleanup, "could not delete a failed upload; the next clean-up will");
+            tracing::warn!(error = ?cleanup, "could not delete a failed upload; the next start will");
         }
         return Err(error);
     }
     Ok(upload.finish().await?)
 }
 
-fn interrupted() -> AppError {
-    AppError::BadRequest("the upload was interrupted before the end of its body".into())
+/// Reads what is left of a refused form, within the same bounds as `refuse`. True if it ended.
+async fn drain_form(form: &mut Multipart) -> bool {
+    let reading = async {
+        let mut drained = 0u64;
+        while let Some(field) = form.next().await {
+            let mut field = field.map_err(|_| ())?;
+            while let Some(piece) = field.next().await {
+                drained += piece.map_err(|_| ())?.len() as u64;
+                if drained > DRAIN_LIMIT {
+                    return Err(());
+                }
+            }
+        }
+        Ok(())
+    };
+    tokio::time::timeout(DRAIN_TIME, reading).await.is_ok_and(|read| read.is_ok())
 }
 
-/// Reads what is left of a refused form so the client sees the answer (bounded by the idle timeout).
-async fn drain_form(form: &mut Multipart) {
-    while let Some(Ok(mut field)) = form.next().await {
-        while let Some(Ok(_)) = field.next().await {}
+/// A form needs `multipart/form-data` with a boundary; anything else is refused before parsing.
+fn require_form(headers: &HeaderMap) -> Result<(), AppError> {
+    let mime = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<mime_guess::mime::Mime>().ok());
+    match mime {
+        Some(mime) if mime.essence_str() == "multipart/form-data" && mime.get_param("boundary").is_some() => Ok(()),
+        _ => Err(AppError::BadRequest(
+            "POST / takes multipart/form-data (curl -F file=@name); send a raw body with PUT /name".into(),
+        )),
     }
 }
 
@@ -183,44 +229,26 @@ fn multipart_error(error: MultipartError) -> AppError {
     }
 }
 
+fn interrupted() -> AppError {
+    AppError::BadRequest("the upload was interrupted before the end of its body".into())
+}
+
 fn upload_meta(req: &HttpRequest, filename: FileName, declared_type: Option<&str>) -> Result<UploadMeta, AppError> {
     let header = |name: &str| req.headers().get(name).and_then(|v| v.to_str().ok());
     let options = UploadOptions::from_headers(header("max-days"), header("max-downloads"), OffsetDateTime::now_utc())
         .map_err(|error| AppError::BadRequest(error.to_string()))?;
     let content_type = guess_content_type(&filename, declared_type);
-    Ok(UploadMeta { filename, content_type, note: None, options })
+    Ok(UploadMeta { filename, content_type, options })
 }
 
 fn content_length(headers: &HeaderMap) -> Option<u64> {
     headers.get(header::CONTENT_LENGTH)?.to_str().ok()?.parse().ok()
 }
 
-/// One uploaded file as the JSON answer describes it.
-#[derive(Debug, Serialize)]
-struct UploadedFile {
-    id: String,
-    url: String,
-    filename: String,
-    size: i64,
-    sha256: String,
-    #[serde(with = "time::serde::rfc3339::option")]
-    expires: Option<OffsetDateTime>,
-}
-
 /// 201 with one link per line, or JSON when the client asks for it (an object for PUT, an array
 /// for a form, which may carry several files).
 fn uploaded(req: &HttpRequest, state: &AppState, files: &[FileRecord], many: bool) -> HttpResponse {
-    let described: Vec<UploadedFile> = files
-        .iter()
-        .map(|file| UploadedFile {
-            id: file.id.clone(),
-            url: state.download_url(req, &file.id, &file.filename),
-            filename: file.filename.clone(),
-            size: file.file_size,
-            sha256: file.sha256.clone(),
-            expires: file.expires_at.and_then(|at| OffsetDateTime::from_unix_timestamp(at).ok()),
-        })
-        .collect();
+    let described: Vec<FileJson> = files.iter().map(|file| FileJson::new(req, state, file)).collect();
     let mut response = HttpResponse::Created();
     if let [only] = described.as_slice() {
         response.insert_header((header::LOCATION, only.url.clone()));

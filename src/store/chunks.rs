@@ -27,17 +27,17 @@ impl Store {
 
     /// Reads chunks `first..=last` of a file in one SELECT, checking that none is missing.
     #[tracing::instrument(skip(self))]
-    pub async fn read_chunks(&self, file_id: &str, first: i64, last: i64) -> Result<Vec<Vec<u8>>, StoreError> {
+    pub async fn read_chunks(&self, file_id: &FileId, first: i64, last: i64) -> Result<Vec<Vec<u8>>, StoreError> {
         let rows: Vec<(i64, Vec<u8>)> =
             sqlx::query_as("SELECT idx, data FROM file_chunks WHERE file_id = ? AND idx BETWEEN ? AND ? ORDER BY idx")
-                .bind(file_id)
+                .bind(file_id.as_str())
                 .bind(first)
                 .bind(last)
                 .fetch_all(&self.reader)
                 .await?;
         let intact = rows.iter().zip(first..).take_while(|((idx, _), expected)| idx == expected).count();
         if intact as i64 != last - first + 1 {
-            return Err(StoreError::DamagedFile { file_id: file_id.to_owned(), idx: first + intact as i64 });
+            return Err(StoreError::DamagedFile { file_id: file_id.to_string(), idx: first + intact as i64 });
         }
         Ok(rows.into_iter().map(|(_, data)| data).collect())
     }

@@ -7,7 +7,7 @@ use crate::domain::{FileId, FileName};
 
 /// Columns of a file row, in the order `FileRecord` reads them. Never the chunk table.
 const COLUMNS: &str = "id, filename, content_type, file_size, chunk_size, sha256, note, created_at, \
-                       expires_at, max_downloads, download_count";
+                       expires_at, max_downloads, download_count, last_download_at";
 
 /// A file anyone with its link may download: finalized, not expired, downloads left.
 /// `?1` is the current time in unix seconds.
@@ -17,8 +17,10 @@ const VISIBLE: &str = "state = 'ready' AND (expires_at IS NULL OR expires_at > ?
 /// A finalized file as stored. Times are unix seconds.
 #[derive(Debug, Clone, FromRow, PartialEq, Eq)]
 pub struct FileRecord {
-    pub id: String,
-    pub filename: String,
+    #[sqlx(try_from = "String")]
+    pub id: FileId,
+    #[sqlx(try_from = "String")]
+    pub filename: FileName,
     pub content_type: String,
     pub file_size: i64,
     pub chunk_size: i64,
@@ -28,6 +30,7 @@ pub struct FileRecord {
     pub expires_at: Option<i64>,
     pub max_downloads: Option<i64>,
     pub download_count: i64,
+    pub last_download_at: Option<i64>,
 }
 
 /// The metadata of an upload that is about to start.
@@ -37,7 +40,6 @@ pub struct NewFile<'a> {
     pub filename: &'a FileName,
     pub content_type: &'a str,
     pub chunk_size: i64,
-    pub note: Option<&'a str>,
     pub created_at: i64,
     pub expires_at: Option<i64>,
     pub max_downloads: Option<i64>,
@@ -47,6 +49,7 @@ pub struct NewFile<'a> {
 #[derive(Debug, Clone, Default)]
 pub struct FileChanges {
     pub filename: Option<FileName>,
+    pub content_type: Option<String>,
     pub note: Option<Option<String>>,
     pub expires_at: Option<Option<i64>>,
 }
@@ -56,14 +59,13 @@ impl Store {
     #[tracing::instrument(skip_all, fields(file_id = %file.id))]
     pub async fn create_upload(&self, file: &NewFile<'_>) -> Result<(), StoreError> {
         sqlx::query(
-            "INSERT INTO files (id, filename, content_type, file_size, chunk_size, note, created_at, \
-             expires_at, max_downloads, state) VALUES (?, ?, ?, 0, ?, ?, ?, ?, ?, 'uploading')",
+            "INSERT INTO files (id, filename, content_type, file_size, chunk_size, created_at, expires_at, \
+             max_downloads, state) VALUES (?, ?, ?, 0, ?, ?, ?, ?, 'uploading')",
         )
         .bind(file.id.as_str())
         .bind(file.filename.as_str())
         .bind(file.content_type)
         .bind(file.chunk_size)
-        .bind(file.note)
         .bind(file.created_at)
         .bind(file.expires_at)
         .bind(file.max_downloads)
@@ -101,7 +103,8 @@ impl Store {
     #[tracing::instrument(skip(self))]
     pub async fn count_download(&self, id: &FileId, now: i64) -> Result<Option<FileRecord>, StoreError> {
         let sql = format!(
-            "UPDATE files SET download_count = download_count + 1 WHERE id = ?2 AND {VISIBLE} RETURNING {COLUMNS}"
+            "UPDATE files SET download_count = download_count + 1, last_download_at = ?1 \
+             WHERE id = ?2 AND {VISIBLE} RETURNING {COLUMNS}"
         );
         Ok(sqlx::query_as(&sql).bind(now).bind(id.as_str()).fetch_optional(&self.writer).await?)
     }
@@ -117,6 +120,7 @@ impl Store {
         let sql = format!(
             "UPDATE files SET \
                filename = COALESCE(?3, filename), \
+               content_type = COALESCE(?8, content_type), \
                note = CASE WHEN ?4 THEN ?5 ELSE note END, \
                expires_at = CASE WHEN ?6 THEN ?7 ELSE expires_at END \
              WHERE id = ?2 AND {VISIBLE} RETURNING {COLUMNS}"
@@ -129,6 +133,7 @@ impl Store {
             .bind(changes.note.clone().flatten())
             .bind(changes.expires_at.is_some())
             .bind(changes.expires_at.flatten())
+            .bind(changes.content_type.as_deref())
             .fetch_optional(&self.writer)
             .await?)
     }
@@ -143,13 +148,15 @@ impl Store {
     }
 
     /// Marks an unfinished upload deleted (it failed or was cancelled) and purges its chunks.
+    /// An upload that was finished after all (its finishing statement ran) is left alone.
     #[tracing::instrument(skip(self))]
     pub async fn abandon_upload(&self, id: &FileId) -> Result<(), StoreError> {
-        sqlx::query("UPDATE files SET state = 'deleted' WHERE id = ? AND state = 'uploading'")
+        let abandoned = sqlx::query("UPDATE files SET state = 'deleted' WHERE id = ? AND state = 'uploading'")
             .bind(id.as_str())
             .execute(&self.writer)
-            .await?;
-        self.purge_file(id.as_str()).await
+            .await?
+            .rows_affected();
+        if abandoned == 1 { self.purge_file(id.as_str()).await } else { Ok(()) }
     }
 
     /// At startup no upload is running, so every 'uploading' row is left over from a crash.
@@ -159,12 +166,18 @@ impl Store {
         Ok(result.rows_affected())
     }
 
-    /// Marks files whose expiry has passed as deleted; returns how many.
-    pub async fn mark_expired_files_deleted(&self, now: i64) -> Result<u64, StoreError> {
-        let result = sqlx::query("UPDATE files SET state = 'deleted' WHERE state = 'ready' AND expires_at <= ?")
-            .bind(now)
-            .execute(&self.writer)
-            .await?;
+    /// Marks as deleted the files whose expiry has passed, and the used-up ones whose last
+    /// download started before `used_up_before` (so a download still under way can finish).
+    /// Returns how many.
+    pub async fn mark_expired_files_deleted(&self, now: i64, used_up_before: i64) -> Result<u64, StoreError> {
+        let result = sqlx::query(
+            "UPDATE files SET state = 'deleted' WHERE state = 'ready' AND (expires_at <= ?1 \
+             OR (download_count >= max_downloads AND last_download_at < ?2))",
+        )
+        .bind(now)
+        .bind(used_up_before)
+        .execute(&self.writer)
+        .await?;
         Ok(result.rows_affected())
     }
 
@@ -179,6 +192,8 @@ impl Store {
         Ok(ids.len() as u64)
     }
 
+    /// Removes a deleted file's chunks, then its row. Only ever called for rows in state 'deleted',
+    /// which no statement turns back into anything else.
     async fn purge_file(&self, id: &str) -> Result<(), StoreError> {
         self.delete_chunks(id).await?;
         sqlx::query("DELETE FROM files WHERE id = ? AND state = 'deleted'").bind(id).execute(&self.writer).await?;

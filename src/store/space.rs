@@ -7,22 +7,24 @@ use super::{Store, StoreError};
 const VACUUM_STEP_PAGES: i64 = 256;
 
 impl Store {
-    /// Bytes inside the database file that belong to no row and could be given back.
-    pub async fn reclaimable_bytes(&self) -> Result<u64, StoreError> {
-        let free: i64 = sqlx::query_scalar("PRAGMA freelist_count").fetch_one(&self.writer).await?;
-        Ok(free as u64 * u64::from(super::PAGE_SIZE))
-    }
-
-    /// Shrinks the database file by every free page, one step at a time. Returns the pages freed.
+    /// Shrinks the database file by its free pages, one step at a time. Returns the pages freed.
+    /// Stops as soon as a step frees nothing (a database created without incremental auto_vacuum).
     pub async fn reclaim_space(&self) -> Result<u64, StoreError> {
         let mut released = 0;
-        loop {
-            let free: i64 = sqlx::query_scalar("PRAGMA freelist_count").fetch_one(&self.writer).await?;
-            if free == 0 {
-                return Ok(released);
-            }
+        let mut free = self.free_pages().await?;
+        while free > 0 {
             sqlx::query(&format!("PRAGMA incremental_vacuum({VACUUM_STEP_PAGES})")).execute(&self.writer).await?;
-            released += free.min(VACUUM_STEP_PAGES) as u64;
+            let now_free = self.free_pages().await?;
+            if now_free >= free {
+                break;
+            }
+            released += (free - now_free) as u64;
+            free = now_free;
         }
+        Ok(released)
+    }
+
+    async fn free_pages(&self) -> Result<i64, StoreError> {
+        Ok(sqlx::query_scalar("PRAGMA freelist_count").fetch_one(&self.writer).await?)
     }
 }

@@ -62,6 +62,13 @@ async fn show_edit_and_delete_a_file() {
     assert_eq!(cleared["expires"], serde_json::Value::Null);
     assert_eq!(cleared["filename"], "final.txt");
 
+    // A new extension brings its type: renamed to .html, the file is no longer shown inline.
+    let renamed = app.owner(Method::PATCH, &path).json(&serde_json::json!({ "filename": "final.html" })).send();
+    let renamed: serde_json::Value = renamed.await.unwrap().json().await.unwrap();
+    assert_eq!(renamed["content_type"], "text/html");
+    let response = app.get(&url).await;
+    assert!(response.headers()["content-disposition"].to_str().unwrap().starts_with("attachment;"));
+
     assert_eq!(app.owner(Method::DELETE, &path).send().await.unwrap().status(), StatusCode::NO_CONTENT);
     assert_eq!(app.get(&url).await.status(), StatusCode::NOT_FOUND);
     assert_eq!(app.owner(Method::GET, &path).send().await.unwrap().status(), StatusCode::NOT_FOUND);
@@ -108,4 +115,19 @@ async fn health_is_public() {
     let app = spawn_app().await;
     let response = app.get(&app.url("/healthz")).await;
     assert_eq!(response.status(), StatusCode::OK);
+}
+
+#[tokio::test]
+async fn the_landing_page_shows_how_to_upload_with_the_right_host() {
+    let app = spawn_app().await;
+    let response = app.get(&app.url("/")).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    assert!(response.headers()["content-type"].to_str().unwrap().starts_with("text/html"));
+    let html = response.text().await.unwrap();
+    assert!(html.contains(&format!("curl -u :SECRET -T photo.jpg {}/", app.address)), "{html}");
+    let css = app.get(&app.url("/static/style.css")).await;
+    assert_eq!(css.status(), StatusCode::OK);
+    assert!(css.headers()["content-type"].to_str().unwrap().starts_with("text/css"));
+    assert_eq!(app.get(&app.url("/static/missing.css")).await.status(), StatusCode::NOT_FOUND);
+    assert_eq!(app.get(&app.url("/no/such/page")).await.status(), StatusCode::NOT_FOUND);
 }

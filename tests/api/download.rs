@@ -114,6 +114,8 @@ async fn active_content_is_an_attachment_and_download_1_forces_one() {
     let url = app.upload("photo.jpg", test_bytes(10)).await;
     let forced = app.get(&format!("{url}?download=1")).await;
     assert!(header(forced.headers(), "content-disposition").starts_with("attachment;"));
+    let not_forced = app.get(&format!("{url}?download=0")).await;
+    assert!(header(not_forced.headers(), "content-disposition").starts_with("inline;"));
 }
 
 #[tokio::test]

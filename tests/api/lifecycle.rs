@@ -31,7 +31,6 @@ async fn a_restart_after_a_crash_purges_the_partial_upload() {
             filename: &name,
             content_type: "application/octet-stream",
             chunk_size: 32_768,
-            note: None,
             created_at: 0,
             expires_at: None,
             max_downloads: None,

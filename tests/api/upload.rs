@@ -131,3 +131,49 @@ async fn an_expired_file_is_gone_at_once() {
     assert_eq!(app.get(&url).await.status(), StatusCode::NOT_FOUND);
     assert!(app.list().await.is_empty());
 }
+
+#[tokio::test]
+async fn ranges_count_against_a_download_limit() {
+    let app = spawn_app().await;
+    let request = app.owner(reqwest::Method::PUT, "/limited.bin").header("Max-Downloads", "2").body(test_bytes(1000));
+    let url = request.send().await.unwrap().text().await.unwrap().trim_end().to_owned();
+    for _ in 0..2 {
+        let partial = app.client.get(&url).header("Range", "bytes=500-").send().await.unwrap();
+        assert_eq!(partial.status(), StatusCode::PARTIAL_CONTENT);
+    }
+    assert_eq!(
+        app.client.get(&url).header("Range", "bytes=500-").send().await.unwrap().status(),
+        StatusCode::NOT_FOUND
+    );
+}
+
+#[tokio::test]
+async fn clean_up_removes_used_up_files_once_their_last_download_had_time_to_finish() {
+    let app = spawn_app().await;
+    let request = app.owner(reqwest::Method::PUT, "/burn.bin").header("Max-Downloads", "1").body(test_bytes(100_000));
+    let url = request.send().await.unwrap().text().await.unwrap().trim_end().to_owned();
+    app.download(&url).await;
+    let other = app.upload("other.txt", b"x".to_vec()).await;
+    let db = sqlx::SqlitePool::connect(&format!("sqlite://{}", app.db_path.display())).await.unwrap();
+    let count_burned = || async {
+        let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM files WHERE id = ?")
+            .bind(id_of(&url))
+            .fetch_one(&db)
+            .await
+            .unwrap();
+        n
+    };
+
+    // A delete wakes the clean-up; the used-up file stays while its last download may still run.
+    let delete = |id: String| app.owner(reqwest::Method::DELETE, &format!("/api/files/{id}")).send();
+    assert_eq!(delete(id_of(&other)).await.unwrap().status(), StatusCode::NO_CONTENT);
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    assert_eq!(count_burned().await, 1);
+
+    // An hour later it goes, chunks and all.
+    sqlx::query("UPDATE files SET last_download_at = last_download_at - 7200").execute(&db).await.unwrap();
+    let another = app.upload("another.txt", b"y".to_vec()).await;
+    assert_eq!(delete(id_of(&another)).await.unwrap().status(), StatusCode::NO_CONTENT);
+    db.close().await;
+    app.assert_nothing_stored().await;
+}
