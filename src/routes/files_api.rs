@@ -66,7 +66,7 @@ pub async fn list(
     let offset = page.offset.unwrap_or(0).max(0);
     let now = OffsetDateTime::now_utc().unix_timestamp();
     let files = state.store.list_files(now, limit, offset).await?;
-    let files: Vec<FileJson> = files.iter().map(|file| FileJson::new(&req, &state, &file)).collect();
+    let files: Vec<FileJson> = files.iter().map(|file| FileJson::new(&req, &state, file)).collect();
     Ok(HttpResponse::Ok().json(files))
 }
 
