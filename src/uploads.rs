@@ -1,12 +1,14 @@
 //! One upload from first byte to visible file: chunking, hashing, batched writes, clean-up.
 //!
-//! The body is cut into 32 KiB chunks; full batches are hashed on the blocking pool while they are
-//! inserted on sqlx's connection thread, and the next batch is read from the network meanwhile.
-//! Memory stays at about two batches per upload, whatever the file's size.
+//! The body is cut into 32 KiB chunks, gathered in batches and queued for a writer task that
+//! hashes each batch on the blocking pool while inserting it on sqlx's connection thread; the next
+//! batches are read from the network meanwhile. Memory stays at a few batches per upload, whatever
+//! the file's size.
 
 use bytes::{Bytes, BytesMut};
 use sha2::{Digest, Sha256};
 use time::OffsetDateTime;
+use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use crate::domain::{ByteSize, CHUNK_SIZE, FileId, FileName, UploadOptions};
@@ -15,6 +17,10 @@ use crate::store::{FileRecord, NewFile, Store, StoreError};
 /// Chunks per INSERT statement (1 MiB): large enough that the per-statement round trip is noise,
 /// small enough that the write lock is held for only a few milliseconds at a time.
 pub const WRITE_BATCH_CHUNKS: usize = 32;
+
+/// Full batches that may wait for the writer, so it always has the next one at hand while the
+/// network fills another. An upload holds at most this many plus two batches in memory.
+const QUEUED_BATCHES: usize = 4;
 
 #[derive(Debug, thiserror::Error)]
 pub enum UploadError {
@@ -26,14 +32,6 @@ pub enum UploadError {
     Task(#[from] tokio::task::JoinError),
     #[error("an earlier write of this upload failed")]
     AlreadyFailed,
-}
-
-/// Where the running SHA-256 is: here between batches, or inside the task writing the last
-/// batch. `Failed` once that task failed: the upload cannot go on.
-enum Hashing {
-    Idle(Sha256),
-    Writing(JoinHandle<Result<Sha256, UploadError>>),
-    Failed,
 }
 
 /// The type a file is served with: guessed from its extension, else what the client declared
@@ -66,13 +64,14 @@ pub struct Upload {
     received: u64,
     partial_chunk: BytesMut,
     batch: Vec<Bytes>,
-    next_idx: i64,
-    hashing: Hashing,
+    /// Full batches on their way to the writer task; `None` once the upload is finished or failed.
+    batches: Option<mpsc::Sender<Vec<Bytes>>>,
+    writer: Option<JoinHandle<Result<Sha256, UploadError>>>,
     settled: bool,
 }
 
 impl Upload {
-    /// Records the (still invisible) file and returns the writer for its bytes.
+    /// Records the (still invisible) file and starts the task that writes its batches.
     pub async fn begin(store: &Store, meta: &UploadMeta, max_size: Option<ByteSize>) -> Result<Self, UploadError> {
         let id = FileId::random();
         let now = OffsetDateTime::now_utc();
@@ -87,6 +86,8 @@ impl Upload {
                 max_downloads: meta.options.max_downloads.map(|n| i64::from(n.get())),
             })
             .await?;
+        let (batches, queue) = mpsc::channel(QUEUED_BATCHES);
+        let writer = tokio::spawn(write_batches(store.clone(), id.clone(), queue));
         Ok(Upload {
             store: store.clone(),
             id,
@@ -94,8 +95,8 @@ impl Upload {
             received: 0,
             partial_chunk: BytesMut::with_capacity(CHUNK_SIZE),
             batch: Vec::with_capacity(WRITE_BATCH_CHUNKS),
-            next_idx: 0,
-            hashing: Hashing::Idle(Sha256::new()),
+            batches: Some(batches),
+            writer: Some(writer),
             settled: false,
         })
     }
@@ -130,14 +131,15 @@ impl Upload {
         self.received
     }
 
-    /// Writes what is left, then makes the file visible.
+    /// Writes what is left, waits for every batch to be committed, then makes the file visible.
     pub async fn finish(mut self) -> Result<FileRecord, UploadError> {
         if !self.partial_chunk.is_empty() {
             let last = std::mem::take(&mut self.partial_chunk).freeze();
             self.batch.push(last);
         }
         self.send_batch().await?;
-        let hasher = self.wait_for_batch().await?;
+        self.batches = None; // closing the queue lets the writer finish
+        let hasher = self.wait_for_writer().await?;
         let sha256 = hex::encode(hasher.finalize());
         let record = self.store.finish_upload(&self.id, self.received as i64, &sha256).await?;
         self.settled = true;
@@ -147,43 +149,58 @@ impl Upload {
     /// Deletes everything written so far.
     pub async fn abandon(mut self) -> Result<(), UploadError> {
         self.settled = true;
-        if let Hashing::Writing(in_flight) = std::mem::replace(&mut self.hashing, Hashing::Failed) {
-            let _ = in_flight.await; // its outcome no longer matters; its rows are deleted next
-        }
+        self.batches = None;
+        let _ = self.wait_for_writer().await; // its outcome no longer matters; its rows go next
         self.store.abandon_upload(&self.id).await?;
         Ok(())
     }
 
-    /// Waits for the previous batch, then starts writing the current one in the background.
+    /// Queues the current batch for the writer, waiting while the queue is full.
     async fn send_batch(&mut self) -> Result<(), UploadError> {
         if self.batch.is_empty() {
             return Ok(());
         }
-        let mut hasher = self.wait_for_batch().await?;
         let batch = std::mem::replace(&mut self.batch, Vec::with_capacity(WRITE_BATCH_CHUNKS));
-        let first_idx = self.next_idx;
-        self.next_idx += batch.len() as i64;
-        let (store, id) = (self.store.clone(), self.id.clone());
-        self.hashing = Hashing::Writing(tokio::spawn(async move {
-            let to_hash = batch.clone(); // cheap: Bytes are reference counted
-            let hashing = tokio::task::spawn_blocking(move || {
-                to_hash.iter().for_each(|chunk| hasher.update(chunk));
-                hasher
-            });
-            let (hashed, inserted) = tokio::join!(hashing, store.insert_chunks(&id, first_idx, &batch));
-            inserted?;
-            Ok(hashed?)
-        }));
-        Ok(())
-    }
-
-    async fn wait_for_batch(&mut self) -> Result<Sha256, UploadError> {
-        match std::mem::replace(&mut self.hashing, Hashing::Failed) {
-            Hashing::Idle(hasher) => Ok(hasher),
-            Hashing::Writing(in_flight) => Ok(in_flight.await??),
-            Hashing::Failed => Err(UploadError::AlreadyFailed),
+        let queued = match &self.batches {
+            Some(batches) => batches.send(batch).await.is_ok(),
+            None => false,
+        };
+        if queued {
+            return Ok(());
+        }
+        // The writer stopped early: its error says why.
+        self.batches = None;
+        match self.wait_for_writer().await {
+            Err(error) => Err(error),
+            Ok(_) => Err(UploadError::AlreadyFailed),
         }
     }
+
+    async fn wait_for_writer(&mut self) -> Result<Sha256, UploadError> {
+        match self.writer.take() {
+            Some(writer) => writer.await?,
+            None => Err(UploadError::AlreadyFailed),
+        }
+    }
+}
+
+/// The writer task of one upload: inserts its batches in order, each hashed on the blocking pool
+/// while it is inserted. Ends when the queue closes (returning the hash) or at the first error.
+async fn write_batches(store: Store, id: FileId, mut queue: mpsc::Receiver<Vec<Bytes>>) -> Result<Sha256, UploadError> {
+    let mut hasher = Sha256::new();
+    let mut next_idx = 0;
+    while let Some(batch) = queue.recv().await {
+        let to_hash = batch.clone(); // cheap: Bytes are reference counted
+        let hashing = tokio::task::spawn_blocking(move || {
+            to_hash.iter().for_each(|chunk| hasher.update(chunk));
+            hasher
+        });
+        let (hashed, inserted) = tokio::join!(hashing, store.insert_chunks(&id, next_idx, &batch));
+        inserted?;
+        hasher = hashed?;
+        next_idx += batch.len() as i64;
+    }
+    Ok(hasher)
 }
 
 impl Drop for Upload {
@@ -192,12 +209,12 @@ impl Drop for Upload {
         if self.settled {
             return;
         }
-        let (store, id) = (self.store.clone(), self.id.clone());
-        let hashing = std::mem::replace(&mut self.hashing, Hashing::Failed);
+        self.batches = None;
+        let (store, id, writer) = (self.store.clone(), self.id.clone(), self.writer.take());
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             runtime.spawn(async move {
-                if let Hashing::Writing(in_flight) = hashing {
-                    let _ = in_flight.await;
+                if let Some(writer) = writer {
+                    let _ = writer.await;
                 }
                 if let Err(error) = store.abandon_upload(&id).await {
                     tracing::warn!(file_id = %id, ?error, "could not delete an abandoned upload; the next start purges it");
