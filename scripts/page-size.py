@@ -23,14 +23,18 @@ def run(page_size: int, mib: int, folder: str) -> tuple[float, float, float]:
     db.execute("PRAGMA journal_mode=WAL")
     db.execute("PRAGMA synchronous=NORMAL")
     db.execute("CREATE TABLE c (file_id TEXT NOT NULL, idx INTEGER NOT NULL, data BLOB NOT NULL, PRIMARY KEY (file_id, idx))")
-    chunk = os.urandom(CHUNK)
+    # Distinct bytes per chunk (a 64 MiB pool), as a real upload has: one chunk inserted over and
+    # over would stay in the CPU cache and flatter SQLite.
+    pool = os.urandom(64 * 1024 * 1024)
+    pool_chunks = len(pool) // CHUNK
     chunks = mib * 1024 * 1024 // CHUNK
     sql = "INSERT INTO c VALUES " + ",".join(["(?,?,?)"] * BATCH)
     start = time.perf_counter()
     for first in range(0, chunks, BATCH):
         params = []
         for idx in range(first, first + BATCH):
-            params += ["f", idx, chunk]
+            at = (idx % pool_chunks) * CHUNK
+            params += ["f", idx, pool[at:at + CHUNK]]
         db.execute(sql, params)
     write = mib / (time.perf_counter() - start)
     start = time.perf_counter()

@@ -7,6 +7,7 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 
 use crate::domain::ByteSize;
+use crate::telemetry::LogFormat;
 
 #[derive(Debug, Parser)]
 #[command(name = "blobdrop", version, about = "Self-hosted file sharing backed by SQLite")]
@@ -31,6 +32,8 @@ impl Cli {
 pub enum Command {
     /// Run the server (the default when no command is given).
     Serve(Settings),
+    /// Exit 0 if the server on this host answers its health check, 1 otherwise (for Docker).
+    Healthcheck(crate::healthcheck::HealthcheckArgs),
 }
 
 #[derive(Debug, Clone, Args)]
@@ -66,6 +69,10 @@ pub struct Settings {
     /// Seconds an upload may stall between two reads before it is abandoned.
     #[arg(long, env = "BLOBDROP_IDLE_TIMEOUT", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
     pub idle_timeout_secs: u64,
+
+    /// Log lines as text or as JSON objects.
+    #[arg(long, env = "BLOBDROP_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
 
     /// Minutes between clean-ups of expired and used-up files.
     #[arg(long, env = "BLOBDROP_GC_INTERVAL", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]

@@ -5,6 +5,8 @@ pub mod config;
 pub mod domain;
 pub mod downloads;
 pub mod gc;
+pub mod healthcheck;
+pub mod metrics;
 pub mod routes;
 pub mod startup;
 pub mod store;

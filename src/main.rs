@@ -1,30 +1,30 @@
-use blobdrop::config::{Cli, Command};
-use blobdrop::startup::Application;
+use blobdrop::config::{Cli, Command, Settings};
+use blobdrop::startup::{Application, StartupError};
+use blobdrop::telemetry;
 use clap::Parser;
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    let cli = Cli::parse();
-    blobdrop::telemetry::init();
-    let result = match cli.into_command() {
-        Command::Serve(settings) => serve(settings).await,
+    let result: Result<(), Box<dyn std::error::Error>> = match Cli::parse().into_command() {
+        Command::Serve(settings) => serve(settings).await.map_err(Into::into),
+        Command::Healthcheck(args) => blobdrop::healthcheck::check(&args).map_err(Into::into),
     };
-    match result {
-        Ok(()) => std::process::ExitCode::SUCCESS,
-        Err(error) => {
-            let mut message = format!("blobdrop: {error}");
-            let mut source = std::error::Error::source(&error);
-            while let Some(cause) = source {
-                message += &format!(": {cause}");
-                source = cause.source();
-            }
-            eprintln!("{message}");
-            std::process::ExitCode::FAILURE
-        }
+    let Err(error) = result else {
+        return std::process::ExitCode::SUCCESS;
+    };
+    // One line: what went wrong, then each cause.
+    let mut message = format!("blobdrop: {error}");
+    let mut source = error.source();
+    while let Some(cause) = source {
+        message += &format!(": {cause}");
+        source = cause.source();
     }
+    eprintln!("{message}");
+    std::process::ExitCode::FAILURE
 }
 
-async fn serve(settings: blobdrop::config::Settings) -> Result<(), blobdrop::startup::StartupError> {
+async fn serve(settings: Settings) -> Result<(), StartupError> {
+    telemetry::init(settings.log_format);
     let app = Application::build(settings).await?;
     app.run_until_stopped().await
 }

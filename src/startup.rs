@@ -3,12 +3,14 @@
 use std::net::TcpListener;
 
 use actix_web::dev::Server;
+use actix_web::middleware::from_fn;
 use actix_web::{App, HttpServer, web};
 use tracing_actix_web::TracingLogger;
 
 use crate::auth::OwnerSecret;
 use crate::config::Settings;
 use crate::gc;
+use crate::metrics::{self, Metrics};
 use crate::routes::{self, AppState};
 use crate::store::{OpenError, Store, StoreError};
 
@@ -58,16 +60,23 @@ impl Application {
         }
 
         let cleanup = gc::CleanupTrigger::default();
+        let metrics = Metrics::default();
         let state = web::Data::new(AppState {
             store: store.clone(),
             cleanup: cleanup.clone(),
+            metrics: metrics.clone(),
             secret,
             public_url: settings.public_url.clone(),
             max_upload: settings.max_upload,
             idle_timeout: settings.idle_timeout(),
         });
         let server = HttpServer::new(move || {
-            App::new().wrap(TracingLogger::default()).app_data(state.clone()).configure(routes::configure)
+            App::new()
+                .wrap(from_fn(metrics::observe_request))
+                .wrap(TracingLogger::default())
+                .app_data(state.clone())
+                .app_data(web::Data::new(metrics.clone()))
+                .configure(routes::configure)
         })
         .on_connect(routes::remember_peer_socket)
         .shutdown_timeout(SHUTDOWN_GRACE_SECS)

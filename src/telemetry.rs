@@ -1,9 +1,24 @@
-//! Logging: `tracing` to stderr, filtered by `RUST_LOG` (default `info`).
+//! Logging: `tracing` to stderr as text or JSON, filtered by `RUST_LOG` (default `info`). Every line
+//! written while a request runs carries its `request_id` (from the request span of
+//! `tracing-actix-web`). Secrets never reach a log: no handler logs headers or settings.
 
 use tracing_subscriber::EnvFilter;
 
-pub fn init() {
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum LogFormat {
+    /// Human-readable lines.
+    #[default]
+    Text,
+    /// One JSON object per line, for log collectors.
+    Json,
+}
+
+pub fn init(format: LogFormat) {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
     // A second call (tests start many apps in one process) keeps the first subscriber.
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+    let _ = match format {
+        LogFormat::Text => builder.try_init(),
+        LogFormat::Json => builder.json().flatten_event(true).with_current_span(true).with_span_list(false).try_init(),
+    };
 }

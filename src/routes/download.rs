@@ -86,6 +86,7 @@ pub async fn download(
     if req.method() == Method::GET && counts {
         // Counting also re-checks the limit atomically: the loser of a race for the last download gets 404.
         file = state.store.count_download(&id, now).await?.ok_or(AppError::NotFound)?;
+        state.metrics.downloads.inc();
     }
 
     let mut response = HttpResponse::build(status);
@@ -103,9 +104,17 @@ pub async fn download(
     }
     let length = range.map_or(0, |r| r.byte_count());
     let body = match range {
-        Some(range) if req.method() == Method::GET => stream_range(state.store.clone(), &file, range)
-            .map(|item| item.map_err(|error| actix_web::Error::from(AppError::from(error))))
-            .boxed_local(),
+        Some(range) if req.method() == Method::GET => {
+            let (transfer, sent) = (state.metrics.transfer(), state.metrics.bytes_out.clone());
+            stream_range(state.store.clone(), &file, range)
+                .map(move |item| {
+                    let _in_progress = &transfer; // dropped with the stream, when the response ends
+                    let bytes = item.map_err(|error| actix_web::Error::from(AppError::from(error)))?;
+                    sent.inc_by(bytes.len() as u64);
+                    Ok::<_, actix_web::Error>(bytes)
+                })
+                .boxed_local()
+        }
         _ => futures_util::stream::empty().boxed_local(),
     };
     Ok(response.body(SizedStream::new(length, body)))

@@ -19,6 +19,7 @@ use crate::auth::OwnerSecret;
 use crate::config::PublicUrl;
 use crate::domain::{ByteSize, FileId, FileName};
 use crate::gc::CleanupTrigger;
+use crate::metrics::Metrics;
 use crate::store::Store;
 
 /// Bytes escaped in the file-name segment of a link: all but unreserved characters (RFC 3986).
@@ -30,6 +31,7 @@ const PATH_SEGMENT: &percent_encoding::AsciiSet =
 pub struct AppState {
     pub store: Store,
     pub cleanup: CleanupTrigger,
+    pub metrics: Metrics,
     pub secret: OwnerSecret,
     pub public_url: Option<PublicUrl>,
     pub max_upload: Option<ByteSize>,
@@ -65,6 +67,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/", web::post().to(upload::post_files))
         .route("/", web::put().to(upload::put_without_name))
         .route("/healthz", web::get().to(pages::health))
+        .route("/metrics", web::get().to(pages::metrics))
         .route("/static/{name}", web::get().to(pages::asset))
         .route("/api/files", web::get().to(files_api::list))
         .service(

@@ -4,6 +4,7 @@ use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, web};
 use askama::Template;
 
+use super::owner::Owner;
 use super::{AppError, AppState};
 use crate::views::HomePage;
 
@@ -20,6 +21,12 @@ pub async fn health(state: web::Data<AppState>) -> HttpResponse {
     } else {
         HttpResponse::ServiceUnavailable().content_type("text/plain").body("database unavailable\n")
     }
+}
+
+/// Prometheus metrics, for the owner (scrape with `authorization: {credentials: SECRET}`).
+pub async fn metrics(_owner: Owner, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
+    let text = state.metrics.render(&state.store).await?;
+    Ok(HttpResponse::Ok().content_type("text/plain; version=0.0.4; charset=utf-8").body(text))
 }
 
 /// Static files, compiled into the binary so that it runs from anywhere with no files beside it.

@@ -169,12 +169,16 @@ async fn store_stream(
     body: impl Stream<Item = Result<Bytes, AppError>>,
     check_complete: impl FnOnce(u64) -> Result<(), AppError>,
 ) -> Result<FileRecord, AppError> {
+    let _transfer = state.metrics.transfer();
     let mut upload = Upload::begin(&state.store, meta, state.max_upload).await?;
     let mut body = std::pin::pin!(body);
     let mut written = Ok(());
     while let Some(piece) = body.next().await {
         written = match piece {
-            Ok(bytes) => upload.write(bytes).await.map_err(AppError::from),
+            Ok(bytes) => {
+                state.metrics.bytes_in.inc_by(bytes.len() as u64);
+                upload.write(bytes).await.map_err(AppError::from)
+            }
             Err(error) => Err(error),
         };
         if written.is_err() {
@@ -187,7 +191,9 @@ async fn store_stream(
         }
         return Err(error);
     }
-    Ok(upload.finish().await?)
+    let file = upload.finish().await?;
+    state.metrics.uploads.inc();
+    Ok(file)
 }
 
 /// Reads what is left of a refused form, within the same bounds as `refuse`. True if it ended.

@@ -28,3 +28,23 @@ impl Store {
         Ok(sqlx::query_scalar("PRAGMA freelist_count").fetch_one(&self.writer).await?)
     }
 }
+
+/// What the files take and what could be given back, for the metrics and the system page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Usage {
+    pub files: i64,
+    pub stored_bytes: i64,
+    pub reclaimable_bytes: i64,
+}
+
+impl Store {
+    /// Reads the metadata table and the free-page count only, never a chunk.
+    pub async fn usage(&self) -> Result<Usage, StoreError> {
+        let (files, stored_bytes): (i64, i64) =
+            sqlx::query_as("SELECT COUNT(*), COALESCE(SUM(file_size), 0) FROM files WHERE state = 'ready'")
+                .fetch_one(&self.reader)
+                .await?;
+        let reclaimable_bytes = self.free_pages().await? * i64::from(super::PAGE_SIZE);
+        Ok(Usage { files, stored_bytes, reclaimable_bytes })
+    }
+}

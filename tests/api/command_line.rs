@@ -111,7 +111,7 @@ fn start_streaming_upload(port: u16, name: &str) -> Child {
         .args(["-sS", "-u", &format!(":{SECRET}"), "-T", "-", &format!("http://127.0.0.1:{port}/{name}")])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap()
 }
@@ -173,11 +173,11 @@ async fn sigterm_lets_a_running_upload_finish_then_stops_cleanly() {
     let pid = server.id().unwrap().to_string();
     assert!(Command::new("kill").args(["-TERM", &pid]).status().await.unwrap().success());
     tokio::time::sleep(Duration::from_millis(300)).await;
-    stdin.write_all(&bytes[1024 * 1024..]).await.unwrap();
+    let sent = stdin.write_all(&bytes[1024 * 1024..]).await;
     drop(stdin);
     let output = upload.wait_with_output().await.unwrap();
-    let url = String::from_utf8(output.stdout).unwrap();
-    assert!(url.contains("/f/"), "the upload in flight finished: {url:?}");
+    let (url, errors) = (String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    assert!(sent.is_ok() && url.contains("/f/"), "the upload in flight finished: {url:?} {errors:?} {sent:?}");
 
     let status = tokio::time::timeout(Duration::from_secs(20), server.wait()).await.unwrap().unwrap();
     assert!(status.success(), "{status:?}");

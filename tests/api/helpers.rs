@@ -29,6 +29,7 @@ pub fn test_settings(folder: &std::path::Path) -> Settings {
         max_db_size: None,
         shared_secret: Some(SECRET.into()),
         idle_timeout_secs: 60,
+        log_format: Default::default(),
         gc_interval_mins: 10,
     }
 }
@@ -46,7 +47,7 @@ pub async fn spawn_app_with(configure: impl FnOnce(&mut Settings)) -> TestApp {
 
 /// Starts the app on an existing folder, as a restart after a stop or a crash would.
 pub async fn spawn_app_on(folder: tempfile::TempDir, settings: Settings) -> TestApp {
-    blobdrop::telemetry::init();
+    blobdrop::telemetry::init(blobdrop::telemetry::LogFormat::Text);
     let db_path = settings.db.clone();
     let app = Application::build(settings).await.expect("the app starts");
     let address = format!("http://127.0.0.1:{}", app.port());

@@ -10,5 +10,6 @@ mod command_line;
 mod download;
 mod helpers;
 mod lifecycle;
+mod observability;
 mod range;
 mod upload;
