@@ -88,7 +88,7 @@ mod tests {
     #[tokio::test]
     async fn a_generated_secret_is_stored_as_a_hash_and_reused() {
         let folder = tempfile::tempdir().unwrap();
-        let store = Store::open(&folder.path().join("t.db"), None).await.unwrap();
+        let store = Store::open(&folder.path().join("t.db"), Default::default()).await.unwrap();
         let (first, shown) = OwnerSecret::resolve(None, &store).await.unwrap();
         let shown = shown.expect("the first start shows the generated secret");
         assert!(first.verify(&shown));

@@ -70,6 +70,11 @@ pub struct Settings {
     #[arg(long, env = "BLOBDROP_IDLE_TIMEOUT", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
     pub idle_timeout_secs: u64,
 
+    /// WAL pages after which a commit checkpoints the WAL into the database; 0 leaves checkpoints
+    /// to another process (Litestream).
+    #[arg(long, env = "BLOBDROP_WAL_AUTOCHECKPOINT", default_value_t = 1000)]
+    pub wal_autocheckpoint: u32,
+
     /// Log lines as text or as JSON objects.
     #[arg(long, env = "BLOBDROP_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,

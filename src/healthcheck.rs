@@ -22,7 +22,7 @@ pub struct HealthcheckArgs {
 
 #[derive(Debug, thiserror::Error)]
 pub enum HealthcheckError {
-    #[error("cannot reach the server at {address}: {source}")]
+    #[error("cannot reach the server at {address}")]
     Unreachable { address: SocketAddr, source: std::io::Error },
     #[error("the server answered {0:?} instead of 200")]
     Unhealthy(String),

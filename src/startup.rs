@@ -12,7 +12,7 @@ use crate::config::Settings;
 use crate::gc;
 use crate::metrics::{self, Metrics};
 use crate::routes::{self, AppState};
-use crate::store::{OpenError, Store, StoreError};
+use crate::store::{OpenError, Store, StoreError, StoreOptions};
 
 /// Seconds in-flight requests get to finish after SIGTERM or SIGINT.
 const SHUTDOWN_GRACE_SECS: u64 = 30;
@@ -21,11 +21,11 @@ const SHUTDOWN_GRACE_SECS: u64 = 30;
 pub enum StartupError {
     #[error(transparent)]
     Open(#[from] OpenError),
-    #[error("database error while starting: {0}")]
+    #[error("database error while starting")]
     Store(#[from] StoreError),
-    #[error("cannot listen on {address}: {source}")]
+    #[error("cannot listen on {address}")]
     Bind { address: String, source: std::io::Error },
-    #[error("the server stopped with an error: {0}")]
+    #[error("the server stopped with an error")]
     Serve(#[source] std::io::Error),
 }
 
@@ -40,7 +40,11 @@ impl Application {
     /// Opens the database, cleans up after any crash, binds the port (0 picks a free one) and
     /// prepares the server. Nothing is served until `run_until_stopped`.
     pub async fn build(settings: Settings) -> Result<Self, StartupError> {
-        let store = Store::open(&settings.db, settings.max_db_size.map(|size| size.as_u64())).await?;
+        let store_options = StoreOptions {
+            max_db_size: settings.max_db_size.map(|size| size.as_u64()),
+            wal_autocheckpoint: settings.wal_autocheckpoint,
+        };
+        let store = Store::open(&settings.db, store_options).await?;
         gc::purge_interrupted_uploads(&store).await?;
         let (secret, generated) = OwnerSecret::resolve(settings.shared_secret.as_deref(), &store).await?;
         let address = format!("{}:{}", settings.bind, settings.port);

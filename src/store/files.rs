@@ -212,7 +212,7 @@ mod tests {
     #[tokio::test]
     async fn list_reads_no_chunks() {
         let folder = tempfile::tempdir().unwrap();
-        let store = Store::open(&folder.path().join("t.db"), None).await.unwrap();
+        let store = Store::open(&folder.path().join("t.db"), Default::default()).await.unwrap();
         let plan: Vec<(i64, i64, i64, String)> = sqlx::query_as(&format!("EXPLAIN QUERY PLAN {}", list_sql()))
             .bind(0)
             .bind(10)

@@ -52,6 +52,21 @@ pub enum OpenError {
     Migrate(#[from] sqlx::migrate::MigrateError),
 }
 
+/// How the database may grow and checkpoint.
+#[derive(Debug, Clone, Copy)]
+pub struct StoreOptions {
+    /// Caps the database file; writes past it fail with `StorageFull`.
+    pub max_db_size: Option<u64>,
+    /// WAL pages that trigger a checkpoint (SQLite's default 1000); 0 turns them off.
+    pub wal_autocheckpoint: u32,
+}
+
+impl Default for StoreOptions {
+    fn default() -> Self {
+        StoreOptions { max_db_size: None, wal_autocheckpoint: 1000 }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Store {
     writer: SqlitePool,
@@ -60,14 +75,13 @@ pub struct Store {
 
 impl Store {
     /// Opens (creating if needed) the database at `path` and brings its schema up to date.
-    /// `max_db_size` caps the database file; writes past it fail with `StorageFull`.
-    pub async fn open(path: &Path, max_db_size: Option<u64>) -> Result<Self, OpenError> {
+    pub async fn open(path: &Path, store_options: StoreOptions) -> Result<Self, OpenError> {
         let display = path.display().to_string();
         if let Some(folder) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(folder)
                 .map_err(|source| OpenError::CreateFolder { path: display.clone(), source })?;
         }
-        let options = connect_options(path, max_db_size);
+        let options = connect_options(path, store_options);
         let open_error = |source| OpenError::Open { path: display.clone(), source };
         // The writer connects first: it creates the file with the page size and auto_vacuum mode.
         let writer = SqlitePoolOptions::new()
@@ -99,7 +113,7 @@ impl Store {
 
 /// Every pragma in one place, applied on every connection. `page_size` and `auto_vacuum` only take
 /// effect on a new, empty database; sqlx issues them before `journal_mode` as SQLite requires.
-fn connect_options(path: &Path, max_db_size: Option<u64>) -> SqliteConnectOptions {
+fn connect_options(path: &Path, store_options: StoreOptions) -> SqliteConnectOptions {
     let mut options = SqliteConnectOptions::new()
         .filename(path)
         .create_if_missing(true)
@@ -108,8 +122,9 @@ fn connect_options(path: &Path, max_db_size: Option<u64>) -> SqliteConnectOption
         .journal_mode(SqliteJournalMode::Wal)
         .synchronous(SqliteSynchronous::Normal)
         .busy_timeout(BUSY_TIMEOUT)
-        .foreign_keys(true);
-    if let Some(bytes) = max_db_size {
+        .foreign_keys(true)
+        .pragma("wal_autocheckpoint", store_options.wal_autocheckpoint.to_string());
+    if let Some(bytes) = store_options.max_db_size {
         let pages = (bytes / u64::from(PAGE_SIZE)).max(1);
         options = options.pragma("max_page_count", pages.to_string());
     }

@@ -183,3 +183,39 @@ async fn sigterm_lets_a_running_upload_finish_then_stops_cleanly() {
     assert!(status.success(), "{status:?}");
     assert_eq!(count(&db, "SELECT COUNT(*) FROM files WHERE state = 'ready' AND file_size = 3145728").await, 1);
 }
+
+#[tokio::test]
+async fn json_logs_carry_a_request_id_on_request_lines_and_never_the_secret() {
+    let folder = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let server = Command::new(env!("CARGO_BIN_EXE_blobdrop"))
+        .env("BLOBDROP_DB", folder.path().join("blobdrop.db"))
+        .env("BLOBDROP_PORT", port.to_string())
+        .env("BLOBDROP_SHARED_SECRET", SECRET)
+        .env("BLOBDROP_LOG_FORMAT", "json")
+        .env("RUST_LOG", "info")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    wait_until_healthy(port).await;
+    let client = reqwest::Client::new();
+    let upload = client.put(format!("http://127.0.0.1:{port}/log.txt")).basic_auth("", Some(SECRET)).body("x");
+    assert_eq!(upload.send().await.unwrap().status(), reqwest::StatusCode::CREATED);
+    let refused = client.put(format!("http://127.0.0.1:{port}/log.txt")).bearer_auth("wrong-secret").body("x");
+    assert_eq!(refused.send().await.unwrap().status(), reqwest::StatusCode::UNAUTHORIZED);
+    let pid = server.id().unwrap().to_string();
+    assert!(Command::new("kill").args(["-TERM", &pid]).status().await.unwrap().success());
+    let output = tokio::time::timeout(Duration::from_secs(20), server.wait_with_output()).await.unwrap().unwrap();
+
+    let logs = String::from_utf8(output.stderr).unwrap();
+    assert!(!logs.contains(SECRET) && !logs.contains("wrong-secret"), "a secret reached the logs");
+    let lines: Vec<serde_json::Value> =
+        logs.lines().map(|line| serde_json::from_str(line).unwrap_or_else(|_| panic!("not JSON: {line}"))).collect();
+    let answered: Vec<&serde_json::Value> = lines.iter().filter(|line| line["message"] == "request answered").collect();
+    assert!(answered.len() >= 3, "{logs}"); // health checks, the upload and the refusal
+    for line in answered {
+        assert!(line["span"]["request_id"].as_str().is_some_and(|id| !id.is_empty()), "{line}");
+    }
+}

@@ -29,6 +29,7 @@ pub fn test_settings(folder: &std::path::Path) -> Settings {
         max_db_size: None,
         shared_secret: Some(SECRET.into()),
         idle_timeout_secs: 60,
+        wal_autocheckpoint: 1000,
         log_format: Default::default(),
         gc_interval_mins: 10,
     }

@@ -24,7 +24,7 @@ async fn a_restart_after_a_crash_purges_the_partial_upload() {
     let settings = test_settings(folder.path());
     {
         // A crash mid-upload leaves a row marked 'uploading' and some of its chunks.
-        let store = Store::open(&settings.db, None).await.unwrap();
+        let store = Store::open(&settings.db, Default::default()).await.unwrap();
         let (id, name) = (FileId::random(), FileName::parse("partial.bin").unwrap());
         let file = NewFile {
             id: &id,
