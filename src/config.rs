@@ -34,6 +34,8 @@ pub enum Command {
     Serve(Settings),
     /// Exit 0 if the server on this host answers its health check, 1 otherwise (for Docker).
     Healthcheck(crate::healthcheck::HealthcheckArgs),
+    /// Write a consistent copy of the database to a new file (safe while the server runs).
+    Backup(crate::backup::BackupArgs),
 }
 
 #[derive(Debug, Clone, Args)]

@@ -1,6 +1,7 @@
 //! blobdrop: a self-hosted file-sharing server that keeps every upload in SQLite as 32 KiB chunks.
 
 pub mod auth;
+pub mod backup;
 pub mod config;
 pub mod domain;
 pub mod downloads;

@@ -104,9 +104,15 @@ impl Store {
         sqlx::query_scalar::<_, i64>("SELECT 1").fetch_one(&self.reader).await.is_ok()
     }
 
-    /// Waits for running statements and closes every connection (the last one checkpoints the WAL).
+    /// Waits for running statements, moves everything from the WAL into the database file and
+    /// closes every connection, so the database file alone holds all data after a stop.
     pub async fn close(&self) {
         self.reader.close().await;
+        // A reader dropped while its runtime shut down may still be closing on its own thread, and
+        // then the writer is not the last connection, which alone would fold in and remove the WAL.
+        if let Err(error) = sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)").execute(&self.writer).await {
+            tracing::warn!(?error, "could not checkpoint the WAL at shutdown; the next start will");
+        }
         self.writer.close().await;
     }
 }
@@ -129,4 +135,15 @@ fn connect_options(path: &Path, store_options: StoreOptions) -> SqliteConnectOpt
         options = options.pragma("max_page_count", pages.to_string());
     }
     options
+}
+
+/// Copies the database at `db` to the new file `out` with `VACUUM INTO`, over a read-only
+/// connection of its own: one read transaction sees a consistent snapshot while a running server
+/// goes on writing (WAL mode), and the copy is compact, with no WAL beside it.
+pub async fn copy_database(db: &Path, out: &Path) -> Result<(), sqlx::Error> {
+    use sqlx::Connection;
+    let options = SqliteConnectOptions::new().filename(db).read_only(true).busy_timeout(BUSY_TIMEOUT);
+    let mut connection = sqlx::SqliteConnection::connect_with(&options).await?;
+    sqlx::query("VACUUM INTO ?").bind(out.display().to_string()).execute(&mut connection).await?;
+    connection.close().await
 }

@@ -219,3 +219,52 @@ async fn json_logs_carry_a_request_id_on_request_lines_and_never_the_secret() {
         assert!(line["span"]["request_id"].as_str().is_some_and(|id| !id.is_empty()), "{line}");
     }
 }
+
+#[tokio::test]
+async fn a_backup_taken_while_an_upload_runs_opens_cleanly_with_every_finished_file() {
+    let folder = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let mut server = start_binary(folder.path(), port);
+    wait_until_healthy(port).await;
+    let client = reqwest::Client::new();
+    let mut stored = Vec::new();
+    for size in [10, 100_000, 1_000_000] {
+        let bytes = test_bytes(size);
+        let put = client.put(format!("http://127.0.0.1:{port}/{size}.bin")).basic_auth("", Some(SECRET));
+        let url = put.body(bytes.clone()).send().await.unwrap().text().await.unwrap().trim_end().to_owned();
+        stored.push((url.split("/f/").nth(1).unwrap().to_owned(), sha256(&bytes)));
+    }
+    let mut running = start_streaming_upload(port, "running.bin");
+    let mut stdin = running.stdin.take().unwrap();
+    stdin.write_all(&test_bytes(2 * 1024 * 1024)).await.unwrap();
+    let db = folder.path().join("blobdrop.db");
+    wait_for(&db, "SELECT COUNT(*) FROM files WHERE state = 'uploading'").await;
+
+    let copy_folder = tempfile::tempdir().unwrap();
+    let copy = copy_folder.path().join("blobdrop.db");
+    let backup = Command::new(env!("CARGO_BIN_EXE_blobdrop")).args(["backup", "--db"]).arg(&db).arg(&copy).output();
+    let backup = backup.await.unwrap();
+    assert!(backup.status.success(), "{}", String::from_utf8_lossy(&backup.stderr));
+    drop(stdin);
+    let _ = running.wait().await;
+    server.start_kill().unwrap();
+
+    let check = Command::new("sqlite3").arg(&copy).arg("PRAGMA integrity_check").output().await.unwrap();
+    assert_eq!(String::from_utf8_lossy(&check.stdout).trim(), "ok");
+    assert_eq!(count(&copy, "SELECT COUNT(*) FROM files WHERE state = 'ready'").await, 3);
+
+    // The copy serves every file it holds, byte for byte; the upload that was running is purged.
+    let mut settings = crate::helpers::test_settings(copy_folder.path());
+    settings.db = copy.clone();
+    let app = crate::helpers::spawn_app_on(copy_folder, settings).await;
+    for (path, digest) in stored {
+        assert_eq!(sha256(&app.download(&app.url(&format!("/f/{path}"))).await), digest);
+    }
+    assert_eq!(app.file_rows().await, 3);
+
+    let again = Command::new(env!("CARGO_BIN_EXE_blobdrop")).args(["backup", "--db"]).arg(&db).arg(&copy).output();
+    let again = again.await.unwrap();
+    assert!(!again.status.success());
+    let message = String::from_utf8_lossy(&again.stderr);
+    assert!(message.contains("already exists") && message.lines().count() == 1, "{message}");
+}
