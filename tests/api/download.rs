@@ -160,16 +160,7 @@ async fn hostile_names_are_stored_cleaned_and_served_without_header_injection() 
         ("r%C3%A9sum%C3%A9%20%E6%97%A5%E6%9C%AC.txt", "résumé 日本.txt"),
     ];
     for (sent, stored) in cases {
-        let json: serde_json::Value = app
-            .owner(reqwest::Method::PUT, &format!("/{sent}"))
-            .header("Accept", "application/json")
-            .body("x")
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let json = app.put_json(sent, "x").await;
         assert_eq!(json["filename"], stored, "{sent}");
         let response = app.get(json["url"].as_str().unwrap()).await;
         assert_eq!(response.status(), StatusCode::OK, "{sent}");
@@ -178,16 +169,7 @@ async fn hostile_names_are_stored_cleaned_and_served_without_header_injection() 
         assert!(disposition.iter().all(|b| b.is_ascii_graphic() || *b == b' '), "{sent}: {disposition:?}");
     }
     let long = "x".repeat(300);
-    let json: serde_json::Value = app
-        .owner(reqwest::Method::PUT, &format!("/{long}.txt"))
-        .header("Accept", "application/json")
-        .body("x")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let json = app.put_json(&format!("{long}.txt"), "x").await;
     let name = json["filename"].as_str().unwrap();
     assert_eq!(name.len(), 255);
     assert!(name.ends_with(".txt"));
@@ -200,14 +182,7 @@ async fn a_multipart_file_name_with_a_path_is_cleaned() {
     let form = reqwest::multipart::Form::new()
         .part("f", reqwest::multipart::Part::text("x").file_name("../../etc/passwd"))
         .part("g", reqwest::multipart::Part::text("y").file_name("C:\\Users\\me\\report.pdf"));
-    let response = app
-        .owner(reqwest::Method::POST, "/")
-        .header("Accept", "application/json")
-        .multipart(form)
-        .send()
-        .await
-        .unwrap();
-    let json: Vec<serde_json::Value> = response.json().await.unwrap();
+    let json: Vec<serde_json::Value> = app.post_form(form).await.json().await.unwrap();
     assert_eq!(json[0]["filename"], "passwd");
     assert_eq!(json[1]["filename"], "report.pdf");
 }

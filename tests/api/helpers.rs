@@ -73,6 +73,20 @@ impl TestApp {
         self.owner(reqwest::Method::PUT, &format!("/{name}")).body(bytes).send().await.unwrap()
     }
 
+    /// Uploads to `/{name}` asking for the JSON answer, and returns it.
+    pub async fn put_json(&self, name: &str, bytes: impl Into<reqwest::Body>) -> serde_json::Value {
+        let request = self.owner(reqwest::Method::PUT, &format!("/{name}")).header("Accept", "application/json");
+        let response = request.body(bytes).send().await.unwrap();
+        assert_eq!(response.status(), StatusCode::CREATED);
+        response.json().await.unwrap()
+    }
+
+    /// Posts a multipart form asking for the JSON answer.
+    pub async fn post_form(&self, form: reqwest::multipart::Form) -> Response {
+        let request = self.owner(reqwest::Method::POST, "/").header("Accept", "application/json");
+        request.multipart(form).send().await.unwrap()
+    }
+
     /// Uploads and returns the download link the server answered with.
     pub async fn upload(&self, name: &str, bytes: Vec<u8>) -> String {
         let response = self.put(name, bytes).await;

@@ -76,13 +76,7 @@ async fn every_file_part_of_a_form_becomes_a_file() {
 async fn a_form_answers_a_json_array_when_asked() {
     let app = spawn_app().await;
     let form = reqwest::multipart::Form::new().part("upload", reqwest::multipart::Part::text("hi").file_name("hi.txt"));
-    let response = app
-        .owner(reqwest::Method::POST, "/")
-        .header("Accept", "application/json")
-        .multipart(form)
-        .send()
-        .await
-        .unwrap();
+    let response = app.post_form(form).await;
     assert_eq!(response.status(), StatusCode::CREATED);
     let json: Vec<serde_json::Value> = response.json().await.unwrap();
     assert_eq!(json.len(), 1);
