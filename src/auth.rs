@@ -55,14 +55,25 @@ impl OwnerSecret {
     }
 }
 
-/// 32 random bytes as 43 URL-safe characters: easy to paste into `curl -u :SECRET`.
-fn generate_secret() -> String {
+/// 32 random bytes as 43 URL-safe characters: easy to paste into `curl -u :SECRET`, and used for
+/// session and CSRF tokens too.
+pub fn generate_secret() -> String {
     use base64::Engine;
     let mut bytes = [0u8; 32];
     // The OS random source failing is unrecoverable and happens before any request is served.
     #[allow(clippy::expect_used)]
     getrandom::fill(&mut bytes).expect("the operating system's random source failed");
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+}
+
+/// Hex SHA-256 of a token, the form in which tokens are stored.
+pub fn token_hash(token: &str) -> String {
+    hex::encode(Sha256::digest(token.as_bytes()))
+}
+
+/// Compares two tokens in constant time (for CSRF tokens, which are stored as they are).
+pub fn tokens_match(a: &str, b: &str) -> bool {
+    a.len() == b.len() && bool::from(a.as_bytes().ct_eq(b.as_bytes()))
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ pub mod gc;
 pub mod healthcheck;
 pub mod metrics;
 pub mod routes;
+pub mod sessions;
 pub mod startup;
 pub mod store;
 pub mod telemetry;

@@ -3,7 +3,7 @@
 use std::net::TcpListener;
 
 use actix_web::dev::Server;
-use actix_web::middleware::from_fn;
+use actix_web::middleware::{DefaultHeaders, ErrorHandlers, from_fn};
 use actix_web::{App, HttpServer, web};
 use tracing_actix_web::TracingLogger;
 
@@ -27,6 +27,21 @@ pub enum StartupError {
     Bind { address: String, source: std::io::Error },
     #[error("the server stopped with an error")]
     Serve(#[source] std::io::Error),
+}
+
+/// Headers every response gets unless its handler set its own (downloads set `sandbox`).
+/// Pages may load scripts, styles and images from blobdrop only, and never be framed elsewhere.
+fn security_headers() -> DefaultHeaders {
+    DefaultHeaders::new()
+        .add((
+            "Content-Security-Policy",
+            "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; \
+             media-src 'self'; frame-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; \
+             frame-ancestors 'none'",
+        ))
+        .add(("X-Content-Type-Options", "nosniff"))
+        // Download links are capabilities: never leak them to other sites through Referer.
+        .add(("Referrer-Policy", "no-referrer"))
 }
 
 pub struct Application {
@@ -73,9 +88,12 @@ impl Application {
             public_url: settings.public_url.clone(),
             max_upload: settings.max_upload,
             idle_timeout: settings.idle_timeout(),
+            db_folder: settings.db.parent().map(std::path::Path::to_path_buf).unwrap_or_default(),
         });
         let server = HttpServer::new(move || {
             App::new()
+                .wrap(ErrorHandlers::new().default_handler(routes::html_errors))
+                .wrap(security_headers())
                 .wrap(from_fn(metrics::observe_request))
                 .wrap(TracingLogger::default())
                 .app_data(state.clone())

@@ -1,10 +1,208 @@
-//! Askama page structs: one per template in `templates/`.
+//! Askama page structs, one per template in `templates/`, and the small formatting helpers they use.
 
 use askama::Template;
+use time::OffsetDateTime;
+
+/// What the base layout needs on every page.
+pub struct Layout {
+    pub title: String,
+    /// Empty when nobody is signed in; then the navigation is not shown.
+    pub csrf_token: String,
+}
+
+impl Layout {
+    pub fn signed_in(&self) -> bool {
+        !self.csrf_token.is_empty()
+    }
+}
 
 #[derive(Template)]
 #[template(path = "home.html")]
 pub struct HomePage<'a> {
+    pub layout: Layout,
     pub base_url: &'a str,
     pub version: &'a str,
+}
+
+#[derive(Template)]
+#[template(path = "login.html")]
+pub struct LoginPage {
+    pub layout: Layout,
+    pub wrong_secret: bool,
+    pub signed_out: bool,
+}
+
+/// One option of an expiry menu.
+pub struct ExpiryChoice {
+    pub value: &'static str,
+    pub label: &'static str,
+    pub selected: bool,
+}
+
+/// The expiry menu with `default` preselected ("1", "7", "30", "365" or "never").
+pub fn expiry_choices(default: &str) -> Vec<ExpiryChoice> {
+    [("1", "1 day"), ("7", "7 days"), ("30", "30 days"), ("365", "1 year"), ("never", "Never")]
+        .into_iter()
+        .map(|(value, label)| ExpiryChoice { value, label, selected: value == default })
+        .collect()
+}
+
+#[derive(Template)]
+#[template(path = "upload.html")]
+pub struct UploadPage {
+    pub layout: Layout,
+    pub expiry_choices: Vec<ExpiryChoice>,
+    pub max_upload: String,
+}
+
+/// A file as the pages show it.
+pub struct FileRow {
+    pub id: String,
+    pub name: String,
+    pub url: String,
+    pub size: String,
+    pub size_bytes: i64,
+    pub content_type: String,
+    pub sha256: String,
+    pub note: String,
+    pub created: String,
+    pub expires: String,
+    /// `YYYY-MM-DD` for a date input; empty when the file never expires.
+    pub expires_date: String,
+    pub downloads: i64,
+    pub max_downloads: String,
+}
+
+/// A sortable column header of the files page.
+pub struct SortHeader {
+    pub label: &'static str,
+    pub href: String,
+    /// `ascending`, `descending` or `none`, for `aria-sort`.
+    pub aria_sort: &'static str,
+}
+
+#[derive(Template)]
+#[template(path = "files.html")]
+pub struct FilesPage {
+    pub layout: Layout,
+    pub rows: Vec<FileRow>,
+    pub headers: Vec<SortHeader>,
+    pub filter: String,
+    pub total: i64,
+    pub page: i64,
+    pub pages: i64,
+    pub prev_href: Option<String>,
+    pub next_href: Option<String>,
+}
+
+/// How the file page previews a file.
+pub enum Preview {
+    Image,
+    Audio,
+    Video,
+    Pdf,
+    /// The first 64 KiB, decoded lossily; askama escapes it.
+    Text {
+        text: String,
+        truncated: bool,
+    },
+    None,
+}
+
+pub struct HistoryRow {
+    pub at: String,
+    pub client_ip: String,
+    pub user_agent: String,
+}
+
+#[derive(Template)]
+#[template(path = "file.html")]
+pub struct FilePage {
+    pub layout: Layout,
+    pub file: FileRow,
+    pub preview: Preview,
+    pub history: Vec<HistoryRow>,
+}
+
+#[derive(Template)]
+#[template(path = "settings.html")]
+pub struct SettingsPage {
+    pub layout: Layout,
+    pub expiry_choices: Vec<ExpiryChoice>,
+    pub saved: bool,
+}
+
+#[derive(Template)]
+#[template(path = "system.html")]
+pub struct SystemPage {
+    pub layout: Layout,
+    pub database_size: String,
+    pub reclaimable: String,
+    pub free_disk: String,
+    pub files: i64,
+    pub stored: String,
+    pub version: &'static str,
+}
+
+#[derive(Template)]
+#[template(path = "error.html")]
+pub struct ErrorPage {
+    pub layout: Layout,
+    pub status: u16,
+    pub reason: String,
+    pub message: String,
+}
+
+/// `1.5 MiB`, `12 B`.
+pub fn human_size(bytes: i64) -> String {
+    bytesize::ByteSize(bytes.max(0) as u64).display().iec().to_string()
+}
+
+/// `2026-11-30 14:05 UTC`.
+pub fn date_time(unix: i64) -> String {
+    let at = OffsetDateTime::from_unix_timestamp(unix).unwrap_or(OffsetDateTime::UNIX_EPOCH);
+    let format = time::macros::format_description!("[year]-[month]-[day] [hour]:[minute] UTC");
+    at.format(&format).unwrap_or_default()
+}
+
+/// `in 3 days`, `5 minutes ago`, `now`: the largest whole unit, as people say it.
+pub fn relative_time(now: i64, at: i64) -> String {
+    let seconds = at - now;
+    let magnitude = seconds.unsigned_abs();
+    let (count, unit) =
+        [(86_400 * 365, "year"), (86_400 * 30, "month"), (86_400, "day"), (3600, "hour"), (60, "minute")]
+            .into_iter()
+            .find(|(size, _)| magnitude >= *size)
+            .map(|(size, unit)| (magnitude / size, unit))
+            .unwrap_or((0, "now"));
+    if count == 0 {
+        return "now".to_owned();
+    }
+    let plural = if count == 1 { "" } else { "s" };
+    if seconds > 0 { format!("in {count} {unit}{plural}") } else { format!("{count} {unit}{plural} ago") }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_times_read_naturally() {
+        assert_eq!(relative_time(0, 3 * 86_400 + 5), "in 3 days");
+        assert_eq!(relative_time(0, 3600), "in 1 hour");
+        assert_eq!(relative_time(600, 0), "10 minutes ago");
+        assert_eq!(relative_time(0, 30), "now");
+    }
+
+    #[test]
+    fn sizes_are_human() {
+        assert_eq!(human_size(1536 * 1024), "1.5 MiB");
+        assert_eq!(human_size(12), "12 B");
+    }
+
+    #[test]
+    fn the_default_expiry_is_preselected() {
+        let choices = expiry_choices("30");
+        assert_eq!(choices.iter().filter(|c| c.selected).map(|c| c.value).collect::<Vec<_>>(), ["30"]);
+    }
 }

@@ -28,21 +28,32 @@ pub enum UploadOptionsError {
     MaxDays,
     #[error("Max-Downloads must be a whole number from 1 to {}", u32::MAX)]
     MaxDownloads,
+    #[error("Expires-At must be a future RFC 3339 time such as 2030-01-31T23:59:59Z")]
+    ExpiresAt,
 }
 
 impl UploadOptions {
     /// Reads the header values (already taken from the request); absent headers mean no limit.
+    /// `Expires-At` (an exact time, as the upload page sends for a chosen date) wins over `Max-Days`.
     pub fn from_headers(
         max_days: Option<&str>,
         max_downloads: Option<&str>,
+        expires_at: Option<&str>,
         now: OffsetDateTime,
     ) -> Result<Self, UploadOptionsError> {
-        let expires_at = max_days
+        let after_days = max_days
             .map(|raw| match raw.trim().parse::<u32>() {
                 Ok(days @ 1..=MAX_DAYS) => Ok(now + Duration::days(days.into())),
                 _ => Err(UploadOptionsError::MaxDays),
             })
             .transpose()?;
+        let at = expires_at
+            .map(|raw| match OffsetDateTime::parse(raw.trim(), &time::format_description::well_known::Rfc3339) {
+                Ok(at) if at > now => Ok(at),
+                _ => Err(UploadOptionsError::ExpiresAt),
+            })
+            .transpose()?;
+        let expires_at = at.or(after_days);
         let max_downloads = max_downloads
             .map(|raw| match raw.trim().parse::<u32>() {
                 Ok(n @ 1..) => Ok(MaxDownloads(n)),
@@ -62,23 +73,39 @@ mod tests {
 
     #[test]
     fn no_headers_means_no_limits() {
-        assert_eq!(UploadOptions::from_headers(None, None, NOW), Ok(UploadOptions::default()));
+        assert_eq!(UploadOptions::from_headers(None, None, None, NOW), Ok(UploadOptions::default()));
     }
 
     #[test]
     fn max_days_sets_the_expiry() {
-        let options = UploadOptions::from_headers(Some(" 3 "), Some("1"), NOW).unwrap();
+        let options = UploadOptions::from_headers(Some(" 3 "), Some("1"), None, NOW).unwrap();
         assert_eq!(options.expires_at, Some(datetime!(2026-12-03 12:00 UTC)));
         assert_eq!(options.max_downloads.map(MaxDownloads::get), Some(1));
     }
 
     #[test]
+    fn expires_at_sets_an_exact_future_time() {
+        let options = UploadOptions::from_headers(Some("3"), None, Some("2027-01-31T23:59:59Z"), NOW).unwrap();
+        assert_eq!(options.expires_at, Some(datetime!(2027-01-31 23:59:59 UTC)));
+        let past = UploadOptions::from_headers(None, None, Some("2020-01-01T00:00:00Z"), NOW);
+        assert_eq!(past, Err(UploadOptionsError::ExpiresAt));
+    }
+
+    #[test]
     fn nonsense_values_are_refused() {
         for days in ["0", "-1", "1.5", "soon", "99999999999"] {
-            assert_eq!(UploadOptions::from_headers(Some(days), None, NOW), Err(UploadOptionsError::MaxDays), "{days}");
+            assert_eq!(
+                UploadOptions::from_headers(Some(days), None, None, NOW),
+                Err(UploadOptionsError::MaxDays),
+                "{days}"
+            );
         }
         for n in ["0", "-3", "many"] {
-            assert_eq!(UploadOptions::from_headers(None, Some(n), NOW), Err(UploadOptionsError::MaxDownloads), "{n}");
+            assert_eq!(
+                UploadOptions::from_headers(None, Some(n), None, NOW),
+                Err(UploadOptionsError::MaxDownloads),
+                "{n}"
+            );
         }
     }
 }

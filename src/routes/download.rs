@@ -87,6 +87,7 @@ pub async fn download(
         // Counting also re-checks the limit atomically: the loser of a race for the last download gets 404.
         file = state.store.count_download(&id, now).await?.ok_or(AppError::NotFound)?;
         state.metrics.downloads.inc();
+        record_history(&req, &state, &file, now).await;
     }
 
     let mut response = HttpResponse::build(status);
@@ -118,6 +119,16 @@ pub async fn download(
         _ => futures_util::stream::empty().boxed_local(),
     };
     Ok(response.body(SizedStream::new(length, body)))
+}
+
+/// Notes who downloaded, for the file page. The TCP peer, not X-Forwarded-For, which any client
+/// can write. A failure here must not fail the download.
+async fn record_history(req: &HttpRequest, state: &AppState, file: &FileRecord, now: i64) {
+    let client_ip = req.peer_addr().map(|addr| addr.ip().to_string()).unwrap_or_default();
+    let user_agent = req.headers().get(header::USER_AGENT).and_then(|v| v.to_str().ok()).unwrap_or_default();
+    if let Err(error) = state.store.record_download(&file.id, now, &client_ip, user_agent).await {
+        tracing::warn!(?error, "could not record a download in the history");
+    }
 }
 
 fn modified_time(file: &FileRecord) -> SystemTime {

@@ -16,6 +16,8 @@ pub enum AppError {
     BadRequest(String),
     #[error("missing or wrong credentials: use curl -u :SECRET or Authorization: Bearer SECRET")]
     Unauthorized,
+    #[error("{0}")]
+    Forbidden(&'static str),
     #[error("file not found")]
     NotFound,
     #[error("the upload stalled for longer than the idle timeout")]
@@ -73,6 +75,7 @@ impl ResponseError for AppError {
         match self {
             AppError::BadRequest(_) => StatusCode::BAD_REQUEST,
             AppError::Unauthorized => StatusCode::UNAUTHORIZED,
+            AppError::Forbidden(_) => StatusCode::FORBIDDEN,
             AppError::NotFound => StatusCode::NOT_FOUND,
             AppError::Timeout => StatusCode::REQUEST_TIMEOUT,
             AppError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,

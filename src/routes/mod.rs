@@ -1,6 +1,7 @@
 //! HTTP adapters: each handler turns a request into store and upload calls and back. No SQL here.
 
 mod body;
+mod browser;
 mod download;
 mod error;
 mod files_api;
@@ -13,6 +14,7 @@ use std::time::Duration;
 use actix_web::{HttpRequest, web};
 
 pub use body::remember_peer_socket;
+pub use browser::html_errors;
 pub use error::AppError;
 
 use crate::auth::OwnerSecret;
@@ -36,6 +38,8 @@ pub struct AppState {
     pub public_url: Option<PublicUrl>,
     pub max_upload: Option<ByteSize>,
     pub idle_timeout: Duration,
+    /// Folder of the database file, for the free disk space on the system page.
+    pub db_folder: std::path::PathBuf,
 }
 
 impl AppState {
@@ -63,7 +67,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.app_data(web::JsonConfig::default().error_handler(|error, _| AppError::BadRequest(error.to_string()).into()))
         .app_data(web::QueryConfig::default().error_handler(|error, _| AppError::BadRequest(error.to_string()).into()))
         .app_data(web::PathConfig::default().error_handler(|_, _| AppError::NotFound.into()))
-        .route("/", web::get().to(pages::home))
+        .configure(browser::configure)
         .route("/", web::post().to(upload::post_files))
         .route("/", web::put().to(upload::put_without_name))
         .route("/healthz", web::get().to(pages::health))

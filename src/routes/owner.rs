@@ -1,41 +1,131 @@
-//! Who is the owner: a request carrying the shared secret as Basic (any user) or Bearer.
+//! Who is the owner: a request carrying the shared secret (Basic with any user, or Bearer), or a
+//! browser with a session cookie. Changes made through a session must also prove they come from
+//! blobdrop's own pages: same Origin, and the session's CSRF token.
 
-use std::future::{Ready, ready};
+use std::future::Future;
+use std::pin::Pin;
 
-use actix_web::http::header;
+use actix_web::http::{Method, header};
 use actix_web::{FromRequest, HttpRequest, dev::Payload, web};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
+use serde::de::DeserializeOwned;
 
 use super::{AppError, AppState};
+use crate::auth::tokens_match;
+use crate::sessions::{self, Session};
 
-/// Succeeds when the request carries the owner's secret; 401 otherwise.
-pub fn require_owner(req: &HttpRequest, state: &AppState) -> Result<(), AppError> {
-    let candidate = req
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|value| value.to_str().ok())
-        .and_then(secret_from_authorization);
-    match candidate {
-        Some(secret) if state.secret.verify(&secret) => Ok(()),
-        _ => Err(AppError::Unauthorized),
+/// Header that scripts of blobdrop's pages send the CSRF token in.
+pub const CSRF_HEADER: &str = "x-csrf-token";
+
+/// Proof that the request came from the owner.
+#[derive(Debug, Clone)]
+pub enum Owner {
+    /// The shared secret was in the Authorization header (scripts, curl).
+    Secret,
+    /// A browser session; `session.csrf_token` is what its pages must send back.
+    Browser(Session),
+}
+
+impl Owner {
+    /// The CSRF token to embed in pages; empty for secret-authenticated requests.
+    pub fn csrf_token(&self) -> &str {
+        match self {
+            Owner::Secret => "",
+            Owner::Browser(session) => &session.csrf_token,
+        }
     }
 }
 
-/// Proof that the request came from the owner. As an extractor it runs before the body is read,
-/// so a stranger gets 401 before a malformed body could earn a 400.
-#[derive(Debug, Clone, Copy)]
-pub struct Owner;
+/// Identifies the owner. For a browser session changing anything, also checks the Origin and
+/// (unless `form_token` will be checked by the caller) the `X-CSRF-Token` header.
+pub async fn authenticate(req: &HttpRequest, state: &AppState) -> Result<Owner, AppError> {
+    let owner = identify(req, state).await?;
+    if let Owner::Browser(session) = &owner {
+        if is_change(req.method()) {
+            check_origin(req, state)?;
+            let sent = req.headers().get(CSRF_HEADER).and_then(|v| v.to_str().ok()).unwrap_or_default();
+            if !tokens_match(sent, &session.csrf_token) {
+                return Err(AppError::Forbidden("the request lacks this page's CSRF token; reload the page"));
+            }
+        }
+    }
+    Ok(owner)
+}
+
+/// Identifies the owner without any CSRF check (safe methods, and forms that carry the token).
+async fn identify(req: &HttpRequest, state: &AppState) -> Result<Owner, AppError> {
+    if let Some(value) = req.headers().get(header::AUTHORIZATION) {
+        let secret = value.to_str().ok().and_then(secret_from_authorization);
+        return match secret {
+            Some(secret) if state.secret.verify(&secret) => Ok(Owner::Secret),
+            _ => Err(AppError::Unauthorized),
+        };
+    }
+    let Some(cookie) = req.cookie(sessions::COOKIE_NAME) else {
+        return Err(AppError::Unauthorized);
+    };
+    match sessions::find(&state.store, cookie.value()).await? {
+        Some(session) => Ok(Owner::Browser(session)),
+        None => Err(AppError::Unauthorized),
+    }
+}
+
+fn is_change(method: &Method) -> bool {
+    !matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS)
+}
+
+/// A browser always sends Origin on cross-site POSTs; when present it must be blobdrop's own.
+pub fn check_origin(req: &HttpRequest, state: &AppState) -> Result<(), AppError> {
+    match req.headers().get(header::ORIGIN).and_then(|v| v.to_str().ok()) {
+        None => Ok(()),
+        Some(origin) if origin == state.base_url(req) => Ok(()),
+        Some(_) => Err(AppError::Forbidden("cross-site request refused")),
+    }
+}
 
 impl FromRequest for Owner {
     type Error = AppError;
-    type Future = Ready<Result<Self, AppError>>;
+    type Future = Pin<Box<dyn Future<Output = Result<Self, AppError>>>>;
 
+    /// Runs before the body is read, so a stranger gets 401 before a malformed body could earn a 400.
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
-        let state = req.app_data::<web::Data<AppState>>();
-        ready(match state {
-            Some(state) => require_owner(req, state).map(|()| Owner),
-            None => Err(AppError::Unauthorized),
+        let req = req.clone();
+        Box::pin(async move {
+            let state = req.app_data::<web::Data<AppState>>().ok_or(AppError::Unauthorized)?.clone();
+            authenticate(&req, &state).await
+        })
+    }
+}
+
+/// A form the owner posted, its CSRF token verified when it came through a browser session.
+pub struct OwnerForm<T> {
+    pub fields: T,
+}
+
+/// Forms posted by blobdrop's pages carry the session's CSRF token in a `csrf_token` field.
+pub trait CarriesCsrfToken {
+    fn csrf_token(&self) -> &str;
+}
+
+impl<T: DeserializeOwned + CarriesCsrfToken + 'static> FromRequest for OwnerForm<T> {
+    type Error = AppError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self, AppError>>>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let req = req.clone();
+        let form = web::Form::<T>::from_request(&req, payload);
+        Box::pin(async move {
+            let state = req.app_data::<web::Data<AppState>>().ok_or(AppError::Unauthorized)?.clone();
+            let owner = identify(&req, &state).await?;
+            check_origin(&req, &state)?;
+            let fields = form.await.map_err(|error| AppError::BadRequest(error.to_string()))?.into_inner();
+            if let Owner::Browser(session) = &owner {
+                if !tokens_match(fields.csrf_token(), &session.csrf_token) {
+                    return Err(AppError::Forbidden("the form lacks this page's CSRF token; reload the page"));
+                }
+            }
+            Ok(OwnerForm { fields })
         })
     }
 }

@@ -1,18 +1,10 @@
-//! The landing page, the health check, embedded static files and the fallback 404.
+//! The health check, metrics, embedded static files and the fallback 404.
 
 use actix_web::http::header;
-use actix_web::{HttpRequest, HttpResponse, web};
-use askama::Template;
+use actix_web::{HttpResponse, web};
 
 use super::owner::Owner;
 use super::{AppError, AppState};
-use crate::views::HomePage;
-
-pub async fn home(req: HttpRequest, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
-    let page = HomePage { base_url: &state.base_url(&req), version: env!("CARGO_PKG_VERSION") };
-    let html = page.render().map_err(AppError::internal)?;
-    Ok(HttpResponse::Ok().content_type("text/html; charset=utf-8").body(html))
-}
 
 /// 200 when the database answers a query, 503 otherwise.
 pub async fn health(state: web::Data<AppState>) -> HttpResponse {

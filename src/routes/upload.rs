@@ -9,7 +9,7 @@ use time::OffsetDateTime;
 
 use super::body::{DRAIN_LIMIT, DRAIN_TIME, client_hung_up, close_unless, payload_error, refuse, with_idle_timeout};
 use super::files_api::FileJson;
-use super::owner::require_owner;
+use super::owner::authenticate;
 use super::{AppError, AppState};
 use crate::domain::{FileName, UploadOptions};
 use crate::store::{FileRecord, Store};
@@ -26,7 +26,7 @@ pub async fn put_file(
 ) -> HttpResponse {
     let mut body = with_idle_timeout(payload, state.idle_timeout);
     let stored = async {
-        require_owner(&req, &state)?;
+        authenticate(&req, &state).await?;
         let expected = content_length(req.headers());
         if let (Some(limit), Some(length)) = (state.max_upload, expected) {
             if length > limit.as_u64() {
@@ -61,7 +61,8 @@ pub async fn put_without_name(payload: web::Payload, state: web::Data<AppState>)
 
 pub async fn post_files(req: HttpRequest, payload: web::Payload, state: web::Data<AppState>) -> HttpResponse {
     let mut body = with_idle_timeout(payload, state.idle_timeout);
-    if let Err(error) = require_owner(&req, &state).and_then(|()| require_form(req.headers())) {
+    let allowed = async { authenticate(&req, &state).await.and_then(|_| require_form(req.headers())) };
+    if let Err(error) = allowed.await {
         return refuse(error, &mut body).await;
     }
     let mut form = Multipart::new(req.headers(), body);
@@ -241,8 +242,13 @@ fn interrupted() -> AppError {
 
 fn upload_meta(req: &HttpRequest, filename: FileName, declared_type: Option<&str>) -> Result<UploadMeta, AppError> {
     let header = |name: &str| req.headers().get(name).and_then(|v| v.to_str().ok());
-    let options = UploadOptions::from_headers(header("max-days"), header("max-downloads"), OffsetDateTime::now_utc())
-        .map_err(|error| AppError::BadRequest(error.to_string()))?;
+    let options = UploadOptions::from_headers(
+        header("max-days"),
+        header("max-downloads"),
+        header("expires-at"),
+        OffsetDateTime::now_utc(),
+    )
+    .map_err(|error| AppError::BadRequest(error.to_string()))?;
     let content_type = guess_content_type(&filename, declared_type);
     Ok(UploadMeta { filename, content_type, options })
 }

@@ -45,6 +45,52 @@ pub struct NewFile<'a> {
     pub max_downloads: Option<i64>,
 }
 
+/// Columns the files page sorts by. Each maps to a fixed SQL expression, never to user text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FileSort {
+    Name,
+    Size,
+    #[default]
+    Created,
+    Expires,
+    Downloads,
+}
+
+impl FileSort {
+    /// The name used in URLs (`?sort=size`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FileSort::Name => "name",
+            FileSort::Size => "size",
+            FileSort::Created => "created",
+            FileSort::Expires => "expires",
+            FileSort::Downloads => "downloads",
+        }
+    }
+
+    fn column(self) -> &'static str {
+        match self {
+            FileSort::Name => "filename COLLATE NOCASE",
+            FileSort::Size => "file_size",
+            FileSort::Created => "created_at",
+            // Files that never expire sort after every dated one.
+            FileSort::Expires => "COALESCE(expires_at, 9223372036854775807)",
+            FileSort::Downloads => "download_count",
+        }
+    }
+}
+
+/// Which page of the files page to read.
+#[derive(Debug, Clone)]
+pub struct FileListing {
+    pub filter: String,
+    pub sort: FileSort,
+    pub descending: bool,
+    pub limit: i64,
+    pub offset: i64,
+}
+
 /// An owner's edit; `None` leaves a field as it is, `Some(None)` clears an optional one.
 #[derive(Debug, Clone, Default)]
 pub struct FileChanges {
@@ -96,6 +142,32 @@ impl Store {
     #[tracing::instrument(skip(self))]
     pub async fn list_files(&self, now: i64, limit: i64, offset: i64) -> Result<Vec<FileRecord>, StoreError> {
         Ok(sqlx::query_as(&list_sql()).bind(now).bind(limit).bind(offset).fetch_all(&self.reader).await?)
+    }
+
+    /// One page of visible files for the files page: filtered by a name fragment, sorted by a
+    /// column, with the total count for pagination. Metadata only, like `list_files`.
+    #[tracing::instrument(skip(self))]
+    pub async fn browse_files(&self, now: i64, listing: &FileListing) -> Result<(Vec<FileRecord>, i64), StoreError> {
+        let pattern = format!("%{}%", listing.filter.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_"));
+        let matching = format!("{VISIBLE} AND filename LIKE ?2 ESCAPE '\\'");
+        let direction = if listing.descending { "DESC" } else { "ASC" };
+        let order = listing.sort.column();
+        let sql = format!(
+            "SELECT {COLUMNS} FROM files WHERE {matching} ORDER BY {order} {direction}, id {direction} LIMIT ?3 OFFSET ?4"
+        );
+        let files = sqlx::query_as(&sql)
+            .bind(now)
+            .bind(&pattern)
+            .bind(listing.limit)
+            .bind(listing.offset)
+            .fetch_all(&self.reader)
+            .await?;
+        let total = sqlx::query_scalar(&format!("SELECT COUNT(*) FROM files WHERE {matching}"))
+            .bind(now)
+            .bind(&pattern)
+            .fetch_one(&self.reader)
+            .await?;
+        Ok((files, total))
     }
 
     /// Counts one download and returns the file, atomically: when two clients race for the last

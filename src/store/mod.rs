@@ -4,7 +4,9 @@
 //! Every statement is its own short transaction, so no transaction ever spans a network wait.
 
 mod chunks;
+mod downloads;
 mod files;
+mod sessions;
 mod settings;
 mod space;
 
@@ -14,7 +16,9 @@ use std::time::Duration;
 use sqlx::SqlitePool;
 use sqlx::sqlite::{SqliteAutoVacuum, SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 
-pub use files::{FileChanges, FileRecord, NewFile};
+pub use downloads::DownloadRecord;
+pub use files::{FileChanges, FileListing, FileRecord, FileSort, NewFile};
+pub use sessions::SessionRecord;
 pub use space::Usage;
 
 /// 16 KiB pages store 32 KiB chunks fast with little waste (`scripts/page-size.py`: 325 MiB/s against

@@ -35,6 +35,8 @@ pub struct Usage {
     pub files: i64,
     pub stored_bytes: i64,
     pub reclaimable_bytes: i64,
+    /// Size of the database file itself (pages times page size).
+    pub database_bytes: i64,
 }
 
 impl Store {
@@ -44,7 +46,9 @@ impl Store {
             sqlx::query_as("SELECT COUNT(*), COALESCE(SUM(file_size), 0) FROM files WHERE state = 'ready'")
                 .fetch_one(&self.reader)
                 .await?;
-        let reclaimable_bytes = self.free_pages().await? * i64::from(super::PAGE_SIZE);
-        Ok(Usage { files, stored_bytes, reclaimable_bytes })
+        let page_size = i64::from(super::PAGE_SIZE);
+        let reclaimable_bytes = self.free_pages().await? * page_size;
+        let pages: i64 = sqlx::query_scalar("PRAGMA page_count").fetch_one(&self.reader).await?;
+        Ok(Usage { files, stored_bytes, reclaimable_bytes, database_bytes: pages * page_size })
     }
 }

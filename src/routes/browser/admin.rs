@@ -1,0 +1,78 @@
+//! The settings page and the system page.
+
+use actix_web::{HttpResponse, web};
+use serde::Deserialize;
+
+use super::{DEFAULT_EXPIRY, DEFAULT_EXPIRY_KEY, layout, page, see_other, signed_in};
+use crate::routes::owner::{CarriesCsrfToken, Owner, OwnerForm};
+use crate::routes::{AppError, AppState};
+use crate::views::{SettingsPage, SystemPage, expiry_choices, human_size};
+
+#[derive(Deserialize)]
+pub struct SavedQuery {
+    saved: Option<String>,
+}
+
+pub async fn settings(
+    owner: Option<Owner>,
+    query: web::Query<SavedQuery>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let owner = match signed_in(owner) {
+        Ok(owner) => owner,
+        Err(redirect) => return Ok(redirect),
+    };
+    let default = state.store.setting(DEFAULT_EXPIRY_KEY).await?.unwrap_or_else(|| DEFAULT_EXPIRY.to_owned());
+    page(&SettingsPage {
+        layout: layout("Settings", &owner),
+        expiry_choices: expiry_choices(&default),
+        saved: query.saved.is_some(),
+    })
+}
+
+#[derive(Deserialize)]
+pub struct SettingsForm {
+    csrf_token: String,
+    default_expiry: String,
+}
+
+impl CarriesCsrfToken for SettingsForm {
+    fn csrf_token(&self) -> &str {
+        &self.csrf_token
+    }
+}
+
+pub async fn save_settings(
+    form: OwnerForm<SettingsForm>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let choice = form.fields.default_expiry;
+    if !expiry_choices("").iter().any(|known| known.value == choice) {
+        return Err(AppError::BadRequest("unknown expiry choice".into()));
+    }
+    state.store.set_setting(DEFAULT_EXPIRY_KEY, &choice).await?;
+    Ok(see_other("/settings?saved=1"))
+}
+
+pub async fn system(owner: Option<Owner>, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
+    let owner = match signed_in(owner) {
+        Ok(owner) => owner,
+        Err(redirect) => return Ok(redirect),
+    };
+    let usage = state.store.usage().await?;
+    page(&SystemPage {
+        layout: layout("System", &owner),
+        database_size: human_size(usage.database_bytes),
+        reclaimable: human_size(usage.reclaimable_bytes),
+        free_disk: free_disk(&state.db_folder).map_or_else(|| "unknown".to_owned(), |bytes| human_size(bytes as i64)),
+        files: usage.files,
+        stored: human_size(usage.stored_bytes),
+        version: env!("CARGO_PKG_VERSION"),
+    })
+}
+
+/// Bytes an unprivileged process may still write in the database's folder.
+fn free_disk(folder: &std::path::Path) -> Option<u64> {
+    let stats = rustix::fs::statvfs(folder).ok()?;
+    Some(stats.f_bavail.saturating_mul(stats.f_frsize))
+}

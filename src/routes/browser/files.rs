@@ -1,0 +1,277 @@
+//! The files page, one file's page, and the edits and deletes they post.
+
+use actix_web::{HttpRequest, HttpResponse, web};
+use serde::Deserialize;
+use time::OffsetDateTime;
+
+use super::{layout, page, see_other, signed_in};
+use crate::domain::{CHUNK_SIZE, FileName};
+use crate::routes::owner::{CarriesCsrfToken, Owner, OwnerForm};
+use crate::routes::{AppError, AppState, parse_id};
+use crate::store::{FileChanges, FileListing, FileRecord, FileSort};
+use crate::uploads::guess_content_type;
+use crate::views::{
+    FilePage, FileRow, FilesPage, HistoryRow, Preview, SortHeader, date_time, human_size, relative_time,
+};
+
+const PAGE_SIZE: i64 = 50;
+const HISTORY_ROWS: i64 = 100;
+/// Bytes of a text file shown in its preview.
+const TEXT_PREVIEW: usize = 64 * 1024;
+
+#[derive(Debug, Deserialize)]
+pub struct ListQuery {
+    #[serde(default)]
+    sort: FileSort,
+    dir: Option<String>,
+    #[serde(default)]
+    q: String,
+    page: Option<i64>,
+}
+
+impl ListQuery {
+    /// Newest first by default; names read best A to Z.
+    fn descending(&self) -> bool {
+        match self.dir.as_deref() {
+            Some("asc") => false,
+            Some("desc") => true,
+            _ => self.sort != FileSort::Name,
+        }
+    }
+
+    fn href(&self, sort: FileSort, descending: bool, page: i64) -> String {
+        let sort = sort.as_str();
+        let dir = if descending { "desc" } else { "asc" };
+        let q = percent_encoding::utf8_percent_encode(&self.q, percent_encoding::NON_ALPHANUMERIC);
+        format!("/files?sort={sort}&dir={dir}&q={q}&page={page}")
+    }
+}
+
+pub async fn list(
+    req: HttpRequest,
+    owner: Option<Owner>,
+    query: web::Query<ListQuery>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let owner = match signed_in(owner) {
+        Ok(owner) => owner,
+        Err(redirect) => return Ok(redirect),
+    };
+    let now = OffsetDateTime::now_utc().unix_timestamp();
+    let descending = query.descending();
+    let page_number = query.page.unwrap_or(1).max(1);
+    let listing = FileListing {
+        filter: query.q.trim().to_owned(),
+        sort: query.sort,
+        descending,
+        limit: PAGE_SIZE,
+        offset: (page_number - 1) * PAGE_SIZE,
+    };
+    let (files, total) = state.store.browse_files(now, &listing).await?;
+    let pages = ((total + PAGE_SIZE - 1) / PAGE_SIZE).max(1);
+    let headers = [
+        ("Name", FileSort::Name),
+        ("Size", FileSort::Size),
+        ("Uploaded", FileSort::Created),
+        ("Expires", FileSort::Expires),
+        ("Downloads", FileSort::Downloads),
+    ]
+    .into_iter()
+    .map(|(label, sort)| {
+        let active = sort == query.sort;
+        SortHeader {
+            label,
+            // Clicking the active column flips its direction; another column starts at its default.
+            href: query.href(sort, if active { !descending } else { sort != FileSort::Name }, 1),
+            aria_sort: match (active, descending) {
+                (false, _) => "none",
+                (true, true) => "descending",
+                (true, false) => "ascending",
+            },
+        }
+    })
+    .collect();
+    page(&FilesPage {
+        layout: layout("Files", &owner),
+        rows: files.iter().map(|file| row(&req, &state, file, now)).collect(),
+        headers,
+        filter: listing.filter.clone(),
+        total,
+        page: page_number,
+        pages,
+        prev_href: (page_number > 1).then(|| query.href(query.sort, descending, page_number - 1)),
+        next_href: (page_number < pages).then(|| query.href(query.sort, descending, page_number + 1)),
+    })
+}
+
+pub async fn show(
+    req: HttpRequest,
+    owner: Option<Owner>,
+    id: web::Path<String>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let owner = match signed_in(owner) {
+        Ok(owner) => owner,
+        Err(redirect) => return Ok(redirect),
+    };
+    let id = parse_id(&id)?;
+    let now = OffsetDateTime::now_utc().unix_timestamp();
+    let file = state.store.find_file(&id, now).await?.ok_or(AppError::NotFound)?;
+    let preview = preview(&state, &file).await?;
+    let history = state.store.download_history(&id, HISTORY_ROWS).await?;
+    page(&FilePage {
+        layout: layout(file.filename.as_str(), &owner),
+        file: row(&req, &state, &file, now),
+        preview,
+        history: history
+            .into_iter()
+            .map(|entry| HistoryRow {
+                at: date_time(entry.at),
+                client_ip: entry.client_ip,
+                user_agent: entry.user_agent,
+            })
+            .collect(),
+    })
+}
+
+/// The QR code of a file's link, as SVG drawn on the server.
+pub async fn qr_code(
+    req: HttpRequest,
+    _owner: Owner,
+    id: web::Path<String>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let id = parse_id(&id)?;
+    let now = OffsetDateTime::now_utc().unix_timestamp();
+    let file = state.store.find_file(&id, now).await?.ok_or(AppError::NotFound)?;
+    let url = state.download_url(&req, &file.id, &file.filename);
+    let code = qrcode::QrCode::new(url.as_bytes()).map_err(AppError::internal)?;
+    let svg = code.render::<qrcode::render::svg::Color>().min_dimensions(200, 200).quiet_zone(true).build();
+    Ok(HttpResponse::Ok().content_type("image/svg+xml").body(svg))
+}
+
+#[derive(Debug, Deserialize)]
+pub struct EditForm {
+    csrf_token: String,
+    filename: String,
+    /// `YYYY-MM-DD`; empty means never.
+    #[serde(default)]
+    expires: String,
+    #[serde(default)]
+    note: String,
+}
+
+impl CarriesCsrfToken for EditForm {
+    fn csrf_token(&self) -> &str {
+        &self.csrf_token
+    }
+}
+
+pub async fn edit(
+    id: web::Path<String>,
+    form: OwnerForm<EditForm>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let id = parse_id(&id)?;
+    let fields = form.fields;
+    let filename = FileName::parse(&fields.filename).map_err(|error| AppError::BadRequest(error.to_string()))?;
+    let expires_at = match fields.expires.trim() {
+        "" => None,
+        day => Some(end_of_day(day)?),
+    };
+    let note = fields.note.trim();
+    if note.len() > 4096 {
+        return Err(AppError::BadRequest("the note is longer than 4096 bytes".into()));
+    }
+    let content_type = Some(guess_content_type(&filename, None)).filter(|guess| guess != "application/octet-stream");
+    let changes = FileChanges {
+        filename: Some(filename),
+        content_type,
+        note: Some((!note.is_empty()).then(|| note.to_owned())),
+        expires_at: Some(expires_at),
+    };
+    let now = OffsetDateTime::now_utc().unix_timestamp();
+    state.store.update_file(&id, &changes, now).await?.ok_or(AppError::NotFound)?;
+    Ok(see_other(&format!("/files/{id}")))
+}
+
+#[derive(Debug, Deserialize)]
+pub struct DeleteForm {
+    csrf_token: String,
+}
+
+impl CarriesCsrfToken for DeleteForm {
+    fn csrf_token(&self) -> &str {
+        &self.csrf_token
+    }
+}
+
+pub async fn delete(
+    id: web::Path<String>,
+    _form: OwnerForm<DeleteForm>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let id = parse_id(&id)?;
+    let now = OffsetDateTime::now_utc().unix_timestamp();
+    if !state.store.delete_file(&id, now).await? {
+        return Err(AppError::NotFound);
+    }
+    state.cleanup.wake();
+    Ok(see_other("/files"))
+}
+
+/// 23:59:59 UTC of a `YYYY-MM-DD` day.
+fn end_of_day(day: &str) -> Result<i64, AppError> {
+    let format = time::macros::format_description!("[year]-[month]-[day]");
+    let date = time::Date::parse(day, &format)
+        .map_err(|_| AppError::BadRequest("the expiry date must look like 2030-01-31".into()))?;
+    Ok(date.with_hms(23, 59, 59).map_err(AppError::internal)?.assume_utc().unix_timestamp())
+}
+
+fn row(req: &HttpRequest, state: &AppState, file: &FileRecord, now: i64) -> FileRow {
+    let expires_date = file
+        .expires_at
+        .and_then(|at| OffsetDateTime::from_unix_timestamp(at).ok())
+        .and_then(|at| at.date().format(time::macros::format_description!("[year]-[month]-[day]")).ok())
+        .unwrap_or_default();
+    FileRow {
+        id: file.id.to_string(),
+        name: file.filename.to_string(),
+        url: state.download_url(req, &file.id, &file.filename),
+        size: human_size(file.file_size),
+        size_bytes: file.file_size,
+        content_type: file.content_type.clone(),
+        sha256: file.sha256.clone(),
+        note: file.note.clone().unwrap_or_default(),
+        created: date_time(file.created_at),
+        expires: file.expires_at.map_or_else(|| "never".to_owned(), |at| relative_time(now, at)),
+        expires_date,
+        downloads: file.download_count,
+        max_downloads: file.max_downloads.map(|n| n.to_string()).unwrap_or_default(),
+    }
+}
+
+/// What the file page can show in place. Text is read from the first chunks only.
+async fn preview(state: &AppState, file: &FileRecord) -> Result<Preview, AppError> {
+    let kind = file.content_type.as_str();
+    Ok(match kind {
+        "image/svg+xml" => Preview::None, // never rendered in the app's origin
+        _ if kind.starts_with("image/") => Preview::Image,
+        _ if kind.starts_with("audio/") => Preview::Audio,
+        _ if kind.starts_with("video/") => Preview::Video,
+        "application/pdf" => Preview::Pdf,
+        _ if kind.starts_with("text/") || kind == "application/json" => {
+            let wanted = (file.file_size as usize).min(TEXT_PREVIEW);
+            let last_chunk = (wanted.max(1) - 1) / CHUNK_SIZE;
+            let chunks =
+                if wanted == 0 { Vec::new() } else { state.store.read_chunks(&file.id, 0, last_chunk as i64).await? };
+            let mut bytes: Vec<u8> = chunks.concat();
+            bytes.truncate(wanted);
+            Preview::Text {
+                text: String::from_utf8_lossy(&bytes).into_owned(),
+                truncated: file.file_size as usize > wanted,
+            }
+        }
+        _ => Preview::None,
+    })
+}

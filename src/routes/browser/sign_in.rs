@@ -1,0 +1,82 @@
+//! `/login` and `/logout`: the shared secret (or later an API token) buys a session cookie.
+
+use actix_web::cookie::{Cookie, SameSite, time::Duration as CookieDuration};
+use actix_web::{HttpRequest, HttpResponse, web};
+use serde::Deserialize;
+
+use super::{page, see_other};
+use crate::routes::owner::{CarriesCsrfToken, OwnerForm, check_origin};
+use crate::routes::{AppError, AppState};
+use crate::sessions::{self, COOKIE_NAME, LIFETIME};
+use crate::views::{Layout, LoginPage};
+
+#[derive(Deserialize)]
+pub struct SignedOut {
+    signed_out: Option<String>,
+}
+
+pub async fn form(query: web::Query<SignedOut>) -> Result<HttpResponse, AppError> {
+    let layout = Layout { title: "Sign in".into(), csrf_token: String::new() };
+    page(&LoginPage { layout, wrong_secret: false, signed_out: query.signed_out.is_some() })
+}
+
+#[derive(Deserialize)]
+pub struct SignIn {
+    secret: String,
+}
+
+/// A new session for every sign-in (any old one is ended), so a session id never outlives a login.
+pub async fn sign_in(
+    req: HttpRequest,
+    fields: web::Form<SignIn>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    check_origin(&req, &state)?;
+    if !state.secret.verify(&fields.secret) {
+        let layout = Layout { title: "Sign in".into(), csrf_token: String::new() };
+        let mut response = page(&LoginPage { layout, wrong_secret: true, signed_out: false })?;
+        *response.status_mut() = actix_web::http::StatusCode::UNAUTHORIZED;
+        return Ok(response);
+    }
+    if let Some(old) = req.cookie(COOKIE_NAME) {
+        sessions::end(&state.store, old.value()).await?;
+    }
+    let session = sessions::start(&state.store).await?;
+    let secure = state.public_url.as_ref().is_some_and(|url| url.as_str().starts_with("https://"));
+    let cookie = Cookie::build(COOKIE_NAME, session.token)
+        .path("/")
+        .http_only(true)
+        .same_site(SameSite::Strict)
+        .secure(secure)
+        .max_age(CookieDuration::seconds(LIFETIME.whole_seconds()))
+        .finish();
+    let mut response = see_other("/");
+    response.add_cookie(&cookie).map_err(AppError::internal)?;
+    Ok(response)
+}
+
+#[derive(Deserialize)]
+pub struct SignOut {
+    csrf_token: String,
+}
+
+impl CarriesCsrfToken for SignOut {
+    fn csrf_token(&self) -> &str {
+        &self.csrf_token
+    }
+}
+
+pub async fn sign_out(
+    req: HttpRequest,
+    _form: OwnerForm<SignOut>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    if let Some(cookie) = req.cookie(COOKIE_NAME) {
+        sessions::end(&state.store, cookie.value()).await?;
+    }
+    let mut response = see_other("/login?signed_out=1");
+    let mut expired = Cookie::build(COOKIE_NAME, "").path("/").finish();
+    expired.make_removal();
+    response.add_cookie(&expired).map_err(AppError::internal)?;
+    Ok(response)
+}
