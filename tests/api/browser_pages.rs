@@ -1,0 +1,216 @@
+//! The browser interface over real HTTP: sessions, CSRF, and what each page shows.
+
+use reqwest::{Method, StatusCode};
+
+use crate::helpers::{SECRET, TestApp, id_of, sha256, spawn_app, spawn_app_with};
+
+/// A signed-in browser: its session cookie and the CSRF token its pages carry.
+struct Browser {
+    cookie: String,
+    csrf: String,
+}
+
+async fn sign_in(app: &TestApp) -> Browser {
+    let response = app.client.post(app.url("/login")).form(&[("secret", SECRET)]).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    let set_cookie = response.headers()["set-cookie"].to_str().unwrap().to_owned();
+    let cookie = set_cookie.split(';').next().unwrap().to_owned();
+    let page = app.client.get(app.url("/")).header("cookie", &cookie).send().await.unwrap().text().await.unwrap();
+    let csrf = page.split("name=\"csrf-token\" content=\"").nth(1).unwrap().split('"').next().unwrap().to_owned();
+    Browser { cookie, csrf }
+}
+
+impl Browser {
+    async fn get(&self, app: &TestApp, path: &str) -> reqwest::Response {
+        app.client.get(app.url(path)).header("cookie", &self.cookie).send().await.unwrap()
+    }
+
+    async fn post_form(&self, app: &TestApp, path: &str, fields: &[(&str, &str)]) -> reqwest::Response {
+        let mut form = vec![("csrf_token", self.csrf.as_str())];
+        form.extend_from_slice(fields);
+        let request = app.client.post(app.url(path)).header("cookie", &self.cookie).header("origin", &app.address);
+        request.form(&form).send().await.unwrap()
+    }
+}
+
+#[tokio::test]
+async fn signing_in_sets_a_strict_http_only_cookie_whose_token_is_stored_hashed() {
+    let app = spawn_app().await;
+    let wrong = app.client.post(app.url("/login")).form(&[("secret", "nope")]).send().await.unwrap();
+    assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED);
+    assert!(wrong.text().await.unwrap().contains("id=\"login-error\""));
+
+    let response = app.client.post(app.url("/login")).form(&[("secret", SECRET)]).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    let cookie = response.headers()["set-cookie"].to_str().unwrap().to_owned();
+    assert!(
+        cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict") && cookie.contains("Max-Age"),
+        "{cookie}"
+    );
+    assert!(!cookie.contains("Secure"), "plain http must not set Secure: {cookie}");
+    let token = cookie.split(';').next().unwrap().split_once('=').unwrap().1.to_owned();
+    let db = app.db().await;
+    let stored: Vec<String> = sqlx::query_scalar("SELECT token_sha256 FROM sessions").fetch_all(&db).await.unwrap();
+    assert_eq!(stored, vec![sha256(token.as_bytes())]);
+}
+
+#[tokio::test]
+async fn the_cookie_is_secure_behind_an_https_public_url() {
+    let app = spawn_app_with(|s| s.public_url = Some("https://files.example.com".parse().unwrap())).await;
+    let response = app.client.post(app.url("/login")).form(&[("secret", SECRET)]).send().await.unwrap();
+    assert!(response.headers()["set-cookie"].to_str().unwrap().contains("Secure"));
+}
+
+#[tokio::test]
+async fn signing_in_again_replaces_the_session_and_signing_out_ends_it() {
+    let app = spawn_app().await;
+    let first = sign_in(&app).await;
+    let again = app.client.post(app.url("/login")).header("cookie", &first.cookie).form(&[("secret", SECRET)]);
+    let again = again.send().await.unwrap();
+    let second_cookie = again.headers()["set-cookie"].to_str().unwrap().split(';').next().unwrap().to_owned();
+    assert_ne!(second_cookie, first.cookie);
+    assert_eq!(first.get(&app, "/files").await.status(), StatusCode::SEE_OTHER, "the old session is gone");
+
+    let second = sign_in(&app).await;
+    assert_eq!(second.get(&app, "/files").await.status(), StatusCode::OK);
+    let out = second.post_form(&app, "/logout", &[]).await;
+    assert_eq!(out.status(), StatusCode::SEE_OTHER);
+    assert_eq!(out.headers()["location"], "/login?signed_out=1");
+    assert_eq!(second.get(&app, "/files").await.status(), StatusCode::SEE_OTHER);
+    let landing = second.get(&app, "/").await.text().await.unwrap();
+    assert!(landing.contains("href=\"/login\""), "anonymous visitors see the landing page");
+}
+
+#[tokio::test]
+async fn cross_site_and_tokenless_changes_are_refused() {
+    let app = spawn_app().await;
+    let url = app.upload("keep.txt", b"x".to_vec()).await;
+    let id = id_of(&url);
+    let browser = sign_in(&app).await;
+    let delete = format!("/files/{id}/delete");
+
+    let cross_site = app
+        .client
+        .post(app.url(&delete))
+        .header("cookie", &browser.cookie)
+        .header("origin", "https://evil.example")
+        .form(&[("csrf_token", browser.csrf.as_str())])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(cross_site.status(), StatusCode::FORBIDDEN);
+    let tokenless = app.client.post(app.url(&delete)).header("cookie", &browser.cookie).form(&[("csrf_token", "")]);
+    assert_eq!(tokenless.send().await.unwrap().status(), StatusCode::FORBIDDEN);
+    let script_without_token = app.client.put(app.url("/new.txt")).header("cookie", &browser.cookie).body("x");
+    assert_eq!(script_without_token.send().await.unwrap().status(), StatusCode::FORBIDDEN);
+    let api_cross_site = app
+        .client
+        .request(Method::DELETE, app.url(&format!("/api/files/{id}")))
+        .header("cookie", &browser.cookie)
+        .header("x-csrf-token", &browser.csrf)
+        .header("origin", "https://evil.example")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(api_cross_site.status(), StatusCode::FORBIDDEN);
+    assert_eq!(app.list().await.len(), 1, "nothing was deleted or stored");
+
+    // The page's own requests pass: the form with its token, a script with the header.
+    let upload =
+        app.client.put(app.url("/new.txt")).header("cookie", &browser.cookie).header("x-csrf-token", &browser.csrf);
+    assert_eq!(upload.body("x").send().await.unwrap().status(), StatusCode::CREATED);
+    assert_eq!(browser.post_form(&app, &delete, &[]).await.status(), StatusCode::SEE_OTHER);
+    assert_eq!(app.get(&url).await.status(), StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn pages_send_a_strict_content_security_policy_and_no_inline_script() {
+    let app = spawn_app().await;
+    let url = app.upload("a.txt", b"x".to_vec()).await;
+    let browser = sign_in(&app).await;
+    for path in ["/", "/files", &format!("/files/{}", id_of(&url)), "/settings", "/system", "/login"] {
+        let response = browser.get(&app, path).await;
+        assert_eq!(response.status(), StatusCode::OK, "{path}");
+        let csp = response.headers()["content-security-policy"].to_str().unwrap().to_owned();
+        assert!(csp.contains("script-src 'self'") && csp.contains("frame-ancestors 'none'"), "{path}: {csp}");
+        assert_eq!(response.headers()["referrer-policy"], "no-referrer");
+        let html = response.text().await.unwrap();
+        for script in html.split("<script").skip(1) {
+            assert!(script.trim_start().starts_with("type=\"module\" src=\"/static/"), "{path}: inline script");
+        }
+        assert!(!html.contains(" style=\"") && !html.contains(" onclick="), "{path}: inline style or handler");
+    }
+    let download = app.get(&url).await;
+    assert_eq!(download.headers()["content-security-policy"], "sandbox");
+}
+
+#[tokio::test]
+async fn the_upload_page_preselects_the_default_expiry_from_settings() {
+    let app = spawn_app().await;
+    let browser = sign_in(&app).await;
+    let page = browser.get(&app, "/").await.text().await.unwrap();
+    assert!(page.contains("<option value=\"30\" selected>"), "30 days is the default");
+    assert_eq!(browser.post_form(&app, "/settings", &[("default_expiry", "7")]).await.status(), StatusCode::SEE_OTHER);
+    let page = browser.get(&app, "/").await.text().await.unwrap();
+    assert!(page.contains("<option value=\"7\" selected>"));
+    assert!(browser.get(&app, "/settings?saved=1").await.text().await.unwrap().contains("id=\"saved\""));
+    let bad = browser.post_form(&app, "/settings", &[("default_expiry", "forever")]).await;
+    assert_eq!(bad.status(), StatusCode::BAD_REQUEST);
+}
+
+#[tokio::test]
+async fn the_files_page_sorts_filters_and_pages() {
+    let app = spawn_app().await;
+    for i in 0..60 {
+        app.upload(&format!("report-{i:02}.txt"), vec![b'x'; i]).await;
+    }
+    app.upload("holiday.jpg", vec![1; 1000]).await;
+    let browser = sign_in(&app).await;
+    let first = browser.get(&app, "/files").await.text().await.unwrap();
+    assert_eq!(first.matches("<tr data-id=").count(), 50);
+    assert!(first.contains("rel=\"next\""));
+    let second = browser.get(&app, "/files?page=2").await.text().await.unwrap();
+    assert_eq!(second.matches("<tr data-id=").count(), 11);
+
+    let by_size = browser.get(&app, "/files?sort=size&dir=desc").await.text().await.unwrap();
+    let biggest = by_size.split("<tr data-id=").nth(1).unwrap();
+    assert!(biggest.contains("holiday.jpg"), "the biggest file comes first");
+    assert!(by_size.contains("aria-sort=\"descending\""));
+
+    let filtered = browser.get(&app, "/files?q=holi").await.text().await.unwrap();
+    assert_eq!(filtered.matches("<tr data-id=").count(), 1);
+    let nothing = browser.get(&app, "/files?q=%25").await.text().await.unwrap();
+    assert!(nothing.contains("id=\"empty-state\""), "a % in the filter matches itself, not everything");
+}
+
+#[tokio::test]
+async fn the_file_page_shows_metadata_an_escaped_preview_and_the_download_history() {
+    let app = spawn_app().await;
+    let body = b"<script>alert('x')</script>\n";
+    let url = app.upload("notes.txt", body.to_vec()).await;
+    app.client.get(&url).header("user-agent", "history-test/1.0").send().await.unwrap().bytes().await.unwrap();
+    let browser = sign_in(&app).await;
+    let page = browser.get(&app, &format!("/files/{}", id_of(&url))).await.text().await.unwrap();
+    assert!(page.contains(&sha256(body)));
+    assert!(page.contains("&#60;script&#62;alert("), "the preview is escaped: {page}");
+    assert!(!page.contains("<script>alert("));
+    assert!(page.contains("history-test/1.0") && page.contains("127.0.0.1"));
+    assert!(page.contains(&format!("/files/{}/qr.svg", id_of(&url))));
+    let qr = browser.get(&app, &format!("/files/{}/qr.svg", id_of(&url))).await;
+    assert_eq!(qr.headers()["content-type"], "image/svg+xml");
+    assert!(qr.text().await.unwrap().contains("<svg"));
+}
+
+#[tokio::test]
+async fn browsers_get_error_pages_and_scripts_get_one_line() {
+    let app = spawn_app().await;
+    let page = app.client.get(app.url("/f/nope")).header("accept", "text/html").send().await.unwrap();
+    assert_eq!(page.status(), StatusCode::NOT_FOUND);
+    assert!(page.headers()["content-type"].to_str().unwrap().starts_with("text/html"));
+    assert!(page.text().await.unwrap().contains("<h1>404 Not Found</h1>"));
+    let text = app.client.get(app.url("/f/nope")).send().await.unwrap();
+    assert_eq!(text.text().await.unwrap(), "file not found\n");
+    let signed_out = app.client.get(app.url("/files")).send().await.unwrap();
+    assert_eq!(signed_out.status(), StatusCode::SEE_OTHER);
+    assert_eq!(signed_out.headers()["location"], "/login");
+}
