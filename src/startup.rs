@@ -40,8 +40,9 @@ fn security_headers() -> DefaultHeaders {
              frame-ancestors 'none'",
         ))
         .add(("X-Content-Type-Options", "nosniff"))
-        // Download links are capabilities: never leak them to other sites through Referer.
-        .add(("Referrer-Policy", "no-referrer"))
+        // Download links are capabilities: never leak them to other sites through Referer. (Not
+        // no-referrer: with it, browsers send `Origin: null` on the pages' own form posts.)
+        .add(("Referrer-Policy", "same-origin"))
 }
 
 pub struct Application {

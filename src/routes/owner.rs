@@ -76,10 +76,14 @@ fn is_change(method: &Method) -> bool {
 }
 
 /// A browser always sends Origin on cross-site POSTs; when present it must be blobdrop's own.
+/// `Origin: null` (sent when a privacy setting hides the referrer) passes only when the browser
+/// itself vouches with `Sec-Fetch-Site: same-origin`, a header no page script can set.
 pub fn check_origin(req: &HttpRequest, state: &AppState) -> Result<(), AppError> {
-    match req.headers().get(header::ORIGIN).and_then(|v| v.to_str().ok()) {
+    let header = |name: &str| req.headers().get(name).and_then(|v| v.to_str().ok());
+    match header("origin") {
         None => Ok(()),
         Some(origin) if origin == state.base_url(req) => Ok(()),
+        Some("null") if header("sec-fetch-site") == Some("same-origin") => Ok(()),
         Some(_) => Err(AppError::Forbidden("cross-site request refused")),
     }
 }

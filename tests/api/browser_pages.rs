@@ -113,6 +113,14 @@ async fn cross_site_and_tokenless_changes_are_refused() {
         .await
         .unwrap();
     assert_eq!(api_cross_site.status(), StatusCode::FORBIDDEN);
+    let null_origin = app
+        .client
+        .post(app.url(&delete))
+        .header("cookie", &browser.cookie)
+        .header("origin", "null")
+        .header("sec-fetch-site", "cross-site")
+        .form(&[("csrf_token", browser.csrf.as_str())]);
+    assert_eq!(null_origin.send().await.unwrap().status(), StatusCode::FORBIDDEN);
     assert_eq!(app.list().await.len(), 1, "nothing was deleted or stored");
 
     // The page's own requests pass: the form with its token, a script with the header.
@@ -133,7 +141,7 @@ async fn pages_send_a_strict_content_security_policy_and_no_inline_script() {
         assert_eq!(response.status(), StatusCode::OK, "{path}");
         let csp = response.headers()["content-security-policy"].to_str().unwrap().to_owned();
         assert!(csp.contains("script-src 'self'") && csp.contains("frame-ancestors 'none'"), "{path}: {csp}");
-        assert_eq!(response.headers()["referrer-policy"], "no-referrer");
+        assert_eq!(response.headers()["referrer-policy"], "same-origin");
         let html = response.text().await.unwrap();
         for script in html.split("<script").skip(1) {
             assert!(script.trim_start().starts_with("type=\"module\" src=\"/static/"), "{path}: inline script");
