@@ -78,17 +78,24 @@ async fn curl_sees_the_413_for_an_oversized_upload() {
     app.assert_nothing_stored().await;
 }
 
-/// The real binary on a port of its own, with the data folder given.
+/// The real binary on a port of its own, with the data folder given; its log goes to
+/// `server.log` in that folder, for failure messages.
 fn start_binary(folder: &std::path::Path, port: u16) -> Child {
+    let log = std::fs::File::create(folder.join("server.log")).unwrap();
     Command::new(env!("CARGO_BIN_EXE_blobdrop"))
         .env("BLOBDROP_DB", folder.join("blobdrop.db"))
         .env("BLOBDROP_PORT", port.to_string())
         .env("BLOBDROP_SHARED_SECRET", SECRET)
-        .env("RUST_LOG", "warn")
+        .env("RUST_LOG", "info")
         .stdout(Stdio::null())
+        .stderr(log)
         .kill_on_drop(true)
         .spawn()
         .unwrap()
+}
+
+fn server_log(folder: &std::path::Path) -> String {
+    std::fs::read_to_string(folder.join("server.log")).unwrap_or_default()
 }
 
 fn free_port() -> u16 {
@@ -177,7 +184,8 @@ async fn sigterm_lets_a_running_upload_finish_then_stops_cleanly() {
     drop(stdin);
     let output = upload.wait_with_output().await.unwrap();
     let (url, errors) = (String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
-    assert!(sent.is_ok() && url.contains("/f/"), "the upload in flight finished: {url:?} {errors:?} {sent:?}");
+    let log = server_log(folder.path());
+    assert!(sent.is_ok() && url.contains("/f/"), "the upload in flight finished: {url:?} {errors:?} {sent:?}\n{log}");
 
     let status = tokio::time::timeout(Duration::from_secs(20), server.wait()).await.unwrap().unwrap();
     assert!(status.success(), "{status:?}");
