@@ -36,7 +36,8 @@ impl Browser {
 #[tokio::test]
 async fn signing_in_sets_a_strict_http_only_cookie_whose_token_is_stored_hashed() {
     let app = spawn_app().await;
-    let wrong = app.client.post(app.url("/login")).form(&[("secret", "nope")]).send().await.unwrap();
+    let wrong = app.client.post(app.url("/login")).header("accept", "text/html").form(&[("secret", "nope")]);
+    let wrong = wrong.send().await.unwrap();
     assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED);
     assert!(wrong.text().await.unwrap().contains("id=\"login-error\""));
 

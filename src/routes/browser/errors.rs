@@ -16,7 +16,9 @@ pub fn html_errors<B: 'static>(res: ServiceResponse<B>) -> actix_web::Result<Err
         .get(header::ACCEPT)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|accept| accept.contains("text/html"));
-    if !wants_html {
+    // Only answers made from an error are rewritten; a page a handler rendered itself with an
+    // error status (the sign-in form after a wrong secret) stays as it is.
+    if !wants_html || res.response().error().is_none() {
         return Ok(ErrorHandlerResponse::Response(res.map_into_left_body()));
     }
     let status = res.status();
