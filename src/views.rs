@@ -14,6 +14,12 @@ impl Layout {
     pub fn signed_in(&self) -> bool {
         !self.csrf_token.is_empty()
     }
+
+    /// Part of the static files' URLs, so an upgrade never runs old scripts against new pages
+    /// (they are cached for an hour).
+    pub fn asset_version(&self) -> &'static str {
+        env!("CARGO_PKG_VERSION")
+    }
 }
 
 #[derive(Template)]
