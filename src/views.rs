@@ -58,7 +58,10 @@ pub fn expiry_choices(default: &str) -> Vec<ExpiryChoice> {
 pub struct UploadPage {
     pub layout: Layout,
     pub expiry_choices: Vec<ExpiryChoice>,
+    /// `10 GiB`, for people; empty when there is no limit.
     pub max_upload: String,
+    /// The same in bytes, for the page's script to refuse a file before sending it.
+    pub max_upload_bytes: String,
 }
 
 /// A file as the pages show it.

@@ -46,6 +46,7 @@ async fn index(req: HttpRequest, owner: Option<Owner>, state: web::Data<AppState
         layout: layout("Upload", &owner),
         expiry_choices: expiry_choices(&default),
         max_upload: state.max_upload.map(|size| size.to_string()).unwrap_or_default(),
+        max_upload_bytes: state.max_upload.map(|size| size.as_u64().to_string()).unwrap_or_default(),
     })
 }
 
