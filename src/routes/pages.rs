@@ -22,8 +22,10 @@ pub async fn metrics(_owner: Owner, state: web::Data<AppState>) -> Result<HttpRe
 }
 
 /// Static files, compiled into the binary so that it runs from anywhere with no files beside it.
-const ASSETS: &[(&str, &str, &str)] =
-    &[("style.css", "text/css; charset=utf-8", include_str!("../../static/style.css"))];
+const ASSETS: &[(&str, &str, &str)] = &[
+    ("style.css", "text/css; charset=utf-8", include_str!("../../static/style.css")),
+    ("app.js", "text/javascript; charset=utf-8", include_str!("../../static/app.js")),
+];
 
 pub async fn asset(name: web::Path<String>) -> Result<HttpResponse, AppError> {
     let (_, content_type, body) =

@@ -128,6 +128,9 @@ async fn the_landing_page_shows_how_to_upload_with_the_right_host() {
     let css = app.get(&app.url("/static/style.css")).await;
     assert_eq!(css.status(), StatusCode::OK);
     assert!(css.headers()["content-type"].to_str().unwrap().starts_with("text/css"));
+    let script = app.get(&app.url("/static/app.js")).await;
+    assert_eq!(script.status(), StatusCode::OK);
+    assert!(script.headers()["content-type"].to_str().unwrap().starts_with("text/javascript"));
     assert_eq!(app.get(&app.url("/static/missing.css")).await.status(), StatusCode::NOT_FOUND);
     assert_eq!(app.get(&app.url("/no/such/page")).await.status(), StatusCode::NOT_FOUND);
 }
