@@ -5,7 +5,6 @@
 const UPLOADS_AT_ONCE = 2; // more only splits the same bandwidth and SQLite has one writer anyway
 const SPEED_WINDOW_MS = 3000; // long enough to smooth bursts, short enough to follow a changing link
 const STATS_EVERY_MS = 500;
-const ANNOUNCE_EVERY_MS = 2000; // the percentage sits in a live region: speak it rarely
 const COPIED_FOR_MS = 3000;
 
 const csrfToken = () => document.querySelector('meta[name="csrf-token"]')?.content ?? '';
@@ -13,14 +12,14 @@ const csrfToken = () => document.querySelector('meta[name="csrf-token"]')?.conte
 // ---------------------------------------------------------------------------------------------
 // Formatting
 
-const SIZE_UNITS = ['B', 'kB', 'MB', 'GB', 'TB'];
+const SIZE_UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
 
-/** Decimal units, as network speeds are usually given: 3100000 -> "3.1 MB". */
+/** Binary units, as the files page gives sizes: 1572864 -> "1.5 MiB". */
 export function formatBytes(bytes) {
   let value = Math.max(0, bytes);
   let unit = 0;
-  while (value >= 1000 && unit < SIZE_UNITS.length - 1) {
-    value /= 1000;
+  while (value >= 1024 && unit < SIZE_UNITS.length - 1) {
+    value /= 1024;
     unit += 1;
   }
   const digits = unit === 0 || value >= 100 ? 0 : 1;
@@ -46,7 +45,7 @@ export function formatTimeLeft(seconds) {
 const pad = (n) => String(n).padStart(2, '0');
 
 /** pasted-2024-05-01-134502.txt, in local time so it matches the clock the user sees. */
-function pastedName(extension, now = new Date()) {
+export function pastedName(extension, now = new Date()) {
   const day = `${now.getFullYear()}-${pad(now.getMonth() + 1)}-${pad(now.getDate())}`;
   const time = `${pad(now.getHours())}${pad(now.getMinutes())}${pad(now.getSeconds())}`;
   return `pasted-${day}-${time}.${extension}`;
@@ -193,13 +192,18 @@ function isEditable(target) {
   );
 }
 
+/**
+ * One row of ul#uploads. The list is a polite live region, so what it says is rationed: the
+ * numbers that change twice a second sit in an aria-live="off" part, and each row speaks through
+ * one hidden sentence, at most at every quarter and when the upload ends.
+ */
 class UploadRow {
-  constructor(list, file) {
+  constructor(list, file, before) {
     this.file = file;
     this.xhr = null;
     this.samples = [];
     this.lastStatsAt = 0;
-    this.lastAnnounceAt = 0;
+    this.spokenQuarter = 0;
 
     this.li = element('li', { className: 'upload', dataset: { state: 'queued' } });
     const head = element('div', { className: 'upload-head' });
@@ -211,21 +215,23 @@ class UploadRow {
     this.progress.setAttribute('aria-label', `Upload of ${file.name}`);
 
     const stats = element('div', { className: 'upload-stats' });
+    stats.setAttribute('aria-live', 'off');
     this.percent = element('span', { className: 'upload-percent', textContent: '0%' });
-    // Speed and time left change twice a second: visible, but kept out of the announcements.
-    const quiet = element('span', { className: 'upload-rate' });
-    quiet.setAttribute('aria-live', 'off');
     this.speed = element('span', { className: 'upload-speed' });
     this.eta = element('span', { className: 'upload-eta' });
-    quiet.append(this.speed, this.eta);
     this.status = element('span', { className: 'upload-status', textContent: 'Waiting' });
     this.cancel = element('button', { type: 'button', className: 'upload-cancel', textContent: 'Cancel' });
     this.cancel.setAttribute('aria-label', `Cancel upload of ${file.name}`);
-    stats.append(this.percent, quiet, this.status, this.cancel);
+    stats.append(this.percent, this.speed, this.eta, this.status, this.cancel);
 
+    this.spoken = element('span', { className: 'upload-announcement visually-hidden' });
     this.result = element('div', { className: 'upload-result', hidden: true });
-    this.li.append(head, this.progress, stats, this.result);
-    list.prepend(this.li);
+    this.li.append(head, this.progress, stats, this.spoken, this.result);
+    list.insertBefore(this.li, before);
+  }
+
+  say(text) {
+    this.spoken.textContent = `${this.file.name}: ${text}`;
   }
 
   setState(state, status) {
@@ -239,12 +245,14 @@ class UploadRow {
     while (this.samples.length > 2 && now - this.samples[0].at > SPEED_WINDOW_MS) this.samples.shift();
     const percent = total > 0 ? Math.floor((loaded / total) * 100) : 0;
     this.progress.value = percent;
-    if (now - this.lastAnnounceAt >= ANNOUNCE_EVERY_MS || percent === 100) {
-      this.lastAnnounceAt = now;
-      this.percent.textContent = `${percent}%`;
+    const quarter = Math.floor(percent / 25);
+    if (quarter > this.spokenQuarter && quarter < 4) {
+      this.spokenQuarter = quarter;
+      this.say(`${quarter * 25}% uploaded`);
     }
     if (now - this.lastStatsAt < STATS_EVERY_MS && loaded < total) return;
     this.lastStatsAt = now;
+    this.percent.textContent = `${percent}%`;
     const first = this.samples[0];
     const elapsed = (now - first.at) / 1000;
     if (elapsed < 0.2) return;
@@ -262,7 +270,8 @@ class UploadRow {
 
   done(file, noteProblem) {
     this.finishProgress();
-    this.setState('done', noteProblem ? `Done (note not saved: ${noteProblem})` : 'Done');
+    const status = noteProblem ? `Done (note not saved: ${noteProblem})` : 'Done';
+    this.setState('done', status);
     const link = element('a', { className: 'upload-link', href: file.url, textContent: file.url });
     const copy = element('button', { type: 'button', className: 'copy-link', textContent: 'Copy link' });
     copy.dataset.url = file.url;
@@ -273,13 +282,19 @@ class UploadRow {
       width: 160,
       height: 160,
     });
-    const details = element('a', { className: 'upload-details', href: `/files/${encodeURIComponent(file.id)}`, textContent: 'Details' });
+    const details = element('a', {
+      className: 'upload-details',
+      href: `/files/${encodeURIComponent(file.id)}`,
+      textContent: 'Details',
+    });
+    details.setAttribute('aria-label', `Details of ${this.file.name}`);
     const actions = element('div', { className: 'upload-actions' });
     actions.append(copy, details);
     const text = element('div', { className: 'upload-result-text' });
     text.append(link, actions);
     this.result.append(text, qr);
     this.result.hidden = false;
+    this.say(noteProblem ? `done, but the note was not saved: ${noteProblem}` : 'done');
   }
 
   failed(reason) {
@@ -287,6 +302,7 @@ class UploadRow {
     this.eta.textContent = '';
     this.speed.textContent = '';
     this.setState('failed', `Failed: ${reason}`);
+    this.say(`failed: ${reason}`);
   }
 
   cancelled() {
@@ -294,6 +310,7 @@ class UploadRow {
     this.eta.textContent = '';
     this.speed.textContent = '';
     this.setState('cancelled', 'Cancelled');
+    this.say('cancelled');
   }
 }
 
@@ -364,6 +381,8 @@ function initUploadPage() {
   const expiryDate = document.getElementById('expiry-date');
   const note = document.getElementById('note');
   const dropZone = document.getElementById('drop-zone');
+  // Optional: the server may state its size limit as data-max-upload="BYTES" on the form.
+  const maxUpload = /^\d+$/.test(form.dataset.maxUpload ?? '') ? Number(form.dataset.maxUpload) : null;
 
   const queue = [];
   const running = new Set();
@@ -389,19 +408,28 @@ function initUploadPage() {
     row.done(answer.file, noteProblem);
   }
 
-  function upload(files) {
-    if (files.length === 0) return;
+  function upload(files, folders = []) {
+    if (files.length === 0 && folders.length === 0) return;
     const headers = expiryHeaders(expiry, expiryDate);
-    if (headers === null) {
+    if (headers === null || (expiry?.value === 'custom' && !expiryDate?.checkValidity())) {
       // Nothing is queued: the files would otherwise expire at a date the user never gave.
-      expiryDate.setCustomValidity('Choose the day the files expire, or another expiry.');
-      expiryDate.reportValidity();
-      expiryDate.focus();
+      if (headers === null) expiryDate?.setCustomValidity('Choose the day the files expire, or another expiry.');
+      expiryDate?.reportValidity();
+      expiryDate?.focus();
       return;
     }
+    // Newest batch on top, but each batch in the order the user chose its files.
+    const before = list.firstChild;
+    // A folder arrives as a File that fails to read halfway; say why instead of "network error".
+    for (const folder of folders) new UploadRow(list, folder, before).failed('folders cannot be uploaded; zip the folder first');
     const noteText = note?.value.trim() ?? '';
     for (const file of files) {
-      const row = new UploadRow(list, file);
+      const row = new UploadRow(list, file, before);
+      if (maxUpload !== null && file.size > maxUpload) {
+        // The server would read the whole body before refusing it: say so before sending a byte.
+        row.failed(`larger than the ${formatBytes(maxUpload)} limit per file`);
+        continue;
+      }
       const job = { row, headers, noteText };
       row.cancel.addEventListener('click', () => {
         const queued = queue.indexOf(job);
@@ -499,7 +527,15 @@ function initUploadPage() {
     const files = [...(event.dataTransfer?.files ?? [])];
     if (files.length === 0) return;
     event.preventDefault();
-    upload(files);
+    const entries = [...(event.dataTransfer?.items ?? [])]
+      .filter((item) => item.kind === 'file')
+      .map((item) => item.webkitGetAsEntry?.());
+    // Items and files list the same things in the same order; entries tell folders apart.
+    const isFolder = (index) => entries.length === files.length && entries[index]?.isDirectory === true;
+    upload(
+      files.filter((_, index) => !isFolder(index)),
+      files.filter((_, index) => isFolder(index)),
+    );
   });
 
   document.addEventListener('paste', (event) => {
@@ -530,8 +566,11 @@ function initUploadPage() {
   });
 }
 
-initConfirmForms();
-initCopyButtons();
-labelTableCells();
-markCurrentNav();
-initUploadPage();
+// Node imports this file to unit-test the formatters above; only a page has a document to set up.
+if (typeof document !== 'undefined') {
+  initConfirmForms();
+  initCopyButtons();
+  labelTableCells();
+  markCurrentNav();
+  initUploadPage();
+}
