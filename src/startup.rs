@@ -3,6 +3,7 @@
 use std::net::TcpListener;
 
 use actix_web::dev::Server;
+use actix_web::http::StatusCode;
 use actix_web::middleware::{DefaultHeaders, ErrorHandlers, from_fn};
 use actix_web::{App, HttpServer, web};
 use tracing_actix_web::TracingLogger;
@@ -93,7 +94,11 @@ impl Application {
         });
         let server = HttpServer::new(move || {
             App::new()
-                .wrap(ErrorHandlers::new().default_handler(routes::html_errors))
+                .wrap(
+                    ErrorHandlers::new()
+                        .handler(StatusCode::UNAUTHORIZED, routes::unauthorized)
+                        .default_handler(routes::html_errors),
+                )
                 .wrap(security_headers())
                 .wrap(from_fn(metrics::observe_request))
                 .wrap(TracingLogger::default())

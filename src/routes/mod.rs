@@ -14,7 +14,7 @@ use std::time::Duration;
 use actix_web::{HttpRequest, web};
 
 pub use body::remember_peer_socket;
-pub use browser::html_errors;
+pub use browser::{html_errors, unauthorized};
 pub use error::AppError;
 
 use crate::auth::OwnerSecret;

@@ -223,3 +223,14 @@ async fn browsers_get_error_pages_and_scripts_get_one_line() {
     assert_eq!(signed_out.status(), StatusCode::SEE_OTHER);
     assert_eq!(signed_out.headers()["location"], "/login");
 }
+
+#[tokio::test]
+async fn a_page_script_gets_no_basic_challenge_but_curl_does() {
+    let app = spawn_app().await;
+    let from_page = app.client.put(app.url("/x.txt")).header("sec-fetch-mode", "cors").header("x-csrf-token", "stale");
+    let from_page = from_page.body("x").send().await.unwrap();
+    assert_eq!(from_page.status(), StatusCode::UNAUTHORIZED);
+    assert!(from_page.headers().get("www-authenticate").is_none(), "a script would get a browser password dialog");
+    let from_curl = app.client.put(app.url("/x.txt")).body("x").send().await.unwrap();
+    assert_eq!(from_curl.headers()["www-authenticate"], "Basic realm=\"blobdrop\"");
+}

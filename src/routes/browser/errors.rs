@@ -39,3 +39,16 @@ pub fn html_errors<B: 'static>(res: ServiceResponse<B>) -> actix_web::Result<Err
     res.headers_mut().insert(header::CONTENT_TYPE, header::HeaderValue::from_static("text/html; charset=utf-8"));
     Ok(ErrorHandlerResponse::Response(ServiceResponse::new(req, res).map_into_right_body()))
 }
+
+/// `ErrorHandlers` handler for 401: a script of blobdrop's pages (fetch or XHR) gets no Basic
+/// challenge, which would make the browser pop up its own password dialog over the page; curl and
+/// navigations keep it.
+pub fn unauthorized<B: 'static>(mut res: ServiceResponse<B>) -> actix_web::Result<ErrorHandlerResponse<B>> {
+    let headers = res.request().headers();
+    let from_script =
+        headers.contains_key("x-csrf-token") || headers.get("sec-fetch-mode").is_some_and(|mode| mode != "navigate");
+    if from_script {
+        res.headers_mut().remove(header::WWW_AUTHENTICATE);
+    }
+    html_errors(res)
+}

@@ -9,7 +9,7 @@ use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, web};
 use askama::Template;
 
-pub use errors::html_errors;
+pub use errors::{html_errors, unauthorized};
 
 use super::owner::Owner;
 use super::{AppError, AppState};
