@@ -58,6 +58,8 @@ const IMAGE_EXTENSIONS = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/gif':
  * empty body) is replaced by the status line so the list never shows markup.
  */
 function failureReason(xhr) {
+  // The server's 401 text speaks to curl users; here the cause is an ended session.
+  if (xhr.status === 401) return 'signed out; sign in again and retry';
   const text = (xhr.responseText ?? '').trim();
   const line = text.split('\n', 1)[0].trim();
   if (line && !line.startsWith('<') && line.length <= 300) return line;
