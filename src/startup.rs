@@ -112,6 +112,7 @@ impl Application {
         .map_err(bind_error)?
         .run();
         let gc = tokio::spawn(gc::run_periodically(store.clone(), settings.gc_interval(), cleanup));
+        let address = format!("{}:{port}", settings.bind);
         tracing::info!(%address, port, db = %settings.db.display(), "blobdrop is listening");
         Ok(Application { port, server, store, gc })
     }

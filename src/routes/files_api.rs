@@ -5,7 +5,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 use time::OffsetDateTime;
 
 use super::owner::Owner;
-use super::{AppError, AppState, parse_id};
+use super::{AppError, AppState, delete_visible_file, parse_id, visible_file};
 use crate::domain::{FileId, FileName};
 use crate::store::{FileChanges, FileRecord};
 use crate::uploads::guess_content_type;
@@ -76,9 +76,7 @@ pub async fn show(
     id: web::Path<String>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    let id = parse_id(&id)?;
-    let now = OffsetDateTime::now_utc().unix_timestamp();
-    let file = state.store.find_file(&id, now).await?.ok_or(AppError::NotFound)?;
+    let file = visible_file(&state, &id).await?;
     Ok(HttpResponse::Ok().json(FileJson::new(&req, &state, &file)))
 }
 
@@ -146,11 +144,6 @@ pub async fn delete(
     id: web::Path<String>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    let id = parse_id(&id)?;
-    let now = OffsetDateTime::now_utc().unix_timestamp();
-    if !state.store.delete_file(&id, now).await? {
-        return Err(AppError::NotFound);
-    }
-    state.cleanup.wake(); // the chunks go right after the answer
+    delete_visible_file(&state, &id).await?;
     Ok(HttpResponse::NoContent().finish())
 }

@@ -22,7 +22,7 @@ use crate::config::PublicUrl;
 use crate::domain::{ByteSize, FileId, FileName};
 use crate::gc::CleanupTrigger;
 use crate::metrics::Metrics;
-use crate::store::Store;
+use crate::store::{FileRecord, Store};
 
 /// Bytes escaped in the file-name segment of a link: all but unreserved characters (RFC 3986).
 const PATH_SEGMENT: &percent_encoding::AsciiSet =
@@ -87,6 +87,25 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         )
         .route("/{filename}", web::put().to(upload::put_file))
         .default_service(web::to(pages::not_found));
+}
+
+/// The visible file a path names, or 404.
+async fn visible_file(state: &AppState, raw_id: &str) -> Result<FileRecord, AppError> {
+    let id = parse_id(raw_id)?;
+    let now = time::OffsetDateTime::now_utc().unix_timestamp();
+    state.store.find_file(&id, now).await?.ok_or(AppError::NotFound)
+}
+
+/// Hides the visible file a path names at once (404 if there is none) and wakes the clean-up,
+/// which purges its chunks right after the answer.
+async fn delete_visible_file(state: &AppState, raw_id: &str) -> Result<(), AppError> {
+    let id = parse_id(raw_id)?;
+    let now = time::OffsetDateTime::now_utc().unix_timestamp();
+    if !state.store.delete_file(&id, now).await? {
+        return Err(AppError::NotFound);
+    }
+    state.cleanup.wake();
+    Ok(())
 }
 
 /// The id in a path, or 404 for anything that cannot be one.

@@ -78,28 +78,43 @@ async fn curl_sees_the_413_for_an_oversized_upload() {
     app.assert_nothing_stored().await;
 }
 
-/// The real binary on a port of its own, with the data folder given; its log goes to
-/// `server.log` in that folder, for failure messages.
-fn start_binary(folder: &std::path::Path, port: u16) -> Child {
-    let log = std::fs::File::create(folder.join("server.log")).unwrap();
-    Command::new(env!("CARGO_BIN_EXE_blobdrop"))
+/// The real binary on a port the system picks (BLOBDROP_PORT=0, read back from its log, so two
+/// tests can never race for a port), with the data folder given and `env` added. Its log goes to
+/// `server.log` in that folder. Returns once the server answers its health check.
+async fn start_binary(folder: &std::path::Path, env: &[(&str, &str)]) -> (Child, u16) {
+    let log_path = folder.join("server.log");
+    let _ = std::fs::remove_file(&log_path);
+    let log = std::fs::File::create(&log_path).unwrap();
+    let server = Command::new(env!("CARGO_BIN_EXE_blobdrop"))
         .env("BLOBDROP_DB", folder.join("blobdrop.db"))
-        .env("BLOBDROP_PORT", port.to_string())
+        .env("BLOBDROP_PORT", "0")
         .env("BLOBDROP_SHARED_SECRET", SECRET)
         .env("RUST_LOG", "info")
+        .envs(env.iter().copied())
         .stdout(Stdio::null())
         .stderr(log)
         .kill_on_drop(true)
         .spawn()
-        .unwrap()
+        .unwrap();
+    for _ in 0..200 {
+        let log = server_log(folder);
+        let port = log
+            .lines()
+            .filter(|line| line.contains("blobdrop is listening"))
+            .find_map(|line| line.split("port").nth(1))
+            .and_then(|rest| rest.trim_start_matches(['=', '"', ':']).split(|c: char| !c.is_ascii_digit()).next())
+            .and_then(|digits| digits.parse::<u16>().ok());
+        if let Some(port) = port {
+            wait_until_healthy(port).await;
+            return (server, port);
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the server did not start: {}", server_log(folder));
 }
 
 fn server_log(folder: &std::path::Path) -> String {
     std::fs::read_to_string(folder.join("server.log")).unwrap_or_default()
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
 async fn wait_until_healthy(port: u16) {
@@ -144,9 +159,7 @@ async fn wait_for(db: &std::path::Path, sql: &str) {
 #[tokio::test]
 async fn kill_9_mid_upload_leaves_no_partial_file_after_restart() {
     let folder = tempfile::tempdir().unwrap();
-    let port = free_port();
-    let mut server = start_binary(folder.path(), port);
-    wait_until_healthy(port).await;
+    let (mut server, port) = start_binary(folder.path(), &[]).await;
     let mut upload = start_streaming_upload(port, "cut.bin");
     let mut stdin = upload.stdin.take().unwrap();
     stdin.write_all(&test_bytes(4 * 1024 * 1024)).await.unwrap();
@@ -157,8 +170,7 @@ async fn kill_9_mid_upload_leaves_no_partial_file_after_restart() {
     drop(stdin);
     let _ = upload.wait().await;
 
-    let mut restarted = start_binary(folder.path(), port);
-    wait_until_healthy(port).await;
+    let (mut restarted, _) = start_binary(folder.path(), &[]).await;
     assert_eq!(count(&db, "SELECT COUNT(*) FROM file_chunks").await, 0);
     assert_eq!(count(&db, "SELECT COUNT(*) FROM files").await, 0);
     restarted.start_kill().unwrap();
@@ -167,9 +179,7 @@ async fn kill_9_mid_upload_leaves_no_partial_file_after_restart() {
 #[tokio::test]
 async fn sigterm_lets_a_running_upload_finish_then_stops_cleanly() {
     let folder = tempfile::tempdir().unwrap();
-    let port = free_port();
-    let mut server = start_binary(folder.path(), port);
-    wait_until_healthy(port).await;
+    let (mut server, port) = start_binary(folder.path(), &[]).await;
     let mut upload = start_streaming_upload(port, "finishing.bin");
     let mut stdin = upload.stdin.take().unwrap();
     let bytes = test_bytes(3 * 1024 * 1024);
@@ -195,19 +205,7 @@ async fn sigterm_lets_a_running_upload_finish_then_stops_cleanly() {
 #[tokio::test]
 async fn json_logs_carry_a_request_id_on_request_lines_and_never_the_secret() {
     let folder = tempfile::tempdir().unwrap();
-    let port = free_port();
-    let server = Command::new(env!("CARGO_BIN_EXE_blobdrop"))
-        .env("BLOBDROP_DB", folder.path().join("blobdrop.db"))
-        .env("BLOBDROP_PORT", port.to_string())
-        .env("BLOBDROP_SHARED_SECRET", SECRET)
-        .env("BLOBDROP_LOG_FORMAT", "json")
-        .env("RUST_LOG", "info")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    wait_until_healthy(port).await;
+    let (mut server, port) = start_binary(folder.path(), &[("BLOBDROP_LOG_FORMAT", "json")]).await;
     let client = reqwest::Client::new();
     let upload = client.put(format!("http://127.0.0.1:{port}/log.txt")).basic_auth("", Some(SECRET)).body("x");
     assert_eq!(upload.send().await.unwrap().status(), reqwest::StatusCode::CREATED);
@@ -215,9 +213,9 @@ async fn json_logs_carry_a_request_id_on_request_lines_and_never_the_secret() {
     assert_eq!(refused.send().await.unwrap().status(), reqwest::StatusCode::UNAUTHORIZED);
     let pid = server.id().unwrap().to_string();
     assert!(Command::new("kill").args(["-TERM", &pid]).status().await.unwrap().success());
-    let output = tokio::time::timeout(Duration::from_secs(20), server.wait_with_output()).await.unwrap().unwrap();
+    tokio::time::timeout(Duration::from_secs(20), server.wait()).await.unwrap().unwrap();
 
-    let logs = String::from_utf8(output.stderr).unwrap();
+    let logs = server_log(folder.path());
     assert!(!logs.contains(SECRET) && !logs.contains("wrong-secret"), "a secret reached the logs");
     let lines: Vec<serde_json::Value> =
         logs.lines().map(|line| serde_json::from_str(line).unwrap_or_else(|_| panic!("not JSON: {line}"))).collect();
@@ -231,9 +229,7 @@ async fn json_logs_carry_a_request_id_on_request_lines_and_never_the_secret() {
 #[tokio::test]
 async fn a_backup_taken_while_an_upload_runs_opens_cleanly_with_every_finished_file() {
     let folder = tempfile::tempdir().unwrap();
-    let port = free_port();
-    let mut server = start_binary(folder.path(), port);
-    wait_until_healthy(port).await;
+    let (mut server, port) = start_binary(folder.path(), &[]).await;
     let client = reqwest::Client::new();
     let mut stored = Vec::new();
     for size in [10, 100_000, 1_000_000] {

@@ -7,7 +7,7 @@ use time::OffsetDateTime;
 use super::{layout, page, see_other, signed_in};
 use crate::domain::{CHUNK_SIZE, FileName};
 use crate::routes::owner::{CarriesCsrfToken, Owner, OwnerForm};
-use crate::routes::{AppError, AppState, parse_id};
+use crate::routes::{AppError, AppState, delete_visible_file, parse_id, visible_file};
 use crate::store::{FileChanges, FileListing, FileRecord, FileSort};
 use crate::uploads::guess_content_type;
 use crate::views::{
@@ -114,11 +114,10 @@ pub async fn show(
         Ok(owner) => owner,
         Err(redirect) => return Ok(redirect),
     };
-    let id = parse_id(&id)?;
+    let file = visible_file(&state, &id).await?;
     let now = OffsetDateTime::now_utc().unix_timestamp();
-    let file = state.store.find_file(&id, now).await?.ok_or(AppError::NotFound)?;
     let preview = preview(&state, &file).await?;
-    let history = state.store.download_history(&id, HISTORY_ROWS).await?;
+    let history = state.store.download_history(&file.id, HISTORY_ROWS).await?;
     page(&FilePage {
         layout: layout(file.filename.as_str(), &owner),
         file: row(&req, &state, &file, now),
@@ -141,9 +140,7 @@ pub async fn qr_code(
     id: web::Path<String>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    let id = parse_id(&id)?;
-    let now = OffsetDateTime::now_utc().unix_timestamp();
-    let file = state.store.find_file(&id, now).await?.ok_or(AppError::NotFound)?;
+    let file = visible_file(&state, &id).await?;
     let url = state.download_url(&req, &file.id, &file.filename);
     let code = qrcode::QrCode::new(url.as_bytes()).map_err(AppError::internal)?;
     let svg = code.render::<qrcode::render::svg::Color>().min_dimensions(200, 200).quiet_zone(true).build();
@@ -211,12 +208,7 @@ pub async fn delete(
     _form: OwnerForm<DeleteForm>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    let id = parse_id(&id)?;
-    let now = OffsetDateTime::now_utc().unix_timestamp();
-    if !state.store.delete_file(&id, now).await? {
-        return Err(AppError::NotFound);
-    }
-    state.cleanup.wake();
+    delete_visible_file(&state, &id).await?;
     Ok(see_other("/files"))
 }
 
