@@ -18,6 +18,9 @@ pub enum AppError {
     Unauthorized,
     #[error("{0}")]
     Forbidden(&'static str),
+    /// A page of the web interface asked for without a session: the browser goes to `/login`.
+    #[error("sign in first")]
+    SignInFirst,
     #[error("file not found")]
     NotFound,
     #[error("the upload stalled for longer than the idle timeout")]
@@ -76,6 +79,7 @@ impl ResponseError for AppError {
             AppError::BadRequest(_) => StatusCode::BAD_REQUEST,
             AppError::Unauthorized => StatusCode::UNAUTHORIZED,
             AppError::Forbidden(_) => StatusCode::FORBIDDEN,
+            AppError::SignInFirst => StatusCode::SEE_OTHER,
             AppError::NotFound => StatusCode::NOT_FOUND,
             AppError::Timeout => StatusCode::REQUEST_TIMEOUT,
             AppError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
@@ -96,6 +100,9 @@ impl ResponseError for AppError {
             AppError::Unauthorized => {
                 response
                     .insert_header((header::WWW_AUTHENTICATE, HeaderValue::from_static("Basic realm=\"blobdrop\"")));
+            }
+            AppError::SignInFirst => {
+                response.insert_header((header::LOCATION, HeaderValue::from_static("/login")));
             }
             AppError::RangeNotSatisfiable { file_size } => {
                 response.insert_header((header::CONTENT_RANGE, format!("bytes */{file_size}")));

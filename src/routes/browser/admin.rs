@@ -3,8 +3,8 @@
 use actix_web::{HttpResponse, web};
 use serde::Deserialize;
 
-use super::{DEFAULT_EXPIRY, DEFAULT_EXPIRY_KEY, layout, page, see_other, signed_in};
-use crate::routes::owner::{CarriesCsrfToken, Owner, OwnerForm};
+use super::{DEFAULT_EXPIRY, DEFAULT_EXPIRY_KEY, SignedIn, layout, page, see_other};
+use crate::routes::owner::{CarriesCsrfToken, OwnerForm};
 use crate::routes::{AppError, AppState};
 use crate::views::{SettingsPage, SystemPage, expiry_choices, human_size};
 
@@ -14,14 +14,10 @@ pub struct SavedQuery {
 }
 
 pub async fn settings(
-    owner: Option<Owner>,
+    SignedIn(owner): SignedIn,
     query: web::Query<SavedQuery>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    let owner = match signed_in(owner) {
-        Ok(owner) => owner,
-        Err(redirect) => return Ok(redirect),
-    };
     let default = state.store.setting(DEFAULT_EXPIRY_KEY).await?.unwrap_or_else(|| DEFAULT_EXPIRY.to_owned());
     page(&SettingsPage {
         layout: layout("Settings", &owner),
@@ -54,11 +50,7 @@ pub async fn save_settings(
     Ok(see_other("/settings?saved=1"))
 }
 
-pub async fn system(owner: Option<Owner>, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
-    let owner = match signed_in(owner) {
-        Ok(owner) => owner,
-        Err(redirect) => return Ok(redirect),
-    };
+pub async fn system(SignedIn(owner): SignedIn, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
     let usage = state.store.usage().await?;
     page(&SystemPage {
         layout: layout("System", &owner),

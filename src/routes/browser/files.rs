@@ -4,7 +4,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use serde::Deserialize;
 use time::OffsetDateTime;
 
-use super::{layout, page, see_other, signed_in};
+use super::{SignedIn, layout, page, see_other};
 use crate::domain::{CHUNK_SIZE, FileName};
 use crate::routes::owner::{CarriesCsrfToken, Owner, OwnerForm};
 use crate::routes::{AppError, AppState, delete_visible_file, parse_id, visible_file};
@@ -49,14 +49,10 @@ impl ListQuery {
 
 pub async fn list(
     req: HttpRequest,
-    owner: Option<Owner>,
+    SignedIn(owner): SignedIn,
     query: web::Query<ListQuery>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    let owner = match signed_in(owner) {
-        Ok(owner) => owner,
-        Err(redirect) => return Ok(redirect),
-    };
     let now = OffsetDateTime::now_utc().unix_timestamp();
     let descending = query.descending();
     let page_number = query.page.unwrap_or(1).max(1);
@@ -106,14 +102,10 @@ pub async fn list(
 
 pub async fn show(
     req: HttpRequest,
-    owner: Option<Owner>,
+    SignedIn(owner): SignedIn,
     id: web::Path<String>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    let owner = match signed_in(owner) {
-        Ok(owner) => owner,
-        Err(redirect) => return Ok(redirect),
-    };
     let file = visible_file(&state, &id).await?;
     let now = OffsetDateTime::now_utc().unix_timestamp();
     let preview = preview(&state, &file).await?;

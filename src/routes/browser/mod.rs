@@ -65,7 +65,15 @@ fn see_other(location: &str) -> HttpResponse {
     HttpResponse::SeeOther().insert_header((header::LOCATION, location)).finish()
 }
 
-/// Pages need a signed-in owner; anyone else is sent to the sign-in page.
-fn signed_in(owner: Option<Owner>) -> Result<Owner, HttpResponse> {
-    owner.ok_or_else(|| see_other("/login"))
+/// The owner, for pages: anyone else is sent to the sign-in page instead of getting a 401.
+pub struct SignedIn(pub Owner);
+
+impl actix_web::FromRequest for SignedIn {
+    type Error = AppError;
+    type Future = std::pin::Pin<Box<dyn std::future::Future<Output = Result<Self, AppError>>>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut actix_web::dev::Payload) -> Self::Future {
+        let owner = Owner::from_request(req, payload);
+        Box::pin(async move { owner.await.map(SignedIn).map_err(|_| AppError::SignInFirst) })
+    }
 }
