@@ -107,29 +107,37 @@ pub struct OwnerForm<T> {
     pub fields: T,
 }
 
-/// Forms posted by blobdrop's pages carry the session's CSRF token in a `csrf_token` field.
-pub trait CarriesCsrfToken {
-    fn csrf_token(&self) -> &str;
+/// Every form of blobdrop's pages: the session's CSRF token beside the form's own fields.
+#[derive(serde::Deserialize)]
+struct WithCsrfToken<T> {
+    #[serde(default)]
+    csrf_token: String,
+    #[serde(flatten)]
+    fields: T,
 }
 
-impl<T: DeserializeOwned + CarriesCsrfToken + 'static> FromRequest for OwnerForm<T> {
+/// The fields of a form that has nothing to say but its CSRF token (sign out, delete).
+#[derive(Debug, serde::Deserialize)]
+pub struct NoFields {}
+
+impl<T: DeserializeOwned + 'static> FromRequest for OwnerForm<T> {
     type Error = AppError;
     type Future = Pin<Box<dyn Future<Output = Result<Self, AppError>>>>;
 
     fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
         let req = req.clone();
-        let form = web::Form::<T>::from_request(&req, payload);
+        let form = web::Form::<WithCsrfToken<T>>::from_request(&req, payload);
         Box::pin(async move {
             let state = req.app_data::<web::Data<AppState>>().ok_or(AppError::Unauthorized)?.clone();
             let owner = identify(&req, &state).await?;
             check_origin(&req, &state)?;
-            let fields = form.await.map_err(|error| AppError::BadRequest(error.to_string()))?.into_inner();
+            let form = form.await.map_err(|error| AppError::BadRequest(error.to_string()))?.into_inner();
             if let Owner::Browser(session) = &owner {
-                if !tokens_match(fields.csrf_token(), &session.csrf_token) {
+                if !tokens_match(&form.csrf_token, &session.csrf_token) {
                     return Err(AppError::Forbidden("the form lacks this page's CSRF token; reload the page"));
                 }
             }
-            Ok(OwnerForm { fields })
+            Ok(OwnerForm { fields: form.fields })
         })
     }
 }

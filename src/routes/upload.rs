@@ -12,6 +12,7 @@ use super::files_api::FileJson;
 use super::owner::authenticate;
 use super::{AppError, AppState};
 use crate::domain::{FileName, UploadOptions};
+use crate::gc::CleanupTrigger;
 use crate::store::{FileRecord, Store};
 use crate::uploads::{Upload, UploadMeta, guess_content_type};
 
@@ -66,7 +67,7 @@ pub async fn post_files(req: HttpRequest, payload: web::Payload, state: web::Dat
         return refuse(error, &mut body).await;
     }
     let mut form = Multipart::new(req.headers(), body);
-    let mut stored = FormFiles { store: state.store.clone(), files: Vec::new() };
+    let mut stored = FormFiles { store: state.store.clone(), cleanup: state.cleanup.clone(), files: Vec::new() };
     let error = match store_form_files(&req, &state, &mut form, &mut stored.files).await {
         Ok(()) if !stored.files.is_empty() => return uploaded(&req, &state, &stored.keep(), true),
         Ok(()) => AppError::BadRequest("the form holds no file".into()),
@@ -83,6 +84,7 @@ pub async fn post_files(req: HttpRequest, payload: web::Payload, state: web::Dat
 /// deleted when this is dropped: the client got no links, so no file is kept.
 struct FormFiles {
     store: Store,
+    cleanup: CleanupTrigger,
     files: Vec<FileRecord>,
 }
 
@@ -97,7 +99,8 @@ impl Drop for FormFiles {
         if self.files.is_empty() {
             return;
         }
-        let (store, files) = (self.store.clone(), std::mem::take(&mut self.files));
+        let (store, cleanup, files) = (self.store.clone(), self.cleanup.clone(), std::mem::take(&mut self.files));
+        // Hidden here, purged by the clean-up task like any deleted file.
         tokio::spawn(async move {
             let now = OffsetDateTime::now_utc().unix_timestamp();
             for file in files {
@@ -105,9 +108,7 @@ impl Drop for FormFiles {
                     tracing::warn!(file_id = %file.id, ?error, "could not delete a file of a failed form");
                 }
             }
-            if let Err(error) = store.purge_deleted_files().await {
-                tracing::warn!(?error, "could not purge the files of a failed form; the next clean-up will");
-            }
+            cleanup.wake();
         });
     }
 }

@@ -4,7 +4,7 @@ use actix_web::{HttpResponse, web};
 use serde::Deserialize;
 
 use super::{DEFAULT_EXPIRY, DEFAULT_EXPIRY_KEY, SignedIn, layout, page, see_other};
-use crate::routes::owner::{CarriesCsrfToken, OwnerForm};
+use crate::routes::owner::OwnerForm;
 use crate::routes::{AppError, AppState};
 use crate::views::{SettingsPage, SystemPage, expiry_choices, human_size};
 
@@ -28,14 +28,7 @@ pub async fn settings(
 
 #[derive(Deserialize)]
 pub struct SettingsForm {
-    csrf_token: String,
     default_expiry: String,
-}
-
-impl CarriesCsrfToken for SettingsForm {
-    fn csrf_token(&self) -> &str {
-        &self.csrf_token
-    }
 }
 
 pub async fn save_settings(

@@ -6,7 +6,7 @@ use time::OffsetDateTime;
 
 use super::{SignedIn, layout, page, see_other};
 use crate::domain::{CHUNK_SIZE, FileName};
-use crate::routes::owner::{CarriesCsrfToken, Owner, OwnerForm};
+use crate::routes::owner::{NoFields, Owner, OwnerForm};
 use crate::routes::{AppError, AppState, delete_visible_file, parse_id, visible_file};
 use crate::store::{FileChanges, FileListing, FileRecord, FileSort};
 use crate::uploads::guess_content_type;
@@ -141,19 +141,12 @@ pub async fn qr_code(
 
 #[derive(Debug, Deserialize)]
 pub struct EditForm {
-    csrf_token: String,
     filename: String,
     /// `YYYY-MM-DD`; empty means never.
     #[serde(default)]
     expires: String,
     #[serde(default)]
     note: String,
-}
-
-impl CarriesCsrfToken for EditForm {
-    fn csrf_token(&self) -> &str {
-        &self.csrf_token
-    }
 }
 
 pub async fn edit(
@@ -184,20 +177,9 @@ pub async fn edit(
     Ok(see_other(&format!("/files/{id}")))
 }
 
-#[derive(Debug, Deserialize)]
-pub struct DeleteForm {
-    csrf_token: String,
-}
-
-impl CarriesCsrfToken for DeleteForm {
-    fn csrf_token(&self) -> &str {
-        &self.csrf_token
-    }
-}
-
 pub async fn delete(
     id: web::Path<String>,
-    _form: OwnerForm<DeleteForm>,
+    _form: OwnerForm<NoFields>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
     delete_visible_file(&state, &id).await?;

@@ -5,7 +5,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use serde::Deserialize;
 
 use super::{page, see_other};
-use crate::routes::owner::{CarriesCsrfToken, OwnerForm, check_origin};
+use crate::routes::owner::{NoFields, OwnerForm, check_origin};
 use crate::routes::{AppError, AppState};
 use crate::sessions::{self, COOKIE_NAME, LIFETIME};
 use crate::views::{Layout, LoginPage};
@@ -55,20 +55,9 @@ pub async fn sign_in(
     Ok(response)
 }
 
-#[derive(Deserialize)]
-pub struct SignOut {
-    csrf_token: String,
-}
-
-impl CarriesCsrfToken for SignOut {
-    fn csrf_token(&self) -> &str {
-        &self.csrf_token
-    }
-}
-
 pub async fn sign_out(
     req: HttpRequest,
-    _form: OwnerForm<SignOut>,
+    _form: OwnerForm<NoFields>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
     if let Some(cookie) = req.cookie(COOKIE_NAME) {
