@@ -11,7 +11,7 @@ use time::OffsetDateTime;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use crate::domain::{ByteSize, CHUNK_SIZE, FileId, FileName, UploadOptions};
+use crate::domain::{ByteSize, CHUNK_SIZE, FileId, FileName, GuestLinkId, UploadOptions};
 use crate::store::{FileRecord, NewFile, Store, StoreError};
 
 /// Chunks per INSERT statement (1 MiB): large enough that the per-statement round trip is noise,
@@ -32,6 +32,10 @@ pub enum UploadError {
     Task(#[from] tokio::task::JoinError),
     #[error("an earlier write of this upload failed")]
     AlreadyFailed,
+    /// The guest link the upload came through no longer takes it (used up, disabled, expired,
+    /// deleted, or its size limit lowered meanwhile); nothing of the upload was kept.
+    #[error("the guest link refused the upload")]
+    GuestLinkRefused,
 }
 
 /// The type a file is served with: guessed from its extension, else what the client declared
@@ -53,6 +57,8 @@ pub struct UploadMeta {
     pub filename: FileName,
     pub content_type: String,
     pub options: UploadOptions,
+    /// The guest link the file comes through; it must still take the upload when it finishes.
+    pub guest_link: Option<GuestLinkId>,
 }
 
 /// An upload in progress. Until `finish` returns, the file is invisible; if the upload is
@@ -60,6 +66,7 @@ pub struct UploadMeta {
 pub struct Upload {
     store: Store,
     id: FileId,
+    guest_link: Option<GuestLinkId>,
     max_size: Option<ByteSize>,
     received: u64,
     partial_chunk: BytesMut,
@@ -91,6 +98,7 @@ impl Upload {
         Ok(Upload {
             store: store.clone(),
             id,
+            guest_link: meta.guest_link.clone(),
             max_size,
             received: 0,
             partial_chunk: BytesMut::with_capacity(CHUNK_SIZE),
@@ -141,7 +149,22 @@ impl Upload {
         self.batches = None; // closing the queue lets the writer finish
         let hasher = self.wait_for_writer().await?;
         let sha256 = hex::encode(hasher.finalize());
-        let record = self.store.finish_upload(&self.id, self.received as i64, &sha256).await?;
+        let size = self.received as i64;
+        let record = match &self.guest_link {
+            None => self.store.finish_upload(&self.id, size, &sha256).await?,
+            Some(link) => {
+                let now = OffsetDateTime::now_utc().unix_timestamp();
+                match self.store.finish_guest_upload(&self.id, size, &sha256, link, now).await? {
+                    Some(record) => record,
+                    None => {
+                        // Should this fail, `drop` tries again.
+                        self.store.abandon_upload(&self.id).await?;
+                        self.settled = true;
+                        return Err(UploadError::GuestLinkRefused);
+                    }
+                }
+            }
+        };
         self.settled = true;
         Ok(record)
     }

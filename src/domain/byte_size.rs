@@ -7,6 +7,10 @@ use std::str::FromStr;
 pub struct ByteSize(u64);
 
 impl ByteSize {
+    pub const fn from_bytes(bytes: u64) -> Self {
+        ByteSize(bytes)
+    }
+
     pub const fn as_u64(self) -> u64 {
         self.0
     }

@@ -1,58 +1,69 @@
-//! The random, unguessable id in every download link.
+//! The random, unguessable ids in links: `FileId` in download links (and, through `random_id!`,
+//! every other id of the same shape).
 
-use std::fmt;
+/// Defines a newtype holding 122 random bits of a v4 UUID, written as 22 URL-safe base64
+/// characters: `random()`, `parse()` (accepts exactly what `random` produces), `as_str()`,
+/// `Display`, `Serialize` and `TryFrom<String>` (for reading ids back from the database: a stored
+/// id that is not one is an error, not a panic).
+macro_rules! random_id {
+    ($(#[$doc:meta])* $name:ident, $malformed:ident, $what:literal) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+        pub struct $name(String);
 
-use base64::Engine;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+        impl $name {
+            pub fn random() -> Self {
+                use base64::Engine;
+                $name(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(uuid::Uuid::new_v4().as_bytes()))
+            }
 
-/// 122 random bits of a v4 UUID, written as 22 URL-safe base64 characters.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct FileId(String);
+            pub fn parse(s: &str) -> Option<Self> {
+                use base64::Engine;
+                let well_formed = s.len() == 22
+                    && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+                    && base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(s).is_ok_and(|bytes| bytes.len() == 16);
+                well_formed.then(|| $name(s.to_owned()))
+            }
 
-const ENCODED_LEN: usize = 22;
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+        }
 
-impl FileId {
-    pub fn random() -> Self {
-        FileId(URL_SAFE_NO_PAD.encode(uuid::Uuid::new_v4().as_bytes()))
-    }
+        #[derive(Debug, thiserror::Error)]
+        #[error("{raw:?} is not a {what}", raw = self.0, what = $what)]
+        pub struct $malformed(String);
 
-    /// Accepts exactly what `random` produces; anything else is not an id.
-    pub fn parse(s: &str) -> Option<Self> {
-        let well_formed = s.len() == ENCODED_LEN
-            && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-            && URL_SAFE_NO_PAD.decode(s).is_ok_and(|bytes| bytes.len() == 16);
-        well_formed.then(|| FileId(s.to_owned()))
-    }
+        impl TryFrom<String> for $name {
+            type Error = $malformed;
 
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
+            fn try_from(raw: String) -> Result<Self, Self::Error> {
+                $name::parse(&raw).ok_or($malformed(raw))
+            }
+        }
+
+        impl serde::Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.serialize_str(&self.0)
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+    };
 }
 
-#[derive(Debug, thiserror::Error)]
-#[error("{0:?} is not a file id")]
-pub struct MalformedFileId(String);
+pub(crate) use random_id;
 
-/// For reading ids back from the database: a stored id that is not one is an error, not a panic.
-impl TryFrom<String> for FileId {
-    type Error = MalformedFileId;
-
-    fn try_from(raw: String) -> Result<Self, Self::Error> {
-        FileId::parse(&raw).ok_or(MalformedFileId(raw))
-    }
-}
-
-impl serde::Serialize for FileId {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(&self.0)
-    }
-}
-
-impl fmt::Display for FileId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
+random_id!(
+    /// The id of a file in its download link.
+    FileId,
+    MalformedFileId,
+    "file id"
+);
 
 #[cfg(test)]
 mod tests {

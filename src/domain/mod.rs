@@ -4,12 +4,14 @@ mod byte_range;
 mod byte_size;
 mod file_id;
 mod file_name;
+mod guest_link;
 mod upload_options;
 
 pub use byte_range::{ByteRange, RangeRequest};
 pub use byte_size::ByteSize;
 pub use file_id::FileId;
 pub use file_name::FileName;
+pub use guest_link::{GuestLinkError, GuestLinkId, GuestLinkStatus, GuestLinkTerms, MAX_LIFETIME_DAYS, future_expiry};
 pub use upload_options::{MaxDownloads, UploadOptions};
 
 /// Every upload is cut into chunks of this many bytes; each chunk is one BLOB row.

@@ -197,6 +197,8 @@ mod tests {
             max_downloads: None,
             download_count: 0,
             last_download_at: None,
+            guest_link_id: None,
+            guest_link_label: None,
         }
     }
 

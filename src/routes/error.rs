@@ -23,6 +23,11 @@ pub enum AppError {
     SignInFirst,
     #[error("file not found")]
     NotFound,
+    #[error("no such guest link")]
+    UnknownGuestLink,
+    /// A guest link that took uploads once and takes none any more (expired, used up).
+    #[error("{0}")]
+    Gone(&'static str),
     #[error("the upload stalled for longer than the idle timeout")]
     Timeout,
     #[error("the upload is larger than the limit of {0}")]
@@ -80,7 +85,8 @@ impl ResponseError for AppError {
             AppError::Unauthorized => StatusCode::UNAUTHORIZED,
             AppError::Forbidden(_) => StatusCode::FORBIDDEN,
             AppError::SignInFirst => StatusCode::SEE_OTHER,
-            AppError::NotFound => StatusCode::NOT_FOUND,
+            AppError::NotFound | AppError::UnknownGuestLink => StatusCode::NOT_FOUND,
+            AppError::Gone(_) => StatusCode::GONE,
             AppError::Timeout => StatusCode::REQUEST_TIMEOUT,
             AppError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             AppError::RangeNotSatisfiable { .. } => StatusCode::RANGE_NOT_SATISFIABLE,

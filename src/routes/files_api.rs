@@ -29,6 +29,9 @@ pub struct FileJson {
     expires: Option<OffsetDateTime>,
     downloads: i64,
     max_downloads: Option<i64>,
+    /// The guest link the file came through, and its label; `null` for the owner's own uploads.
+    guest_link_id: Option<String>,
+    guest_link_label: Option<String>,
 }
 
 impl FileJson {
@@ -46,6 +49,8 @@ impl FileJson {
             expires: file.expires_at.map(time),
             downloads: file.download_count,
             max_downloads: file.max_downloads,
+            guest_link_id: file.guest_link_id.clone(),
+            guest_link_label: file.guest_link_label.clone(),
         }
     }
 }
@@ -92,7 +97,7 @@ pub struct Edit {
 }
 
 /// Tells a field sent as `null` (`Some(None)`) from one not sent at all (`None`).
-fn present<'de, T: Deserialize<'de>, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Option<T>>, D::Error> {
+pub(super) fn present<'de, T: Deserialize<'de>, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Option<T>>, D::Error> {
     Option::<T>::deserialize(deserializer).map(Some)
 }
 

@@ -5,6 +5,8 @@ mod browser;
 mod download;
 mod error;
 mod files_api;
+mod guest;
+mod guest_links_api;
 mod owner;
 mod pages;
 mod upload;
@@ -80,6 +82,23 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 .route(web::patch().to(files_api::edit))
                 .route(web::delete().to(files_api::delete)),
         )
+        .service(
+            web::resource("/api/guest-links")
+                .route(web::get().to(guest_links_api::list))
+                .route(web::post().to(guest_links_api::create)),
+        )
+        .service(
+            web::resource("/api/guest-links/{id}")
+                .route(web::get().to(guest_links_api::show))
+                .route(web::patch().to(guest_links_api::edit))
+                .route(web::delete().to(guest_links_api::delete)),
+        )
+        .service(
+            web::resource(["/g/{id}", "/g/{id}/"])
+                .route(web::post().to(guest::post_files))
+                .route(web::put().to(guest::put_without_name)),
+        )
+        .route("/g/{id}/{filename}", web::put().to(guest::put_file))
         .service(
             web::resource(["/f/{id}", "/f/{id}/{filename}"])
                 .route(web::get().to(download::download))

@@ -1,4 +1,5 @@
-//! `PUT /{filename}` (raw body, curl -T) and `POST /` (multipart): bytes in, links out.
+//! `PUT /{filename}` (raw body, curl -T) and `POST /` (multipart), by the owner or through a guest
+//! link: bytes in, links out.
 
 use actix_multipart::{Multipart, MultipartError};
 use actix_web::http::header::{self, HeaderMap};
@@ -9,12 +10,13 @@ use time::OffsetDateTime;
 
 use super::body::{DRAIN_LIMIT, DRAIN_TIME, client_hung_up, close_unless, payload_error, refuse, with_idle_timeout};
 use super::files_api::FileJson;
+use super::guest::{GuestLinkRefusal, open_guest_link};
 use super::owner::authenticate;
 use super::{AppError, AppState};
-use crate::domain::{FileName, UploadOptions};
+use crate::domain::{ByteSize, FileName, UploadOptions};
 use crate::gc::CleanupTrigger;
-use crate::store::{FileRecord, Store};
-use crate::uploads::{Upload, UploadMeta, guess_content_type};
+use crate::store::{FileRecord, GuestLinkRecord, Store};
+use crate::uploads::{Upload, UploadError, UploadMeta, guess_content_type};
 
 /// Largest form field that is not a file (such fields are read and ignored).
 const MAX_FORM_FIELD: usize = 64 * 1024;
@@ -25,22 +27,33 @@ pub async fn put_file(
     filename: web::Path<String>,
     state: web::Data<AppState>,
 ) -> HttpResponse {
+    receive_put(req, payload, &filename, None, state).await
+}
+
+/// A raw-body upload by the owner (`guest_link` is `None`) or through a guest link (its raw id).
+pub(super) async fn receive_put(
+    req: HttpRequest,
+    payload: web::Payload,
+    filename: &str,
+    guest_link: Option<&str>,
+    state: web::Data<AppState>,
+) -> HttpResponse {
     let mut body = with_idle_timeout(payload, state.idle_timeout);
     let stored = async {
-        authenticate(&req, &state).await?;
+        let uploader = Uploader::identify(&req, &state, guest_link).await?;
         let expected = content_length(req.headers());
-        if let (Some(limit), Some(length)) = (state.max_upload, expected) {
+        if let (Some(limit), Some(length)) = (uploader.max_size(&state), expected) {
             if length > limit.as_u64() {
                 return Err(AppError::TooLarge(limit));
             }
         }
-        let filename = FileName::parse(&filename).map_err(|error| AppError::BadRequest(error.to_string()))?;
+        let filename = FileName::parse(filename).map_err(|error| AppError::BadRequest(error.to_string()))?;
         let declared = req.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok());
-        let meta = upload_meta(&req, filename, declared)?;
+        let meta = uploader.upload_meta(&req, filename, declared)?;
         let pieces = (&mut body).map(|item| item.map_err(payload_error));
         // actix-web ends a body cut off by a disconnect as if it were complete: a body with a
         // length must have all of it, and a chunked one must end with the client still there.
-        store_stream(&state, &meta, pieces, |received| match expected {
+        store_stream(&state, &uploader, &meta, pieces, |received| match expected {
             Some(expected) if received != expected => Err(interrupted()),
             None if client_hung_up(&req) => Err(interrupted()),
             _ => Ok(()),
@@ -61,14 +74,29 @@ pub async fn put_without_name(payload: web::Payload, state: web::Data<AppState>)
 }
 
 pub async fn post_files(req: HttpRequest, payload: web::Payload, state: web::Data<AppState>) -> HttpResponse {
+    receive_form(req, payload, None, state).await
+}
+
+/// A multipart upload by the owner (`guest_link` is `None`) or through a guest link (its raw id).
+pub(super) async fn receive_form(
+    req: HttpRequest,
+    payload: web::Payload,
+    guest_link: Option<&str>,
+    state: web::Data<AppState>,
+) -> HttpResponse {
     let mut body = with_idle_timeout(payload, state.idle_timeout);
-    let allowed = async { authenticate(&req, &state).await.and_then(|_| require_form(req.headers())) };
-    if let Err(error) = allowed.await {
-        return refuse(error, &mut body).await;
-    }
+    let allowed = async {
+        let uploader = Uploader::identify(&req, &state, guest_link).await?;
+        require_form(req.headers())?;
+        Ok(uploader)
+    };
+    let uploader = match allowed.await {
+        Ok(uploader) => uploader,
+        Err(error) => return refuse(error, &mut body).await,
+    };
     let mut form = Multipart::new(req.headers(), body);
     let mut stored = FormFiles { store: state.store.clone(), cleanup: state.cleanup.clone(), files: Vec::new() };
-    let error = match store_form_files(&req, &state, &mut form, &mut stored.files).await {
+    let error = match store_form_files(&req, &state, &uploader, &mut form, &mut stored.files).await {
         Ok(()) if !stored.files.is_empty() => return uploaded(&req, &state, &stored.keep(), true),
         Ok(()) => AppError::BadRequest("the form holds no file".into()),
         Err(FormFailure::Refused(error)) => {
@@ -125,6 +153,7 @@ enum FormFailure {
 async fn store_form_files(
     req: &HttpRequest,
     state: &AppState,
+    uploader: &Uploader,
     form: &mut Multipart,
     stored: &mut Vec<FileRecord>,
 ) -> Result<(), FormFailure> {
@@ -145,7 +174,7 @@ async fn store_form_files(
         let filename = FileName::parse(&raw_name)
             .map_err(|error| FormFailure::Refused(AppError::BadRequest(error.to_string())))?;
         let declared = field.content_type().map(|mime| mime.essence_str().to_owned());
-        let meta = upload_meta(req, filename, declared.as_deref()).map_err(FormFailure::Refused)?;
+        let meta = uploader.upload_meta(req, filename, declared.as_deref()).map_err(FormFailure::Refused)?;
         let form_failed = std::cell::Cell::new(false);
         let pieces = (&mut field).map(|piece| {
             piece.map_err(|error| {
@@ -154,7 +183,7 @@ async fn store_form_files(
             })
         });
         // The multipart parser itself notices a form cut off before its closing boundary.
-        match store_stream(state, &meta, pieces, |_| Ok(())).await {
+        match store_stream(state, uploader, &meta, pieces, |_| Ok(())).await {
             Ok(file) => stored.push(file),
             Err(error) if form_failed.get() => return Err(FormFailure::Broken(error)),
             Err(error) => return Err(FormFailure::Refused(error)),
@@ -167,12 +196,13 @@ async fn store_form_files(
 /// the byte count once the stream ends and may still refuse the upload.
 async fn store_stream(
     state: &AppState,
+    uploader: &Uploader,
     meta: &UploadMeta,
     body: impl Stream<Item = Result<Bytes, AppError>>,
     check_complete: impl FnOnce(u64) -> Result<(), AppError>,
 ) -> Result<FileRecord, AppError> {
     let _transfer = state.metrics.transfer();
-    let mut upload = Upload::begin(&state.store, meta, state.max_upload).await?;
+    let mut upload = Upload::begin(&state.store, meta, uploader.max_size(state)).await?;
     let mut body = std::pin::pin!(body);
     let mut written = Ok(());
     while let Some(piece) = body.next().await {
@@ -193,7 +223,12 @@ async fn store_stream(
         }
         return Err(error);
     }
-    let file = upload.finish().await?;
+    let received = upload.received();
+    let file = match upload.finish().await {
+        Ok(file) => file,
+        Err(UploadError::GuestLinkRefused) => return Err(uploader.refused_at_finish(state, received).await),
+        Err(error) => return Err(error.into()),
+    };
     state.metrics.uploads.inc();
     Ok(file)
 }
@@ -241,17 +276,76 @@ fn interrupted() -> AppError {
     AppError::BadRequest("the upload was interrupted before the end of its body".into())
 }
 
-fn upload_meta(req: &HttpRequest, filename: FileName, declared_type: Option<&str>) -> Result<UploadMeta, AppError> {
-    let header = |name: &str| req.headers().get(name).and_then(|v| v.to_str().ok());
-    let options = UploadOptions::from_headers(
-        header("max-days"),
-        header("max-downloads"),
-        header("expires-at"),
-        OffsetDateTime::now_utc(),
-    )
-    .map_err(|error| AppError::BadRequest(error.to_string()))?;
-    let content_type = guess_content_type(&filename, declared_type);
-    Ok(UploadMeta { filename, content_type, options })
+/// Who is uploading: the owner, or a guest through one of the owner's guest links. Everything the
+/// two differ in (size limit, upload options, the link the upload counts against) comes from here,
+/// so both go through the same PUT and form code.
+enum Uploader {
+    Owner,
+    Guest(GuestLinkRecord),
+}
+
+impl Uploader {
+    /// `guest_link` is the raw id from `/g/{id}`; without one the owner's credentials are required.
+    async fn identify(req: &HttpRequest, state: &AppState, guest_link: Option<&str>) -> Result<Self, AppError> {
+        match guest_link {
+            None => authenticate(req, state).await.map(|_| Uploader::Owner),
+            Some(raw) => open_guest_link(state, raw).await.map(Uploader::Guest),
+        }
+    }
+
+    /// The server's limit, and for a guest also the link's, whichever is smaller.
+    fn max_size(&self, state: &AppState) -> Option<ByteSize> {
+        match self {
+            Uploader::Owner => state.max_upload,
+            Uploader::Guest(link) => match (state.max_upload, link.max_file_size()) {
+                (Some(server), Some(link)) => Some(server.min(link)),
+                (server, link) => server.or(link),
+            },
+        }
+    }
+
+    /// The options the headers ask for. A guest's files expire no later than the link's file
+    /// lifetime allows: a guest may shorten it, never extend it.
+    fn upload_meta(
+        &self,
+        req: &HttpRequest,
+        filename: FileName,
+        declared_type: Option<&str>,
+    ) -> Result<UploadMeta, AppError> {
+        let header = |name: &str| req.headers().get(name).and_then(|v| v.to_str().ok());
+        let now = OffsetDateTime::now_utc();
+        let mut options =
+            UploadOptions::from_headers(header("max-days"), header("max-downloads"), header("expires-at"), now)
+                .map_err(|error| AppError::BadRequest(error.to_string()))?;
+        let mut guest_link = None;
+        if let Uploader::Guest(link) = self {
+            if let Some(days) = link.file_lifetime_days {
+                let end = now + time::Duration::days(days);
+                options.expires_at = Some(options.expires_at.map_or(end, |asked| asked.min(end)));
+            }
+            guest_link = Some(link.id.clone());
+        }
+        let content_type = guess_content_type(&filename, declared_type);
+        Ok(UploadMeta { filename, content_type, options, guest_link })
+    }
+
+    /// Why the link turned down a finished upload: it changed while the bytes came in (used up by
+    /// another guest, disabled, expired, deleted, or its size limit lowered).
+    async fn refused_at_finish(&self, state: &AppState, received: u64) -> AppError {
+        let Uploader::Guest(link) = self else {
+            return AppError::internal(UploadError::GuestLinkRefused);
+        };
+        let now = OffsetDateTime::now_utc().unix_timestamp();
+        match state.store.find_guest_link(&link.id).await {
+            Ok(Some(link)) => match (link.refusal(now), link.max_file_size()) {
+                (Some(error), _) => error,
+                (None, Some(limit)) if received > limit.as_u64() => AppError::TooLarge(limit),
+                (None, _) => AppError::internal(UploadError::GuestLinkRefused),
+            },
+            Ok(None) => AppError::NotFound,
+            Err(error) => error.into(),
+        }
+    }
 }
 
 fn content_length(headers: &HeaderMap) -> Option<u64> {

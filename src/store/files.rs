@@ -3,11 +3,12 @@
 use sqlx::FromRow;
 
 use super::{Store, StoreError};
-use crate::domain::{FileId, FileName};
+use crate::domain::{FileId, FileName, GuestLinkId};
 
 /// Columns of a file row, in the order `FileRecord` reads them. Never the chunk table.
 const COLUMNS: &str = "id, filename, content_type, file_size, chunk_size, sha256, note, created_at, \
-                       expires_at, max_downloads, download_count, last_download_at";
+                       expires_at, max_downloads, download_count, last_download_at, guest_link_id, \
+                       (SELECT label FROM guest_links WHERE guest_links.id = files.guest_link_id) AS guest_link_label";
 
 /// A file anyone with its link may download: finalized, not expired, downloads left.
 /// `?1` is the current time in unix seconds.
@@ -31,6 +32,9 @@ pub struct FileRecord {
     pub max_downloads: Option<i64>,
     pub download_count: i64,
     pub last_download_at: Option<i64>,
+    /// The guest link the file came through; `None` for the owner's own uploads.
+    pub guest_link_id: Option<String>,
+    pub guest_link_label: Option<String>,
 }
 
 /// The metadata of an upload that is about to start.
@@ -123,12 +127,7 @@ impl Store {
     /// Makes a fully written upload visible, with its size and hash.
     #[tracing::instrument(skip(self))]
     pub async fn finish_upload(&self, id: &FileId, file_size: i64, sha256: &str) -> Result<FileRecord, StoreError> {
-        let sql = format!(
-            "UPDATE files SET state = 'ready', file_size = ?, sha256 = ? WHERE id = ? AND state = 'uploading' RETURNING {COLUMNS}"
-        );
-        let record =
-            sqlx::query_as(&sql).bind(file_size).bind(sha256).bind(id.as_str()).fetch_one(&self.writer).await?;
-        Ok(record)
+        make_visible(&self.writer, id, file_size, sha256, None).await
     }
 
     /// A file anyone with its link may see, or `None`.
@@ -271,6 +270,27 @@ impl Store {
         sqlx::query("DELETE FROM files WHERE id = ? AND state = 'deleted'").bind(id).execute(&self.writer).await?;
         Ok(())
     }
+}
+
+/// Turns an 'uploading' row 'ready' with its size and hash (and the guest link it came through).
+pub(super) async fn make_visible(
+    executor: impl sqlx::SqliteExecutor<'_>,
+    id: &FileId,
+    file_size: i64,
+    sha256: &str,
+    guest_link: Option<&GuestLinkId>,
+) -> Result<FileRecord, StoreError> {
+    let sql = format!(
+        "UPDATE files SET state = 'ready', file_size = ?, sha256 = ?, guest_link_id = ? \
+         WHERE id = ? AND state = 'uploading' RETURNING {COLUMNS}"
+    );
+    Ok(sqlx::query_as(&sql)
+        .bind(file_size)
+        .bind(sha256)
+        .bind(guest_link.map(GuestLinkId::as_str))
+        .bind(id.as_str())
+        .fetch_one(executor)
+        .await?)
 }
 
 fn list_sql() -> String {

@@ -1,4 +1,4 @@
-//! All SQL lives here: the SQLite database of files, their chunks and settings.
+//! All SQL lives here: the SQLite database of files, their chunks, guest links and settings.
 //!
 //! One write connection (SQLite allows one writer at a time anyway) and a pool of readers.
 //! Every statement is its own short transaction, so no transaction ever spans a network wait.
@@ -6,6 +6,7 @@
 mod chunks;
 mod downloads;
 mod files;
+mod guest_links;
 mod sessions;
 mod settings;
 mod space;
@@ -18,6 +19,7 @@ use sqlx::sqlite::{SqliteAutoVacuum, SqliteConnectOptions, SqliteJournalMode, Sq
 
 pub use downloads::DownloadRecord;
 pub use files::{FileChanges, FileListing, FileRecord, FileSort, NewFile};
+pub use guest_links::GuestLinkRecord;
 pub use sessions::SessionRecord;
 pub use space::Usage;
 

@@ -1,0 +1,177 @@
+//! Guest links: upload-only links the owner hands out, their limits, and whether one still takes uploads.
+
+use super::ByteSize;
+use super::file_id::random_id;
+
+random_id!(
+    /// The id of a guest link, in its URL `/g/{id}`: knowing it is the permission to upload.
+    GuestLinkId,
+    MalformedGuestLinkId,
+    "guest link id"
+);
+
+const MAX_LABEL_CHARS: usize = 200;
+/// Longest file lifetime a link may give (a hundred years, as `Max-Days`).
+pub const MAX_LIFETIME_DAYS: u32 = 36_500;
+
+/// What a guest link allows, as the owner set it. Built only through `new`, which validates.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GuestLinkTerms {
+    pub label: String,
+    /// Unix seconds after which the link takes no upload; `None` never.
+    pub expires_at: Option<i64>,
+    /// Largest file a guest may send; `None` leaves only the server's own limit.
+    pub max_file_size: Option<ByteSize>,
+    /// Uploads the link takes in all; `None` is unlimited.
+    pub max_uploads: Option<u32>,
+    /// How long each guest file lives; `None` keeps it until the owner deletes it.
+    pub file_lifetime_days: Option<u32>,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum GuestLinkError {
+    #[error("the label must be 1 to {MAX_LABEL_CHARS} characters, without control characters")]
+    Label,
+    #[error("the maximum file size must be at least 1 byte")]
+    MaxFileSize,
+    #[error("the maximum number of uploads must be a whole number from 1 to {}", u32::MAX)]
+    MaxUploads,
+    #[error("the file lifetime must be a whole number of days from 1 to {MAX_LIFETIME_DAYS}")]
+    FileLifetime,
+    #[error("the link expiry must be in the future")]
+    ExpiryInThePast,
+}
+
+impl GuestLinkTerms {
+    pub fn new(
+        label: &str,
+        expires_at: Option<i64>,
+        max_file_size: Option<ByteSize>,
+        max_uploads: Option<i64>,
+        file_lifetime_days: Option<i64>,
+    ) -> Result<Self, GuestLinkError> {
+        let label = label.trim();
+        if label.is_empty() || label.chars().count() > MAX_LABEL_CHARS || label.chars().any(char::is_control) {
+            return Err(GuestLinkError::Label);
+        }
+        if max_file_size.is_some_and(|size| size.as_u64() == 0) {
+            return Err(GuestLinkError::MaxFileSize);
+        }
+        let max_uploads = max_uploads
+            .map(|n| u32::try_from(n).ok().filter(|n| *n >= 1).ok_or(GuestLinkError::MaxUploads))
+            .transpose()?;
+        let file_lifetime_days = file_lifetime_days
+            .map(|n| {
+                u32::try_from(n).ok().filter(|n| (1..=MAX_LIFETIME_DAYS).contains(n)).ok_or(GuestLinkError::FileLifetime)
+            })
+            .transpose()?;
+        Ok(GuestLinkTerms { label: label.to_owned(), expires_at, max_file_size, max_uploads, file_lifetime_days })
+    }
+}
+
+/// A link expiry the owner is setting now: it must lie ahead (an expired link is made by waiting,
+/// or by disabling it).
+pub fn future_expiry(at: i64, now: i64) -> Result<i64, GuestLinkError> {
+    if at > now { Ok(at) } else { Err(GuestLinkError::ExpiryInThePast) }
+}
+
+/// Whether a link takes uploads right now, and if not, why.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GuestLinkStatus {
+    Active,
+    Disabled,
+    Expired,
+    UsedUp,
+}
+
+impl GuestLinkStatus {
+    /// Disabled says most (the owner chose it), then expired, then used up.
+    pub fn of(disabled: bool, expires_at: Option<i64>, upload_count: i64, max_uploads: Option<i64>, now: i64) -> Self {
+        if disabled {
+            GuestLinkStatus::Disabled
+        } else if expires_at.is_some_and(|at| at <= now) {
+            GuestLinkStatus::Expired
+        } else if max_uploads.is_some_and(|max| upload_count >= max) {
+            GuestLinkStatus::UsedUp
+        } else {
+            GuestLinkStatus::Active
+        }
+    }
+
+    /// The word the API and the pages use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GuestLinkStatus::Active => "active",
+            GuestLinkStatus::Disabled => "disabled",
+            GuestLinkStatus::Expired => "expired",
+            GuestLinkStatus::UsedUp => "used up",
+        }
+    }
+
+    /// The one-line reason a guest reads when the link refuses an upload; `None` when it takes one.
+    pub fn refusal(self) -> Option<&'static str> {
+        match self {
+            GuestLinkStatus::Active => None,
+            GuestLinkStatus::Disabled => Some("this guest link is disabled; ask its owner to enable it"),
+            GuestLinkStatus::Expired => Some("this guest link has expired"),
+            GuestLinkStatus::UsedUp => Some("this guest link has taken all the uploads it allows"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_look_like_file_ids_and_parse_back() {
+        let id = GuestLinkId::random();
+        assert_eq!(id.as_str().len(), 22);
+        assert_eq!(GuestLinkId::parse(id.as_str()), Some(id));
+        assert_eq!(GuestLinkId::parse("../etc"), None);
+    }
+
+    #[test]
+    fn terms_are_validated() {
+        let terms = GuestLinkTerms::new("  For Bob ", Some(10), Some(ByteSize::from_bytes(5)), Some(3), Some(7));
+        assert_eq!(
+            terms,
+            Ok(GuestLinkTerms {
+                label: "For Bob".into(),
+                expires_at: Some(10),
+                max_file_size: Some(ByteSize::from_bytes(5)),
+                max_uploads: Some(3),
+                file_lifetime_days: Some(7),
+            })
+        );
+        assert_eq!(GuestLinkTerms::new(" ", None, None, None, None), Err(GuestLinkError::Label));
+        assert_eq!(GuestLinkTerms::new("a\nb", None, None, None, None), Err(GuestLinkError::Label));
+        assert_eq!(GuestLinkTerms::new(&"x".repeat(201), None, None, None, None), Err(GuestLinkError::Label));
+        let zero = Some(ByteSize::from_bytes(0));
+        assert_eq!(GuestLinkTerms::new("a", None, zero, None, None), Err(GuestLinkError::MaxFileSize));
+        for n in [0, -1, i64::from(u32::MAX) + 1] {
+            assert_eq!(GuestLinkTerms::new("a", None, None, Some(n), None), Err(GuestLinkError::MaxUploads));
+        }
+        for days in [0, -5, 36_501] {
+            assert_eq!(GuestLinkTerms::new("a", None, None, None, Some(days)), Err(GuestLinkError::FileLifetime));
+        }
+    }
+
+    #[test]
+    fn a_new_expiry_must_lie_ahead() {
+        assert_eq!(future_expiry(11, 10), Ok(11));
+        assert_eq!(future_expiry(10, 10), Err(GuestLinkError::ExpiryInThePast));
+    }
+
+    #[test]
+    fn status_says_why_a_link_refuses() {
+        use GuestLinkStatus::*;
+        assert_eq!(GuestLinkStatus::of(false, None, 5, None, 100), Active);
+        assert_eq!(GuestLinkStatus::of(false, Some(101), 0, Some(1), 100), Active);
+        assert_eq!(GuestLinkStatus::of(false, Some(100), 0, Some(1), 100), Expired);
+        assert_eq!(GuestLinkStatus::of(false, None, 1, Some(1), 100), UsedUp);
+        assert_eq!(GuestLinkStatus::of(true, Some(1), 1, Some(1), 100), Disabled);
+        assert_eq!(Active.refusal(), None);
+        assert!(UsedUp.refusal().is_some_and(|reason| !reason.contains('\n')));
+    }
+}
