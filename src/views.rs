@@ -80,6 +80,8 @@ pub struct FileRow {
     pub expires_date: String,
     pub downloads: i64,
     pub max_downloads: String,
+    /// Label of the guest link the file came through; empty for the owner's own uploads.
+    pub guest_label: String,
 }
 
 /// A sortable column header of the files page.
@@ -153,6 +155,64 @@ pub struct SystemPage {
     pub version: &'static str,
 }
 
+/// A guest link as the pages show it.
+#[derive(Default)]
+pub struct GuestLinkRow {
+    pub id: String,
+    pub label: String,
+    pub url: String,
+    /// `active`, `disabled`, `expired` or `used up`.
+    pub status: &'static str,
+    pub disabled: bool,
+    pub created: String,
+    pub expires: String,
+    /// `YYYY-MM-DD` for a date input; empty when the link never expires.
+    pub expires_date: String,
+    /// `2 of 5`, or `2` without a maximum.
+    pub uploads: String,
+    pub max_uploads: String,
+    /// `10 MiB`; empty when only the server's limit applies.
+    pub max_file_size: String,
+    /// The same for the edit form's input, exact.
+    pub max_file_size_input: String,
+    pub file_lifetime_days: String,
+}
+
+#[derive(Template)]
+#[template(path = "guest_links.html")]
+pub struct GuestLinksPage {
+    pub layout: Layout,
+    pub links: Vec<GuestLinkRow>,
+    /// The create form's (empty) values.
+    pub blank: GuestLinkRow,
+    pub max_lifetime_days: u32,
+}
+
+#[derive(Template)]
+#[template(path = "guest_link.html")]
+pub struct GuestLinkPage {
+    pub layout: Layout,
+    pub link: GuestLinkRow,
+    pub max_lifetime_days: u32,
+}
+
+/// The page a guest uploads on: the owner's upload list and progress, without the owner's options.
+#[derive(Template)]
+#[template(path = "guest_upload.html")]
+pub struct GuestUploadPage {
+    pub layout: Layout,
+    /// `/g/{id}/`: each file is PUT to this plus its name.
+    pub upload_to: String,
+    /// `10 MiB`, for people; empty when there is no limit.
+    pub max_upload: String,
+    /// The same in bytes, for the page's script.
+    pub max_upload_bytes: String,
+    /// `7 days`; empty when the files do not expire.
+    pub file_lifetime: String,
+    /// Uploads the link still takes; empty when unlimited.
+    pub uploads_left: String,
+}
+
 #[derive(Template)]
 #[template(path = "error.html")]
 pub struct ErrorPage {
@@ -172,6 +232,13 @@ pub fn date_time(unix: i64) -> String {
     let at = OffsetDateTime::from_unix_timestamp(unix).unwrap_or(OffsetDateTime::UNIX_EPOCH);
     let format = time::macros::format_description!("[year]-[month]-[day] [hour]:[minute] UTC");
     at.format(&format).unwrap_or_default()
+}
+
+/// `YYYY-MM-DD` of a time, for a date input; empty for `None`.
+pub fn date_input(unix: Option<i64>) -> String {
+    unix.and_then(|at| OffsetDateTime::from_unix_timestamp(at).ok())
+        .and_then(|at| at.date().format(time::macros::format_description!("[year]-[month]-[day]")).ok())
+        .unwrap_or_default()
 }
 
 /// `in 3 days`, `5 minutes ago`, `now`: the largest whole unit, as people say it.

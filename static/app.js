@@ -270,31 +270,36 @@ class UploadRow {
     this.cancel.hidden = true;
   }
 
-  done(file, noteProblem) {
+  /** `forOwner`: the file's QR code and details page, which only the owner may open. */
+  done(file, noteProblem, forOwner = true) {
     this.finishProgress();
     const status = noteProblem ? `Done (note not saved: ${noteProblem})` : 'Done';
     this.setState('done', status);
     const link = element('a', { className: 'upload-link', href: file.url, textContent: file.url });
     const copy = element('button', { type: 'button', className: 'copy-link', textContent: 'Copy link' });
     copy.dataset.url = file.url;
-    const qr = element('img', {
-      className: 'upload-qr',
-      src: `/files/${encodeURIComponent(file.id)}/qr.svg`,
-      alt: 'QR code of the link',
-      width: 160,
-      height: 160,
-    });
-    const details = element('a', {
-      className: 'upload-details',
-      href: `/files/${encodeURIComponent(file.id)}`,
-      textContent: 'Details',
-    });
-    details.setAttribute('aria-label', `Details of ${this.file.name}`);
     const actions = element('div', { className: 'upload-actions' });
-    actions.append(copy, details);
+    actions.append(copy);
     const text = element('div', { className: 'upload-result-text' });
     text.append(link, actions);
-    this.result.append(text, qr);
+    this.result.append(text);
+    if (forOwner) {
+      const details = element('a', {
+        className: 'upload-details',
+        href: `/files/${encodeURIComponent(file.id)}`,
+        textContent: 'Details',
+      });
+      details.setAttribute('aria-label', `Details of ${this.file.name}`);
+      actions.append(details);
+      const qr = element('img', {
+        className: 'upload-qr',
+        src: `/files/${encodeURIComponent(file.id)}/qr.svg`,
+        alt: 'QR code of the link',
+        width: 160,
+        height: 160,
+      });
+      this.result.append(qr);
+    }
     this.result.hidden = false;
     this.say(noteProblem ? `done, but the note was not saved: ${noteProblem}` : 'done');
   }
@@ -324,12 +329,15 @@ function element(tag, props) {
   return node;
 }
 
-/** One PUT with XHR rather than fetch: fetch still cannot report upload progress. */
-function sendFile(row, headers) {
+/**
+ * One PUT with XHR rather than fetch: fetch still cannot report upload progress. `uploadTo` is
+ * `/` for the owner, `/g/{id}/` on a guest link's page.
+ */
+function sendFile(row, headers, uploadTo) {
   return new Promise((resolve) => {
     const xhr = new XMLHttpRequest();
     row.xhr = xhr;
-    xhr.open('PUT', `/${encodeURIComponent(row.file.name)}`);
+    xhr.open('PUT', `${uploadTo}${encodeURIComponent(row.file.name)}`);
     xhr.setRequestHeader('Accept', 'application/json');
     xhr.setRequestHeader('X-CSRF-Token', csrfToken());
     for (const [name, value] of Object.entries(headers)) xhr.setRequestHeader(name, value);
@@ -385,6 +393,9 @@ function initUploadPage() {
   const dropZone = document.getElementById('drop-zone');
   // Optional: the server may state its size limit as data-max-upload="BYTES" on the form.
   const maxUpload = /^\d+$/.test(form.dataset.maxUpload ?? '') ? Number(form.dataset.maxUpload) : null;
+  // A guest link's page says where its files go; a guest gets links but no owner-only extras.
+  const uploadTo = form.dataset.uploadTo ?? '/';
+  const forOwner = form.dataset.guest === undefined;
 
   const queue = [];
   const running = new Set();
@@ -402,12 +413,12 @@ function initUploadPage() {
 
   async function run({ row, headers, noteText }) {
     row.setState('uploading', 'Uploading');
-    const answer = await sendFile(row, headers);
+    const answer = await sendFile(row, headers, uploadTo);
     if (answer.cancelled) return row.cancelled();
     if (!answer.ok) return row.failed(answer.reason);
     row.finishProgress();
     const noteProblem = noteText ? await saveNote(answer.file.id, noteText) : null;
-    row.done(answer.file, noteProblem);
+    row.done(answer.file, noteProblem, forOwner);
   }
 
   function upload(files, folders = []) {

@@ -62,7 +62,10 @@ impl GuestLinkTerms {
             .transpose()?;
         let file_lifetime_days = file_lifetime_days
             .map(|n| {
-                u32::try_from(n).ok().filter(|n| (1..=MAX_LIFETIME_DAYS).contains(n)).ok_or(GuestLinkError::FileLifetime)
+                u32::try_from(n)
+                    .ok()
+                    .filter(|n| (1..=MAX_LIFETIME_DAYS).contains(n))
+                    .ok_or(GuestLinkError::FileLifetime)
             })
             .transpose()?;
         Ok(GuestLinkTerms { label: label.to_owned(), expires_at, max_file_size, max_uploads, file_lifetime_days })

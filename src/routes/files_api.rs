@@ -97,7 +97,9 @@ pub struct Edit {
 }
 
 /// Tells a field sent as `null` (`Some(None)`) from one not sent at all (`None`).
-pub(super) fn present<'de, T: Deserialize<'de>, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Option<T>>, D::Error> {
+pub(super) fn present<'de, T: Deserialize<'de>, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<Option<T>>, D::Error> {
     Option::<T>::deserialize(deserializer).map(Some)
 }
 

@@ -7,7 +7,7 @@ use time::OffsetDateTime;
 use super::body::{refuse, with_idle_timeout};
 use super::upload::{receive_form, receive_put};
 use super::{AppError, AppState};
-use crate::domain::{GuestLinkId, GuestLinkStatus};
+use crate::domain::{ByteSize, GuestLinkId, GuestLinkStatus};
 use crate::store::GuestLinkRecord;
 
 /// The link a guest path names, if it takes uploads now; else the one-line reason it does not.
@@ -17,6 +17,14 @@ pub(super) async fn open_guest_link(state: &AppState, raw_id: &str) -> Result<Gu
     match link.refusal(OffsetDateTime::now_utc().unix_timestamp()) {
         Some(error) => Err(error),
         None => Ok(link),
+    }
+}
+
+/// The largest file a guest may send through `link`: the server's limit or the link's, whichever is smaller.
+pub(super) fn guest_size_limit(state: &AppState, link: &GuestLinkRecord) -> Option<ByteSize> {
+    match (state.max_upload, link.max_file_size()) {
+        (Some(server), Some(link)) => Some(server.min(link)),
+        (server, link) => server.or(link),
     }
 }
 

@@ -183,7 +183,11 @@ pub async fn edit(
 }
 
 /// Deletes the link; files uploaded through it stay.
-pub async fn delete(_owner: Owner, id: web::Path<String>, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
+pub async fn delete(
+    _owner: Owner,
+    id: web::Path<String>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
     let id = GuestLinkId::parse(&id).ok_or(AppError::UnknownGuestLink)?;
     if !state.store.delete_guest_link(&id).await? {
         return Err(AppError::UnknownGuestLink);

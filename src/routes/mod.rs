@@ -9,6 +9,7 @@ mod guest;
 mod guest_links_api;
 mod owner;
 mod pages;
+mod system_api;
 mod upload;
 
 use std::time::Duration;
@@ -76,6 +77,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/metrics", web::get().to(pages::metrics))
         .route("/static/{name}", web::get().to(pages::asset))
         .route("/api/files", web::get().to(files_api::list))
+        .route("/api/system", web::get().to(system_api::show))
         .service(
             web::resource("/api/files/{id}")
                 .route(web::get().to(files_api::show))

@@ -10,7 +10,7 @@ use time::OffsetDateTime;
 
 use super::body::{DRAIN_LIMIT, DRAIN_TIME, client_hung_up, close_unless, payload_error, refuse, with_idle_timeout};
 use super::files_api::FileJson;
-use super::guest::{GuestLinkRefusal, open_guest_link};
+use super::guest::{GuestLinkRefusal, guest_size_limit, open_guest_link};
 use super::owner::authenticate;
 use super::{AppError, AppState};
 use crate::domain::{ByteSize, FileName, UploadOptions};
@@ -297,10 +297,7 @@ impl Uploader {
     fn max_size(&self, state: &AppState) -> Option<ByteSize> {
         match self {
             Uploader::Owner => state.max_upload,
-            Uploader::Guest(link) => match (state.max_upload, link.max_file_size()) {
-                (Some(server), Some(link)) => Some(server.min(link)),
-                (server, link) => server.or(link),
-            },
+            Uploader::Guest(link) => guest_size_limit(state, link),
         }
     }
 

@@ -109,7 +109,8 @@ impl Store {
     /// Deletes a link; the files it brought stay, no longer tied to it. False when there was none.
     #[tracing::instrument(skip(self))]
     pub async fn delete_guest_link(&self, id: &GuestLinkId) -> Result<bool, StoreError> {
-        let result = sqlx::query("DELETE FROM guest_links WHERE id = ?").bind(id.as_str()).execute(&self.writer).await?;
+        let result =
+            sqlx::query("DELETE FROM guest_links WHERE id = ?").bind(id.as_str()).execute(&self.writer).await?;
         Ok(result.rows_affected() == 1)
     }
 

@@ -5,6 +5,7 @@ use serde::Deserialize;
 
 use super::{DEFAULT_EXPIRY, DEFAULT_EXPIRY_KEY, SignedIn, layout, page, see_other};
 use crate::routes::owner::OwnerForm;
+use crate::routes::system_api::free_disk;
 use crate::routes::{AppError, AppState};
 use crate::views::{SettingsPage, SystemPage, expiry_choices, human_size};
 
@@ -54,10 +55,4 @@ pub async fn system(SignedIn(owner): SignedIn, state: web::Data<AppState>) -> Re
         stored: human_size(usage.stored_bytes),
         version: env!("CARGO_PKG_VERSION"),
     })
-}
-
-/// Bytes an unprivileged process may still write in the database's folder.
-fn free_disk(folder: &std::path::Path) -> Option<u64> {
-    let stats = rustix::fs::statvfs(folder).ok()?;
-    Some(stats.f_bavail.saturating_mul(stats.f_frsize))
 }

@@ -11,7 +11,7 @@ use crate::routes::{AppError, AppState, delete_visible_file, parse_id, visible_f
 use crate::store::{FileChanges, FileListing, FileRecord, FileSort};
 use crate::uploads::guess_content_type;
 use crate::views::{
-    FilePage, FileRow, FilesPage, HistoryRow, Preview, SortHeader, date_time, human_size, relative_time,
+    FilePage, FileRow, FilesPage, HistoryRow, Preview, SortHeader, date_input, date_time, human_size, relative_time,
 };
 
 const PAGE_SIZE: i64 = 50;
@@ -187,7 +187,7 @@ pub async fn delete(
 }
 
 /// 23:59:59 UTC of a `YYYY-MM-DD` day.
-fn end_of_day(day: &str) -> Result<i64, AppError> {
+pub(super) fn end_of_day(day: &str) -> Result<i64, AppError> {
     let format = time::macros::format_description!("[year]-[month]-[day]");
     let date = time::Date::parse(day, &format)
         .map_err(|_| AppError::BadRequest("the expiry date must look like 2030-01-31".into()))?;
@@ -195,11 +195,6 @@ fn end_of_day(day: &str) -> Result<i64, AppError> {
 }
 
 fn row(req: &HttpRequest, state: &AppState, file: &FileRecord, now: i64) -> FileRow {
-    let expires_date = file
-        .expires_at
-        .and_then(|at| OffsetDateTime::from_unix_timestamp(at).ok())
-        .and_then(|at| at.date().format(time::macros::format_description!("[year]-[month]-[day]")).ok())
-        .unwrap_or_default();
     FileRow {
         id: file.id.to_string(),
         name: file.filename.to_string(),
@@ -211,9 +206,10 @@ fn row(req: &HttpRequest, state: &AppState, file: &FileRecord, now: i64) -> File
         note: file.note.clone().unwrap_or_default(),
         created: date_time(file.created_at),
         expires: file.expires_at.map_or_else(|| "never".to_owned(), |at| relative_time(now, at)),
-        expires_date,
+        expires_date: date_input(file.expires_at),
         downloads: file.download_count,
         max_downloads: file.max_downloads.map(|n| n.to_string()).unwrap_or_default(),
+        guest_label: file.guest_link_label.clone().unwrap_or_default(),
     }
 }
 

@@ -3,6 +3,7 @@
 mod admin;
 mod errors;
 mod files;
+mod guest_links;
 mod sign_in;
 
 use actix_web::http::header;
@@ -29,6 +30,14 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/files/{id}/qr.svg", web::get().to(files::qr_code))
         .route("/files/{id}/edit", web::post().to(files::edit))
         .route("/files/{id}/delete", web::post().to(files::delete))
+        .route("/guest-links", web::get().to(guest_links::list))
+        .route("/guest-links", web::post().to(guest_links::create))
+        .route("/guest-links/{id}", web::get().to(guest_links::show))
+        .route("/guest-links/{id}/edit", web::post().to(guest_links::edit))
+        .route("/guest-links/{id}/disable", web::post().to(guest_links::disable))
+        .route("/guest-links/{id}/enable", web::post().to(guest_links::enable))
+        .route("/guest-links/{id}/delete", web::post().to(guest_links::delete))
+        .route("/g/{id}", web::get().to(guest_links::guest_upload))
         .route("/settings", web::get().to(admin::settings))
         .route("/settings", web::post().to(admin::save_settings))
         .route("/system", web::get().to(admin::system));

@@ -1,0 +1,37 @@
+//! `GET /api/system`: what the system page shows, as JSON for scripts and monitoring.
+
+use actix_web::{HttpResponse, web};
+use serde::Serialize;
+
+use super::owner::Owner;
+use super::{AppError, AppState};
+
+/// Sizes in bytes. `reclaimable_bytes` are free pages inside the database file that the clean-up
+/// gives back to the file system.
+#[derive(Debug, Serialize)]
+struct SystemJson {
+    version: &'static str,
+    files: i64,
+    stored_bytes: i64,
+    reclaimable_bytes: i64,
+    database_bytes: i64,
+    free_disk_bytes: Option<u64>,
+}
+
+pub async fn show(_owner: Owner, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
+    let usage = state.store.usage().await?;
+    Ok(HttpResponse::Ok().json(SystemJson {
+        version: env!("CARGO_PKG_VERSION"),
+        files: usage.files,
+        stored_bytes: usage.stored_bytes,
+        reclaimable_bytes: usage.reclaimable_bytes,
+        database_bytes: usage.database_bytes,
+        free_disk_bytes: free_disk(&state.db_folder),
+    }))
+}
+
+/// Bytes an unprivileged process may still write in the database's folder.
+pub fn free_disk(folder: &std::path::Path) -> Option<u64> {
+    let stats = rustix::fs::statvfs(folder).ok()?;
+    Some(stats.f_bavail.saturating_mul(stats.f_frsize))
+}

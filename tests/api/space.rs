@@ -1,0 +1,57 @@
+//! Disk space: `GET /api/system` reports stored and reclaimable bytes, and deleting a large file
+//! shrinks the database file on disk once the clean-up has run.
+
+use std::time::Duration;
+
+use reqwest::{Method, StatusCode};
+use serde_json::Value;
+
+use crate::helpers::{TestApp, id_of, spawn_app, spawn_app_with, test_bytes};
+
+async fn system(app: &TestApp) -> Value {
+    let response = app.owner(Method::GET, "/api/system").send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    response.json().await.unwrap()
+}
+
+#[tokio::test]
+async fn api_system_reports_stored_and_reclaimable_bytes_to_the_owner_only() {
+    let app = spawn_app().await;
+    app.upload("a.bin", test_bytes(300_000)).await;
+    let report = system(&app).await;
+    assert_eq!(report["files"], 1);
+    assert_eq!(report["stored_bytes"], 300_000);
+    assert!(report["reclaimable_bytes"].as_i64().is_some_and(|bytes| bytes >= 0), "{report}");
+    assert!(report["database_bytes"].as_i64().is_some_and(|bytes| bytes > 300_000), "{report}");
+    assert!(report["free_disk_bytes"].as_u64().is_some_and(|bytes| bytes > 0), "{report}");
+    assert_eq!(report["version"], env!("CARGO_PKG_VERSION"));
+    let stranger = app.client.get(app.url("/api/system")).send().await.unwrap();
+    assert_eq!(stranger.status(), StatusCode::UNAUTHORIZED);
+}
+
+#[tokio::test]
+async fn the_database_file_shrinks_after_a_large_file_is_deleted() {
+    // A checkpoint after every commit, so the database file itself (not only the WAL) holds the
+    // upload and then gives its pages back.
+    let app = spawn_app_with(|s| s.wal_autocheckpoint = 1).await;
+    let on_disk = || std::fs::metadata(&app.db_path).unwrap().len();
+    let url = app.upload("large.bin", test_bytes(8 * 1024 * 1024)).await;
+    let full = on_disk();
+    assert!(full > 8 * 1024 * 1024, "the upload is in the database file: {full} bytes");
+
+    let path = format!("/api/files/{}", id_of(&url));
+    assert_eq!(app.owner(Method::DELETE, &path).send().await.unwrap().status(), StatusCode::NO_CONTENT);
+    app.assert_nothing_stored().await;
+    let mut shrunk = on_disk();
+    for _ in 0..100 {
+        if shrunk < 2 * 1024 * 1024 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        shrunk = on_disk();
+    }
+    assert!(shrunk < 2 * 1024 * 1024, "the file went from {full} to {shrunk} bytes");
+    let report = system(&app).await;
+    assert_eq!((report["files"].as_i64(), report["stored_bytes"].as_i64()), (Some(0), Some(0)));
+    assert!(report["database_bytes"].as_i64().is_some_and(|bytes| bytes < 2 * 1024 * 1024), "{report}");
+}
