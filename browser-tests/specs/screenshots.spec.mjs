@@ -74,6 +74,17 @@ test('screenshots of every page at 1280 and 390 px, light and dark', { timeout: 
   await shootAll(page, 'settings-saved', overflow);
   await page.goto('/system');
   await shootAll(page, 'system', overflow);
+  const created = await fetch(`${server.url}/api/guest-links`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${server.secret}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ label: 'Scans from the accountant, March', max_file_size: '100MiB', max_uploads: 10, file_lifetime_days: 30 }),
+  });
+  assert.equal(created.status, 201);
+  const guestLink = await created.json();
+  await page.goto('/guest-links');
+  await shootAll(page, 'guest-links', overflow);
+  await page.goto(`/guest-links/${guestLink.id}`);
+  await shootAll(page, 'guest-link', overflow);
   const missing = await page.goto('/files/AAAAAAAAAAAAAAAAAAAAAA');
   assert.equal(missing.status(), 404);
   await shootAll(page, 'not-found', overflow);
@@ -95,6 +106,8 @@ test('screenshots of every page at 1280 and 390 px, light and dark', { timeout: 
   await stranger.click('#login-form [type=submit]');
   await stranger.locator('#login-error').waitFor();
   await shootAll(stranger, 'login-error', overflow);
+  await stranger.goto(guestLink.url);
+  await shootAll(stranger, 'guest-upload', overflow);
 
   assert.deepEqual(overflow, [], 'no page scrolls sideways on a phone');
   assert.deepEqual(strangerProblems, []);
