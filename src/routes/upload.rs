@@ -128,11 +128,11 @@ impl Drop for FormFiles {
             return;
         }
         let (store, cleanup, files) = (self.store.clone(), self.cleanup.clone(), std::mem::take(&mut self.files));
-        // Hidden here, purged by the clean-up task like any deleted file.
+        // Hidden here (a guest link gets the uploads back), purged by the clean-up task like any
+        // deleted file.
         tokio::spawn(async move {
-            let now = OffsetDateTime::now_utc().unix_timestamp();
             for file in files {
-                if let Err(error) = store.delete_file(&file.id, now).await {
+                if let Err(error) = store.withdraw_upload(&file.id).await {
                     tracing::warn!(file_id = %file.id, ?error, "could not delete a file of a failed form");
                 }
             }

@@ -148,4 +148,26 @@ impl Store {
         transaction.commit().await?;
         Ok(Some(file))
     }
+
+    /// Takes back a file made visible by a request that then failed (a later part of the same form
+    /// was refused, so the client got no link): hides it and, if it came through a guest link, gives
+    /// the link its upload back, in one transaction. The clean-up purges its chunks.
+    #[tracing::instrument(skip(self))]
+    pub async fn withdraw_upload(&self, id: &FileId) -> Result<(), StoreError> {
+        let mut transaction = self.writer.begin().await?;
+        let link: Option<Option<String>> = sqlx::query_scalar(
+            "UPDATE files SET state = 'deleted' WHERE id = ? AND state = 'ready' RETURNING guest_link_id",
+        )
+        .bind(id.as_str())
+        .fetch_optional(&mut *transaction)
+        .await?;
+        if let Some(Some(link)) = link {
+            sqlx::query("UPDATE guest_links SET upload_count = upload_count - 1 WHERE id = ? AND upload_count > 0")
+                .bind(link)
+                .execute(&mut *transaction)
+                .await?;
+        }
+        transaction.commit().await?;
+        Ok(())
+    }
 }

@@ -236,6 +236,26 @@ async fn a_used_up_guest_link_stores_nothing_more() {
 }
 
 #[tokio::test]
+async fn a_form_with_more_files_than_the_link_takes_stores_none_and_uses_up_nothing() {
+    let app = spawn_app().await;
+    let link = create_link(&app, json!({"label": "x", "max_uploads": 2})).await;
+    let form = |count: usize| {
+        (0..count).fold(reqwest::multipart::Form::new(), |form, n| {
+            form.part("file", reqwest::multipart::Part::bytes(test_bytes(50_000)).file_name(format!("{n}.bin")))
+        })
+    };
+    let refused = app.client.post(link["url"].as_str().unwrap()).multipart(form(3)).send().await.unwrap();
+    assert_refused(refused, StatusCode::GONE, "all the uploads").await;
+    app.assert_nothing_stored().await;
+    assert_eq!(show_link(&app, id(&link)).await["uploads"], 0, "the refused form's files gave their uploads back");
+
+    let stored = app.client.post(link["url"].as_str().unwrap()).multipart(form(2)).send().await.unwrap();
+    assert_eq!(stored.status(), StatusCode::CREATED);
+    assert_eq!(stored.text().await.unwrap().lines().count(), 2);
+    assert_eq!(show_link(&app, id(&link)).await["status"], "used up");
+}
+
+#[tokio::test]
 async fn a_file_over_the_guest_links_size_limit_stores_nothing() {
     let app = spawn_app_with(|s| s.max_upload = Some("8MiB".parse().unwrap())).await;
     let link = create_link(&app, json!({"label": "x", "max_file_size": 1024 * 1024})).await;

@@ -38,6 +38,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/guest-links/{id}/enable", web::post().to(guest_links::enable))
         .route("/guest-links/{id}/delete", web::post().to(guest_links::delete))
         .route("/g/{id}", web::get().to(guest_links::guest_upload))
+        .route("/g/{id}/", web::get().to(guest_links::guest_upload))
         .route("/settings", web::get().to(admin::settings))
         .route("/settings", web::post().to(admin::save_settings))
         .route("/system", web::get().to(admin::system));
