@@ -337,9 +337,10 @@ impl Uploader {
             Ok(Some(link)) => match (link.refusal(now), link.max_file_size()) {
                 (Some(error), _) => error,
                 (None, Some(limit)) if received > limit.as_u64() => AppError::TooLarge(limit),
-                (None, _) => AppError::internal(UploadError::GuestLinkRefused),
+                // Closed at the finish and open again just after (the owner re-enabled it).
+                (None, _) => AppError::Gone("this guest link changed during the upload; try again"),
             },
-            Ok(None) => AppError::NotFound,
+            Ok(None) => AppError::UnknownGuestLink,
             Err(error) => error.into(),
         }
     }

@@ -411,6 +411,39 @@ async fn concurrent_uploads_through_a_one_upload_link_store_exactly_one() {
 }
 
 #[tokio::test]
+async fn a_link_disabled_or_deleted_during_an_upload_keeps_nothing_of_it() {
+    let app = spawn_app().await;
+    for (change, status, reason) in [
+        (Method::PATCH, StatusCode::FORBIDDEN, "disabled"),
+        (Method::DELETE, StatusCode::NOT_FOUND, "no such guest link"),
+    ] {
+        let link = create_link(&app, json!({"label": "x"})).await;
+        // The body stops halfway until the owner has changed the link.
+        let (changed, wait_for_change) = tokio::sync::oneshot::channel::<()>();
+        let body = futures_util::stream::unfold((0, Some(wait_for_change)), |(step, gate)| async move {
+            match (step, gate) {
+                (0, gate) => Some((Ok::<_, std::io::Error>(test_bytes(256 * 1024)), (1, gate))),
+                (1, Some(gate)) => {
+                    let _ = gate.await;
+                    Some((Ok(test_bytes(256 * 1024)), (2, None)))
+                }
+                _ => None,
+            }
+        });
+        let url = format!("{}/halfway.bin", link["url"].as_str().unwrap());
+        let upload = tokio::spawn(app.client.put(url).body(reqwest::Body::wrap_stream(body)).send());
+        // The upload's invisible row exists once the link's check at the start has passed.
+        assert_file_rows(&app, 1).await;
+        let path = format!("/api/guest-links/{}", id(&link));
+        let owner = app.owner(change.clone(), &path).json(&json!({"disabled": true})).send().await.unwrap();
+        assert!(owner.status().is_success());
+        changed.send(()).unwrap();
+        assert_refused(upload.await.unwrap().unwrap(), status, reason).await;
+        app.assert_nothing_stored().await;
+    }
+}
+
+#[tokio::test]
 async fn deleting_a_guest_link_keeps_its_files_and_closes_the_link() {
     let app = spawn_app().await;
     let link = create_link(&app, json!({"label": "gone soon"})).await;
