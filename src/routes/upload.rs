@@ -224,11 +224,14 @@ async fn store_stream(
         return Err(error);
     }
     let received = upload.received();
-    let file = match upload.finish().await {
+    let mut file = match upload.finish().await {
         Ok(file) => file,
         Err(UploadError::GuestLinkRefused) => return Err(uploader.refused_at_finish(state, received).await),
         Err(error) => return Err(error.into()),
     };
+    if let Uploader::Guest(_) = uploader {
+        file.guest_link_label = None; // the owner's name for the link, not for the guest's eyes
+    }
     state.metrics.uploads.inc();
     Ok(file)
 }
