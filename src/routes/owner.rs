@@ -1,8 +1,9 @@
-//! Who is the owner: a request carrying the shared secret (Basic with any user, or Bearer), or a
-//! browser with a session cookie. Changes made through a session must also prove they come from
+//! Who is the owner: a request carrying the shared secret or an API token (Basic with any user, or
+//! Bearer), or a browser with a session cookie. Wrong credentials are throttled per client. Changes made through a session must also prove they come from
 //! blobdrop's own pages: same Origin, and the session's CSRF token.
 
 use std::future::Future;
+use std::net::IpAddr;
 use std::pin::Pin;
 
 use actix_web::http::{Method, header};
@@ -12,8 +13,10 @@ use base64::engine::general_purpose::STANDARD;
 use serde::de::DeserializeOwned;
 
 use super::{AppError, AppState};
+use crate::api_tokens;
 use crate::auth::tokens_match;
 use crate::sessions::{self, Session};
+use crate::throttle::Throttle;
 
 /// Header that scripts of blobdrop's pages send the CSRF token in.
 pub const CSRF_HEADER: &str = "x-csrf-token";
@@ -21,7 +24,7 @@ pub const CSRF_HEADER: &str = "x-csrf-token";
 /// Proof that the request came from the owner.
 #[derive(Debug, Clone)]
 pub enum Owner {
-    /// The shared secret was in the Authorization header (scripts, curl).
+    /// The shared secret or an API token was in the Authorization header (scripts, curl).
     Secret,
     /// A browser session; `session.csrf_token` is what its pages must send back.
     Browser(Session),
@@ -55,11 +58,12 @@ pub async fn authenticate(req: &HttpRequest, state: &AppState) -> Result<Owner, 
 
 /// Identifies the owner without any CSRF check (safe methods, and forms that carry the token).
 async fn identify(req: &HttpRequest, state: &AppState) -> Result<Owner, AppError> {
-    if let Some(value) = req.headers().get(header::AUTHORIZATION) {
-        let secret = value.to_str().ok().and_then(secret_from_authorization);
-        return match secret {
-            Some(secret) if state.secret.verify(&secret) => Ok(Owner::Secret),
-            _ => Err(AppError::Unauthorized),
+    if req.headers().contains_key(header::AUTHORIZATION) {
+        let client = state.client_ip(req);
+        state.throttles.owner.admit(client)?;
+        return match credential(req) {
+            Some(credential) if is_owner_credential(state, &credential).await? => Ok(Owner::Secret),
+            _ => Err(failed_attempt(&state.throttles.owner, client, AppError::Unauthorized)),
         };
     }
     let Some(cookie) = req.cookie(sessions::COOKIE_NAME) else {
@@ -69,6 +73,21 @@ async fn identify(req: &HttpRequest, state: &AppState) -> Result<Owner, AppError
         Some(session) => Ok(Owner::Browser(session)),
         None => Err(AppError::Unauthorized),
     }
+}
+
+/// True for the shared secret and for live API tokens; both are compared by digest only.
+pub async fn is_owner_credential(state: &AppState, candidate: &str) -> Result<bool, AppError> {
+    Ok(state.secret.verify(candidate) || api_tokens::authenticate(&state.store, candidate).await?)
+}
+
+/// Counts a failed attempt: the answer is `wrong` until the client has used up its burst, then 429.
+pub fn failed_attempt(throttle: &Throttle, client: IpAddr, wrong: AppError) -> AppError {
+    throttle.failed(client).map_or(wrong, AppError::from)
+}
+
+/// The secret, token or password in the Authorization header, if it holds one.
+pub fn credential(req: &HttpRequest) -> Option<String> {
+    req.headers().get(header::AUTHORIZATION)?.to_str().ok().and_then(secret_from_authorization)
 }
 
 fn is_change(method: &Method) -> bool {
@@ -105,6 +124,7 @@ impl FromRequest for Owner {
 /// A form the owner posted, its CSRF token verified when it came through a browser session.
 pub struct OwnerForm<T> {
     pub fields: T,
+    pub owner: Owner,
 }
 
 /// Every form of blobdrop's pages: the session's CSRF token beside the form's own fields.
@@ -137,7 +157,7 @@ impl<T: DeserializeOwned + 'static> FromRequest for OwnerForm<T> {
                     return Err(AppError::Forbidden("the form lacks this page's CSRF token; reload the page"));
                 }
             }
-            Ok(OwnerForm { fields: form.fields })
+            Ok(OwnerForm { fields: form.fields, owner })
         })
     }
 }

@@ -5,12 +5,12 @@ use reqwest::{Method, StatusCode};
 use crate::helpers::{SECRET, TestApp, id_of, sha256, spawn_app, spawn_app_with};
 
 /// A signed-in browser: its session cookie and the CSRF token its pages carry.
-struct Browser {
-    cookie: String,
-    csrf: String,
+pub struct Browser {
+    pub cookie: String,
+    pub csrf: String,
 }
 
-async fn sign_in(app: &TestApp) -> Browser {
+pub async fn sign_in(app: &TestApp) -> Browser {
     let response = app.client.post(app.url("/login")).form(&[("secret", SECRET)]).send().await.unwrap();
     assert_eq!(response.status(), StatusCode::SEE_OTHER);
     let set_cookie = response.headers()["set-cookie"].to_str().unwrap().to_owned();
@@ -21,14 +21,25 @@ async fn sign_in(app: &TestApp) -> Browser {
 }
 
 impl Browser {
-    async fn get(&self, app: &TestApp, path: &str) -> reqwest::Response {
+    pub async fn get(&self, app: &TestApp, path: &str) -> reqwest::Response {
         app.client.get(app.url(path)).header("cookie", &self.cookie).send().await.unwrap()
     }
 
-    async fn post_form(&self, app: &TestApp, path: &str, fields: &[(&str, &str)]) -> reqwest::Response {
+    pub async fn post_form(&self, app: &TestApp, path: &str, fields: &[(&str, &str)]) -> reqwest::Response {
+        self.post_form_from(app, &app.address, path, fields).await
+    }
+
+    /// The same form with its CSRF token, posted by a page of `origin`.
+    pub async fn post_form_from(
+        &self,
+        app: &TestApp,
+        origin: &str,
+        path: &str,
+        fields: &[(&str, &str)],
+    ) -> reqwest::Response {
         let mut form = vec![("csrf_token", self.csrf.as_str())];
         form.extend_from_slice(fields);
-        let request = app.client.post(app.url(path)).header("cookie", &self.cookie).header("origin", &app.address);
+        let request = app.client.post(app.url(path)).header("cookie", &self.cookie).header("origin", origin);
         request.form(&form).send().await.unwrap()
     }
 }
