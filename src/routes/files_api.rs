@@ -4,7 +4,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use serde::{Deserialize, Deserializer, Serialize};
 use time::OffsetDateTime;
 
-use super::owner::Owner;
+use super::owner::{Owner, OwnerJson};
 use super::{AppError, AppState, delete_visible_file, parse_id, visible_file};
 use crate::domain::{FileId, FileName, FilePassword};
 use crate::passwords;
@@ -143,14 +143,13 @@ pub async fn new_password_hash(password: Option<Option<String>>) -> Result<Optio
 }
 
 pub async fn edit(
-    _owner: Owner,
     req: HttpRequest,
     id: web::Path<String>,
-    body: web::Json<Edit>,
+    edit: OwnerJson<Edit>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
     let id = parse_id(&id)?;
-    let changes = body.into_inner().into_changes().await?;
+    let changes = edit.body.into_changes().await?;
     let now = OffsetDateTime::now_utc().unix_timestamp();
     let file = state.store.update_file(&id, &changes, now).await?.ok_or(AppError::NotFound)?;
     Ok(HttpResponse::Ok().json(FileJson::new(&req, &state, &file)))

@@ -162,6 +162,28 @@ impl<T: DeserializeOwned + 'static> FromRequest for OwnerForm<T> {
     }
 }
 
+/// A JSON body the owner sent. The owner is checked before the body is parsed, so a stranger
+/// gets 401 (or 429), never a 400 about a body nobody may send: the token lookup awaits the
+/// database, and a plain `Json` extractor beside `Owner` could fail first.
+pub struct OwnerJson<T> {
+    pub body: T,
+}
+
+impl<T: DeserializeOwned + 'static> FromRequest for OwnerJson<T> {
+    type Error = AppError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self, AppError>>>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let owner = Owner::from_request(req, payload);
+        let json = web::Json::<T>::from_request(req, payload);
+        Box::pin(async move {
+            owner.await?;
+            let json = json.await.map_err(|error| AppError::BadRequest(error.to_string()))?;
+            Ok(OwnerJson { body: json.into_inner() })
+        })
+    }
+}
+
 /// `Bearer SECRET`, or `Basic base64(user:SECRET)` where the user part is ignored.
 fn secret_from_authorization(value: &str) -> Option<String> {
     let (scheme, credentials) = value.trim().split_once(' ')?;

@@ -4,7 +4,7 @@ use actix_web::{HttpResponse, web};
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
-use super::owner::Owner;
+use super::owner::{Owner, OwnerJson};
 use super::{AppError, AppState};
 use crate::api_tokens;
 use crate::domain::TokenLabel;
@@ -53,12 +53,8 @@ struct NewToken {
 }
 
 /// 201 with the token: the only time it is shown.
-async fn create(
-    _owner: Owner,
-    body: web::Json<NewToken>,
-    state: web::Data<AppState>,
-) -> Result<HttpResponse, AppError> {
-    let label = TokenLabel::parse(&body.label).map_err(|error| AppError::BadRequest(error.to_string()))?;
+async fn create(new: OwnerJson<NewToken>, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
+    let label = TokenLabel::parse(&new.body.label).map_err(|error| AppError::BadRequest(error.to_string()))?;
     let (record, token) = api_tokens::create(&state.store, &label).await?;
     Ok(HttpResponse::Created().json(TokenJson::new(&record, Some(token))))
 }
