@@ -74,6 +74,17 @@ test('screenshots of every page at 1280 and 390 px, light and dark', { timeout: 
   await shootAll(page, 'settings-saved', overflow);
   await page.goto('/system');
   await shootAll(page, 'system', overflow);
+  await page.goto('/tokens');
+  await page.fill('#token-label', 'nightly backup from the NAS');
+  await Promise.all([page.waitForLoadState('load'), page.click('#token-form button[type=submit]')]);
+  await page.locator('#new-token-value').waitFor();
+  await shootAll(page, 'tokens-created', overflow);
+  const guarded = await fetch(`${server.url}/api/files/${text.id}`, {
+    method: 'PATCH',
+    headers: { Authorization: `Bearer ${server.secret}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ password: 'pw' }),
+  });
+  assert.equal(guarded.status, 200);
   const missing = await page.goto('/files/AAAAAAAAAAAAAAAAAAAAAA');
   assert.equal(missing.status(), 404);
   await shootAll(page, 'not-found', overflow);
@@ -95,6 +106,9 @@ test('screenshots of every page at 1280 and 390 px, light and dark', { timeout: 
   await stranger.click('#login-form [type=submit]');
   await stranger.locator('#login-error').waitFor();
   await shootAll(stranger, 'login-error', overflow);
+  await stranger.goto(`/f/${text.id}`);
+  await stranger.locator('#password-form').waitFor();
+  await shootAll(stranger, 'password', overflow);
 
   assert.deepEqual(overflow, [], 'no page scrolls sideways on a phone');
   assert.deepEqual(strangerProblems, []);
