@@ -1,8 +1,9 @@
 //! Throttling of wrong credentials per client address: a burst of failures, then one per period.
-//! Right credentials are never slowed, but while a client is refused even they are not checked,
+//! Right credentials are never slowed, but while a client is refused even they are not accepted,
 //! so being refused tells a guesser nothing.
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::net::IpAddr;
 use std::num::NonZeroU32;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -33,6 +34,15 @@ impl Refused {
     }
 }
 
+/// What became of one attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    Right,
+    Wrong,
+    /// Too many wrong attempts: the credentials were not accepted, whether right or wrong.
+    Refused(Refused),
+}
+
 /// Failed attempts of one kind (sign-in and secrets, or file passwords), per client.
 pub struct Throttle {
     failures: DefaultKeyedRateLimiter<IpAddr>,
@@ -54,8 +64,26 @@ impl Throttle {
         Throttle { failures: RateLimiter::keyed(quota), refused_until: Mutex::default() }
     }
 
-    /// Before checking credentials: refuses a client that is waiting out its failures.
-    pub fn admit(&self, client: IpAddr) -> Result<(), Refused> {
+    /// Runs `verify` for `client` and counts a failure when it says no. A refused client is
+    /// answered at once, without running `verify` (which may be a costly password hash). A right
+    /// answer that ends after concurrent wrong ones used up the burst is refused as well, so a
+    /// wave of parallel guesses learns nothing about those past the burst.
+    pub async fn attempt<E>(
+        &self,
+        client: IpAddr,
+        verify: impl Future<Output = Result<bool, E>>,
+    ) -> Result<Verdict, E> {
+        if let Err(refused) = self.admit(client) {
+            return Ok(Verdict::Refused(refused));
+        }
+        if verify.await? {
+            return Ok(self.admit(client).map_or_else(Verdict::Refused, |()| Verdict::Right));
+        }
+        Ok(self.failed(client).map_or(Verdict::Wrong, Verdict::Refused))
+    }
+
+    /// Refuses a client that is waiting out its failures.
+    fn admit(&self, client: IpAddr) -> Result<(), Refused> {
         let now = Instant::now();
         match self.refused().get(&key(client)) {
             Some(&until) if until > now => Err(Refused { retry_after: until - now }),
@@ -65,7 +93,7 @@ impl Throttle {
 
     /// After wrong credentials: counts the failure; once the burst is used up the client is
     /// refused until a new attempt is allowed.
-    pub fn failed(&self, client: IpAddr) -> Option<Refused> {
+    fn failed(&self, client: IpAddr) -> Option<Refused> {
         let key = key(client);
         let not_until = self.failures.check_key(&key).err()?;
         let retry_after = not_until.wait_time_from(governor::clock::Clock::now(self.failures.clock()));
@@ -148,6 +176,36 @@ mod tests {
         assert!(throttle.admit(client).is_err());
         // Another client is not affected.
         assert_eq!(throttle.admit(ip("203.0.113.6")), Ok(()));
+    }
+
+    #[tokio::test]
+    async fn attempts_are_judged_and_refused_clients_are_not_verified() {
+        let throttle = throttle(2, Duration::from_secs(60));
+        let client = ip("203.0.113.5");
+        let right = || async { Ok::<_, ()>(true) };
+        let wrong = || async { Ok::<_, ()>(false) };
+        assert_eq!(throttle.attempt(client, right()).await, Ok(Verdict::Right));
+        assert_eq!(throttle.attempt(client, wrong()).await, Ok(Verdict::Wrong));
+        assert_eq!(throttle.attempt(client, wrong()).await, Ok(Verdict::Wrong));
+        assert!(matches!(throttle.attempt(client, wrong()).await, Ok(Verdict::Refused(_))));
+        let never_run = async { panic!("a refused client's credentials are not checked") };
+        assert!(matches!(throttle.attempt::<()>(client, never_run).await, Ok(Verdict::Refused(_))));
+        // Errors of the check pass through uncounted.
+        assert_eq!(throttle.attempt(ip("203.0.113.6"), async { Err::<bool, _>("db down") }).await, Err("db down"));
+    }
+
+    #[tokio::test]
+    async fn a_right_guess_that_ends_after_concurrent_failures_used_up_the_burst_is_refused() {
+        let throttle = throttle(2, Duration::from_secs(60));
+        let client = ip("203.0.113.5");
+        let slow_right_guess = async {
+            // Meanwhile, parallel wrong guesses from the same client use up the burst.
+            for _ in 0..3 {
+                throttle.failed(client);
+            }
+            Ok::<_, ()>(true)
+        };
+        assert!(matches!(throttle.attempt(client, slow_right_guess).await, Ok(Verdict::Refused(_))));
     }
 
     #[test]

@@ -3,7 +3,6 @@
 //! blobdrop's own pages: same Origin, and the session's CSRF token.
 
 use std::future::Future;
-use std::net::IpAddr;
 use std::pin::Pin;
 
 use actix_web::http::{Method, header};
@@ -16,7 +15,7 @@ use super::{AppError, AppState};
 use crate::api_tokens;
 use crate::auth::tokens_match;
 use crate::sessions::{self, Session};
-use crate::throttle::Throttle;
+use crate::throttle::Verdict;
 
 /// Header that scripts of blobdrop's pages send the CSRF token in.
 pub const CSRF_HEADER: &str = "x-csrf-token";
@@ -59,11 +58,13 @@ pub async fn authenticate(req: &HttpRequest, state: &AppState) -> Result<Owner, 
 /// Identifies the owner without any CSRF check (safe methods, and forms that carry the token).
 async fn identify(req: &HttpRequest, state: &AppState) -> Result<Owner, AppError> {
     if req.headers().contains_key(header::AUTHORIZATION) {
-        let client = state.client_ip(req);
-        state.throttles.owner.admit(client)?;
-        return match credential(req) {
-            Some(credential) if is_owner_credential(state, &credential).await? => Ok(Owner::Secret),
-            _ => Err(failed_attempt(&state.throttles.owner, client, AppError::Unauthorized)),
+        // A malformed header counts as a wrong credential: the same as an empty one.
+        let candidate = credential(req).unwrap_or_default();
+        let verify = is_owner_credential(state, &candidate);
+        return match state.throttles.owner.attempt(state.client_ip(req), verify).await? {
+            Verdict::Right => Ok(Owner::Secret),
+            Verdict::Wrong => Err(AppError::Unauthorized),
+            Verdict::Refused(refused) => Err(refused.into()),
         };
     }
     let Some(cookie) = req.cookie(sessions::COOKIE_NAME) else {
@@ -78,11 +79,6 @@ async fn identify(req: &HttpRequest, state: &AppState) -> Result<Owner, AppError
 /// True for the shared secret and for live API tokens; both are compared by digest only.
 pub async fn is_owner_credential(state: &AppState, candidate: &str) -> Result<bool, AppError> {
     Ok(state.secret.verify(candidate) || api_tokens::authenticate(&state.store, candidate).await?)
-}
-
-/// Counts a failed attempt: the answer is `wrong` until the client has used up its burst, then 429.
-pub fn failed_attempt(throttle: &Throttle, client: IpAddr, wrong: AppError) -> AppError {
-    throttle.failed(client).map_or(wrong, AppError::from)
 }
 
 /// The secret, token or password in the Authorization header, if it holds one.

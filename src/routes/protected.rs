@@ -8,11 +8,12 @@ use serde::Deserialize;
 use time::OffsetDateTime;
 
 use super::browser::{accepts_html, page, see_other};
-use super::owner::{check_origin, credential, failed_attempt, is_owner_credential};
+use super::owner::{check_origin, credential, is_owner_credential};
 use super::{AppError, AppState, visible_file};
 use crate::passwords::{self, GRANT_LIFETIME_SECS};
 use crate::sessions;
 use crate::store::FileRecord;
+use crate::throttle::Verdict;
 use crate::views::{Layout, PasswordPage};
 
 /// The grant cookie's name; its path (`/f/{id}`) scopes it to one file.
@@ -38,14 +39,17 @@ pub async fn gate(req: &HttpRequest, state: &AppState, file: &FileRecord) -> Res
         }
     }
     if let Some(candidate) = credential(req) {
-        let client = state.client_ip(req);
-        state.throttles.passwords.admit(client)?;
-        if is_owner_credential(state, &candidate).await?
-            || passwords::verify(password_hash, candidate).await.map_err(AppError::internal)?
-        {
-            return Ok(None);
-        }
-        return Err(failed_attempt(&state.throttles.passwords, client, AppError::PasswordRequired));
+        let verify = async {
+            Ok::<_, AppError>(
+                is_owner_credential(state, &candidate).await?
+                    || passwords::verify(password_hash, candidate.clone()).await.map_err(AppError::internal)?,
+            )
+        };
+        return match state.throttles.passwords.attempt(state.client_ip(req), verify).await? {
+            Verdict::Right => Ok(None),
+            Verdict::Wrong => Err(AppError::PasswordRequired),
+            Verdict::Refused(refused) => Err(refused.into()),
+        };
     }
     if req.method() == Method::GET && accepts_html(req) {
         return password_form(false).map(Some);
@@ -73,14 +77,11 @@ pub async fn unlock(
     let Some(password_hash) = state.store.file_password_hash(&file.id, now).await? else {
         return Ok(see_other(&back));
     };
-    let client = state.client_ip(&req);
-    state.throttles.passwords.admit(client)?;
-    let password = form.into_inner().password;
-    if !passwords::verify(password_hash.clone(), password).await.map_err(AppError::internal)? {
-        if let Some(refused) = state.throttles.passwords.failed(client) {
-            return Err(refused.into());
-        }
-        return password_form(true);
+    let verify = async { passwords::verify(password_hash.clone(), form.into_inner().password).await };
+    match state.throttles.passwords.attempt(state.client_ip(&req), verify).await.map_err(AppError::internal)? {
+        Verdict::Right => {}
+        Verdict::Wrong => return password_form(true),
+        Verdict::Refused(refused) => return Err(refused.into()),
     }
     let grant = state.grant_key.issue(&file.id, &password_hash, now + GRANT_LIFETIME_SECS);
     let cookie = Cookie::build(GRANT_COOKIE, grant)

@@ -8,6 +8,7 @@ use super::{page, see_other};
 use crate::routes::owner::{NoFields, OwnerForm, check_origin, is_owner_credential};
 use crate::routes::{AppError, AppState};
 use crate::sessions::{self, COOKIE_NAME, LIFETIME};
+use crate::throttle::Verdict;
 use crate::views::{Layout, LoginPage};
 
 #[derive(Deserialize)]
@@ -32,12 +33,12 @@ pub async fn sign_in(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
     check_origin(&req, &state)?;
-    let client = state.client_ip(&req);
-    state.throttles.owner.admit(client)?;
-    if !is_owner_credential(&state, &fields.secret).await? {
-        if let Some(refused) = state.throttles.owner.failed(client) {
-            return Err(refused.into());
-        }
+    let verify = is_owner_credential(&state, &fields.secret);
+    let verdict = state.throttles.owner.attempt(state.client_ip(&req), verify).await?;
+    if let Verdict::Refused(refused) = verdict {
+        return Err(refused.into());
+    }
+    if verdict == Verdict::Wrong {
         let layout = Layout { title: "Sign in".into(), csrf_token: String::new() };
         let mut response = page(&LoginPage { layout, wrong_secret: true, signed_out: false })?;
         *response.status_mut() = actix_web::http::StatusCode::UNAUTHORIZED;
