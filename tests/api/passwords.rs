@@ -185,3 +185,21 @@ async fn the_owner_sets_and_removes_a_password_on_the_file_page() {
     assert_eq!(removed.status(), StatusCode::SEE_OTHER);
     assert_eq!(app.download(&url).await, b"page");
 }
+
+#[tokio::test]
+async fn real_curl_resumes_a_protected_download_with_u_colon_password() {
+    let app = spawn_app().await;
+    let bytes = test_bytes(300_000);
+    let url = protected_upload(&app, "big.bin", bytes.clone(), PASSWORD).await;
+    let folder = tempfile::tempdir().unwrap();
+    let out = folder.path().join("big.bin");
+    std::fs::write(&out, &bytes[..123_456]).unwrap();
+    let curl = |password: &str| {
+        let mut command = tokio::process::Command::new("curl");
+        command.args(["-sS", "-f", "-u", &format!(":{password}"), "-C", "-", "-o"]).arg(&out).arg(&url);
+        command
+    };
+    assert!(!curl("wrong").status().await.unwrap().success(), "a wrong password fails (401)");
+    assert!(curl(PASSWORD).status().await.unwrap().success());
+    assert_eq!(std::fs::read(&out).unwrap(), bytes);
+}

@@ -125,3 +125,20 @@ async fn cross_site_and_tokenless_token_forms_are_refused() {
     assert_eq!(tokens.len(), 1, "nothing created, nothing revoked");
     assert_eq!(tokens[0]["label"], "keep");
 }
+
+#[tokio::test]
+async fn real_curl_uploads_with_a_token() {
+    let app = spawn_app().await;
+    let token = create_token(&app, "curl").await["token"].as_str().unwrap().to_owned();
+    let curl = |auth: Vec<String>| {
+        let mut command = tokio::process::Command::new("curl");
+        command.arg("-sS").args(auth).args(["--data-binary", "from curl", "-X", "PUT", &app.url("/curl.txt")]);
+        command
+    };
+    let basic = curl(vec!["-u".into(), format!(":{token}")]).output().await.unwrap();
+    let link = String::from_utf8(basic.stdout).unwrap();
+    assert!(link.ends_with("/curl.txt\n"), "{link}");
+    let bearer = curl(vec!["-H".into(), format!("Authorization: Bearer {token}")]).output().await.unwrap();
+    assert!(String::from_utf8(bearer.stdout).unwrap().ends_with("/curl.txt\n"));
+    assert_eq!(app.download(link.trim_end()).await, b"from curl");
+}
