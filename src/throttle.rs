@@ -45,6 +45,8 @@ pub enum Verdict {
 
 /// Failed attempts of one kind (sign-in and secrets, or file passwords), per client.
 pub struct Throttle {
+    /// What is throttled, for the log: "owner credentials" or "file passwords".
+    kind: &'static str,
     failures: DefaultKeyedRateLimiter<IpAddr>,
     refused_until: Mutex<HashMap<IpAddr, Instant>>,
 }
@@ -56,12 +58,12 @@ impl std::fmt::Debug for Throttle {
 }
 
 impl Throttle {
-    pub fn new(limits: ThrottleLimits) -> Self {
+    pub fn new(kind: &'static str, limits: ThrottleLimits) -> Self {
         // A period of zero would mean no limit; governor needs at least a nanosecond.
         let quota = Quota::with_period(limits.period.max(Duration::from_nanos(1)))
             .map(|quota| quota.allow_burst(limits.burst))
             .unwrap_or_else(|| Quota::per_second(limits.burst));
-        Throttle { failures: RateLimiter::keyed(quota), refused_until: Mutex::default() }
+        Throttle { kind, failures: RateLimiter::keyed(quota), refused_until: Mutex::default() }
     }
 
     /// Runs `verify` for `client` and counts a failure when it says no. A refused client is
@@ -98,6 +100,9 @@ impl Throttle {
         let not_until = self.failures.check_key(&key).err()?;
         let retry_after = not_until.wait_time_from(governor::clock::Clock::now(self.failures.clock()));
         self.refused().insert(key, Instant::now() + retry_after);
+        // Once per refusal (a refused client is not counted again until it may try), so the log
+        // shows guessing without flooding; fail2ban and the like can act on it.
+        tracing::warn!(%client, kind = self.kind, retry_after_secs = retry_after.as_secs(), "too many wrong attempts; refusing");
         Some(Refused { retry_after })
     }
 
@@ -136,7 +141,10 @@ pub struct Throttles {
 
 impl Throttles {
     pub fn new(limits: ThrottleLimits) -> Self {
-        Throttles { owner: Arc::new(Throttle::new(limits)), passwords: Arc::new(Throttle::new(limits)) }
+        Throttles {
+            owner: Arc::new(Throttle::new("owner credentials", limits)),
+            passwords: Arc::new(Throttle::new("file passwords", limits)),
+        }
     }
 
     /// Forgets old failures every minute, until the task is dropped.
@@ -155,7 +163,7 @@ mod tests {
     use super::*;
 
     fn throttle(burst: u32, period: Duration) -> Throttle {
-        Throttle::new(ThrottleLimits { burst: NonZeroU32::new(burst).unwrap(), period })
+        Throttle::new("test", ThrottleLimits { burst: NonZeroU32::new(burst).unwrap(), period })
     }
 
     fn ip(s: &str) -> IpAddr {
