@@ -50,8 +50,7 @@ impl OwnerSecret {
     }
 
     pub fn verify(&self, candidate: &str) -> bool {
-        let candidate: [u8; 32] = Sha256::digest(candidate.as_bytes()).into();
-        candidate.ct_eq(&self.hash).into()
+        digests_match(&digest(candidate), &self.hash)
     }
 }
 
@@ -66,14 +65,25 @@ pub fn generate_secret() -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
 }
 
-/// Hex SHA-256 of a token, the form in which tokens are stored.
+/// Hex SHA-256 of a token, the form in which session and API tokens are stored and looked up, so
+/// the database index compares digests, never a guess against the token itself.
 pub fn token_hash(token: &str) -> String {
-    hex::encode(Sha256::digest(token.as_bytes()))
+    hex::encode(digest(token))
 }
 
-/// Compares two tokens in constant time (for CSRF tokens, which are stored as they are).
+/// Compares two tokens (CSRF tokens, which are stored as they are) by their digests, in constant
+/// time: neither a guess's length nor how many of its first bytes are right changes the time taken.
 pub fn tokens_match(a: &str, b: &str) -> bool {
-    a.len() == b.len() && bool::from(a.as_bytes().ct_eq(b.as_bytes()))
+    digests_match(&digest(a), &digest(b))
+}
+
+fn digest(text: &str) -> [u8; 32] {
+    Sha256::digest(text.as_bytes()).into()
+}
+
+/// The one comparison of secrets: two fixed-length digests, every byte looked at.
+fn digests_match(a: &[u8; 32], b: &[u8; 32]) -> bool {
+    a.ct_eq(b).into()
 }
 
 #[cfg(test)]
@@ -87,6 +97,27 @@ mod tests {
         assert!(!secret.verify("correct hors"));
         assert!(!secret.verify("Correct horse"));
         assert!(!secret.verify(""));
+    }
+
+    #[test]
+    fn the_secret_is_checked_by_digest_alone() {
+        // Built from nothing but the digest, the secret still verifies: verification can only be
+        // a comparison of digests, whose time does not depend on where a wrong guess differs.
+        let known_by_digest = OwnerSecret::from_hex(&token_hash("correct horse")).unwrap();
+        assert!(known_by_digest.verify("correct horse"));
+        assert!(!known_by_digest.verify("Xorrect horse"));
+        assert!(!known_by_digest.verify("correct horsX"));
+    }
+
+    #[test]
+    fn tokens_of_any_length_are_compared_by_digest() {
+        let token = generate_secret();
+        assert!(tokens_match(&token, &token.clone()));
+        assert!(!tokens_match(&token, &token[..42]));
+        assert!(!tokens_match(&token, &format!("{token}x")));
+        assert!(!tokens_match("", &token));
+        assert!(digests_match(&digest(&token), &digest(&token)));
+        assert!(!digests_match(&digest(&token), &digest(&token[1..])));
     }
 
     #[test]

@@ -6,8 +6,9 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::domain::ByteSize;
+use crate::domain::{ByteSize, TrustedProxies};
 use crate::telemetry::LogFormat;
+use crate::throttle::ThrottleLimits;
 
 #[derive(Debug, Parser)]
 #[command(name = "blobdrop", version, about = "Self-hosted file sharing backed by SQLite")]
@@ -84,6 +85,19 @@ pub struct Settings {
     /// Minutes between clean-ups of expired and used-up files.
     #[arg(long, env = "BLOBDROP_GC_INTERVAL", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
     pub gc_interval_mins: u64,
+
+    /// Reverse proxies whose X-Forwarded-For is believed: comma-separated IPs or CIDR ranges
+    /// (default: none, so the TCP peer is the client).
+    #[arg(long, env = "BLOBDROP_TRUSTED_PROXIES", default_value = "")]
+    pub trusted_proxies: TrustedProxies,
+
+    /// Wrong secrets, tokens or file passwords a client may send in a row before it must wait.
+    #[arg(long, env = "BLOBDROP_AUTH_BURST", default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
+    pub auth_burst: u32,
+
+    /// Seconds after which a throttled client may try once more.
+    #[arg(long, env = "BLOBDROP_AUTH_PERIOD", default_value_t = 6, value_parser = clap::value_parser!(u64).range(1..))]
+    pub auth_period_secs: u64,
 }
 
 impl Settings {
@@ -93,6 +107,13 @@ impl Settings {
 
     pub fn gc_interval(&self) -> Duration {
         Duration::from_secs(self.gc_interval_mins * 60)
+    }
+
+    pub fn throttle_limits(&self) -> ThrottleLimits {
+        ThrottleLimits {
+            burst: std::num::NonZeroU32::new(self.auth_burst).unwrap_or(std::num::NonZeroU32::MIN),
+            period: Duration::from_secs(self.auth_period_secs),
+        }
     }
 }
 

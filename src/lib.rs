@@ -1,5 +1,6 @@
 //! blobdrop: a self-hosted file-sharing server that keeps every upload in SQLite as 32 KiB chunks.
 
+pub mod api_tokens;
 pub mod auth;
 pub mod backup;
 pub mod config;
@@ -8,10 +9,12 @@ pub mod downloads;
 pub mod gc;
 pub mod healthcheck;
 pub mod metrics;
+pub mod passwords;
 pub mod routes;
 pub mod sessions;
 pub mod startup;
 pub mod store;
 pub mod telemetry;
+pub mod throttle;
 pub mod uploads;
 pub mod views;

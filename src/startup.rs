@@ -12,8 +12,10 @@ use crate::auth::OwnerSecret;
 use crate::config::Settings;
 use crate::gc;
 use crate::metrics::{self, Metrics};
+use crate::passwords::GrantKey;
 use crate::routes::{self, AppState};
 use crate::store::{OpenError, Store, StoreError, StoreOptions};
+use crate::throttle::Throttles;
 
 /// Seconds in-flight requests get to finish after SIGTERM or SIGINT.
 const SHUTDOWN_GRACE_SECS: u64 = 30;
@@ -51,6 +53,7 @@ pub struct Application {
     server: Server,
     store: Store,
     gc: tokio::task::JoinHandle<()>,
+    forget_failures: tokio::task::JoinHandle<()>,
 }
 
 impl Application {
@@ -82,6 +85,7 @@ impl Application {
 
         let cleanup = gc::CleanupTrigger::default();
         let metrics = Metrics::default();
+        let throttles = Throttles::new(settings.throttle_limits());
         let state = web::Data::new(AppState {
             store: store.clone(),
             cleanup: cleanup.clone(),
@@ -91,6 +95,9 @@ impl Application {
             max_upload: settings.max_upload,
             idle_timeout: settings.idle_timeout(),
             db_folder: settings.db.parent().map(std::path::Path::to_path_buf).unwrap_or_default(),
+            throttles: throttles.clone(),
+            trusted_proxies: settings.trusted_proxies.clone(),
+            grant_key: GrantKey::resolve(&store).await?,
         });
         let server = HttpServer::new(move || {
             App::new()
@@ -112,9 +119,10 @@ impl Application {
         .map_err(bind_error)?
         .run();
         let gc = tokio::spawn(gc::run_periodically(store.clone(), settings.gc_interval(), cleanup));
+        let forget_failures = tokio::spawn(throttles.forget_periodically());
         let address = format!("{}:{port}", settings.bind);
         tracing::info!(%address, port, db = %settings.db.display(), "blobdrop is listening");
-        Ok(Application { port, server, store, gc })
+        Ok(Application { port, server, store, gc, forget_failures })
     }
 
     pub fn port(&self) -> u16 {
@@ -126,6 +134,7 @@ impl Application {
     pub async fn run_until_stopped(self) -> Result<(), StartupError> {
         let served = self.server.await.map_err(StartupError::Serve);
         self.gc.abort();
+        self.forget_failures.abort();
         // No request runs any more, so any upload still marked as running was cut off.
         if let Err(error) = gc::purge_interrupted_uploads(&self.store).await {
             tracing::warn!(?error, "could not remove interrupted uploads; the next start will");

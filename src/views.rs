@@ -38,6 +38,13 @@ pub struct LoginPage {
     pub signed_out: bool,
 }
 
+#[derive(Template)]
+#[template(path = "password.html")]
+pub struct PasswordPage {
+    pub layout: Layout,
+    pub wrong_password: bool,
+}
+
 /// One option of an expiry menu.
 pub struct ExpiryChoice {
     pub value: &'static str,
@@ -82,6 +89,7 @@ pub struct FileRow {
     pub max_downloads: String,
     /// Label of the guest link the file came through; empty for the owner's own uploads.
     pub guest_label: String,
+    pub password_protected: bool,
 }
 
 /// A sortable column header of the files page.
@@ -141,6 +149,28 @@ pub struct SettingsPage {
     pub layout: Layout,
     pub expiry_choices: Vec<ExpiryChoice>,
     pub saved: bool,
+}
+
+/// An API token as the tokens page lists it.
+pub struct TokenRow {
+    pub id: i64,
+    pub label: String,
+    pub created: String,
+    pub last_used: String,
+}
+
+/// A token just created, shown once.
+pub struct NewTokenView {
+    pub label: String,
+    pub token: String,
+}
+
+#[derive(Template)]
+#[template(path = "tokens.html")]
+pub struct TokensPage {
+    pub layout: Layout,
+    pub tokens: Vec<TokenRow>,
+    pub new_token: Option<NewTokenView>,
 }
 
 #[derive(Template)]

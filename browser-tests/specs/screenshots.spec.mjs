@@ -85,6 +85,17 @@ test('screenshots of every page at 1280 and 390 px, light and dark', { timeout: 
   await shootAll(page, 'guest-links', overflow);
   await page.goto(`/guest-links/${guestLink.id}`);
   await shootAll(page, 'guest-link', overflow);
+  await page.goto('/tokens');
+  await page.fill('#token-label', 'nightly backup from the NAS');
+  await Promise.all([page.waitForLoadState('load'), page.click('#token-form button[type=submit]')]);
+  await page.locator('#new-token-value').waitFor();
+  await shootAll(page, 'tokens-created', overflow);
+  const guarded = await fetch(`${server.url}/api/files/${text.id}`, {
+    method: 'PATCH',
+    headers: { Authorization: `Bearer ${server.secret}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ password: 'pw' }),
+  });
+  assert.equal(guarded.status, 200);
   const missing = await page.goto('/files/AAAAAAAAAAAAAAAAAAAAAA');
   assert.equal(missing.status(), 404);
   await shootAll(page, 'not-found', overflow);
@@ -108,6 +119,9 @@ test('screenshots of every page at 1280 and 390 px, light and dark', { timeout: 
   await shootAll(stranger, 'login-error', overflow);
   await stranger.goto(guestLink.url);
   await shootAll(stranger, 'guest-upload', overflow);
+  await stranger.goto(`/f/${text.id}`);
+  await stranger.locator('#password-form').waitFor();
+  await shootAll(stranger, 'password', overflow);
 
   assert.deepEqual(overflow, [], 'no page scrolls sideways on a phone');
   assert.deepEqual(strangerProblems, []);

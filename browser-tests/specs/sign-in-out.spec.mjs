@@ -29,7 +29,7 @@ test('a wrong secret is refused, the right one opens the upload page, sign out e
   assert.ok(session, 'a session cookie is set');
   assert.equal(session.httpOnly, true);
   assert.equal(session.sameSite, 'Strict');
-  for (const href of ['/', '/files', '/settings', '/system']) {
+  for (const href of ['/', '/files', '/settings', '/tokens', '/system']) {
     assert.equal(await page.locator(`header nav a[href="${href}"]`).count(), 1, `nav links to ${href}`);
   }
 

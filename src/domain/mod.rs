@@ -4,14 +4,20 @@ mod byte_range;
 mod byte_size;
 mod file_id;
 mod file_name;
+mod file_password;
 mod guest_link;
+mod token_label;
+mod trusted_proxies;
 mod upload_options;
 
 pub use byte_range::{ByteRange, RangeRequest};
 pub use byte_size::ByteSize;
 pub use file_id::FileId;
 pub use file_name::FileName;
+pub use file_password::{FilePassword, FilePasswordError};
 pub use guest_link::{GuestLinkError, GuestLinkId, GuestLinkStatus, GuestLinkTerms, MAX_LIFETIME_DAYS, future_expiry};
+pub use token_label::{TokenLabel, TokenLabelError};
+pub use trusted_proxies::TrustedProxies;
 pub use upload_options::{MaxDownloads, UploadOptions};
 
 /// Every upload is cut into chunks of this many bytes; each chunk is one BLOB row.

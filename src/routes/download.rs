@@ -59,6 +59,11 @@ pub async fn download(
     let id = parse_id(req.match_info().get("id").unwrap_or_default())?;
     let now = OffsetDateTime::now_utc().unix_timestamp();
     let mut file = state.store.find_file(&id, now).await?.ok_or(AppError::NotFound)?;
+    if file.password_protected {
+        if let Some(password_form) = super::protected::gate(&req, &state, &file).await? {
+            return Ok(password_form);
+        }
+    }
     let etag = EntityTag::new_strong(file.sha256.clone());
     let last_modified = modified_time(&file);
 
@@ -121,10 +126,10 @@ pub async fn download(
     Ok(response.body(SizedStream::new(length, body)))
 }
 
-/// Notes who downloaded, for the file page. The TCP peer, not X-Forwarded-For, which any client
-/// can write. A failure here must not fail the download.
+/// Notes who downloaded, for the file page: the TCP peer, or X-Forwarded-For only from trusted
+/// proxies (any client can write the header). A failure here must not fail the download.
 async fn record_history(req: &HttpRequest, state: &AppState, file: &FileRecord, now: i64) {
-    let client_ip = req.peer_addr().map(|addr| addr.ip().to_string()).unwrap_or_default();
+    let client_ip = state.client_ip(req).to_string();
     let user_agent = req.headers().get(header::USER_AGENT).and_then(|v| v.to_str().ok()).unwrap_or_default();
     if let Err(error) = state.store.record_download(&file.id, now, &client_ip, user_agent).await {
         tracing::warn!(?error, "could not record a download in the history");
@@ -199,6 +204,7 @@ mod tests {
             last_download_at: None,
             guest_link_id: None,
             guest_link_label: None,
+            password_protected: false,
         }
     }
 

@@ -6,6 +6,7 @@ use actix_web::{HttpResponse, ResponseError};
 
 use crate::domain::ByteSize;
 use crate::store::StoreError;
+use crate::throttle::Refused;
 use crate::uploads::UploadError;
 
 /// A failed request. The `Display` text is the one-line reason sent to the client; causes of
@@ -16,6 +17,11 @@ pub enum AppError {
     BadRequest(String),
     #[error("missing or wrong credentials: use curl -u :SECRET or Authorization: Bearer SECRET")]
     Unauthorized,
+    /// A password-protected file asked for without its password (or with a wrong one).
+    #[error("this file needs its password: curl -u :PASSWORD")]
+    PasswordRequired,
+    #[error("too many wrong attempts from your address; try again in {} s", .0.retry_after_secs())]
+    TooManyAttempts(Refused),
     #[error("{0}")]
     Forbidden(&'static str),
     /// A page of the web interface asked for without a session: the browser goes to `/login`.
@@ -78,11 +84,18 @@ impl From<UploadError> for AppError {
     }
 }
 
+impl From<Refused> for AppError {
+    fn from(refused: Refused) -> Self {
+        AppError::TooManyAttempts(refused)
+    }
+}
+
 impl ResponseError for AppError {
     fn status_code(&self) -> StatusCode {
         match self {
             AppError::BadRequest(_) => StatusCode::BAD_REQUEST,
-            AppError::Unauthorized => StatusCode::UNAUTHORIZED,
+            AppError::Unauthorized | AppError::PasswordRequired => StatusCode::UNAUTHORIZED,
+            AppError::TooManyAttempts(_) => StatusCode::TOO_MANY_REQUESTS,
             AppError::Forbidden(_) => StatusCode::FORBIDDEN,
             AppError::SignInFirst => StatusCode::SEE_OTHER,
             AppError::NotFound | AppError::UnknownGuestLink => StatusCode::NOT_FOUND,
@@ -106,6 +119,15 @@ impl ResponseError for AppError {
             AppError::Unauthorized => {
                 response
                     .insert_header((header::WWW_AUTHENTICATE, HeaderValue::from_static("Basic realm=\"blobdrop\"")));
+            }
+            AppError::PasswordRequired => {
+                response.insert_header((
+                    header::WWW_AUTHENTICATE,
+                    HeaderValue::from_static("Basic realm=\"blobdrop file\", charset=\"UTF-8\""),
+                ));
+            }
+            AppError::TooManyAttempts(refused) => {
+                response.insert_header((header::RETRY_AFTER, refused.retry_after_secs()));
             }
             AppError::SignInFirst => {
                 response.insert_header((header::LOCATION, HeaderValue::from_static("/login")));

@@ -4,9 +4,10 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use serde::{Deserialize, Deserializer, Serialize};
 use time::OffsetDateTime;
 
-use super::owner::Owner;
+use super::owner::{Owner, OwnerJson};
 use super::{AppError, AppState, delete_visible_file, parse_id, visible_file};
-use crate::domain::{FileId, FileName};
+use crate::domain::{FileId, FileName, FilePassword};
+use crate::passwords;
 use crate::store::{FileChanges, FileRecord};
 use crate::uploads::guess_content_type;
 
@@ -32,6 +33,8 @@ pub struct FileJson {
     /// The guest link the file came through, and its label; `null` for the owner's own uploads.
     guest_link_id: Option<String>,
     guest_link_label: Option<String>,
+    /// Downloads need a password (the hash is never sent).
+    password_protected: bool,
 }
 
 impl FileJson {
@@ -51,6 +54,7 @@ impl FileJson {
             max_downloads: file.max_downloads,
             guest_link_id: file.guest_link_id.clone(),
             guest_link_label: file.guest_link_label.clone(),
+            password_protected: file.password_protected,
         }
     }
 }
@@ -85,7 +89,8 @@ pub async fn show(
     Ok(HttpResponse::Ok().json(FileJson::new(&req, &state, &file)))
 }
 
-/// `PATCH` body: absent fields stay as they are; `"note": null` and `"expires": null` clear them.
+/// `PATCH` body: absent fields stay as they are; `"note": null`, `"expires": null` and
+/// `"password": null` clear them.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Edit {
@@ -94,6 +99,8 @@ pub struct Edit {
     note: Option<Option<String>>,
     #[serde(default, deserialize_with = "present")]
     expires: Option<Option<String>>,
+    #[serde(default, deserialize_with = "present")]
+    password: Option<Option<String>>,
 }
 
 /// Tells a field sent as `null` (`Some(None)`) from one not sent at all (`None`).
@@ -106,7 +113,7 @@ pub(super) fn present<'de, T: Deserialize<'de>, D: Deserializer<'de>>(
 const MAX_NOTE_LEN: usize = 4096;
 
 impl Edit {
-    fn into_changes(self) -> Result<FileChanges, AppError> {
+    async fn into_changes(self) -> Result<FileChanges, AppError> {
         let bad = |reason: String| AppError::BadRequest(reason);
         let filename = self.filename.map(|raw| FileName::parse(&raw)).transpose().map_err(|e| bad(e.to_string()))?;
         if self.note.as_ref().and_then(Option::as_ref).is_some_and(|note| note.len() > MAX_NOTE_LEN) {
@@ -127,19 +134,29 @@ impl Edit {
             .as_ref()
             .map(|name| guess_content_type(name, None))
             .filter(|guess| guess != "application/octet-stream");
-        Ok(FileChanges { filename, content_type, note: self.note, expires_at })
+        let password_hash = new_password_hash(self.password).await?;
+        Ok(FileChanges { filename, content_type, note: self.note, expires_at, password_hash })
     }
 }
 
+/// What a requested password change stores: `None` leaves the password, `Some(None)` removes it,
+/// and a new password is validated and hashed (off the async executor).
+pub async fn new_password_hash(password: Option<Option<String>>) -> Result<Option<Option<String>>, AppError> {
+    let Some(Some(raw)) = password else {
+        return Ok(password.map(|_| None));
+    };
+    let password = FilePassword::parse(&raw).map_err(|error| AppError::BadRequest(error.to_string()))?;
+    Ok(Some(Some(passwords::hash(password).await.map_err(AppError::internal)?)))
+}
+
 pub async fn edit(
-    _owner: Owner,
     req: HttpRequest,
     id: web::Path<String>,
-    body: web::Json<Edit>,
+    edit: OwnerJson<Edit>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
     let id = parse_id(&id)?;
-    let changes = body.into_inner().into_changes()?;
+    let changes = edit.body.into_changes().await?;
     let now = OffsetDateTime::now_utc().unix_timestamp();
     let file = state.store.update_file(&id, &changes, now).await?.ok_or(AppError::NotFound)?;
     Ok(HttpResponse::Ok().json(FileJson::new(&req, &state, &file)))

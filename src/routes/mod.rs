@@ -9,9 +9,12 @@ mod guest;
 mod guest_links_api;
 mod owner;
 mod pages;
+mod protected;
 mod system_api;
+mod tokens_api;
 mod upload;
 
+use std::net::{IpAddr, Ipv4Addr};
 use std::time::Duration;
 
 use actix_web::{HttpRequest, web};
@@ -22,10 +25,12 @@ pub use error::AppError;
 
 use crate::auth::OwnerSecret;
 use crate::config::PublicUrl;
-use crate::domain::{ByteSize, FileId, FileName};
+use crate::domain::{ByteSize, FileId, FileName, TrustedProxies};
 use crate::gc::CleanupTrigger;
 use crate::metrics::Metrics;
+use crate::passwords::GrantKey;
 use crate::store::{FileRecord, Store};
+use crate::throttle::Throttles;
 
 /// Bytes escaped in the file-name segment of a link: all but unreserved characters (RFC 3986).
 const PATH_SEGMENT: &percent_encoding::AsciiSet =
@@ -43,6 +48,10 @@ pub struct AppState {
     pub idle_timeout: Duration,
     /// Folder of the database file, for the free disk space on the system page.
     pub db_folder: std::path::PathBuf,
+    pub throttles: Throttles,
+    pub trusted_proxies: TrustedProxies,
+    /// Signs the cookies that a right download password buys.
+    pub grant_key: GrantKey,
 }
 
 impl AppState {
@@ -55,6 +64,19 @@ impl AppState {
                 format!("{}://{}", info.scheme(), info.host())
             }
         }
+    }
+
+    /// Cookies get `Secure` when the public URL is https.
+    pub fn secure_cookies(&self) -> bool {
+        self.public_url.as_ref().is_some_and(|url| url.as_str().starts_with("https://"))
+    }
+
+    /// The client's address: the TCP peer, or what trusted proxies say in X-Forwarded-For. The one
+    /// place that decides it, for throttling and the download history alike.
+    pub fn client_ip(&self, req: &HttpRequest) -> IpAddr {
+        let peer = req.peer_addr().map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |addr| addr.ip());
+        let forwarded = req.headers().get_all("x-forwarded-for").filter_map(|value| value.to_str().ok());
+        self.trusted_proxies.client_ip(peer, forwarded)
     }
 
     /// The link that downloads a file, ending in its (percent-encoded) name so that saved
@@ -104,8 +126,10 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(
             web::resource(["/f/{id}", "/f/{id}/{filename}"])
                 .route(web::get().to(download::download))
-                .route(web::head().to(download::download)),
+                .route(web::head().to(download::download))
+                .route(web::post().to(protected::unlock)),
         )
+        .configure(tokens_api::configure)
         .route("/{filename}", web::put().to(upload::put_file))
         .default_service(web::to(pages::not_found));
 }

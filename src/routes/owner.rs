@@ -1,5 +1,5 @@
-//! Who is the owner: a request carrying the shared secret (Basic with any user, or Bearer), or a
-//! browser with a session cookie. Changes made through a session must also prove they come from
+//! Who is the owner: a request carrying the shared secret or an API token (Basic with any user, or
+//! Bearer), or a browser with a session cookie. Wrong credentials are throttled per client. Changes made through a session must also prove they come from
 //! blobdrop's own pages: same Origin, and the session's CSRF token.
 
 use std::future::Future;
@@ -12,8 +12,10 @@ use base64::engine::general_purpose::STANDARD;
 use serde::de::DeserializeOwned;
 
 use super::{AppError, AppState};
+use crate::api_tokens;
 use crate::auth::tokens_match;
 use crate::sessions::{self, Session};
+use crate::throttle::Verdict;
 
 /// Header that scripts of blobdrop's pages send the CSRF token in.
 pub const CSRF_HEADER: &str = "x-csrf-token";
@@ -21,7 +23,7 @@ pub const CSRF_HEADER: &str = "x-csrf-token";
 /// Proof that the request came from the owner.
 #[derive(Debug, Clone)]
 pub enum Owner {
-    /// The shared secret was in the Authorization header (scripts, curl).
+    /// The shared secret or an API token was in the Authorization header (scripts, curl).
     Secret,
     /// A browser session; `session.csrf_token` is what its pages must send back.
     Browser(Session),
@@ -55,11 +57,14 @@ pub async fn authenticate(req: &HttpRequest, state: &AppState) -> Result<Owner, 
 
 /// Identifies the owner without any CSRF check (safe methods, and forms that carry the token).
 async fn identify(req: &HttpRequest, state: &AppState) -> Result<Owner, AppError> {
-    if let Some(value) = req.headers().get(header::AUTHORIZATION) {
-        let secret = value.to_str().ok().and_then(secret_from_authorization);
-        return match secret {
-            Some(secret) if state.secret.verify(&secret) => Ok(Owner::Secret),
-            _ => Err(AppError::Unauthorized),
+    if req.headers().contains_key(header::AUTHORIZATION) {
+        // A malformed header counts as a wrong credential: the same as an empty one.
+        let candidate = credential(req).unwrap_or_default();
+        let verify = is_owner_credential(state, &candidate);
+        return match state.throttles.owner.attempt(state.client_ip(req), verify).await? {
+            Verdict::Right => Ok(Owner::Secret),
+            Verdict::Wrong => Err(AppError::Unauthorized),
+            Verdict::Refused(refused) => Err(refused.into()),
         };
     }
     let Some(cookie) = req.cookie(sessions::COOKIE_NAME) else {
@@ -69,6 +74,16 @@ async fn identify(req: &HttpRequest, state: &AppState) -> Result<Owner, AppError
         Some(session) => Ok(Owner::Browser(session)),
         None => Err(AppError::Unauthorized),
     }
+}
+
+/// True for the shared secret and for live API tokens; both are compared by digest only.
+pub async fn is_owner_credential(state: &AppState, candidate: &str) -> Result<bool, AppError> {
+    Ok(state.secret.verify(candidate) || api_tokens::authenticate(&state.store, candidate).await?)
+}
+
+/// The secret, token or password in the Authorization header, if it holds one.
+pub fn credential(req: &HttpRequest) -> Option<String> {
+    req.headers().get(header::AUTHORIZATION)?.to_str().ok().and_then(secret_from_authorization)
 }
 
 fn is_change(method: &Method) -> bool {
@@ -105,6 +120,7 @@ impl FromRequest for Owner {
 /// A form the owner posted, its CSRF token verified when it came through a browser session.
 pub struct OwnerForm<T> {
     pub fields: T,
+    pub owner: Owner,
 }
 
 /// Every form of blobdrop's pages: the session's CSRF token beside the form's own fields.
@@ -137,7 +153,29 @@ impl<T: DeserializeOwned + 'static> FromRequest for OwnerForm<T> {
                     return Err(AppError::Forbidden("the form lacks this page's CSRF token; reload the page"));
                 }
             }
-            Ok(OwnerForm { fields: form.fields })
+            Ok(OwnerForm { fields: form.fields, owner })
+        })
+    }
+}
+
+/// A JSON body the owner sent. The owner is checked before the body is parsed, so a stranger
+/// gets 401 (or 429), never a 400 about a body nobody may send: the token lookup awaits the
+/// database, and a plain `Json` extractor beside `Owner` could fail first.
+pub struct OwnerJson<T> {
+    pub body: T,
+}
+
+impl<T: DeserializeOwned + 'static> FromRequest for OwnerJson<T> {
+    type Error = AppError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self, AppError>>>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let owner = Owner::from_request(req, payload);
+        let json = web::Json::<T>::from_request(req, payload);
+        Box::pin(async move {
+            owner.await?;
+            let json = json.await.map_err(|error| AppError::BadRequest(error.to_string()))?;
+            Ok(OwnerJson { body: json.into_inner() })
         })
     }
 }

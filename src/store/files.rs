@@ -8,7 +8,8 @@ use crate::domain::{FileId, FileName, GuestLinkId};
 /// Columns of a file row, in the order `FileRecord` reads them. Never the chunk table.
 const COLUMNS: &str = "id, filename, content_type, file_size, chunk_size, sha256, note, created_at, \
                        expires_at, max_downloads, download_count, last_download_at, guest_link_id, \
-                       (SELECT label FROM guest_links WHERE guest_links.id = files.guest_link_id) AS guest_link_label";
+                       (SELECT label FROM guest_links WHERE guest_links.id = files.guest_link_id) AS guest_link_label, \
+                       password_hash IS NOT NULL AS password_protected";
 
 /// A file anyone with its link may download: finalized, not expired, downloads left.
 /// `?1` is the current time in unix seconds.
@@ -35,6 +36,8 @@ pub struct FileRecord {
     /// The guest link the file came through; `None` for the owner's own uploads.
     pub guest_link_id: Option<String>,
     pub guest_link_label: Option<String>,
+    /// Downloads need a password; its hash is read only by `file_password_hash`.
+    pub password_protected: bool,
 }
 
 /// The metadata of an upload that is about to start.
@@ -102,6 +105,8 @@ pub struct FileChanges {
     pub content_type: Option<String>,
     pub note: Option<Option<String>>,
     pub expires_at: Option<Option<i64>>,
+    /// The argon2id hash of a new download password; `Some(None)` removes the password.
+    pub password_hash: Option<Option<String>>,
 }
 
 impl Store {
@@ -135,6 +140,15 @@ impl Store {
     pub async fn find_file(&self, id: &FileId, now: i64) -> Result<Option<FileRecord>, StoreError> {
         let sql = format!("SELECT {COLUMNS} FROM files WHERE id = ?2 AND {VISIBLE}");
         Ok(sqlx::query_as(&sql).bind(now).bind(id.as_str()).fetch_optional(&self.reader).await?)
+    }
+
+    /// The download password hash of a visible file; `None` when it has no password (or is gone).
+    #[tracing::instrument(skip(self))]
+    pub async fn file_password_hash(&self, id: &FileId, now: i64) -> Result<Option<String>, StoreError> {
+        let sql = format!("SELECT password_hash FROM files WHERE id = ?2 AND {VISIBLE}");
+        let hash: Option<Option<String>> =
+            sqlx::query_scalar(&sql).bind(now).bind(id.as_str()).fetch_optional(&self.reader).await?;
+        Ok(hash.flatten())
     }
 
     /// Visible files, newest first. Reads the metadata table only (see `list_reads_no_chunks`).
@@ -193,7 +207,8 @@ impl Store {
                filename = COALESCE(?3, filename), \
                content_type = COALESCE(?8, content_type), \
                note = CASE WHEN ?4 THEN ?5 ELSE note END, \
-               expires_at = CASE WHEN ?6 THEN ?7 ELSE expires_at END \
+               expires_at = CASE WHEN ?6 THEN ?7 ELSE expires_at END, \
+               password_hash = CASE WHEN ?9 THEN ?10 ELSE password_hash END \
              WHERE id = ?2 AND {VISIBLE} RETURNING {COLUMNS}"
         );
         Ok(sqlx::query_as(&sql)
@@ -205,6 +220,8 @@ impl Store {
             .bind(changes.expires_at.is_some())
             .bind(changes.expires_at.flatten())
             .bind(changes.content_type.as_deref())
+            .bind(changes.password_hash.is_some())
+            .bind(changes.password_hash.clone().flatten())
             .fetch_optional(&self.writer)
             .await?)
     }

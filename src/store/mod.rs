@@ -3,6 +3,7 @@
 //! One write connection (SQLite allows one writer at a time anyway) and a pool of readers.
 //! Every statement is its own short transaction, so no transaction ever spans a network wait.
 
+mod api_tokens;
 mod chunks;
 mod downloads;
 mod files;
@@ -17,6 +18,7 @@ use std::time::Duration;
 use sqlx::SqlitePool;
 use sqlx::sqlite::{SqliteAutoVacuum, SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 
+pub use api_tokens::ApiTokenRecord;
 pub use downloads::DownloadRecord;
 pub use files::{FileChanges, FileListing, FileRecord, FileSort, NewFile};
 pub use guest_links::GuestLinkRecord;

@@ -6,8 +6,8 @@ use crate::helpers::{SECRET, TestApp, id_of, sha256, spawn_app, spawn_app_with};
 
 /// A signed-in browser: its session cookie and the CSRF token its pages carry.
 pub struct Browser {
-    cookie: String,
-    csrf: String,
+    pub cookie: String,
+    pub csrf: String,
 }
 
 pub async fn sign_in(app: &TestApp) -> Browser {
@@ -26,9 +26,20 @@ impl Browser {
     }
 
     pub async fn post_form(&self, app: &TestApp, path: &str, fields: &[(&str, &str)]) -> reqwest::Response {
+        self.post_form_from(app, &app.address, path, fields).await
+    }
+
+    /// The same form with its CSRF token, posted by a page of `origin`.
+    pub async fn post_form_from(
+        &self,
+        app: &TestApp,
+        origin: &str,
+        path: &str,
+        fields: &[(&str, &str)],
+    ) -> reqwest::Response {
         let mut form = vec![("csrf_token", self.csrf.as_str())];
         form.extend_from_slice(fields);
-        let request = app.client.post(app.url(path)).header("cookie", &self.cookie).header("origin", &app.address);
+        let request = app.client.post(app.url(path)).header("cookie", &self.cookie).header("origin", origin);
         request.form(&form).send().await.unwrap()
     }
 }

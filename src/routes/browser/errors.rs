@@ -10,12 +10,7 @@ use crate::views::{ErrorPage, Layout};
 /// `ErrorHandlers` default handler: turns an error answer into an HTML page when the request asks
 /// for HTML (a browser navigating), keeping the status and the one-line reason.
 pub fn html_errors<B: 'static>(res: ServiceResponse<B>) -> actix_web::Result<ErrorHandlerResponse<B>> {
-    let wants_html = res
-        .request()
-        .headers()
-        .get(header::ACCEPT)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|accept| accept.contains("text/html"));
+    let wants_html = accepts_html(res.request());
     // Only answers made from an error are rewritten; a page a handler rendered itself with an
     // error status (the sign-in form after a wrong secret) stays as it is.
     if !wants_html || res.response().error().is_none() {
@@ -38,6 +33,11 @@ pub fn html_errors<B: 'static>(res: ServiceResponse<B>) -> actix_web::Result<Err
     let mut res = res.set_body(html).map_into_boxed_body();
     res.headers_mut().insert(header::CONTENT_TYPE, header::HeaderValue::from_static("text/html; charset=utf-8"));
     Ok(ErrorHandlerResponse::Response(ServiceResponse::new(req, res).map_into_right_body()))
+}
+
+/// True when the request asks for HTML (a browser navigating), not a script or curl.
+pub fn accepts_html(req: &actix_web::HttpRequest) -> bool {
+    req.headers().get(header::ACCEPT).and_then(|v| v.to_str().ok()).is_some_and(|accept| accept.contains("text/html"))
 }
 
 /// `ErrorHandlers` handler for 401: a script of blobdrop's pages (fetch or XHR) gets no Basic

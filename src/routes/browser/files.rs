@@ -6,6 +6,7 @@ use time::OffsetDateTime;
 
 use super::{SignedIn, layout, page, see_other};
 use crate::domain::{CHUNK_SIZE, FileName};
+use crate::routes::files_api::new_password_hash;
 use crate::routes::owner::{NoFields, Owner, OwnerForm};
 use crate::routes::{AppError, AppState, delete_visible_file, parse_id, visible_file};
 use crate::store::{FileChanges, FileListing, FileRecord, FileSort};
@@ -147,6 +148,11 @@ pub struct EditForm {
     expires: String,
     #[serde(default)]
     note: String,
+    /// A new download password; empty leaves it as it is.
+    #[serde(default)]
+    password: String,
+    /// The "remove the password" box, sent only when ticked.
+    remove_password: Option<String>,
 }
 
 pub async fn edit(
@@ -166,11 +172,17 @@ pub async fn edit(
         return Err(AppError::BadRequest("the note is longer than 4096 bytes".into()));
     }
     let content_type = Some(guess_content_type(&filename, None)).filter(|guess| guess != "application/octet-stream");
+    let password = match (fields.remove_password.is_some(), fields.password.is_empty()) {
+        (true, _) => Some(None),
+        (false, true) => None,
+        (false, false) => Some(Some(fields.password)),
+    };
     let changes = FileChanges {
         filename: Some(filename),
         content_type,
         note: Some((!note.is_empty()).then(|| note.to_owned())),
         expires_at: Some(expires_at),
+        password_hash: new_password_hash(password).await?,
     };
     let now = OffsetDateTime::now_utc().unix_timestamp();
     state.store.update_file(&id, &changes, now).await?.ok_or(AppError::NotFound)?;
@@ -210,6 +222,7 @@ fn row(req: &HttpRequest, state: &AppState, file: &FileRecord, now: i64) -> File
         downloads: file.download_count,
         max_downloads: file.max_downloads.map(|n| n.to_string()).unwrap_or_default(),
         guest_label: file.guest_link_label.clone().unwrap_or_default(),
+        password_protected: file.password_protected,
     }
 }
 

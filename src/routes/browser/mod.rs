@@ -5,12 +5,13 @@ mod errors;
 mod files;
 mod guest_links;
 mod sign_in;
+mod tokens;
 
 use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, web};
 use askama::Template;
 
-pub use errors::{html_errors, unauthorized};
+pub use errors::{accepts_html, html_errors, unauthorized};
 
 use super::owner::Owner;
 use super::{AppError, AppState};
@@ -41,7 +42,10 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/g/{id}/", web::get().to(guest_links::guest_upload))
         .route("/settings", web::get().to(admin::settings))
         .route("/settings", web::post().to(admin::save_settings))
-        .route("/system", web::get().to(admin::system));
+        .route("/system", web::get().to(admin::system))
+        .route("/tokens", web::get().to(tokens::list))
+        .route("/tokens", web::post().to(tokens::create))
+        .route("/tokens/{id}/revoke", web::post().to(tokens::revoke));
 }
 
 /// The upload page for the owner; a short landing page for everyone else.
@@ -65,13 +69,13 @@ fn layout(title: &str, owner: &Owner) -> Layout {
 }
 
 /// Renders a page as a 200 HTML response (security headers come from the app-wide defaults).
-fn page(template: &impl Template) -> Result<HttpResponse, AppError> {
+pub(super) fn page(template: &impl Template) -> Result<HttpResponse, AppError> {
     let html = template.render().map_err(AppError::internal)?;
     Ok(HttpResponse::Ok().content_type("text/html; charset=utf-8").body(html))
 }
 
 /// 303 to `location`: after a form post, the browser loads the next page with GET.
-fn see_other(location: &str) -> HttpResponse {
+pub(super) fn see_other(location: &str) -> HttpResponse {
     HttpResponse::SeeOther().insert_header((header::LOCATION, location)).finish()
 }
 

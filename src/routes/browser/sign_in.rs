@@ -1,13 +1,14 @@
-//! `/login` and `/logout`: the shared secret (or later an API token) buys a session cookie.
+//! `/login` and `/logout`: the shared secret (or an API token) buys a session cookie.
 
 use actix_web::cookie::{Cookie, SameSite, time::Duration as CookieDuration};
 use actix_web::{HttpRequest, HttpResponse, web};
 use serde::Deserialize;
 
 use super::{page, see_other};
-use crate::routes::owner::{NoFields, OwnerForm, check_origin};
+use crate::routes::owner::{NoFields, OwnerForm, check_origin, is_owner_credential};
 use crate::routes::{AppError, AppState};
 use crate::sessions::{self, COOKIE_NAME, LIFETIME};
+use crate::throttle::Verdict;
 use crate::views::{Layout, LoginPage};
 
 #[derive(Deserialize)]
@@ -32,7 +33,12 @@ pub async fn sign_in(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
     check_origin(&req, &state)?;
-    if !state.secret.verify(&fields.secret) {
+    let verify = is_owner_credential(&state, &fields.secret);
+    let verdict = state.throttles.owner.attempt(state.client_ip(&req), verify).await?;
+    if let Verdict::Refused(refused) = verdict {
+        return Err(refused.into());
+    }
+    if verdict == Verdict::Wrong {
         let layout = Layout { title: "Sign in".into(), csrf_token: String::new() };
         let mut response = page(&LoginPage { layout, wrong_secret: true, signed_out: false })?;
         *response.status_mut() = actix_web::http::StatusCode::UNAUTHORIZED;
@@ -42,12 +48,11 @@ pub async fn sign_in(
         sessions::end(&state.store, old.value()).await?;
     }
     let session = sessions::start(&state.store).await?;
-    let secure = state.public_url.as_ref().is_some_and(|url| url.as_str().starts_with("https://"));
     let cookie = Cookie::build(COOKIE_NAME, session.token)
         .path("/")
         .http_only(true)
         .same_site(SameSite::Strict)
-        .secure(secure)
+        .secure(state.secure_cookies())
         .max_age(CookieDuration::seconds(LIFETIME.whole_seconds()))
         .finish();
     let mut response = see_other("/");

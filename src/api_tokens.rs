@@ -1,0 +1,83 @@
+//! API tokens: random secrets for scripts, shown once at creation, stored and found by SHA-256 only.
+
+use time::OffsetDateTime;
+
+use crate::auth::{generate_secret, token_hash};
+use crate::domain::TokenLabel;
+use crate::store::{ApiTokenRecord, Store, StoreError};
+
+/// A token's last use is written at most this often, so a busy script does not write per request.
+pub const LAST_USED_PRECISION_SECS: i64 = 60;
+
+/// Creates a token; the returned string is the only time it exists outside the client.
+pub async fn create(store: &Store, label: &TokenLabel) -> Result<(ApiTokenRecord, String), StoreError> {
+    let token = generate_secret();
+    let now = OffsetDateTime::now_utc().unix_timestamp();
+    let record = store.create_api_token(label.as_str(), &token_hash(&token), now).await?;
+    Ok((record, token))
+}
+
+/// True when `candidate` is a live token; notes when it was used (at most once a minute).
+/// The lookup is by the candidate's hash, so no comparison ever runs on the token itself.
+pub async fn authenticate(store: &Store, candidate: &str) -> Result<bool, StoreError> {
+    let Some(token) = store.find_api_token(&token_hash(candidate)).await? else {
+        return Ok(false);
+    };
+    let now = OffsetDateTime::now_utc().unix_timestamp();
+    let stale_before = now - LAST_USED_PRECISION_SECS;
+    if token.last_used_at.is_none_or(|at| at < stale_before) {
+        store.touch_api_token(token.id, now, stale_before).await?;
+    }
+    Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn store() -> (tempfile::TempDir, Store) {
+        let folder = tempfile::tempdir().unwrap();
+        let store = Store::open(&folder.path().join("t.db"), Default::default()).await.unwrap();
+        (folder, store)
+    }
+
+    #[tokio::test]
+    async fn tokens_are_found_by_their_hash_never_by_their_value() {
+        let (_folder, store) = store().await;
+        let (created, token) = create(&store, &TokenLabel::parse("ci").unwrap()).await.unwrap();
+        assert!(authenticate(&store, &token).await.unwrap());
+        // A row holding a raw value (as a plain `==` lookup would need) is never matched by it.
+        store.create_api_token("raw", "planted-raw-token", 0).await.unwrap();
+        assert!(!authenticate(&store, "planted-raw-token").await.unwrap());
+        assert!(!authenticate(&store, &token[..42]).await.unwrap());
+        // What is stored is the hash alone.
+        let found = store.find_api_token(&token_hash(&token)).await.unwrap().unwrap();
+        assert_eq!(found.id, created.id);
+        assert!(store.find_api_token(&token).await.unwrap().is_none());
+    }
+
+    #[tokio::test]
+    async fn last_use_is_noted_at_most_once_a_minute() {
+        let (_folder, store) = store().await;
+        let (created, token) = create(&store, &TokenLabel::parse("ci").unwrap()).await.unwrap();
+        assert_eq!(created.last_used_at, None);
+        assert!(authenticate(&store, &token).await.unwrap());
+        let first = store.find_api_token(&token_hash(&token)).await.unwrap().unwrap().last_used_at.unwrap();
+        // A use noted a minute ago is renewed; one noted just now is left alone.
+        store.touch_api_token(created.id, first + 30, first - 30).await.unwrap();
+        let unchanged = store.find_api_token(&token_hash(&token)).await.unwrap().unwrap().last_used_at;
+        assert_eq!(unchanged, Some(first));
+        store.touch_api_token(created.id, first + 90, first + 30).await.unwrap();
+        let renewed = store.find_api_token(&token_hash(&token)).await.unwrap().unwrap().last_used_at;
+        assert_eq!(renewed, Some(first + 90));
+    }
+
+    #[tokio::test]
+    async fn a_revoked_token_no_longer_authenticates() {
+        let (_folder, store) = store().await;
+        let (created, token) = create(&store, &TokenLabel::parse("ci").unwrap()).await.unwrap();
+        assert!(store.delete_api_token(created.id).await.unwrap());
+        assert!(!authenticate(&store, &token).await.unwrap());
+        assert!(!store.delete_api_token(created.id).await.unwrap());
+    }
+}

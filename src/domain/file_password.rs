@@ -1,0 +1,62 @@
+//! A download password as the owner sets it, before it is hashed.
+
+/// Longest password accepted: hashing is deliberately costly, and no one types more.
+const MAX_PASSWORD_BYTES: usize = 256;
+
+/// A file's download password, before hashing: 1 to 256 bytes, no control characters.
+#[derive(Clone, PartialEq, Eq)]
+pub struct FilePassword(String);
+
+impl std::fmt::Debug for FilePassword {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("FilePassword(..)")
+    }
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum FilePasswordError {
+    #[error("the password is empty; send null to remove a password")]
+    Empty,
+    #[error("the password is longer than {MAX_PASSWORD_BYTES} bytes")]
+    TooLong,
+    #[error("the password contains control characters")]
+    ControlCharacters,
+}
+
+impl FilePassword {
+    pub fn parse(raw: &str) -> Result<Self, FilePasswordError> {
+        if raw.is_empty() {
+            return Err(FilePasswordError::Empty);
+        }
+        if raw.len() > MAX_PASSWORD_BYTES {
+            return Err(FilePasswordError::TooLong);
+        }
+        if raw.chars().any(char::is_control) {
+            return Err(FilePasswordError::ControlCharacters);
+        }
+        Ok(FilePassword(raw.to_owned()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passwords_are_kept_exactly_within_limits() {
+        assert_eq!(FilePassword::parse(" pass word ").unwrap().as_str(), " pass word ");
+        assert_eq!(FilePassword::parse("é".repeat(128).as_str()).map(|_| ()), Ok(()));
+        assert_eq!(FilePassword::parse(""), Err(FilePasswordError::Empty));
+        assert_eq!(FilePassword::parse(&"x".repeat(257)), Err(FilePasswordError::TooLong));
+        assert_eq!(FilePassword::parse("a\nb"), Err(FilePasswordError::ControlCharacters));
+    }
+
+    #[test]
+    fn a_password_never_shows_in_debug_output() {
+        assert_eq!(format!("{:?}", FilePassword::parse("hunter2").unwrap()), "FilePassword(..)");
+    }
+}

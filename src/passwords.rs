@@ -1,0 +1,156 @@
+//! Download passwords: argon2id hashes made and checked on the blocking pool, and the signed,
+//! short-lived cookie value that the right password buys for one file.
+
+use argon2::Argon2;
+use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
+use tokio::sync::Semaphore;
+
+use crate::domain::{FileId, FilePassword};
+use crate::store::{Store, StoreError};
+
+/// How long a download grant lasts: enough to finish and resume a large download.
+pub const GRANT_LIFETIME_SECS: i64 = 3600;
+
+/// Each argon2 computation takes about 19 MiB for tens of milliseconds; this many at once at most,
+/// so a flood of password attempts from many addresses cannot exhaust memory or the blocking pool.
+static HASHING_SLOTS: Semaphore = Semaphore::const_new(4);
+
+const GRANT_KEY_SETTING: &str = "download_grant_key";
+
+#[derive(Debug, thiserror::Error)]
+pub enum PasswordError {
+    #[error("could not hash the password")]
+    Hash(#[source] argon2::password_hash::Error),
+    #[error("the password hashing task failed")]
+    Task(#[from] tokio::task::JoinError),
+    #[error("the password hashing slots were closed")]
+    Closed(#[from] tokio::sync::AcquireError),
+}
+
+/// The argon2id PHC string of `password`, with a fresh random salt.
+pub async fn hash(password: FilePassword) -> Result<String, PasswordError> {
+    let _slot = HASHING_SLOTS.acquire().await?;
+    let salt = SaltString::encode_b64(&random_bytes::<16>()).map_err(PasswordError::Hash)?;
+    let hashed = tokio::task::spawn_blocking(move || {
+        Argon2::default().hash_password(password.as_str().as_bytes(), &salt).map(|hash| hash.to_string())
+    })
+    .await?;
+    hashed.map_err(PasswordError::Hash)
+}
+
+/// True when `candidate` is the password whose PHC string is `phc`. A malformed stored hash
+/// verifies nothing.
+pub async fn verify(phc: String, candidate: String) -> Result<bool, PasswordError> {
+    let _slot = HASHING_SLOTS.acquire().await?;
+    let verified = tokio::task::spawn_blocking(move || {
+        PasswordHash::new(&phc)
+            .is_ok_and(|parsed| Argon2::default().verify_password(candidate.as_bytes(), &parsed).is_ok())
+    })
+    .await?;
+    Ok(verified)
+}
+
+/// The key that signs download grants. Kept in the database, so grants survive a restart and a
+/// download can resume after an upgrade.
+#[derive(Clone)]
+pub struct GrantKey([u8; 32]);
+
+impl std::fmt::Debug for GrantKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("GrantKey(..)")
+    }
+}
+
+impl GrantKey {
+    /// The stored key, or a new random one stored now.
+    pub async fn resolve(store: &Store) -> Result<Self, StoreError> {
+        let stored = store.setting_or_insert(GRANT_KEY_SETTING, &hex::encode(random_bytes::<32>())).await?;
+        let mut key = [0u8; 32];
+        if hex::decode_to_slice(&stored, &mut key).is_err() {
+            // A damaged value: replace it (outstanding grants end, nothing else does).
+            key = random_bytes();
+            store.set_setting(GRANT_KEY_SETTING, &hex::encode(key)).await?;
+        }
+        Ok(GrantKey(key))
+    }
+
+    /// A grant to download `file` until `expires_at`, tied to its current password hash so that
+    /// changing or removing the password ends every grant.
+    pub fn issue(&self, file: &FileId, password_hash: &str, expires_at: i64) -> String {
+        let signature = self.mac(file, password_hash, expires_at).finalize().into_bytes();
+        format!("{expires_at}.{}", hex::encode(signature))
+    }
+
+    /// True when `grant` was issued for this file and password and has not expired. The signature
+    /// is compared in constant time.
+    pub fn check(&self, grant: &str, file: &FileId, password_hash: &str, now: i64) -> bool {
+        let Some((expires_at, signature)) = grant.split_once('.') else { return false };
+        let (Ok(expires_at), Ok(signature)) = (expires_at.parse::<i64>(), hex::decode(signature)) else {
+            return false;
+        };
+        expires_at > now && self.mac(file, password_hash, expires_at).verify_slice(&signature).is_ok()
+    }
+
+    fn mac(&self, file: &FileId, password_hash: &str, expires_at: i64) -> Hmac<Sha256> {
+        // HMAC accepts keys of any length, so this cannot fail; the fallback key is never used.
+        let mut mac =
+            Hmac::<Sha256>::new_from_slice(&self.0).unwrap_or_else(|_| Hmac::<Sha256>::new(&Default::default()));
+        for part in [file.as_str(), &expires_at.to_string(), password_hash] {
+            mac.update(part.as_bytes());
+            mac.update(b"\n");
+        }
+        mac
+    }
+}
+
+fn random_bytes<const N: usize>() -> [u8; N] {
+    let mut bytes = [0u8; N];
+    // The OS random source failing is unrecoverable; the same holds for session tokens.
+    #[allow(clippy::expect_used)]
+    getrandom::fill(&mut bytes).expect("the operating system's random source failed");
+    bytes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_hash_is_argon2id_salted_and_verifies_only_the_password() {
+        let first = hash(FilePassword::parse("open sesame").unwrap()).await.unwrap();
+        let second = hash(FilePassword::parse("open sesame").unwrap()).await.unwrap();
+        assert!(first.starts_with("$argon2id$"), "{first}");
+        assert_ne!(first, second, "each hash has its own salt");
+        assert!(!first.contains("open sesame"));
+        assert!(verify(first.clone(), "open sesame".into()).await.unwrap());
+        assert!(!verify(first.clone(), "open sesamE".into()).await.unwrap());
+        assert!(!verify("not a hash".into(), "open sesame".into()).await.unwrap());
+    }
+
+    #[test]
+    fn a_grant_holds_for_its_file_its_password_and_its_lifetime_only() {
+        let key = GrantKey([7; 32]);
+        let (file, other) = (FileId::random(), FileId::random());
+        let grant = key.issue(&file, "$argon2id$hash", 1_000);
+        assert!(key.check(&grant, &file, "$argon2id$hash", 999));
+        assert!(!key.check(&grant, &file, "$argon2id$hash", 1_000), "expired");
+        assert!(!key.check(&grant, &other, "$argon2id$hash", 999), "another file");
+        assert!(!key.check(&grant, &file, "$argon2id$new", 999), "the password changed");
+        assert!(!GrantKey([8; 32]).check(&grant, &file, "$argon2id$hash", 999), "another key");
+        let stretched = grant.replacen("1000.", "9999.", 1);
+        assert!(!key.check(&stretched, &file, "$argon2id$hash", 999), "a forged expiry");
+        for junk in ["", ".", "1000", "1000.zz", "x.00"] {
+            assert!(!key.check(junk, &file, "$argon2id$hash", 0), "{junk:?}");
+        }
+    }
+
+    #[tokio::test]
+    async fn the_grant_key_is_kept_across_restarts() {
+        let folder = tempfile::tempdir().unwrap();
+        let store = Store::open(&folder.path().join("t.db"), Default::default()).await.unwrap();
+        let (first, again) = (GrantKey::resolve(&store).await.unwrap(), GrantKey::resolve(&store).await.unwrap());
+        assert_eq!(first.0, again.0);
+    }
+}

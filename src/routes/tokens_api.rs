@@ -1,0 +1,68 @@
+//! The owner's API for API tokens: `GET`/`POST /api/tokens`, `DELETE /api/tokens/{id}`.
+
+use actix_web::{HttpResponse, web};
+use serde::{Deserialize, Serialize};
+use time::OffsetDateTime;
+
+use super::owner::{Owner, OwnerJson};
+use super::{AppError, AppState};
+use crate::api_tokens;
+use crate::domain::TokenLabel;
+use crate::store::ApiTokenRecord;
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(web::resource("/api/tokens").route(web::get().to(list)).route(web::post().to(create)))
+        .route("/api/tokens/{id}", web::delete().to(revoke));
+}
+
+/// A token as the API describes it; the token itself only in the answer that created it.
+#[derive(Debug, Serialize)]
+struct TokenJson {
+    id: i64,
+    label: String,
+    #[serde(with = "time::serde::rfc3339")]
+    created: OffsetDateTime,
+    #[serde(with = "time::serde::rfc3339::option")]
+    last_used: Option<OffsetDateTime>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    token: Option<String>,
+}
+
+impl TokenJson {
+    fn new(record: &ApiTokenRecord, token: Option<String>) -> Self {
+        let time = |at: i64| OffsetDateTime::from_unix_timestamp(at).unwrap_or(OffsetDateTime::UNIX_EPOCH);
+        TokenJson {
+            id: record.id,
+            label: record.label.clone(),
+            created: time(record.created_at),
+            last_used: record.last_used_at.map(time),
+            token,
+        }
+    }
+}
+
+async fn list(_owner: Owner, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
+    let tokens = state.store.list_api_tokens().await?;
+    Ok(HttpResponse::Ok().json(tokens.iter().map(|record| TokenJson::new(record, None)).collect::<Vec<_>>()))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NewToken {
+    label: String,
+}
+
+/// 201 with the token: the only time it is shown.
+async fn create(new: OwnerJson<NewToken>, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
+    let label = TokenLabel::parse(&new.body.label).map_err(|error| AppError::BadRequest(error.to_string()))?;
+    let (record, token) = api_tokens::create(&state.store, &label).await?;
+    Ok(HttpResponse::Created().json(TokenJson::new(&record, Some(token))))
+}
+
+/// 204; the token gets 401 from the next request on.
+async fn revoke(_owner: Owner, id: web::Path<i64>, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
+    if !state.store.delete_api_token(*id).await? {
+        return Err(AppError::NotFound);
+    }
+    Ok(HttpResponse::NoContent().finish())
+}

@@ -1,0 +1,253 @@
+//! Throttling of wrong credentials per client address: a burst of failures, then one per period.
+//! Right credentials are never slowed, but while a client is refused even they are not accepted,
+//! so being refused tells a guesser nothing.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::net::IpAddr;
+use std::num::NonZeroU32;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
+
+/// How often forgotten clients are dropped, keeping the memory bounded by recent failures.
+const FORGET_INTERVAL: Duration = Duration::from_secs(60);
+
+/// Failures allowed at once, and how fast they come back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ThrottleLimits {
+    pub burst: NonZeroU32,
+    pub period: Duration,
+}
+
+/// A client must wait this long before its next attempt is looked at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Refused {
+    pub retry_after: Duration,
+}
+
+impl Refused {
+    /// Whole seconds for `Retry-After`, never 0.
+    pub fn retry_after_secs(&self) -> u64 {
+        self.retry_after.as_secs_f64().ceil().max(1.0) as u64
+    }
+}
+
+/// What became of one attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    Right,
+    Wrong,
+    /// Too many wrong attempts: the credentials were not accepted, whether right or wrong.
+    Refused(Refused),
+}
+
+/// Failed attempts of one kind (sign-in and secrets, or file passwords), per client.
+pub struct Throttle {
+    /// What is throttled, for the log: "owner credentials" or "file passwords".
+    kind: &'static str,
+    failures: DefaultKeyedRateLimiter<IpAddr>,
+    refused_until: Mutex<HashMap<IpAddr, Instant>>,
+}
+
+impl std::fmt::Debug for Throttle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Throttle").field("clients", &self.failures.len()).finish()
+    }
+}
+
+impl Throttle {
+    pub fn new(kind: &'static str, limits: ThrottleLimits) -> Self {
+        // A period of zero would mean no limit; governor needs at least a nanosecond.
+        let quota = Quota::with_period(limits.period.max(Duration::from_nanos(1)))
+            .map(|quota| quota.allow_burst(limits.burst))
+            .unwrap_or_else(|| Quota::per_second(limits.burst));
+        Throttle { kind, failures: RateLimiter::keyed(quota), refused_until: Mutex::default() }
+    }
+
+    /// Runs `verify` for `client` and counts a failure when it says no. A refused client is
+    /// answered at once, without running `verify` (which may be a costly password hash). A right
+    /// answer that ends after concurrent wrong ones used up the burst is refused as well, so a
+    /// wave of parallel guesses learns nothing about those past the burst.
+    pub async fn attempt<E>(
+        &self,
+        client: IpAddr,
+        verify: impl Future<Output = Result<bool, E>>,
+    ) -> Result<Verdict, E> {
+        if let Err(refused) = self.admit(client) {
+            return Ok(Verdict::Refused(refused));
+        }
+        if verify.await? {
+            return Ok(self.admit(client).map_or_else(Verdict::Refused, |()| Verdict::Right));
+        }
+        Ok(self.failed(client).map_or(Verdict::Wrong, Verdict::Refused))
+    }
+
+    /// Refuses a client that is waiting out its failures.
+    fn admit(&self, client: IpAddr) -> Result<(), Refused> {
+        let now = Instant::now();
+        match self.refused().get(&key(client)) {
+            Some(&until) if until > now => Err(Refused { retry_after: until - now }),
+            _ => Ok(()),
+        }
+    }
+
+    /// After wrong credentials: counts the failure; once the burst is used up the client is
+    /// refused until a new attempt is allowed.
+    fn failed(&self, client: IpAddr) -> Option<Refused> {
+        let key = key(client);
+        let not_until = self.failures.check_key(&key).err()?;
+        let retry_after = not_until.wait_time_from(governor::clock::Clock::now(self.failures.clock()));
+        self.refused().insert(key, Instant::now() + retry_after);
+        // Once per refusal (a refused client is not counted again until it may try), so the log
+        // shows guessing without flooding; fail2ban and the like can act on it.
+        tracing::warn!(%client, kind = self.kind, retry_after_secs = retry_after.as_secs(), "too many wrong attempts; refusing");
+        Some(Refused { retry_after })
+    }
+
+    /// Drops clients whose failures are all forgiven.
+    pub fn forget_old_failures(&self) {
+        self.failures.retain_recent();
+        self.failures.shrink_to_fit();
+        let now = Instant::now();
+        let mut refused = self.refused();
+        refused.retain(|_, until| *until > now);
+        refused.shrink_to_fit();
+    }
+
+    fn refused(&self) -> std::sync::MutexGuard<'_, HashMap<IpAddr, Instant>> {
+        // The map holds plain instants: one left half-updated by a panic is still sound.
+        self.refused_until.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// One client: an IPv4 address, or an IPv6 /64 (what one host or one household is given).
+fn key(client: IpAddr) -> IpAddr {
+    match client.to_canonical() {
+        IpAddr::V6(v6) => IpAddr::V6((u128::from(v6) & !((1u128 << 64) - 1)).into()),
+        v4 => v4,
+    }
+}
+
+/// The throttles the server keeps, shared by all workers.
+#[derive(Debug, Clone)]
+pub struct Throttles {
+    /// Sign-in, and the secret or API tokens in an Authorization header.
+    pub owner: Arc<Throttle>,
+    /// Download passwords.
+    pub passwords: Arc<Throttle>,
+}
+
+impl Throttles {
+    pub fn new(limits: ThrottleLimits) -> Self {
+        Throttles {
+            owner: Arc::new(Throttle::new("owner credentials", limits)),
+            passwords: Arc::new(Throttle::new("file passwords", limits)),
+        }
+    }
+
+    /// Forgets old failures every minute, until the task is dropped.
+    pub async fn forget_periodically(self) {
+        let mut ticker = tokio::time::interval(FORGET_INTERVAL);
+        loop {
+            ticker.tick().await;
+            self.owner.forget_old_failures();
+            self.passwords.forget_old_failures();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn throttle(burst: u32, period: Duration) -> Throttle {
+        Throttle::new("test", ThrottleLimits { burst: NonZeroU32::new(burst).unwrap(), period })
+    }
+
+    fn ip(s: &str) -> IpAddr {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn a_burst_of_failures_passes_then_the_client_is_refused() {
+        let throttle = throttle(3, Duration::from_secs(60));
+        let client = ip("203.0.113.5");
+        for _ in 0..3 {
+            assert_eq!(throttle.admit(client), Ok(()));
+            assert_eq!(throttle.failed(client), None);
+        }
+        let refused = throttle.failed(client).unwrap();
+        assert!(refused.retry_after > Duration::from_secs(50), "{refused:?}");
+        assert_eq!(refused.retry_after_secs(), 60);
+        assert!(throttle.admit(client).is_err());
+        // Another client is not affected.
+        assert_eq!(throttle.admit(ip("203.0.113.6")), Ok(()));
+    }
+
+    #[tokio::test]
+    async fn attempts_are_judged_and_refused_clients_are_not_verified() {
+        let throttle = throttle(2, Duration::from_secs(60));
+        let client = ip("203.0.113.5");
+        let right = || async { Ok::<_, ()>(true) };
+        let wrong = || async { Ok::<_, ()>(false) };
+        assert_eq!(throttle.attempt(client, right()).await, Ok(Verdict::Right));
+        assert_eq!(throttle.attempt(client, wrong()).await, Ok(Verdict::Wrong));
+        assert_eq!(throttle.attempt(client, wrong()).await, Ok(Verdict::Wrong));
+        assert!(matches!(throttle.attempt(client, wrong()).await, Ok(Verdict::Refused(_))));
+        let never_run = async { panic!("a refused client's credentials are not checked") };
+        assert!(matches!(throttle.attempt::<()>(client, never_run).await, Ok(Verdict::Refused(_))));
+        // Errors of the check pass through uncounted.
+        assert_eq!(throttle.attempt(ip("203.0.113.6"), async { Err::<bool, _>("db down") }).await, Err("db down"));
+    }
+
+    #[tokio::test]
+    async fn a_right_guess_that_ends_after_concurrent_failures_used_up_the_burst_is_refused() {
+        let throttle = throttle(2, Duration::from_secs(60));
+        let client = ip("203.0.113.5");
+        let slow_right_guess = async {
+            // Meanwhile, parallel wrong guesses from the same client use up the burst.
+            for _ in 0..3 {
+                throttle.failed(client);
+            }
+            Ok::<_, ()>(true)
+        };
+        assert!(matches!(throttle.attempt(client, slow_right_guess).await, Ok(Verdict::Refused(_))));
+    }
+
+    #[test]
+    fn the_refusal_ends_after_the_period() {
+        let throttle = throttle(1, Duration::from_millis(50));
+        let client = ip("203.0.113.5");
+        assert_eq!(throttle.failed(client), None);
+        assert!(throttle.failed(client).is_some());
+        assert!(throttle.admit(client).is_err());
+        std::thread::sleep(Duration::from_millis(80));
+        assert_eq!(throttle.admit(client), Ok(()));
+        throttle.forget_old_failures();
+        assert!(throttle.refused().is_empty());
+    }
+
+    #[test]
+    fn ipv6_clients_are_counted_per_64_prefix() {
+        assert_eq!(key(ip("2001:db8:1:2:aaaa::1")), key(ip("2001:db8:1:2:bbbb::2")));
+        assert_ne!(key(ip("2001:db8:1:2::1")), key(ip("2001:db8:1:3::1")));
+        assert_eq!(key(ip("::ffff:198.51.100.1")), ip("198.51.100.1"));
+    }
+
+    #[test]
+    fn forgetting_keeps_memory_bounded() {
+        let throttle = throttle(1, Duration::from_millis(10));
+        for n in 0..200u8 {
+            let client = IpAddr::from([198, 51, 100, n]);
+            throttle.failed(client);
+            throttle.failed(client);
+        }
+        assert_eq!(throttle.failures.len(), 200);
+        std::thread::sleep(Duration::from_millis(30));
+        throttle.forget_old_failures();
+        assert_eq!(throttle.failures.len(), 0);
+        assert!(throttle.refused().is_empty());
+    }
+}

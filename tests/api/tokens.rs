@@ -1,0 +1,144 @@
+//! API tokens: created and revoked through the API and the tokens page, accepted wherever the
+//! secret is, stored hashed.
+
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+
+use crate::browser_pages::sign_in;
+use crate::helpers::{TestApp, sha256, spawn_app};
+
+async fn create_token(app: &TestApp, label: &str) -> Value {
+    let response = app.owner(Method::POST, "/api/tokens").json(&json!({ "label": label })).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::CREATED);
+    response.json().await.unwrap()
+}
+
+#[tokio::test]
+async fn a_token_works_like_the_secret_with_basic_and_bearer_until_it_is_revoked() {
+    let app = spawn_app().await;
+    let created = create_token(&app, "backup script").await;
+    let token = created["token"].as_str().unwrap().to_owned();
+    assert_eq!(created["label"], "backup script");
+    assert_eq!(created["last_used"], Value::Null);
+
+    // curl -u :TOKEN -T file, and a Bearer header
+    let upload = app.client.put(app.url("/with-token.txt")).basic_auth("", Some(&token)).body("t").send().await;
+    assert_eq!(upload.unwrap().status(), StatusCode::CREATED);
+    let listing = app.client.get(app.url("/api/files")).bearer_auth(&token).send().await.unwrap();
+    assert_eq!(listing.status(), StatusCode::OK);
+
+    // Listed with its last use, never with the token again; stored as a hash only.
+    let tokens: Vec<Value> = app.owner(Method::GET, "/api/tokens").send().await.unwrap().json().await.unwrap();
+    assert_eq!(tokens.len(), 1);
+    assert!(tokens[0].get("token").is_none(), "{tokens:?}");
+    assert!(tokens[0]["last_used"].is_string(), "{tokens:?}");
+    let db = app.db().await;
+    let stored: Vec<String> = sqlx::query_scalar("SELECT token_sha256 FROM api_tokens").fetch_all(&db).await.unwrap();
+    assert_eq!(stored, vec![sha256(token.as_bytes())]);
+
+    let id = created["id"].as_i64().unwrap();
+    let revoke = app.owner(Method::DELETE, &format!("/api/tokens/{id}")).send().await.unwrap();
+    assert_eq!(revoke.status(), StatusCode::NO_CONTENT);
+    let basic = app.client.get(app.url("/api/files")).basic_auth("", Some(&token)).send().await.unwrap();
+    assert_eq!(basic.status(), StatusCode::UNAUTHORIZED);
+    let bearer = app.client.put(app.url("/late.txt")).bearer_auth(&token).body("x").send().await.unwrap();
+    assert_eq!(bearer.status(), StatusCode::UNAUTHORIZED);
+    assert_eq!(app.list().await.len(), 1, "the revoked token stored nothing");
+    let again = app.owner(Method::DELETE, &format!("/api/tokens/{id}")).send().await.unwrap();
+    assert_eq!(again.status(), StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn a_token_can_sign_in_a_browser() {
+    let app = spawn_app().await;
+    let token = create_token(&app, "laptop").await["token"].as_str().unwrap().to_owned();
+    let response = app.client.post(app.url("/login")).form(&[("secret", token.as_str())]).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+}
+
+#[tokio::test]
+async fn tokens_are_the_owners_business_and_need_a_label() {
+    let app = spawn_app().await;
+    for (method, path) in
+        [(Method::GET, "/api/tokens"), (Method::POST, "/api/tokens"), (Method::DELETE, "/api/tokens/1")]
+    {
+        let response = app.client.request(method.clone(), app.url(path)).json(&json!({"label": "x"})).send().await;
+        assert_eq!(response.unwrap().status(), StatusCode::UNAUTHORIZED, "{method} {path}");
+    }
+    assert_eq!(app.client.get(app.url("/tokens")).send().await.unwrap().headers()["location"], "/login");
+    // A wrong token with a malformed body: 401, not a 400 about the body (the token lookup awaits
+    // the database while the body is already read).
+    let wrong = app.client.post(app.url("/api/tokens")).bearer_auth("x".repeat(43)).body("{").send().await.unwrap();
+    assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED);
+    for body in [json!({ "label": "  " }), json!({ "label": "x".repeat(101) }), json!({ "name": "x" })] {
+        let response = app.owner(Method::POST, "/api/tokens").json(&body).send().await.unwrap();
+        assert_eq!(response.status(), StatusCode::BAD_REQUEST, "{body}");
+    }
+    let tokens: Vec<Value> = app.owner(Method::GET, "/api/tokens").send().await.unwrap().json().await.unwrap();
+    assert!(tokens.is_empty(), "refused requests stored nothing");
+}
+
+#[tokio::test]
+async fn the_tokens_page_shows_a_new_token_once_and_revokes_it() {
+    let app = spawn_app().await;
+    let browser = sign_in(&app).await;
+    let page = browser.get(&app, "/").await.text().await.unwrap();
+    assert!(page.contains("<a href=\"/tokens\">Tokens</a>"), "linked from the navigation");
+
+    let created = browser.post_form(&app, "/tokens", &[("label", "<b>ci</b>")]).await;
+    assert_eq!(created.status(), StatusCode::OK);
+    assert_eq!(created.headers()["cache-control"], "no-store");
+    let html = created.text().await.unwrap();
+    let token = html.split("id=\"new-token-value\">").nth(1).unwrap().split('<').next().unwrap().to_owned();
+    assert_eq!(token.len(), 43);
+    assert!(html.contains("&#60;b&#62;ci&#60;/b&#62;") && !html.contains("<b>ci</b>"), "the label is escaped");
+    let bearer = app.client.get(app.url("/api/files")).bearer_auth(&token).send().await.unwrap();
+    assert_eq!(bearer.status(), StatusCode::OK);
+
+    let listed = browser.get(&app, "/tokens").await.text().await.unwrap();
+    assert!(!listed.contains(&token), "shown only once");
+    assert!(listed.contains("&#60;b&#62;ci&#60;/b&#62;"));
+    let revoke_path = listed.split("action=\"/tokens/").nth(1).unwrap().split('"').next().unwrap();
+    let revoked = browser.post_form(&app, &format!("/tokens/{revoke_path}"), &[]).await;
+    assert_eq!(revoked.status(), StatusCode::SEE_OTHER);
+    assert_eq!(revoked.headers()["location"], "/tokens");
+    let refused = app.client.get(app.url("/api/files")).bearer_auth(&token).send().await.unwrap();
+    assert_eq!(refused.status(), StatusCode::UNAUTHORIZED);
+}
+
+const EVIL: &str = "https://evil.example";
+
+#[tokio::test]
+async fn cross_site_and_tokenless_token_forms_are_refused() {
+    let app = spawn_app().await;
+    let browser = sign_in(&app).await;
+    let cross_site = browser.post_form_from(&app, EVIL, "/tokens", &[("label", "stolen")]).await;
+    assert_eq!(cross_site.status(), StatusCode::FORBIDDEN);
+    let tokenless = app.client.post(app.url("/tokens")).header("cookie", &browser.cookie);
+    let tokenless = tokenless.form(&[("csrf_token", ""), ("label", "stolen")]).send().await.unwrap();
+    assert_eq!(tokenless.status(), StatusCode::FORBIDDEN);
+    let created = create_token(&app, "keep").await;
+    let revoke = format!("/tokens/{}/revoke", created["id"]);
+    let cross_site_revoke = browser.post_form_from(&app, EVIL, &revoke, &[]).await;
+    assert_eq!(cross_site_revoke.status(), StatusCode::FORBIDDEN);
+    let tokens: Vec<Value> = app.owner(Method::GET, "/api/tokens").send().await.unwrap().json().await.unwrap();
+    assert_eq!(tokens.len(), 1, "nothing created, nothing revoked");
+    assert_eq!(tokens[0]["label"], "keep");
+}
+
+#[tokio::test]
+async fn real_curl_uploads_with_a_token() {
+    let app = spawn_app().await;
+    let token = create_token(&app, "curl").await["token"].as_str().unwrap().to_owned();
+    let curl = |auth: Vec<String>| {
+        let mut command = tokio::process::Command::new("curl");
+        command.arg("-sS").args(auth).args(["--data-binary", "from curl", "-X", "PUT", &app.url("/curl.txt")]);
+        command
+    };
+    let basic = curl(vec!["-u".into(), format!(":{token}")]).output().await.unwrap();
+    let link = String::from_utf8(basic.stdout).unwrap();
+    assert!(link.ends_with("/curl.txt\n"), "{link}");
+    let bearer = curl(vec!["-H".into(), format!("Authorization: Bearer {token}")]).output().await.unwrap();
+    assert!(String::from_utf8(bearer.stdout).unwrap().ends_with("/curl.txt\n"));
+    assert_eq!(app.download(link.trim_end()).await, b"from curl");
+}
