@@ -4,13 +4,15 @@ mod byte_range;
 mod byte_size;
 mod file_id;
 mod file_name;
+mod lifetime;
 mod upload_options;
 
 pub use byte_range::{ByteRange, RangeRequest};
 pub use byte_size::ByteSize;
 pub use file_id::FileId;
 pub use file_name::FileName;
-pub use upload_options::{MaxDownloads, UploadOptions};
+pub use lifetime::{Lifetime, LifetimeError};
+pub use upload_options::{MaxDownloads, OptionHeaders, UploadOptions};
 
 /// Every upload is cut into chunks of this many bytes; each chunk is one BLOB row.
 pub const CHUNK_SIZE: usize = 32 * 1024;

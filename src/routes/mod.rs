@@ -2,6 +2,7 @@
 
 mod body;
 mod browser;
+mod delete_link;
 mod download;
 mod error;
 mod files_api;
@@ -60,6 +61,11 @@ impl AppState {
         let name = percent_encoding::utf8_percent_encode(filename.as_str(), PATH_SEGMENT);
         format!("{}/f/{id}/{name}", self.base_url(req))
     }
+
+    /// The link that deletes a file without the owner's secret (`DELETE`; see `delete_link`).
+    pub fn deletion_url(&self, req: &HttpRequest, id: &FileId, token: &str) -> String {
+        format!("{}/f/{id}/delete/{token}", self.base_url(req))
+    }
 }
 
 /// Every route, used by `startup` and by nothing else, so tests exercise exactly what users get.
@@ -80,6 +86,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 .route(web::patch().to(files_api::edit))
                 .route(web::delete().to(files_api::delete)),
         )
+        // Three segments after /f/: it cannot be taken for a download link, whose name is one.
+        .route("/f/{id}/delete/{token}", web::delete().to(delete_link::delete))
         .service(
             web::resource(["/f/{id}", "/f/{id}/{filename}"])
                 .route(web::get().to(download::download))

@@ -4,6 +4,7 @@
 //! Every statement is its own short transaction, so no transaction ever spans a network wait.
 
 mod chunks;
+mod deletion_tokens;
 mod downloads;
 mod files;
 mod sessions;
