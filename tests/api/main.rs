@@ -13,4 +13,5 @@ mod helpers;
 mod lifecycle;
 mod observability;
 mod range;
+mod shell_shapes;
 mod upload;
