@@ -36,6 +36,8 @@ pub enum Command {
     Healthcheck(crate::healthcheck::HealthcheckArgs),
     /// Write a consistent copy of the database to a new file (safe while the server runs).
     Backup(crate::backup::BackupArgs),
+    #[command(flatten)]
+    Admin(crate::admin::AdminCommand),
 }
 
 #[derive(Debug, Clone, Args)]

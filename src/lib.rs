@@ -1,5 +1,6 @@
 //! blobdrop: a self-hosted file-sharing server that keeps every upload in SQLite as 32 KiB chunks.
 
+pub mod admin;
 pub mod auth;
 pub mod backup;
 pub mod config;

@@ -7,6 +7,7 @@ mod chunks;
 mod deletion_tokens;
 mod downloads;
 mod files;
+mod integrity;
 mod sessions;
 mod settings;
 mod space;
@@ -19,15 +20,16 @@ use sqlx::sqlite::{SqliteAutoVacuum, SqliteConnectOptions, SqliteJournalMode, Sq
 
 pub use downloads::DownloadRecord;
 pub use files::{FileChanges, FileListing, FileRecord, FileSort, NewFile};
+pub use integrity::{FileToVerify, OrphanChunks, ReadOnlyDatabase};
 pub use sessions::SessionRecord;
-pub use space::Usage;
+pub use space::{Usage, Vacuumed};
 
 /// 16 KiB pages store 32 KiB chunks fast with little waste (`scripts/page-size.py`: 325 MiB/s against
 /// 259 at 4 KiB, 6% space overhead against 14% at 32 KiB). Fixed when the database is created.
 pub const PAGE_SIZE: u32 = 16 * 1024;
 
 const READ_POOL_SIZE: u32 = 8;
-const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -118,6 +120,13 @@ impl Store {
         if let Err(error) = sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)").execute(&self.writer).await {
             tracing::warn!(?error, "could not checkpoint the WAL at shutdown; the next start will");
         }
+        self.writer.close().await;
+    }
+
+    /// Closes every connection without a checkpoint: for a command that ran beside a server,
+    /// whose own checkpoints continue (a forced one would block its writes while readers finish).
+    pub async fn close_beside_server(&self) {
+        self.reader.close().await;
         self.writer.close().await;
     }
 }
