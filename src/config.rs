@@ -38,6 +38,8 @@ pub enum Command {
     Backup(crate::backup::BackupArgs),
     #[command(flatten)]
     Admin(crate::admin::AdminCommand),
+    #[command(flatten)]
+    Client(crate::client::ClientCommand),
 }
 
 #[derive(Debug, Clone, Args)]

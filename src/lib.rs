@@ -3,6 +3,7 @@
 pub mod admin;
 pub mod auth;
 pub mod backup;
+pub mod client;
 pub mod config;
 pub mod domain;
 pub mod downloads;

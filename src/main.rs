@@ -10,6 +10,7 @@ async fn main() -> std::process::ExitCode {
         Command::Healthcheck(args) => blobdrop::healthcheck::check(&args).map_err(Into::into),
         Command::Backup(args) => blobdrop::backup::backup(&args).await.map_err(Into::into),
         Command::Admin(command) => blobdrop::admin::run(command).await.map_err(Into::into),
+        Command::Client(command) => blobdrop::client::run(command).await.map_err(Into::into),
     };
     let Err(error) = result else {
         return std::process::ExitCode::SUCCESS;

@@ -11,6 +11,7 @@ pub use byte_range::{ByteRange, RangeRequest};
 pub use byte_size::ByteSize;
 pub use file_id::FileId;
 pub use file_name::FileName;
+pub use file_name::FileNameError;
 pub use lifetime::{Lifetime, LifetimeError};
 pub use upload_options::{MaxDownloads, OptionHeaders, UploadOptions};
 

@@ -26,7 +26,7 @@ use crate::metrics::Metrics;
 use crate::store::{FileRecord, Store};
 
 /// Bytes escaped in the file-name segment of a link: all but unreserved characters (RFC 3986).
-const PATH_SEGMENT: &percent_encoding::AsciiSet =
+pub(crate) const PATH_SEGMENT: &percent_encoding::AsciiSet =
     &percent_encoding::NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
 
 /// What every handler may need, shared by all workers.
