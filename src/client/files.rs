@@ -25,7 +25,8 @@ pub struct InfoArgs {
     #[command(flatten)]
     server: ServerArgs,
 
-    /// The file's id or download link.
+    /// The file's id or download link (ids may start with `-`).
+    #[arg(allow_hyphen_values = true)]
     file: String,
 
     /// Print the server's JSON instead of one field per line.
@@ -38,8 +39,8 @@ pub struct RemoveArgs {
     #[command(flatten)]
     server: ServerArgs,
 
-    /// Ids or download links of the files to delete.
-    #[arg(required = true)]
+    /// Ids or download links of the files to delete (ids may start with `-`).
+    #[arg(required = true, allow_hyphen_values = true)]
     files: Vec<String>,
 }
 

@@ -18,7 +18,8 @@ pub struct GetArgs {
     #[command(flatten)]
     server: ServerArgs,
 
-    /// A download link, or a file id on --server.
+    /// A download link, or a file id on --server (ids may start with `-`).
+    #[arg(allow_hyphen_values = true)]
     file: String,
 
     /// Where to save it (default: the file's own name in this folder); `-` writes to standard output.

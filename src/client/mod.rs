@@ -242,6 +242,22 @@ mod tests {
     }
 
     #[test]
+    fn ids_that_start_with_a_dash_are_ids_not_flags() {
+        use clap::Parser;
+        for args in [
+            &["blobdrop", "rm", "--9IWj9UTdGKEog5jfOqvA", "-xQ_yB7F4Ssiw_pU5WYZ5TA"][..],
+            &["blobdrop", "info", "--server", "http://h", "--9IWj9UTdGKEog5jfOqvA"],
+            &["blobdrop", "get", "-o", "x", "-9IWj9UTdGKEog5jfOqvA"],
+        ] {
+            let parsed = crate::config::Cli::try_parse_from(args);
+            assert!(
+                matches!(parsed, Ok(crate::config::Cli { command: Some(crate::config::Command::Client(_)), .. })),
+                "{args:?}"
+            );
+        }
+    }
+
+    #[test]
     fn the_server_needs_a_scheme_and_host() {
         let connect = |server: &str| Connection::new(&ServerArgs { server: Some(server.into()), token: None });
         assert_eq!(connect("http://h:4001/").unwrap().url("f/x").unwrap().as_str(), "http://h:4001/f/x");

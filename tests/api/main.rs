@@ -7,6 +7,7 @@ mod api_files;
 mod auth;
 mod bad_input;
 mod browser_pages;
+mod client_commands;
 mod command_line;
 mod download;
 mod helpers;
