@@ -9,13 +9,19 @@ use tokio::process::Command;
 use crate::helpers::{SECRET, TestApp, id_of, sha256, spawn_app, test_bytes};
 
 /// Runs `script` in bash (with `pipefail`) in `folder`, with `$HOST` and `$SECRET` set as the README
-/// has them. Returns stdout, stderr and whether it succeeded.
+/// has them, and `blobdrop` on the `PATH` pointed at the app. Returns stdout, stderr and whether it
+/// succeeded.
 async fn shell(app: &TestApp, folder: &Path, script: &str) -> (bool, String, String) {
+    let binary_folder = Path::new(env!("CARGO_BIN_EXE_blobdrop")).parent().unwrap();
+    let path = format!("{}:{}", binary_folder.display(), std::env::var("PATH").unwrap_or_default());
     let output = Command::new("bash")
         .args(["-o", "pipefail", "-c", script])
         .current_dir(folder)
         .env("HOST", &app.address)
         .env("SECRET", SECRET)
+        .env("PATH", path)
+        .env("BLOBDROP_URL", &app.address)
+        .env("BLOBDROP_TOKEN", SECRET)
         .output()
         .await
         .unwrap();
@@ -192,4 +198,77 @@ async fn json_upload_answers_carry_the_deletion_link_and_the_expiry() {
     assert_ne!(files[0]["delete_url"], files[1]["delete_url"]);
     assert_eq!(app.client.delete(delete_url).send().await.unwrap().status(), reqwest::StatusCode::OK);
     assert_eq!(app.list().await.len(), 2);
+}
+
+#[tokio::test]
+async fn expires_at_sets_an_exact_time_and_curl_downloads_under_the_name_and_resumes() {
+    let app = spawn_app().await;
+    let folder = tempfile::tempdir().unwrap();
+    std::fs::write(folder.path().join("x.bin"), test_bytes(300_000)).unwrap();
+
+    let script = "curl -sS -D - -o /dev/null -u :$SECRET -H 'Expires-At: 2030-01-31T23:59:59Z' -T x.bin $HOST/";
+    let dump = run(&app, folder.path(), script).await;
+    assert_eq!(header_value(&dump, "x-expires").as_deref(), Some("2030-01-31T23:59:59Z"), "{dump}");
+    let url = header_value(&dump, "location").unwrap();
+
+    let saved = folder.path().join("saved");
+    std::fs::create_dir(&saved).unwrap();
+    run(&app, &saved, &format!("curl -sS -O -J {url}")).await;
+    assert_eq!(sha256(&std::fs::read(saved.join("x.bin")).unwrap()), sha256(&test_bytes(300_000)));
+    std::fs::write(saved.join("big.iso"), &test_bytes(300_000)[..1000]).unwrap();
+    run(&app, &saved, &format!("curl -sS -C - -o big.iso {url}")).await;
+    assert_eq!(sha256(&std::fs::read(saved.join("big.iso")).unwrap()), sha256(&test_bytes(300_000)));
+}
+
+#[tokio::test]
+async fn the_readme_client_lines_work_in_a_shell() {
+    let app = spawn_app().await;
+    let folder = tempfile::tempdir().unwrap();
+    std::fs::create_dir(folder.path().join("photos")).unwrap();
+    std::fs::write(folder.path().join("photos/one.jpg"), test_bytes(40_000)).unwrap();
+    std::fs::write(folder.path().join("report.pdf"), test_bytes(70_000)).unwrap();
+    std::fs::write(folder.path().join("big.iso"), test_bytes(90_000)).unwrap();
+
+    let links = run(&app, folder.path(), "blobdrop upload report.pdf photos/one.jpg").await;
+    assert!(links.lines().count() == 2 && links.lines().all(|l| l.starts_with(&app.address)), "{links}");
+    let link =
+        run(&app, folder.path(), "blobdrop upload big.iso --expires 7d --max-downloads 3 --note 'for Ann'").await;
+    let link = link.trim_end().to_owned();
+    let piped = run(&app, folder.path(), "tar czf - photos | blobdrop upload - --name photos.tgz").await;
+    assert!(piped.ends_with("/photos.tgz\n"), "{piped}");
+
+    let table = run(&app, folder.path(), "blobdrop ls").await;
+    assert!(table.starts_with("ID ") && table.contains("big.iso") && table.contains("0/3"), "{table}");
+    let listed: Vec<serde_json::Value> =
+        serde_json::from_str(&run(&app, folder.path(), "blobdrop ls --json").await).unwrap();
+    assert_eq!(listed.len(), 4);
+    let info = run(&app, folder.path(), &format!("blobdrop info {link}")).await;
+    assert!(info.contains("for Ann") && info.contains(&sha256(&test_bytes(90_000))), "{info}");
+
+    let out = folder.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    run(&app, &out, &format!("blobdrop get {link}")).await;
+    assert_eq!(std::fs::read(out.join("big.iso")).unwrap(), test_bytes(90_000));
+    run(&app, &out, &format!("blobdrop get {} -o disk.iso", id_of(&link))).await;
+    assert_eq!(std::fs::read(out.join("disk.iso")).unwrap(), test_bytes(90_000));
+    let piped_out = run(&app, &out, &format!("blobdrop get {} -o - | sha256sum", id_of(piped.trim_end()))).await;
+    let archive = app.download(piped.trim_end()).await;
+    assert!(piped_out.starts_with(&sha256(&archive)), "{piped_out}");
+
+    run(&app, folder.path(), &format!("blobdrop rm {} {link}", id_of(links.lines().next().unwrap()))).await;
+    assert_eq!(app.list().await.len(), 2);
+}
+
+#[tokio::test]
+async fn get_into_a_full_disk_says_so_in_one_line() {
+    let app = spawn_app().await;
+    let folder = tempfile::tempdir().unwrap();
+    let url = app.upload("x.bin", test_bytes(100_000)).await;
+
+    let (ok, _, stderr) = shell(&app, folder.path(), &format!("blobdrop get {url} -o - > /dev/full")).await;
+    assert!(!ok, "{stderr}");
+    assert_eq!(
+        stderr,
+        "blobdrop: the disk is full writing standard output; free some space and run the same command again\n"
+    );
 }
