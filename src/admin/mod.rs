@@ -15,7 +15,7 @@ pub enum AdminCommand {
     /// (exits 1 if there is any). Read-only, safe while the server runs.
     Verify(DatabaseArgs),
     /// Give free space back to the file system in small steps (safe while the server runs).
-    Vacuum(DatabaseArgs),
+    Vacuum(VacuumArgs),
 }
 
 #[derive(Debug, Clone, Args)]
@@ -23,6 +23,16 @@ pub struct DatabaseArgs {
     /// The database file.
     #[arg(long, env = "BLOBDROP_DB", default_value = "data/blobdrop.db")]
     pub db: PathBuf,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct VacuumArgs {
+    #[command(flatten)]
+    pub database: DatabaseArgs,
+
+    /// As for the server: 0 leaves checkpoints to another process (Litestream), so vacuum makes none.
+    #[arg(long, env = "BLOBDROP_WAL_AUTOCHECKPOINT", default_value_t = 1000)]
+    pub wal_autocheckpoint: u32,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -42,7 +52,7 @@ pub enum AdminError {
 pub async fn run(command: AdminCommand) -> Result<(), AdminError> {
     match command {
         AdminCommand::Verify(args) => verify::verify(&existing(&args.db)?).await,
-        AdminCommand::Vacuum(args) => vacuum::vacuum(&existing(&args.db)?).await,
+        AdminCommand::Vacuum(args) => vacuum::vacuum(&existing(&args.database.db)?, args.wal_autocheckpoint).await,
     }
 }
 

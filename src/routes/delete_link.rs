@@ -18,3 +18,8 @@ pub async fn delete(path: web::Path<(String, String)>, state: web::Data<AppState
     state.cleanup.wake();
     Ok(HttpResponse::Ok().content_type("text/plain; charset=utf-8").body("file deleted\n"))
 }
+
+/// A deletion link opened in a browser (or fetched by a link preview) deletes nothing.
+pub async fn wrong_method() -> Result<HttpResponse, AppError> {
+    Err(AppError::DeleteOnly)
+}

@@ -87,7 +87,11 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 .route(web::delete().to(files_api::delete)),
         )
         // Three segments after /f/: it cannot be taken for a download link, whose name is one.
-        .route("/f/{id}/delete/{token}", web::delete().to(delete_link::delete))
+        .service(
+            web::resource("/f/{id}/delete/{token}")
+                .route(web::delete().to(delete_link::delete))
+                .default_service(web::to(delete_link::wrong_method)),
+        )
         .service(
             web::resource(["/f/{id}", "/f/{id}/{filename}"])
                 .route(web::get().to(download::download))

@@ -41,14 +41,16 @@ pub struct Vacuumed {
 }
 
 impl Store {
-    /// Gives every free page back in `reclaim_space`'s steps, then moves what it can of the WAL into
-    /// the database file without waiting for anyone (a passive checkpoint), so the file shrinks now
-    /// when no reader holds an old snapshot, else at the server's next checkpoint.
-    pub async fn vacuum(&self) -> Result<Vacuumed, StoreError> {
+    /// Gives every free page back in `reclaim_space`'s steps, then (with `checkpoint`) moves what it
+    /// can of the WAL into the database file without waiting for anyone (a passive checkpoint), so
+    /// the file shrinks now when no reader holds an old snapshot, else at the next checkpoint.
+    pub async fn vacuum(&self, checkpoint: bool) -> Result<Vacuumed, StoreError> {
         let page_size: i64 = sqlx::query_scalar("PRAGMA page_size").fetch_one(&self.writer).await?;
         let auto_vacuum: i64 = sqlx::query_scalar("PRAGMA auto_vacuum").fetch_one(&self.writer).await?;
         let pages = self.reclaim_space().await?;
-        sqlx::query("PRAGMA wal_checkpoint(PASSIVE)").execute(&self.writer).await?;
+        if checkpoint {
+            sqlx::query("PRAGMA wal_checkpoint(PASSIVE)").execute(&self.writer).await?;
+        }
         let page_count: i64 = sqlx::query_scalar("PRAGMA page_count").fetch_one(&self.writer).await?;
         Ok(Vacuumed {
             freed_bytes: pages as i64 * page_size,

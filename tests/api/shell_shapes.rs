@@ -168,6 +168,10 @@ async fn x_url_delete_deletes_the_file_with_curl_and_no_secret() {
         assert!(!ok && stderr.contains("404"), "{stderr}");
     }
     assert_eq!(app.download(&url).await, b"sent by mistake");
+    // Opening the link in a browser (or a chat app's link preview) deletes nothing.
+    let opened = run(&app, folder.path(), &format!("curl -sS -w ' %{{http_code}}' '{url_delete}'")).await;
+    assert!(opened.starts_with("this is a deletion link") && opened.ends_with(" 405"), "{opened}");
+    assert_eq!(app.download(&url).await, b"sent by mistake");
 
     let answer =
         run(&app, folder.path(), &format!("URL_DELETE='{url_delete}'; curl -sS -f -X DELETE \"$URL_DELETE\"")).await;
