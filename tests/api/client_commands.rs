@@ -166,17 +166,17 @@ async fn every_client_failure_is_one_line_that_says_what_to_do() {
 async fn verify_passes_a_sound_database_and_names_a_corrupted_chunk_a_gap_and_an_orphan() {
     let app = spawn_app().await;
     let folder = tempfile::tempdir().unwrap();
-    let corrupted = id_of(&app.upload("corrupted.bin", test_bytes(200_000)).await);
+    let corrupted = id_of(&app.upload("corrupted.bin", test_bytes(1_500_000)).await); // 46 chunks: two batches
     let gapped = id_of(&app.upload("gapped.bin", test_bytes(200_001)).await);
     let sound = app.upload("sound.bin", test_bytes(100_000)).await;
     let empty = app.upload("empty.txt", Vec::new()).await;
 
     let report = blobdrop(&app, folder.path(), &["verify"]).await;
-    assert_eq!(report, "checked 4 file(s), 488.3 KiB: 0 problem(s)\n");
+    assert_eq!(report, "checked 4 file(s), 1.7 MiB: 0 problem(s)\n");
 
     // Same length, other bytes: only the hash can tell.
     let db = &app.db_path;
-    sqlite3(db, &format!("UPDATE file_chunks SET data = zeroblob(32768) WHERE file_id = '{corrupted}' AND idx = 2;"))
+    sqlite3(db, &format!("UPDATE file_chunks SET data = zeroblob(32768) WHERE file_id = '{corrupted}' AND idx = 40;"))
         .await;
     sqlite3(db, &format!("DELETE FROM file_chunks WHERE file_id = '{gapped}' AND idx = 1;")).await;
     sqlite3(db, "PRAGMA foreign_keys = OFF; INSERT INTO file_chunks (file_id, idx, data) VALUES ('ghost', 0, x'00');")
