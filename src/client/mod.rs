@@ -72,6 +72,8 @@ pub enum ClientError {
         "the download's SHA-256 is {got} but the server's is {expected}; the partial file was removed, run get again"
     )]
     Corrupted { got: String, expected: String },
+    #[error("the file is uploaded (its link is above) but its note was not saved: {0}")]
+    NoteRefused(Box<ClientError>),
     #[error("{failed} of {total} files were not deleted")]
     SomeNotDeleted { failed: usize, total: usize },
     #[error("cannot set up the HTTP client")]

@@ -70,19 +70,27 @@ pub async fn upload(args: UploadArgs) -> Result<(), ClientError> {
     }
     for source in sources {
         let uploaded = send(&connection, &args, source).await?;
-        if let Some(note) = &args.note {
-            let id = file_id(&uploaded.url)?;
-            let request = connection.owner(Method::PATCH, &format!("api/files/{id}"))?;
-            connection.send(request.json(&serde_json::json!({ "note": note })), "the uploaded file").await?;
-        }
         println!("{}", uploaded.url);
         if on_terminal() {
             println!("  delete: curl -X DELETE {}", uploaded.delete_url);
-            if let Some(expires) = uploaded.expires_at {
+            if let Some(expires) = &uploaded.expires_at {
                 println!("  expires: {expires}");
             }
         }
+        if let Some(note) = &args.note {
+            add_note(&connection, &uploaded.url, note)
+                .await
+                .map_err(|error| ClientError::NoteRefused(Box::new(error)))?;
+        }
     }
+    Ok(())
+}
+
+/// The upload API takes no note, so it is set right after with the owner's `PATCH`.
+async fn add_note(connection: &Connection, url: &str, note: &str) -> Result<(), ClientError> {
+    let id = file_id(url)?;
+    let request = connection.owner(Method::PATCH, &format!("api/files/{id}"))?;
+    connection.send(request.json(&serde_json::json!({ "note": note })), "the uploaded file").await?;
     Ok(())
 }
 

@@ -87,6 +87,12 @@ async fn upload_sends_files_and_stdin_and_prints_only_the_urls_when_piped() {
     let refused = blobdrop_fails(&app, folder.path(), &["upload", "notes.txt", "--expires", "soon"], SECRET).await;
     assert!(refused.contains("soon"), "{refused}");
     assert_eq!(app.list().await.len(), 3);
+
+    let long_note = "n".repeat(5000);
+    let output = blobdrop_with(&app, folder.path(), &["upload", "notes.txt", "--note", &long_note], SECRET, b"").await;
+    let (stdout, stderr) = (String::from_utf8(output.stdout).unwrap(), String::from_utf8(output.stderr).unwrap());
+    assert!(!output.status.success() && stdout.ends_with("/notes.txt\n"), "the link is still printed: {stdout}");
+    assert!(stderr.contains("note was not saved: 400: the note is longer than 4096 bytes"), "{stderr}");
 }
 
 #[tokio::test]
