@@ -6,9 +6,9 @@
 use std::path::Path;
 
 use sqlx::SqlitePool;
-use sqlx::sqlite::{SqliteConnectOptions, SqlitePoolOptions};
+use sqlx::sqlite::SqlitePoolOptions;
 
-use super::BUSY_TIMEOUT;
+use super::read_only_options;
 
 /// A finalized file as verify needs it. The id stays a string: a damaged row is reported, not refused.
 #[derive(Debug, Clone, sqlx::FromRow)]
@@ -36,8 +36,7 @@ pub struct ReadOnlyDatabase {
 
 impl ReadOnlyDatabase {
     pub async fn open(path: &Path) -> Result<Self, sqlx::Error> {
-        let options = SqliteConnectOptions::new().filename(path).read_only(true).busy_timeout(BUSY_TIMEOUT);
-        let pool = SqlitePoolOptions::new().max_connections(1).connect_with(options).await?;
+        let pool = SqlitePoolOptions::new().max_connections(1).connect_with(read_only_options(path)).await?;
         Ok(ReadOnlyDatabase { pool })
     }
 

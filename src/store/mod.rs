@@ -29,7 +29,7 @@ pub use space::{Usage, Vacuumed};
 pub const PAGE_SIZE: u32 = 16 * 1024;
 
 const READ_POOL_SIZE: u32 = 8;
-pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -156,8 +156,12 @@ fn connect_options(path: &Path, store_options: StoreOptions) -> SqliteConnectOpt
 /// goes on writing (WAL mode), and the copy is compact, with no WAL beside it.
 pub async fn copy_database(db: &Path, out: &Path) -> Result<(), sqlx::Error> {
     use sqlx::Connection;
-    let options = SqliteConnectOptions::new().filename(db).read_only(true).busy_timeout(BUSY_TIMEOUT);
-    let mut connection = sqlx::SqliteConnection::connect_with(&options).await?;
+    let mut connection = sqlx::SqliteConnection::connect_with(&read_only_options(db)).await?;
     sqlx::query("VACUUM INTO ?").bind(out.display().to_string()).execute(&mut connection).await?;
     connection.close().await
+}
+
+/// A connection to an existing database that can never write: for admin commands run beside a server.
+fn read_only_options(db: &Path) -> SqliteConnectOptions {
+    SqliteConnectOptions::new().filename(db).read_only(true).busy_timeout(BUSY_TIMEOUT)
 }
