@@ -37,6 +37,10 @@ pub enum Command {
     Healthcheck(crate::healthcheck::HealthcheckArgs),
     /// Write a consistent copy of the database to a new file (safe while the server runs).
     Backup(crate::backup::BackupArgs),
+    #[command(flatten)]
+    Admin(crate::admin::AdminCommand),
+    #[command(flatten)]
+    Client(crate::client::ClientCommand),
 }
 
 #[derive(Debug, Clone, Args)]

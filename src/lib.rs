@@ -1,8 +1,10 @@
 //! blobdrop: a self-hosted file-sharing server that keeps every upload in SQLite as 32 KiB chunks.
 
+pub mod admin;
 pub mod api_tokens;
 pub mod auth;
 pub mod backup;
+pub mod client;
 pub mod config;
 pub mod domain;
 pub mod downloads;

@@ -5,10 +5,23 @@ use clap::Parser;
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    let result: Result<(), Box<dyn std::error::Error>> = match Cli::parse().into_command() {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) if !error.use_stderr() => error.exit(), // --help and --version
+        Err(error) => {
+            // One line, like every other failure: clap's first line says what is wrong.
+            let rendered = error.render().to_string();
+            let first = rendered.lines().next().unwrap_or_default().trim_start_matches("error: ");
+            eprintln!("blobdrop: {first} (see blobdrop --help)");
+            return std::process::ExitCode::from(2);
+        }
+    };
+    let result: Result<(), Box<dyn std::error::Error>> = match cli.into_command() {
         Command::Serve(settings) => serve(settings).await.map_err(Into::into),
         Command::Healthcheck(args) => blobdrop::healthcheck::check(&args).map_err(Into::into),
         Command::Backup(args) => blobdrop::backup::backup(&args).await.map_err(Into::into),
+        Command::Admin(command) => blobdrop::admin::run(command).await.map_err(Into::into),
+        Command::Client(command) => blobdrop::client::run(command).await.map_err(Into::into),
     };
     let Err(error) = result else {
         return std::process::ExitCode::SUCCESS;

@@ -6,6 +6,7 @@ mod file_id;
 mod file_name;
 mod file_password;
 mod guest_link;
+mod lifetime;
 mod token_label;
 mod trusted_proxies;
 mod upload_options;
@@ -14,11 +15,13 @@ pub use byte_range::{ByteRange, RangeRequest};
 pub use byte_size::ByteSize;
 pub use file_id::FileId;
 pub use file_name::FileName;
+pub use file_name::FileNameError;
 pub use file_password::{FilePassword, FilePasswordError};
 pub use guest_link::{GuestLinkError, GuestLinkId, GuestLinkStatus, GuestLinkTerms, MAX_LIFETIME_DAYS, future_expiry};
+pub use lifetime::{Lifetime, LifetimeError};
 pub use token_label::{TokenLabel, TokenLabelError};
 pub use trusted_proxies::TrustedProxies;
-pub use upload_options::{MaxDownloads, UploadOptions};
+pub use upload_options::{MaxDownloads, OptionHeaders, UploadOptions};
 
 /// Every upload is cut into chunks of this many bytes; each chunk is one BLOB row.
 pub const CHUNK_SIZE: usize = 32 * 1024;

@@ -1,6 +1,9 @@
-//! Per-upload options sent as headers, transfer.sh style: `Max-Days: N`, `Max-Downloads: N`.
+//! Per-upload options sent as headers, transfer.sh style: `Max-Days: N`, `Max-Downloads: N`,
+//! `Expire: 10min`.
 
 use time::{Duration, OffsetDateTime};
+
+use super::Lifetime;
 
 /// Longest lifetime `Max-Days` accepts (a hundred years; larger values are a typo, not a wish).
 const MAX_DAYS: u32 = 36_500;
@@ -30,17 +33,26 @@ pub enum UploadOptionsError {
     MaxDownloads,
     #[error("Expires-At must be a future RFC 3339 time such as 2030-01-31T23:59:59Z")]
     ExpiresAt,
+    #[error("Expire: {0}")]
+    Expire(#[from] super::lifetime::LifetimeError),
+}
+
+/// The raw values of the option headers of one upload; absent headers mean no limit.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct OptionHeaders<'a> {
+    pub max_days: Option<&'a str>,
+    pub max_downloads: Option<&'a str>,
+    pub expires_at: Option<&'a str>,
+    pub expire: Option<&'a str>,
 }
 
 impl UploadOptions {
-    /// Reads the header values (already taken from the request); absent headers mean no limit.
-    /// `Expires-At` (an exact time, as the upload page sends for a chosen date) wins over `Max-Days`.
-    pub fn from_headers(
-        max_days: Option<&str>,
-        max_downloads: Option<&str>,
-        expires_at: Option<&str>,
-        now: OffsetDateTime,
-    ) -> Result<Self, UploadOptionsError> {
+    /// Reads the header values (already taken from the request). The most exact expiry wins:
+    /// `Expires-At` (a time, as the upload page sends for a chosen date), then `Expire` (a
+    /// duration such as `10min`), then `Max-Days`.
+    pub fn from_headers(headers: OptionHeaders<'_>, now: OffsetDateTime) -> Result<Self, UploadOptionsError> {
+        let OptionHeaders { max_days, max_downloads, expires_at, expire } = headers;
+        let after = expire.map(Lifetime::parse).transpose()?.map(|lifetime| now + lifetime.duration());
         let after_days = max_days
             .map(|raw| match raw.trim().parse::<u32>() {
                 Ok(days @ 1..=MAX_DAYS) => Ok(now + Duration::days(days.into())),
@@ -53,7 +65,7 @@ impl UploadOptions {
                 _ => Err(UploadOptionsError::ExpiresAt),
             })
             .transpose()?;
-        let expires_at = at.or(after_days);
+        let expires_at = at.or(after).or(after_days);
         let max_downloads = max_downloads
             .map(|raw| match raw.trim().parse::<u32>() {
                 Ok(n @ 1..) => Ok(MaxDownloads(n)),
@@ -71,38 +83,60 @@ mod tests {
 
     const NOW: OffsetDateTime = datetime!(2026-11-30 12:00 UTC);
 
+    fn headers<'a>(
+        max_days: Option<&'a str>,
+        max_downloads: Option<&'a str>,
+        expires_at: Option<&'a str>,
+    ) -> OptionHeaders<'a> {
+        OptionHeaders { max_days, max_downloads, expires_at, expire: None }
+    }
+
     #[test]
     fn no_headers_means_no_limits() {
-        assert_eq!(UploadOptions::from_headers(None, None, None, NOW), Ok(UploadOptions::default()));
+        assert_eq!(UploadOptions::from_headers(headers(None, None, None), NOW), Ok(UploadOptions::default()));
     }
 
     #[test]
     fn max_days_sets_the_expiry() {
-        let options = UploadOptions::from_headers(Some(" 3 "), Some("1"), None, NOW).unwrap();
+        let options = UploadOptions::from_headers(headers(Some(" 3 "), Some("1"), None), NOW).unwrap();
         assert_eq!(options.expires_at, Some(datetime!(2026-12-03 12:00 UTC)));
         assert_eq!(options.max_downloads.map(MaxDownloads::get), Some(1));
     }
 
     #[test]
     fn expires_at_sets_an_exact_future_time() {
-        let options = UploadOptions::from_headers(Some("3"), None, Some("2027-01-31T23:59:59Z"), NOW).unwrap();
+        let options = UploadOptions::from_headers(headers(Some("3"), None, Some("2027-01-31T23:59:59Z")), NOW).unwrap();
         assert_eq!(options.expires_at, Some(datetime!(2027-01-31 23:59:59 UTC)));
-        let past = UploadOptions::from_headers(None, None, Some("2020-01-01T00:00:00Z"), NOW);
+        let past = UploadOptions::from_headers(headers(None, None, Some("2020-01-01T00:00:00Z")), NOW);
         assert_eq!(past, Err(UploadOptionsError::ExpiresAt));
+    }
+
+    #[test]
+    fn expire_sets_a_lifetime_and_loses_only_to_an_exact_time() {
+        let expire = |raw| OptionHeaders { expire: Some(raw), max_days: Some("3"), ..Default::default() };
+        let options = UploadOptions::from_headers(expire("10min"), NOW).unwrap();
+        assert_eq!(options.expires_at, Some(datetime!(2026-11-30 12:10 UTC)));
+        let exact = OptionHeaders { expires_at: Some("2027-01-31T23:59:59Z"), ..expire("10min") };
+        assert_eq!(
+            UploadOptions::from_headers(exact, NOW).unwrap().expires_at,
+            Some(datetime!(2027-01-31 23:59:59 UTC))
+        );
+        let refused = UploadOptions::from_headers(expire("10 fortnights"), NOW).unwrap_err().to_string();
+        assert!(refused.starts_with("Expire: \"10 fortnights\" is not a duration"), "{refused}");
     }
 
     #[test]
     fn nonsense_values_are_refused() {
         for days in ["0", "-1", "1.5", "soon", "99999999999"] {
             assert_eq!(
-                UploadOptions::from_headers(Some(days), None, None, NOW),
+                UploadOptions::from_headers(headers(Some(days), None, None), NOW),
                 Err(UploadOptionsError::MaxDays),
                 "{days}"
             );
         }
         for n in ["0", "-3", "many"] {
             assert_eq!(
-                UploadOptions::from_headers(None, Some(n), None, NOW),
+                UploadOptions::from_headers(headers(None, Some(n), None), NOW),
                 Err(UploadOptionsError::MaxDownloads),
                 "{n}"
             );

@@ -34,6 +34,9 @@ pub enum AppError {
     /// A guest link that took uploads once and takes none any more (expired, used up).
     #[error("{0}")]
     Gone(&'static str),
+    /// Anything but DELETE sent to a deletion link (a GET must never delete: link previews fetch).
+    #[error("this is a deletion link: delete the file with curl -X DELETE followed by this URL")]
+    DeleteOnly,
     #[error("the upload stalled for longer than the idle timeout")]
     Timeout,
     #[error("the upload is larger than the limit of {0}")]
@@ -100,6 +103,7 @@ impl ResponseError for AppError {
             AppError::SignInFirst => StatusCode::SEE_OTHER,
             AppError::NotFound | AppError::UnknownGuestLink => StatusCode::NOT_FOUND,
             AppError::Gone(_) => StatusCode::GONE,
+            AppError::DeleteOnly => StatusCode::METHOD_NOT_ALLOWED,
             AppError::Timeout => StatusCode::REQUEST_TIMEOUT,
             AppError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             AppError::RangeNotSatisfiable { .. } => StatusCode::RANGE_NOT_SATISFIABLE,
@@ -131,6 +135,9 @@ impl ResponseError for AppError {
             }
             AppError::SignInFirst => {
                 response.insert_header((header::LOCATION, HeaderValue::from_static("/login")));
+            }
+            AppError::DeleteOnly => {
+                response.insert_header((header::ALLOW, HeaderValue::from_static("DELETE")));
             }
             AppError::RangeNotSatisfiable { file_size } => {
                 response.insert_header((header::CONTENT_RANGE, format!("bytes */{file_size}")));

@@ -39,7 +39,7 @@ pub struct FileJson {
 
 impl FileJson {
     pub fn new(req: &HttpRequest, state: &AppState, file: &FileRecord) -> Self {
-        let time = |at: i64| OffsetDateTime::from_unix_timestamp(at).unwrap_or(OffsetDateTime::UNIX_EPOCH);
+        let time = unix_time;
         FileJson {
             url: state.download_url(req, &file.id, &file.filename),
             id: file.id.clone(),
@@ -57,6 +57,36 @@ impl FileJson {
             password_protected: file.password_protected,
         }
     }
+}
+
+/// The answer to an upload: the file as the API shows it, plus what only its uploader gets.
+#[derive(Debug, Serialize)]
+pub struct UploadedJson {
+    #[serde(flatten)]
+    pub file: FileJson,
+    /// `DELETE` this URL to delete the file, no secret needed.
+    pub delete_url: String,
+    #[serde(with = "time::serde::rfc3339::option")]
+    pub expires_at: Option<OffsetDateTime>,
+}
+
+impl UploadedJson {
+    pub fn new(req: &HttpRequest, state: &AppState, file: &FileRecord, deletion_token: &str) -> Self {
+        UploadedJson {
+            file: FileJson::new(req, state, file),
+            delete_url: state.deletion_url(req, &file.id, deletion_token),
+            expires_at: file.expires_at.map(unix_time),
+        }
+    }
+
+    /// The expiry as `X-Expires` sends it, if the file expires.
+    pub fn expires_rfc3339(&self) -> Option<String> {
+        self.expires_at.and_then(|at| at.format(&time::format_description::well_known::Rfc3339).ok())
+    }
+}
+
+fn unix_time(at: i64) -> OffsetDateTime {
+    OffsetDateTime::from_unix_timestamp(at).unwrap_or(OffsetDateTime::UNIX_EPOCH)
 }
 
 #[derive(Debug, Deserialize)]

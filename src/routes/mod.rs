@@ -2,6 +2,7 @@
 
 mod body;
 mod browser;
+mod delete_link;
 mod download;
 mod error;
 mod files_api;
@@ -33,7 +34,7 @@ use crate::store::{FileRecord, Store};
 use crate::throttle::Throttles;
 
 /// Bytes escaped in the file-name segment of a link: all but unreserved characters (RFC 3986).
-const PATH_SEGMENT: &percent_encoding::AsciiSet =
+pub(crate) const PATH_SEGMENT: &percent_encoding::AsciiSet =
     &percent_encoding::NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
 
 /// What every handler may need, shared by all workers.
@@ -85,6 +86,11 @@ impl AppState {
         let name = percent_encoding::utf8_percent_encode(filename.as_str(), PATH_SEGMENT);
         format!("{}/f/{id}/{name}", self.base_url(req))
     }
+
+    /// The link that deletes a file without the owner's secret (`DELETE`; see `delete_link`).
+    pub fn deletion_url(&self, req: &HttpRequest, id: &FileId, token: &str) -> String {
+        format!("{}/f/{id}/delete/{token}", self.base_url(req))
+    }
 }
 
 /// Every route, used by `startup` and by nothing else, so tests exercise exactly what users get.
@@ -105,6 +111,12 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 .route(web::get().to(files_api::show))
                 .route(web::patch().to(files_api::edit))
                 .route(web::delete().to(files_api::delete)),
+        )
+        // Three segments after /f/: it cannot be taken for a download link, whose name is one.
+        .service(
+            web::resource("/f/{id}/delete/{token}")
+                .route(web::delete().to(delete_link::delete))
+                .default_service(web::to(delete_link::wrong_method)),
         )
         .service(
             web::resource("/api/guest-links")

@@ -9,11 +9,12 @@ use futures_util::{Stream, StreamExt};
 use time::OffsetDateTime;
 
 use super::body::{DRAIN_LIMIT, DRAIN_TIME, client_hung_up, close_unless, payload_error, refuse, with_idle_timeout};
-use super::files_api::FileJson;
+use super::files_api::UploadedJson;
 use super::guest::{GuestLinkRefusal, guest_size_limit, open_guest_link};
 use super::owner::authenticate;
 use super::{AppError, AppState};
-use crate::domain::{ByteSize, FileName, UploadOptions};
+use crate::auth::{generate_secret, token_hash};
+use crate::domain::{ByteSize, FileName, OptionHeaders, UploadOptions};
 use crate::gc::CleanupTrigger;
 use crate::store::{FileRecord, GuestLinkRecord, Store};
 use crate::uploads::{Upload, UploadError, UploadMeta, guess_content_type};
@@ -113,11 +114,11 @@ pub(super) async fn receive_form(
 struct FormFiles {
     store: Store,
     cleanup: CleanupTrigger,
-    files: Vec<FileRecord>,
+    files: Vec<StoredFile>,
 }
 
 impl FormFiles {
-    fn keep(mut self) -> Vec<FileRecord> {
+    fn keep(mut self) -> Vec<StoredFile> {
         std::mem::take(&mut self.files)
     }
 }
@@ -132,8 +133,8 @@ impl Drop for FormFiles {
         // deleted file.
         tokio::spawn(async move {
             for file in files {
-                if let Err(error) = store.withdraw_upload(&file.id).await {
-                    tracing::warn!(file_id = %file.id, ?error, "could not delete a file of a failed form");
+                if let Err(error) = store.withdraw_upload(&file.record.id).await {
+                    tracing::warn!(file_id = %file.record.id, ?error, "could not delete a file of a failed form");
                 }
             }
             cleanup.wake();
@@ -155,7 +156,7 @@ async fn store_form_files(
     state: &AppState,
     uploader: &Uploader,
     form: &mut Multipart,
-    stored: &mut Vec<FileRecord>,
+    stored: &mut Vec<StoredFile>,
 ) -> Result<(), FormFailure> {
     let broken = |error| FormFailure::Broken(multipart_error(error));
     while let Some(field) = form.next().await {
@@ -192,15 +193,21 @@ async fn store_form_files(
     Ok(())
 }
 
-/// Writes a byte stream as one file; on any error nothing of it is kept. `check_complete` gets
-/// the byte count once the stream ends and may still refuse the upload.
+/// A file just stored, with the token of its deletion link (only the token's hash is kept).
+struct StoredFile {
+    record: FileRecord,
+    deletion_token: String,
+}
+
+/// Writes a byte stream as one file with its deletion token; on any error nothing of it is kept.
+/// `check_complete` gets the byte count once the stream ends and may still refuse the upload.
 async fn store_stream(
     state: &AppState,
     uploader: &Uploader,
     meta: &UploadMeta,
     body: impl Stream<Item = Result<Bytes, AppError>>,
     check_complete: impl FnOnce(u64) -> Result<(), AppError>,
-) -> Result<FileRecord, AppError> {
+) -> Result<StoredFile, AppError> {
     let _transfer = state.metrics.transfer();
     let mut upload = Upload::begin(&state.store, meta, uploader.max_size(state)).await?;
     let mut body = std::pin::pin!(body);
@@ -224,16 +231,25 @@ async fn store_stream(
         return Err(error);
     }
     let received = upload.received();
-    let mut file = match upload.finish().await {
-        Ok(file) => file,
+    let mut record = match upload.finish().await {
+        Ok(record) => record,
         Err(UploadError::GuestLinkRefused) => return Err(uploader.refused_at_finish(state, received).await),
         Err(error) => return Err(error.into()),
     };
     if let Uploader::Guest(_) = uploader {
-        file.guest_link_label = None; // the owner's name for the link, not for the guest's eyes
+        record.guest_link_label = None; // the owner's name for the link, not for the guest's eyes
+    }
+    let deletion_token = generate_secret();
+    if let Err(error) = state.store.add_deletion_token(&record.id, &token_hash(&deletion_token)).await {
+        // No link to delete it with, and the client gets an error: the file must not stay.
+        if let Err(cleanup) = state.store.withdraw_upload(&record.id).await {
+            tracing::warn!(file_id = %record.id, error = ?cleanup, "could not delete an upload without a deletion token");
+        }
+        state.cleanup.wake();
+        return Err(error.into());
     }
     state.metrics.uploads.inc();
-    Ok(file)
+    Ok(StoredFile { record, deletion_token })
 }
 
 /// Reads what is left of a refused form, within the same bounds as `refuse`. True if it ended.
@@ -314,9 +330,14 @@ impl Uploader {
     ) -> Result<UploadMeta, AppError> {
         let header = |name: &str| req.headers().get(name).and_then(|v| v.to_str().ok());
         let now = OffsetDateTime::now_utc();
+        let headers = OptionHeaders {
+            max_days: header("max-days"),
+            max_downloads: header("max-downloads"),
+            expires_at: header("expires-at"),
+            expire: header("expire"),
+        };
         let mut options =
-            UploadOptions::from_headers(header("max-days"), header("max-downloads"), header("expires-at"), now)
-                .map_err(|error| AppError::BadRequest(error.to_string()))?;
+            UploadOptions::from_headers(headers, now).map_err(|error| AppError::BadRequest(error.to_string()))?;
         let mut guest_link = None;
         if let Uploader::Guest(link) = self {
             if let Some(days) = link.file_lifetime_days {
@@ -354,12 +375,20 @@ fn content_length(headers: &HeaderMap) -> Option<u64> {
 }
 
 /// 201 with one link per line, or JSON when the client asks for it (an object for PUT, an array
-/// for a form, which may carry several files).
-fn uploaded(req: &HttpRequest, state: &AppState, files: &[FileRecord], many: bool) -> HttpResponse {
-    let described: Vec<FileJson> = files.iter().map(|file| FileJson::new(req, state, file)).collect();
+/// for a form, which may carry several files). Each file adds an `X-Url-Delete` header, and an
+/// `X-Expires` one (RFC 3339) if it expires, in the order of the links.
+fn uploaded(req: &HttpRequest, state: &AppState, files: &[StoredFile], many: bool) -> HttpResponse {
+    let described: Vec<UploadedJson> =
+        files.iter().map(|file| UploadedJson::new(req, state, &file.record, &file.deletion_token)).collect();
     let mut response = HttpResponse::Created();
     if let [only] = described.as_slice() {
-        response.insert_header((header::LOCATION, only.url.clone()));
+        response.insert_header((header::LOCATION, only.file.url.clone()));
+    }
+    for file in &described {
+        response.append_header(("X-Url-Delete", file.delete_url.clone()));
+        if let Some(expires) = file.expires_rfc3339() {
+            response.append_header(("X-Expires", expires));
+        }
     }
     let wants_json = req
         .headers()
@@ -370,7 +399,7 @@ fn uploaded(req: &HttpRequest, state: &AppState, files: &[FileRecord], many: boo
         (true, true) => response.json(&described),
         (true, false) => response.json(described.first()),
         (false, _) => {
-            let lines: String = described.iter().map(|file| format!("{}\n", file.url)).collect();
+            let lines: String = described.iter().map(|file| format!("{}\n", file.file.url)).collect();
             response.content_type("text/plain; charset=utf-8").body(lines)
         }
     }

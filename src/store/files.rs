@@ -13,7 +13,7 @@ const COLUMNS: &str = "id, filename, content_type, file_size, chunk_size, sha256
 
 /// A file anyone with its link may download: finalized, not expired, downloads left.
 /// `?1` is the current time in unix seconds.
-const VISIBLE: &str = "state = 'ready' AND (expires_at IS NULL OR expires_at > ?1) \
+pub(super) const VISIBLE: &str = "state = 'ready' AND (expires_at IS NULL OR expires_at > ?1) \
                        AND (max_downloads IS NULL OR download_count < max_downloads)";
 
 /// A finalized file as stored. Times are unix seconds.

@@ -5,9 +5,11 @@
 
 mod api_tokens;
 mod chunks;
+mod deletion_tokens;
 mod downloads;
 mod files;
 mod guest_links;
+mod integrity;
 mod sessions;
 mod settings;
 mod space;
@@ -22,8 +24,9 @@ pub use api_tokens::ApiTokenRecord;
 pub use downloads::DownloadRecord;
 pub use files::{FileChanges, FileListing, FileRecord, FileSort, NewFile};
 pub use guest_links::GuestLinkRecord;
+pub use integrity::{FileToVerify, OrphanChunks, ReadOnlyDatabase};
 pub use sessions::SessionRecord;
-pub use space::Usage;
+pub use space::{Usage, Vacuumed};
 
 /// 16 KiB pages store 32 KiB chunks fast with little waste (`scripts/page-size.py`: 325 MiB/s against
 /// 259 at 4 KiB, 6% space overhead against 14% at 32 KiB). Fixed when the database is created.
@@ -123,6 +126,13 @@ impl Store {
         }
         self.writer.close().await;
     }
+
+    /// Closes every connection without a checkpoint: for a command that ran beside a server,
+    /// whose own checkpoints continue (a forced one would block its writes while readers finish).
+    pub async fn close_beside_server(&self) {
+        self.reader.close().await;
+        self.writer.close().await;
+    }
 }
 
 /// Every pragma in one place, applied on every connection. `page_size` and `auto_vacuum` only take
@@ -150,8 +160,12 @@ fn connect_options(path: &Path, store_options: StoreOptions) -> SqliteConnectOpt
 /// goes on writing (WAL mode), and the copy is compact, with no WAL beside it.
 pub async fn copy_database(db: &Path, out: &Path) -> Result<(), sqlx::Error> {
     use sqlx::Connection;
-    let options = SqliteConnectOptions::new().filename(db).read_only(true).busy_timeout(BUSY_TIMEOUT);
-    let mut connection = sqlx::SqliteConnection::connect_with(&options).await?;
+    let mut connection = sqlx::SqliteConnection::connect_with(&read_only_options(db)).await?;
     sqlx::query("VACUUM INTO ?").bind(out.display().to_string()).execute(&mut connection).await?;
     connection.close().await
+}
+
+/// A connection to an existing database that can never write: for admin commands run beside a server.
+fn read_only_options(db: &Path) -> SqliteConnectOptions {
+    SqliteConnectOptions::new().filename(db).read_only(true).busy_timeout(BUSY_TIMEOUT)
 }

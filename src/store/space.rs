@@ -29,6 +29,37 @@ impl Store {
     }
 }
 
+/// What `blobdrop vacuum` did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Vacuumed {
+    pub freed_bytes: i64,
+    /// Size of the database (pages times page size) afterwards.
+    pub database_bytes: i64,
+    /// False when the database was created without incremental auto_vacuum: then nothing can be
+    /// given back in steps, only by a full `VACUUM` with the server stopped.
+    pub incremental: bool,
+}
+
+impl Store {
+    /// Gives every free page back in `reclaim_space`'s steps, then (with `checkpoint`) moves what it
+    /// can of the WAL into the database file without waiting for anyone (a passive checkpoint), so
+    /// the file shrinks now when no reader holds an old snapshot, else at the next checkpoint.
+    pub async fn vacuum(&self, checkpoint: bool) -> Result<Vacuumed, StoreError> {
+        let page_size: i64 = sqlx::query_scalar("PRAGMA page_size").fetch_one(&self.writer).await?;
+        let auto_vacuum: i64 = sqlx::query_scalar("PRAGMA auto_vacuum").fetch_one(&self.writer).await?;
+        let pages = self.reclaim_space().await?;
+        if checkpoint {
+            sqlx::query("PRAGMA wal_checkpoint(PASSIVE)").execute(&self.writer).await?;
+        }
+        let page_count: i64 = sqlx::query_scalar("PRAGMA page_count").fetch_one(&self.writer).await?;
+        Ok(Vacuumed {
+            freed_bytes: pages as i64 * page_size,
+            database_bytes: page_count * page_size,
+            incremental: auto_vacuum == 2,
+        })
+    }
+}
+
 /// What the files take and what could be given back, for the metrics and the system page.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Usage {

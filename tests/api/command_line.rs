@@ -256,6 +256,10 @@ async fn a_backup_taken_while_an_upload_runs_opens_cleanly_with_every_finished_f
     let check = Command::new("sqlite3").arg(&copy).arg("PRAGMA integrity_check").output().await.unwrap();
     assert_eq!(String::from_utf8_lossy(&check.stdout).trim(), "ok");
     assert_eq!(count(&copy, "SELECT COUNT(*) FROM files WHERE state = 'ready'").await, 3);
+    let verify =
+        Command::new(env!("CARGO_BIN_EXE_blobdrop")).args(["verify", "--db"]).arg(&copy).output().await.unwrap();
+    let report = String::from_utf8_lossy(&verify.stdout);
+    assert!(verify.status.success() && report.starts_with("checked 3 file(s)"), "{report}");
 
     // The copy serves every file it holds, byte for byte; the upload that was running is purged.
     let mut settings = crate::helpers::test_settings(copy_folder.path());
