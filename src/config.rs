@@ -36,6 +36,8 @@ pub enum Command {
     Healthcheck(crate::healthcheck::HealthcheckArgs),
     /// Write a consistent copy of the database to a new file (safe while the server runs).
     Backup(crate::backup::BackupArgs),
+    /// Add the files of a bundle (.sqlite from /api/bundle) to the database (safe while the server runs).
+    Import(crate::bundles::ImportArgs),
 }
 
 #[derive(Debug, Clone, Args)]

@@ -2,6 +2,7 @@
 
 pub mod auth;
 pub mod backup;
+pub mod bundles;
 pub mod config;
 pub mod domain;
 pub mod downloads;

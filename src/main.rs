@@ -9,6 +9,7 @@ async fn main() -> std::process::ExitCode {
         Command::Serve(settings) => serve(settings).await.map_err(Into::into),
         Command::Healthcheck(args) => blobdrop::healthcheck::check(&args).map_err(Into::into),
         Command::Backup(args) => blobdrop::backup::backup(&args).await.map_err(Into::into),
+        Command::Import(args) => blobdrop::bundles::import_command(&args).await.map_err(Into::into),
     };
     let Err(error) = result else {
         return std::process::ExitCode::SUCCESS;

@@ -2,9 +2,11 @@
 
 mod body;
 mod browser;
+mod bundle;
 mod download;
 mod error;
 mod files_api;
+mod listing_format;
 mod owner;
 mod pages;
 mod upload;
@@ -74,6 +76,11 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/metrics", web::get().to(pages::metrics))
         .route("/static/{name}", web::get().to(pages::asset))
         .route("/api/files", web::get().to(files_api::list))
+        .service(
+            web::resource("/api/bundle")
+                .route(web::get().to(bundle::download_bundle))
+                .route(web::post().to(bundle::upload_bundle)),
+        )
         .service(
             web::resource("/api/files/{id}")
                 .route(web::get().to(files_api::show))

@@ -28,12 +28,7 @@ pub async fn put_file(
     let mut body = with_idle_timeout(payload, state.idle_timeout);
     let stored = async {
         authenticate(&req, &state).await?;
-        let expected = content_length(req.headers());
-        if let (Some(limit), Some(length)) = (state.max_upload, expected) {
-            if length > limit.as_u64() {
-                return Err(AppError::TooLarge(limit));
-            }
-        }
+        let expected = declared_length(&req, &state)?;
         let filename = FileName::parse(&filename).map_err(|error| AppError::BadRequest(error.to_string()))?;
         let declared = req.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok());
         let meta = upload_meta(&req, filename, declared)?;
@@ -237,7 +232,7 @@ fn multipart_error(error: MultipartError) -> AppError {
     }
 }
 
-fn interrupted() -> AppError {
+pub(super) fn interrupted() -> AppError {
     AppError::BadRequest("the upload was interrupted before the end of its body".into())
 }
 
@@ -258,9 +253,18 @@ fn content_length(headers: &HeaderMap) -> Option<u64> {
     headers.get(header::CONTENT_LENGTH)?.to_str().ok()?.parse().ok()
 }
 
+/// The body's Content-Length, if it has one; 413 at once when it says more than the limit.
+pub(super) fn declared_length(req: &HttpRequest, state: &AppState) -> Result<Option<u64>, AppError> {
+    let expected = content_length(req.headers());
+    match (state.max_upload, expected) {
+        (Some(limit), Some(length)) if length > limit.as_u64() => Err(AppError::TooLarge(limit)),
+        _ => Ok(expected),
+    }
+}
+
 /// 201 with one link per line, or JSON when the client asks for it (an object for PUT, an array
 /// for a form, which may carry several files).
-fn uploaded(req: &HttpRequest, state: &AppState, files: &[FileRecord], many: bool) -> HttpResponse {
+pub(super) fn uploaded(req: &HttpRequest, state: &AppState, files: &[FileRecord], many: bool) -> HttpResponse {
     let described: Vec<FileJson> = files.iter().map(|file| FileJson::new(req, state, file)).collect();
     let mut response = HttpResponse::Created();
     if let [only] = described.as_slice() {

@@ -5,7 +5,9 @@
 
 mod chunks;
 mod downloads;
+pub mod export;
 mod files;
+pub mod import;
 mod sessions;
 mod settings;
 mod space;
@@ -17,7 +19,7 @@ use sqlx::SqlitePool;
 use sqlx::sqlite::{SqliteAutoVacuum, SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 
 pub use downloads::DownloadRecord;
-pub use files::{FileChanges, FileListing, FileRecord, FileSort, NewFile};
+pub use files::{FileChanges, FileListing, FileRecord, FileSort, NewFile, SealedFile};
 pub use sessions::SessionRecord;
 pub use space::Usage;
 

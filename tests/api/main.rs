@@ -13,4 +13,5 @@ mod helpers;
 mod lifecycle;
 mod observability;
 mod range;
+mod sqlite_formats;
 mod upload;
