@@ -280,7 +280,7 @@ mod tests {
         std::io::copy(&mut &bundle.file, &mut copy).unwrap();
 
         let line = "sqlite3 bundle.sqlite \"SELECT hex(data) FROM bundle_chunks WHERE name = 'large.bin' ORDER BY idx\" \
-                    | xxd -r -p > large.bin";
+                    | basenc --base16 -d > large.bin";
         let status = std::process::Command::new("sh").arg("-c").arg(line).current_dir(folder.path()).status().unwrap();
         assert!(status.success());
         assert_eq!(std::fs::read(folder.path().join("large.bin")).unwrap(), large);

@@ -34,9 +34,14 @@ pub struct FileJson {
 
 impl FileJson {
     pub fn new(req: &HttpRequest, state: &AppState, file: &FileRecord) -> Self {
+        FileJson::with_url(state.download_url(req, &file.id, &file.filename), file)
+    }
+
+    /// The description of `file` whose download link is `url`.
+    pub fn with_url(url: String, file: &FileRecord) -> Self {
         let time = |at: i64| OffsetDateTime::from_unix_timestamp(at).unwrap_or(OffsetDateTime::UNIX_EPOCH);
         FileJson {
-            url: state.download_url(req, &file.id, &file.filename),
+            url,
             id: file.id.clone(),
             filename: file.filename.clone(),
             size: file.file_size,

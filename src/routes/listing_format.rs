@@ -7,7 +7,7 @@ use sha2::{Digest, Sha256};
 
 use super::{AppError, AppState};
 use crate::store::FileRecord;
-use crate::store::export::{LISTING_PAGE_SIZE, ListingRow, listing_database};
+use crate::store::export::{ListingRow, listing_database, listing_page_size};
 
 pub const SQLITE_TYPE: &str = "application/vnd.sqlite3";
 
@@ -55,7 +55,7 @@ pub async fn answer(
             let database = tokio::task::spawn_blocking(move || {
                 let rows: Vec<ListingRow<'_>> =
                     files.iter().zip(urls).map(|(file, url)| ListingRow { file, url }).collect();
-                listing_database(&rows, LISTING_PAGE_SIZE)
+                listing_database(&rows, listing_page_size(rows.len()))
             });
             (database.await.map_err(AppError::internal)?.map_err(AppError::internal)?, SQLITE_TYPE)
         }

@@ -18,6 +18,7 @@ use actix_web::{HttpRequest, web};
 pub use body::remember_peer_socket;
 pub use browser::{html_errors, unauthorized};
 pub use error::AppError;
+pub use files_api::FileJson;
 
 use crate::auth::OwnerSecret;
 use crate::config::PublicUrl;

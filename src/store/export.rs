@@ -16,10 +16,23 @@ pub const LISTING_VERSION: i32 = 1;
 /// `PRAGMA user_version` of a bundle (schema `BUNDLE_SCHEMA`).
 pub const BUNDLE_VERSION: i32 = 2;
 
-/// Page size of a listing. Measured with `cargo run --release --example formats` (payload bytes):
-/// 10 rows: 2,560 at 512, 3,072 at 1,024, 8,192 at 4,096; 1,000 rows: 350,208 at 512, 345,088 at
-/// 1,024, 348,160 at 4,096. Small listings dominate, and 512 keeps them smallest.
-pub const LISTING_PAGE_SIZE: u32 = 512;
+/// Page size of a listing of `rows` files, chosen by measurement (`cargo run --release --example
+/// formats pages`, bytes of the serialized database):
+///
+/// | rows | 512 | 1,024 | 2,048 | 4,096 | 8,192 |
+/// |---:|---:|---:|---:|---:|---:|
+/// | 1 | 1,024 | 2,048 | 4,096 | 8,192 | 16,384 |
+/// | 10 | 3,584 | 5,120 | 8,192 | 8,192 | 16,384 |
+/// | 100 | 26,624 | 27,648 | 28,672 | 32,768 | 40,960 |
+/// | 1,000 | 261,632 | 260,096 | 233,472 | 225,280 | 237,568 |
+/// | 100,000 | 26,113,536 | 25,859,072 | 22,874,112 | 21,622,784 | 21,602,304 |
+///
+/// A file costs at least two pages (schema and table), so small listings want small pages; but a
+/// row of about 200 bytes overflows a 512-byte page (at most 102 bytes of a row stay on it), so
+/// long listings want 4 KiB pages.
+pub fn listing_page_size(rows: usize) -> u32 {
+    if rows <= 200 { 512 } else { 4096 }
+}
 
 /// The listing: one row per file, in the order of the JSON listing. `position` is the integer key
 /// (no separate index on a text id); hashes are 32-byte BLOBs; times are unix seconds. STRICT
