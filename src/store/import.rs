@@ -59,13 +59,13 @@ impl BundleReader {
     pub fn open(path: &Path) -> Result<Self, BundleError> {
         check_header(path)?;
         let db = open_untrusted(path)?;
+        check_schema(&db)?; // first: reading the schema alone rejects foreign objects cheaply
         let integrity: Vec<String> =
             db.prepare("PRAGMA quick_check")?.query_map([], |row| row.get(0))?.collect::<Result<_, _>>()?;
         if integrity != ["ok"] {
             let found = integrity.iter().take(3).map(|line| line.replace(['\n', '\r'], " ")).collect::<Vec<_>>();
             return refuse(format!("it fails SQLite's integrity check ({})", found.join("; ")));
         }
-        check_schema(&db)?;
         let files = check_files(&db)?;
         Ok(BundleReader { db, files })
     }
@@ -123,13 +123,8 @@ fn check_header(path: &Path) -> Result<(), BundleError> {
 /// writable schema, no shadow-table writes), no triggers, no views, untrusted schema: SQL in the
 /// file's schema may not call functions with side effects.
 fn open_untrusted(path: &Path) -> Result<Connection, BundleError> {
-    let uri = format!(
-        "file:{}?immutable=1",
-        percent_encoding::utf8_percent_encode(&path.to_string_lossy(), percent_encoding::CONTROLS)
-            .to_string()
-            .replace('?', "%3f")
-            .replace('#', "%23")
-    );
+    const URI_PATH: &percent_encoding::AsciiSet = &percent_encoding::CONTROLS.add(b'%').add(b'?').add(b'#');
+    let uri = format!("file:{}?immutable=1", percent_encoding::utf8_percent_encode(&path.to_string_lossy(), URI_PATH));
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let db = Connection::open_with_flags(uri, flags)?;
     db.set_db_config(DbConfig::SQLITE_DBCONFIG_DEFENSIVE, true)?;

@@ -131,12 +131,17 @@ async fn sqlite3_extracts_a_bundle_into_byte_identical_files() {
     assert_eq!(read("a (2).txt"), sha256(&files[1].1), "the second a.txt gets a new name");
     assert_eq!(read("big.bin"), sha256(&files[2].1));
     assert_eq!(std::fs::read_dir(&out).unwrap().count(), 3);
+    assert_no_temporary_files(&app);
+}
+
+/// Bundles are built, and uploaded bundles kept, in hidden folders next to the database.
+fn assert_no_temporary_files(app: &TestApp) {
     let leftovers: Vec<_> = std::fs::read_dir(app.db_path.parent().unwrap())
         .unwrap()
         .filter_map(|entry| entry.ok()?.file_name().into_string().ok())
         .filter(|name| name.starts_with('.'))
         .collect();
-    assert!(leftovers.is_empty(), "the temporary bundle is gone: {leftovers:?}");
+    assert!(leftovers.is_empty(), "the temporary files are gone: {leftovers:?}");
 }
 
 #[tokio::test]
@@ -207,12 +212,14 @@ async fn hostile_bundles_are_refused_with_a_reason_and_change_nothing() {
         ("UPDATE bundle_files SET size = 5 WHERE name = 'a.txt';", "size fields"),
         ("UPDATE sqlar SET data = zeroblob(300001) WHERE name = 'big.bin';", "SHA-256"),
         ("INSERT INTO sqlar VALUES ('stray', 33188, 0, 1, x'00');", "no metadata"),
+        // The last file of the bundle: the two before it were stored already, and must go again.
+        ("UPDATE sqlar SET data = CAST('FIRST' || char(10) AS BLOB) WHERE name = 'a (2).txt';", "SHA-256"),
         (
             "UPDATE sqlar SET name = '../..' WHERE name = 'a.txt'; UPDATE bundle_files SET name = '../..' WHERE name = 'a.txt';",
             "empty once cleaned",
         ),
     ];
-    let before = (app.list().await.len(), app.chunk_rows().await);
+    let before = (app.list().await.len(), app.chunk_rows().await, app.file_rows().await);
     for (spoil, reason) in cases {
         let bundle = spoiled_bundle(&app, folder.path(), spoil).await;
         let response = app.owner(Method::POST, "/api/bundle").body(bundle).send().await.unwrap();
@@ -234,12 +241,14 @@ async fn hostile_bundles_are_refused_with_a_reason_and_change_nothing() {
 
     assert_eq!(app.list().await.len(), before.0);
     for _ in 0..100 {
-        if app.chunk_rows().await == before.1 {
+        if (app.chunk_rows().await, app.file_rows().await) == (before.1, before.2) {
             break;
         }
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
-    assert_eq!(app.chunk_rows().await, before.1, "the refused bundle's chunks are purged");
+    assert_eq!(app.chunk_rows().await, before.1, "the refused bundles' chunks are purged");
+    assert_eq!(app.file_rows().await, before.2, "and their rows");
+    assert_no_temporary_files(&app);
 }
 
 #[tokio::test]
