@@ -48,6 +48,12 @@ pub async fn download_bundle(
     let bundle =
         bundles::build(&state.store, files, &state.db_folder, SQLAR_MAX_FILE).await.map_err(|error| match error {
             BuildError::Store(store) => AppError::from(store),
+            BuildError::Io(io) => disk_error(io),
+            BuildError::Sqlite(rusqlite::Error::SqliteFailure(failure, _))
+                if failure.code == rusqlite::ErrorCode::DiskFull =>
+            {
+                AppError::StorageFull
+            }
             other => AppError::internal(other),
         })?;
     let size = bundle.len;
@@ -145,10 +151,9 @@ pub async fn upload_bundle(req: HttpRequest, payload: web::Payload, state: web::
         authenticate(&req, &state).await?;
         let expected = declared_length(&req, &state)?;
         // The bundle is an untrusted SQLite file: it is kept whole in a private file and opened there.
-        let scratch =
-            tempfile::Builder::new().prefix(".import-").tempdir_in(&state.db_folder).map_err(AppError::internal)?;
+        let scratch = tempfile::Builder::new().prefix(".import-").tempdir_in(&state.db_folder).map_err(disk_error)?;
         let path = scratch.path().join("bundle.sqlite");
-        let file = Arc::new(std::fs::File::create(&path).map_err(AppError::internal)?);
+        let file = Arc::new(std::fs::File::create(&path).map_err(disk_error)?);
         let mut received = 0u64;
         while let Some(piece) = body.next().await {
             let piece = piece.map_err(payload_error)?;
@@ -158,7 +163,7 @@ pub async fn upload_bundle(req: HttpRequest, payload: web::Payload, state: web::
             let (file, at) = (file.clone(), received);
             received += piece.len() as u64;
             let written = tokio::task::spawn_blocking(move || file.write_all_at(&piece, at)).await;
-            written.map_err(AppError::internal)?.map_err(AppError::internal)?;
+            written.map_err(AppError::internal)?.map_err(disk_error)?;
         }
         drop(file);
         match expected {
@@ -190,4 +195,9 @@ fn import_error(error: ImportError) -> AppError {
         ImportError::Upload(upload) => upload.into(),
         ImportError::Task(task) => AppError::internal(UploadError::Task(task)),
     }
+}
+
+/// A full disk is 507 like a full database; any other failure to write a temporary file is ours.
+fn disk_error(error: std::io::Error) -> AppError {
+    if error.kind() == std::io::ErrorKind::StorageFull { AppError::StorageFull } else { AppError::internal(error) }
 }

@@ -212,8 +212,8 @@ async fn hostile_bundles_are_refused_with_a_reason_and_change_nothing() {
         ("UPDATE bundle_files SET size = 5 WHERE name = 'a.txt';", "size fields"),
         ("UPDATE sqlar SET data = zeroblob(300001) WHERE name = 'big.bin';", "SHA-256"),
         ("INSERT INTO sqlar VALUES ('stray', 33188, 0, 1, x'00');", "no metadata"),
-        // The last file of the bundle: the two before it were stored already, and must go again.
-        ("UPDATE sqlar SET data = CAST('FIRST' || char(10) AS BLOB) WHERE name = 'a (2).txt';", "SHA-256"),
+        // A file after another one (a.txt), which was stored already and must go again.
+        ("UPDATE sqlar SET data = CAST(upper(CAST(data AS TEXT)) AS BLOB) WHERE name = 'a (2).txt';", "SHA-256"),
         (
             "UPDATE sqlar SET name = '../..' WHERE name = 'a.txt'; UPDATE bundle_files SET name = '../..' WHERE name = 'a.txt';",
             "empty once cleaned",
@@ -278,4 +278,16 @@ async fn blobdrop_import_adds_a_bundle_next_to_the_running_server_and_refuses_a_
     assert_eq!(listed.len(), 6, "the running server sees the imported files");
     let big = listed.iter().find(|file| file["filename"] == "big.bin" && file["id"] != files[2].0.as_str()).unwrap();
     assert_eq!(sha256(&app.download(big["url"].as_str().unwrap()).await), sha256(&files[2].1));
+}
+
+#[tokio::test]
+async fn a_bundle_over_the_upload_limit_gets_413_and_stores_nothing() {
+    let app = crate::helpers::spawn_app_with(|s| s.max_upload = Some("8KiB".parse().unwrap())).await;
+    let id = id_of(&app.upload("a.txt", b"small\n".to_vec()).await);
+    let bundle = bundle_of(&app, &[&id]).await;
+    assert!(bundle.len() > 8 * 1024, "{} bytes", bundle.len());
+    let response = app.owner(Method::POST, "/api/bundle").body(bundle).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::PAYLOAD_TOO_LARGE);
+    assert_eq!(app.file_rows().await, 1);
+    assert_no_temporary_files(&app);
 }
