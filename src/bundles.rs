@@ -97,13 +97,12 @@ fn write_bundle(
 ) -> Result<(), BuildError> {
     let mut bundle = BundleWriter::create(path, sqlar_max_file)?;
     for file in files {
-        let (_, mut entry) = bundle.begin_file(file)?;
         let mut left = file.file_size.max(0) as u64;
-        while left > 0 {
+        bundle.add_file(file, || {
             let batch = batches.blocking_recv().ok_or(BuildError::Interrupted)?;
             left = left.checked_sub(batch.len() as u64).ok_or(BuildError::Damaged)?;
-            bundle.write(&mut entry, &batch)?;
-        }
+            Ok::<_, BuildError>(batch)
+        })?;
     }
     Ok(bundle.finish()?)
 }
