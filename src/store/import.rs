@@ -14,6 +14,8 @@ use crate::domain::FileName;
 pub const MAX_BUNDLE_FILES: i64 = 10_000;
 /// Longest note a bundle may bring (as the API's PATCH allows).
 const MAX_NOTE_LEN: i64 = 4096;
+/// Longest content type a bundle may state (RFC 6838 allows 127 + 1 + 127).
+const MAX_CONTENT_TYPE_LEN: usize = 255;
 /// Largest `bundle_chunks` row read whole into memory.
 const MAX_CHUNK_ROW: i64 = 16 * 1024 * 1024;
 /// Bytes read from a `sqlar` BLOB at a time.
@@ -201,6 +203,10 @@ fn check_files(db: &Connection) -> Result<Vec<BundledFile>, BundleError> {
         if size < 0 || sha256.len() != 32 {
             return refuse(format!("'{key}' has a negative size or a hash that is not 32 bytes"));
         }
+        let content_type: String = row.get(1)?;
+        if content_type.len() > MAX_CONTENT_TYPE_LEN {
+            return refuse(format!("the content type of '{key}' is longer than {MAX_CONTENT_TYPE_LEN} bytes"));
+        }
         if note.as_ref().is_some_and(|note| note.len() as i64 > MAX_NOTE_LEN) {
             return refuse(format!("the note of '{key}' is longer than {MAX_NOTE_LEN} bytes"));
         }
@@ -223,7 +229,7 @@ fn check_files(db: &Connection) -> Result<Vec<BundledFile>, BundleError> {
         }
         files.push(BundledFile {
             name,
-            content_type: row.get(1)?,
+            content_type,
             size: size as u64,
             sha256: hex::encode(sha256),
             note,
