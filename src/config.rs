@@ -41,6 +41,8 @@ pub enum Command {
     Admin(crate::admin::AdminCommand),
     #[command(flatten)]
     Client(crate::client::ClientCommand),
+    /// Add the files of a bundle (.sqlite from /api/bundle) to the database (safe while the server runs).
+    Import(crate::bundles::ImportArgs),
 }
 
 #[derive(Debug, Clone, Args)]

@@ -4,6 +4,7 @@ pub mod admin;
 pub mod api_tokens;
 pub mod auth;
 pub mod backup;
+pub mod bundles;
 pub mod client;
 pub mod config;
 pub mod domain;

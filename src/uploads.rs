@@ -12,7 +12,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use crate::domain::{ByteSize, CHUNK_SIZE, FileId, FileName, GuestLinkId, UploadOptions};
-use crate::store::{FileRecord, NewFile, Store, StoreError};
+use crate::store::{FileRecord, NewFile, SealedFile, Store, StoreError};
 
 /// Chunks per INSERT statement (1 MiB): large enough that the per-statement round trip is noise,
 /// small enough that the write lock is held for only a few milliseconds at a time.
@@ -141,14 +141,7 @@ impl Upload {
 
     /// Writes what is left, waits for every batch to be committed, then makes the file visible.
     pub async fn finish(mut self) -> Result<FileRecord, UploadError> {
-        if !self.partial_chunk.is_empty() {
-            let last = std::mem::take(&mut self.partial_chunk).freeze();
-            self.batch.push(last);
-        }
-        self.send_batch().await?;
-        self.batches = None; // closing the queue lets the writer finish
-        let hasher = self.wait_for_writer().await?;
-        let sha256 = hex::encode(hasher.finalize());
+        let sha256 = self.write_out().await?;
         let size = self.received as i64;
         let record = match &self.guest_link {
             None => self.store.finish_upload(&self.id, size, &sha256).await?,
@@ -167,6 +160,26 @@ impl Upload {
         };
         self.settled = true;
         Ok(record)
+    }
+
+    /// Like `finish`, but leaves the file invisible until `SealedUpload::finish_together`.
+    pub async fn seal(mut self) -> Result<SealedUpload, UploadError> {
+        let sha256 = self.write_out().await?;
+        self.settled = true;
+        let file = SealedFile { id: self.id.clone(), file_size: self.received as i64, sha256, note: None };
+        Ok(SealedUpload { store: self.store.clone(), file, settled: false })
+    }
+
+    /// Writes what is left and waits until every batch is committed; returns the SHA-256 in hex.
+    async fn write_out(&mut self) -> Result<String, UploadError> {
+        if !self.partial_chunk.is_empty() {
+            let last = std::mem::take(&mut self.partial_chunk).freeze();
+            self.batch.push(last);
+        }
+        self.send_batch().await?;
+        self.batches = None; // closing the queue lets the writer finish
+        let hasher = self.wait_for_writer().await?;
+        Ok(hex::encode(hasher.finalize()))
     }
 
     /// Deletes everything written so far.
@@ -226,6 +239,42 @@ async fn write_batches(store: Store, id: FileId, mut queue: mpsc::Receiver<Vec<B
     Ok(hasher)
 }
 
+/// An upload whose bytes are all stored but which nobody can see yet. Dropped before
+/// `finish_together`, it is deleted like an abandoned upload.
+pub struct SealedUpload {
+    store: Store,
+    pub file: SealedFile,
+    settled: bool,
+}
+
+impl SealedUpload {
+    /// Makes every one of `uploads` visible in one transaction: all of them or none.
+    pub async fn finish_together(mut uploads: Vec<SealedUpload>) -> Result<(), UploadError> {
+        let Some(store) = uploads.first().map(|upload| upload.store.clone()) else {
+            return Ok(());
+        };
+        let files: Vec<SealedFile> = uploads.iter().map(|upload| upload.file.clone()).collect();
+        store.finish_uploads_together(&files).await?;
+        uploads.iter_mut().for_each(|upload| upload.settled = true);
+        Ok(())
+    }
+
+    /// Deletes the file now (rather than from `Drop`, which a command may exit before).
+    pub async fn abandon(mut self) -> Result<(), UploadError> {
+        self.settled = true;
+        self.store.abandon_upload(&self.file.id).await?;
+        Ok(())
+    }
+}
+
+impl Drop for SealedUpload {
+    fn drop(&mut self) {
+        if !self.settled {
+            abandon_in_background(self.store.clone(), self.file.id.clone(), None);
+        }
+    }
+}
+
 impl Drop for Upload {
     /// A handler future dropped mid-upload (the client went away) still must not leave chunks.
     fn drop(&mut self) {
@@ -233,17 +282,21 @@ impl Drop for Upload {
             return;
         }
         self.batches = None;
-        let (store, id, writer) = (self.store.clone(), self.id.clone(), self.writer.take());
-        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            runtime.spawn(async move {
-                if let Some(writer) = writer {
-                    let _ = writer.await;
-                }
-                if let Err(error) = store.abandon_upload(&id).await {
-                    tracing::warn!(file_id = %id, ?error, "could not delete an abandoned upload; the next start purges it");
-                }
-            });
-        }
+        abandon_in_background(self.store.clone(), self.id.clone(), self.writer.take());
+    }
+}
+
+/// Deletes an upload that was dropped unfinished, once its writer (if any) has stopped.
+fn abandon_in_background(store: Store, id: FileId, writer: Option<JoinHandle<Result<Sha256, UploadError>>>) {
+    if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+        runtime.spawn(async move {
+            if let Some(writer) = writer {
+                let _ = writer.await;
+            }
+            if let Err(error) = store.abandon_upload(&id).await {
+                tracing::warn!(file_id = %id, ?error, "could not delete an abandoned upload; the next start purges it");
+            }
+        });
     }
 }
 

@@ -1,9 +1,10 @@
-//! The owner's JSON API: `GET /api/files`, `GET`/`PATCH`/`DELETE /api/files/{id}`.
+//! The owner's API: `GET /api/files`, `GET`/`PATCH`/`DELETE /api/files/{id}` (JSON; listings also as SQLite).
 
 use actix_web::{HttpRequest, HttpResponse, web};
 use serde::{Deserialize, Deserializer, Serialize};
 use time::OffsetDateTime;
 
+use super::listing_format::{self, Format};
 use super::owner::{Owner, OwnerJson};
 use super::{AppError, AppState, delete_visible_file, parse_id, visible_file};
 use crate::domain::{FileId, FileName, FilePassword};
@@ -39,9 +40,14 @@ pub struct FileJson {
 
 impl FileJson {
     pub fn new(req: &HttpRequest, state: &AppState, file: &FileRecord) -> Self {
+        FileJson::with_url(state.download_url(req, &file.id, &file.filename), file)
+    }
+
+    /// The description of `file` whose download link is `url`.
+    pub fn with_url(url: String, file: &FileRecord) -> Self {
         let time = unix_time;
         FileJson {
-            url: state.download_url(req, &file.id, &file.filename),
+            url,
             id: file.id.clone(),
             filename: file.filename.clone(),
             size: file.file_size,
@@ -93,6 +99,13 @@ fn unix_time(at: i64) -> OffsetDateTime {
 pub struct Page {
     limit: Option<i64>,
     offset: Option<i64>,
+    format: Option<String>,
+}
+
+/// `?format=json|sqlite`, which wins over `Accept`.
+#[derive(Debug, Deserialize)]
+pub struct FormatQuery {
+    format: Option<String>,
 }
 
 pub async fn list(
@@ -101,22 +114,30 @@ pub async fn list(
     page: web::Query<Page>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
+    let format = Format::of(&req, page.format.as_deref())?;
     let limit = page.limit.unwrap_or(DEFAULT_PAGE).clamp(1, MAX_PAGE);
     let offset = page.offset.unwrap_or(0).max(0);
     let now = OffsetDateTime::now_utc().unix_timestamp();
     let files = state.store.list_files(now, limit, offset).await?;
-    let files: Vec<FileJson> = files.iter().map(|file| FileJson::new(&req, &state, file)).collect();
-    Ok(HttpResponse::Ok().json(files))
+    listing_format::answer(&req, &state, format, files, |files| {
+        serde_json::to_vec(&files.iter().map(|file| FileJson::new(&req, &state, file)).collect::<Vec<_>>())
+    })
+    .await
 }
 
 pub async fn show(
     _owner: Owner,
     req: HttpRequest,
     id: web::Path<String>,
+    query: web::Query<FormatQuery>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
+    let format = Format::of(&req, query.format.as_deref())?;
     let file = visible_file(&state, &id).await?;
-    Ok(HttpResponse::Ok().json(FileJson::new(&req, &state, &file)))
+    listing_format::answer(&req, &state, format, vec![file], |files| {
+        serde_json::to_vec(&files.iter().map(|file| FileJson::new(&req, &state, file)).next())
+    })
+    .await
 }
 
 /// `PATCH` body: absent fields stay as they are; `"note": null`, `"expires": null` and

@@ -2,12 +2,14 @@
 
 mod body;
 mod browser;
+mod bundle;
 mod delete_link;
 mod download;
 mod error;
 mod files_api;
 mod guest;
 mod guest_links_api;
+mod listing_format;
 mod owner;
 mod pages;
 mod protected;
@@ -23,6 +25,7 @@ use actix_web::{HttpRequest, web};
 pub use body::remember_peer_socket;
 pub use browser::{html_errors, unauthorized};
 pub use error::AppError;
+pub use files_api::FileJson;
 
 use crate::auth::OwnerSecret;
 use crate::config::PublicUrl;
@@ -106,6 +109,11 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/static/{name}", web::get().to(pages::asset))
         .route("/api/files", web::get().to(files_api::list))
         .route("/api/system", web::get().to(system_api::show))
+        .service(
+            web::resource("/api/bundle")
+                .route(web::get().to(bundle::download_bundle))
+                .route(web::post().to(bundle::upload_bundle)),
+        )
         .service(
             web::resource("/api/files/{id}")
                 .route(web::get().to(files_api::show))

@@ -42,12 +42,7 @@ pub(super) async fn receive_put(
     let mut body = with_idle_timeout(payload, state.idle_timeout);
     let stored = async {
         let uploader = Uploader::identify(&req, &state, guest_link).await?;
-        let expected = content_length(req.headers());
-        if let (Some(limit), Some(length)) = (uploader.max_size(&state), expected) {
-            if length > limit.as_u64() {
-                return Err(AppError::TooLarge(limit));
-            }
-        }
+        let expected = declared_length(&req, uploader.max_size(&state))?;
         let filename = FileName::parse(filename).map_err(|error| AppError::BadRequest(error.to_string()))?;
         let declared = req.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok());
         let meta = uploader.upload_meta(&req, filename, declared)?;
@@ -194,7 +189,7 @@ async fn store_form_files(
 }
 
 /// A file just stored, with the token of its deletion link (only the token's hash is kept).
-struct StoredFile {
+pub(super) struct StoredFile {
     record: FileRecord,
     deletion_token: String,
 }
@@ -239,16 +234,22 @@ async fn store_stream(
     if let Uploader::Guest(_) = uploader {
         record.guest_link_label = None; // the owner's name for the link, not for the guest's eyes
     }
+    let stored = with_deletion_link(state, record).await?;
+    state.metrics.uploads.inc();
+    Ok(stored)
+}
+
+/// Gives a file just made visible its deletion link. Should that fail, the file is withdrawn: the
+/// client gets an error and no link, so the file must not stay.
+pub(super) async fn with_deletion_link(state: &AppState, record: FileRecord) -> Result<StoredFile, AppError> {
     let deletion_token = generate_secret();
     if let Err(error) = state.store.add_deletion_token(&record.id, &token_hash(&deletion_token)).await {
-        // No link to delete it with, and the client gets an error: the file must not stay.
         if let Err(cleanup) = state.store.withdraw_upload(&record.id).await {
             tracing::warn!(file_id = %record.id, error = ?cleanup, "could not delete an upload without a deletion token");
         }
         state.cleanup.wake();
         return Err(error.into());
     }
-    state.metrics.uploads.inc();
     Ok(StoredFile { record, deletion_token })
 }
 
@@ -291,7 +292,7 @@ fn multipart_error(error: MultipartError) -> AppError {
     }
 }
 
-fn interrupted() -> AppError {
+pub(super) fn interrupted() -> AppError {
     AppError::BadRequest("the upload was interrupted before the end of its body".into())
 }
 
@@ -374,10 +375,19 @@ fn content_length(headers: &HeaderMap) -> Option<u64> {
     headers.get(header::CONTENT_LENGTH)?.to_str().ok()?.parse().ok()
 }
 
+/// The body's Content-Length, if it has one; 413 at once when it says more than the limit.
+pub(super) fn declared_length(req: &HttpRequest, limit: Option<ByteSize>) -> Result<Option<u64>, AppError> {
+    let expected = content_length(req.headers());
+    match (limit, expected) {
+        (Some(limit), Some(length)) if length > limit.as_u64() => Err(AppError::TooLarge(limit)),
+        _ => Ok(expected),
+    }
+}
+
 /// 201 with one link per line, or JSON when the client asks for it (an object for PUT, an array
 /// for a form, which may carry several files). Each file adds an `X-Url-Delete` header, and an
 /// `X-Expires` one (RFC 3339) if it expires, in the order of the links.
-fn uploaded(req: &HttpRequest, state: &AppState, files: &[StoredFile], many: bool) -> HttpResponse {
+pub(super) fn uploaded(req: &HttpRequest, state: &AppState, files: &[StoredFile], many: bool) -> HttpResponse {
     let described: Vec<UploadedJson> =
         files.iter().map(|file| UploadedJson::new(req, state, &file.record, &file.deletion_token)).collect();
     let mut response = HttpResponse::Created();

@@ -52,6 +52,15 @@ pub struct NewFile<'a> {
     pub max_downloads: Option<i64>,
 }
 
+/// An upload whose bytes are all stored, waiting to be made visible with others (an import).
+#[derive(Debug, Clone)]
+pub struct SealedFile {
+    pub id: FileId,
+    pub file_size: i64,
+    pub sha256: String,
+    pub note: Option<String>,
+}
+
 /// Columns the files page sorts by. Each maps to a fixed SQL expression, never to user text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -133,6 +142,28 @@ impl Store {
     #[tracing::instrument(skip(self))]
     pub async fn finish_upload(&self, id: &FileId, file_size: i64, sha256: &str) -> Result<FileRecord, StoreError> {
         make_visible(&self.writer, id, file_size, sha256, None).await
+    }
+
+    /// Makes a set of fully written uploads visible in one transaction: all of them or none.
+    #[tracing::instrument(skip_all, fields(files = files.len()))]
+    pub async fn finish_uploads_together(&self, files: &[SealedFile]) -> Result<(), StoreError> {
+        let mut transaction = self.writer.begin().await?;
+        for file in files {
+            let finished = sqlx::query(
+                "UPDATE files SET state = 'ready', file_size = ?, sha256 = ?, note = ? WHERE id = ? AND state = 'uploading'",
+            )
+            .bind(file.file_size)
+            .bind(&file.sha256)
+            .bind(&file.note)
+            .bind(file.id.as_str())
+            .execute(&mut *transaction)
+            .await?;
+            if finished.rows_affected() != 1 {
+                return Err(StoreError::Database(sqlx::Error::RowNotFound)); // dropping the transaction rolls back
+            }
+        }
+        transaction.commit().await?;
+        Ok(())
     }
 
     /// A file anyone with its link may see, or `None`.

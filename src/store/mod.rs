@@ -7,8 +7,10 @@ mod api_tokens;
 mod chunks;
 mod deletion_tokens;
 mod downloads;
+pub mod export;
 mod files;
 mod guest_links;
+pub mod import;
 mod integrity;
 mod sessions;
 mod settings;
@@ -22,7 +24,7 @@ use sqlx::sqlite::{SqliteAutoVacuum, SqliteConnectOptions, SqliteJournalMode, Sq
 
 pub use api_tokens::ApiTokenRecord;
 pub use downloads::DownloadRecord;
-pub use files::{FileChanges, FileListing, FileRecord, FileSort, NewFile};
+pub use files::{FileChanges, FileListing, FileRecord, FileSort, NewFile, SealedFile};
 pub use guest_links::GuestLinkRecord;
 pub use integrity::{FileToVerify, OrphanChunks, ReadOnlyDatabase};
 pub use sessions::SessionRecord;

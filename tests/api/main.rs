@@ -19,6 +19,7 @@ mod range;
 mod security_headers;
 mod shell_shapes;
 mod space;
+mod sqlite_formats;
 mod throttling;
 mod tokens;
 mod upload;

@@ -1,0 +1,296 @@
+//! Bundles: several files with their metadata in one SQLite Archive, built from the store and
+//! imported back into it (`blobdrop import`, `POST /api/bundle`).
+//!
+//! A bundle is written to a private temporary file, a batch of chunks at a time: the store is read
+//! on the async side while a blocking thread writes, so memory stays at a few batches whatever the
+//! files' sizes. An import first checks the whole bundle, then stores every file invisibly and
+//! makes them visible in one transaction, or deletes them all.
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use tokio::sync::mpsc;
+
+use crate::domain::{ByteSize, FileId, FileName, UploadOptions};
+use crate::downloads::READ_BATCH_CHUNKS;
+use crate::store::export::BundleWriter;
+use crate::store::import::{BundleError, BundleReader, BundledFile};
+use crate::store::{FileRecord, Store, StoreError, StoreOptions};
+use crate::uploads::{SealedUpload, Upload, UploadError, UploadMeta, guess_content_type};
+
+pub use crate::store::export::SQLAR_MAX_FILE;
+
+/// Most files one bundle may be asked for.
+pub const MAX_BUNDLE_IDS: usize = 1000;
+
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    #[error("cannot write the bundle file")]
+    Io(#[from] std::io::Error),
+    #[error("cannot write the bundle database")]
+    Sqlite(#[from] rusqlite::Error),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("a stored file has more bytes than its size says")]
+    Damaged,
+    #[error("reading the files stopped before the bundle was complete")]
+    Interrupted,
+    #[error("the bundle writer failed")]
+    Task(#[from] tokio::task::JoinError),
+}
+
+/// A finished bundle: an open handle on a file whose name is already gone, so the bytes vanish
+/// once the answer is sent or dropped.
+#[derive(Debug)]
+pub struct BuiltBundle {
+    pub file: std::fs::File,
+    pub len: u64,
+}
+
+/// Writes `files` (with their bytes) into a new bundle in a temporary folder inside `folder`.
+/// Files larger than `sqlar_max_file` go to the chunk table instead of `sqlar`.
+pub async fn build(
+    store: &Store,
+    files: Vec<FileRecord>,
+    folder: &Path,
+    sqlar_max_file: u64,
+) -> Result<BuiltBundle, BuildError> {
+    let scratch = tempfile::Builder::new().prefix(".bundle-").tempdir_in(folder)?;
+    let path = scratch.path().join("bundle.sqlite");
+    let (batches, received) = mpsc::channel(2);
+    let writer = tokio::task::spawn_blocking({
+        let (path, files) = (path.clone(), files.clone());
+        move || write_bundle(&path, &files, sqlar_max_file, received)
+    });
+    let read = send_batches(store, &files, batches).await;
+    writer.await??; // the writer's own error first: a reader that stopped early only says "interrupted"
+    read?;
+    let file = std::fs::File::open(&path)?;
+    let len = file.metadata()?.len();
+    drop(scratch);
+    Ok(BuiltBundle { file, len })
+}
+
+/// Sends each file's chunks in order, a batch per SELECT.
+async fn send_batches(store: &Store, files: &[FileRecord], batches: mpsc::Sender<Vec<u8>>) -> Result<(), BuildError> {
+    for file in files {
+        let chunk_size = file.chunk_size.max(1);
+        let chunks = (file.file_size + chunk_size - 1) / chunk_size;
+        let mut first = 0;
+        while first < chunks {
+            let last = (first + READ_BATCH_CHUNKS - 1).min(chunks - 1);
+            let batch = store.read_chunks(&file.id, first, last).await?.concat();
+            if batches.send(batch).await.is_err() {
+                return Err(BuildError::Interrupted);
+            }
+            first = last + 1;
+        }
+    }
+    Ok(())
+}
+
+fn write_bundle(
+    path: &Path,
+    files: &[FileRecord],
+    sqlar_max_file: u64,
+    mut batches: mpsc::Receiver<Vec<u8>>,
+) -> Result<(), BuildError> {
+    let mut bundle = BundleWriter::create(path, sqlar_max_file)?;
+    for file in files {
+        let mut left = file.file_size.max(0) as u64;
+        bundle.add_file(file, || {
+            let batch = batches.blocking_recv().ok_or(BuildError::Interrupted)?;
+            left = left.checked_sub(batch.len() as u64).ok_or(BuildError::Damaged)?;
+            Ok::<_, BuildError>(batch)
+        })?;
+    }
+    Ok(bundle.finish()?)
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    #[error(transparent)]
+    Bundle(#[from] BundleError),
+    #[error("'{0}' does not match the SHA-256 the bundle states")]
+    HashMismatch(String),
+    #[error(transparent)]
+    Upload(#[from] UploadError),
+    #[error("the bundle reader failed")]
+    Task(#[from] tokio::task::JoinError),
+}
+
+/// A file an import made visible.
+#[derive(Debug, Clone)]
+pub struct ImportedFile {
+    pub id: FileId,
+    pub name: FileName,
+    pub size: u64,
+}
+
+/// Checks the bundle at `path`, then stores all its files, visible together at the end. On any
+/// failure nothing becomes visible and what was written is deleted. Each file obeys `max_size`.
+pub async fn import(store: &Store, path: &Path, max_size: Option<ByteSize>) -> Result<Vec<ImportedFile>, ImportError> {
+    let path = path.to_owned();
+    let reader = tokio::task::spawn_blocking(move || BundleReader::open(&path)).await??;
+    let files = reader.files.clone();
+    let (pieces, mut received) = mpsc::channel::<Vec<u8>>(2);
+    let reading = tokio::task::spawn_blocking(move || {
+        for file in &reader.files {
+            reader.read(file, |piece| {
+                pieces.blocking_send(piece).map_err(|_| BundleError::Refused("the import stopped".into()))
+            })?;
+        }
+        Ok::<_, BundleError>(())
+    });
+    let mut sealed = Vec::with_capacity(files.len());
+    let stored = store_files(store, &files, max_size, &mut received, &mut sealed).await;
+    let imported: Vec<ImportedFile> = sealed
+        .iter()
+        .zip(&files)
+        .map(|(upload, file)| ImportedFile { id: upload.file.id.clone(), name: file.name.clone(), size: file.size })
+        .collect();
+    drop(received); // lets the reader stop if storing failed
+    let read = reading.await;
+    let outcome = match (stored, read) {
+        (Ok(()), Ok(Ok(()))) => SealedUpload::finish_together(std::mem::take(&mut sealed)).await.map_err(Into::into),
+        (_, Ok(Err(error))) => Err(error.into()),
+        (_, Err(error)) => Err(error.into()),
+        (Err(error), Ok(Ok(()))) => Err(error),
+    };
+    if outcome.is_err() {
+        for upload in sealed {
+            if let Err(error) = upload.abandon().await {
+                tracing::warn!(?error, "could not delete a file of a failed import; the next start purges it");
+            }
+        }
+    }
+    outcome.map(|()| imported)
+}
+
+/// Stores each file from the pieces the reader sends, checking its hash, leaving it invisible.
+async fn store_files(
+    store: &Store,
+    files: &[BundledFile],
+    max_size: Option<ByteSize>,
+    pieces: &mut mpsc::Receiver<Vec<u8>>,
+    sealed: &mut Vec<SealedUpload>,
+) -> Result<(), ImportError> {
+    for file in files {
+        let meta = UploadMeta {
+            filename: file.name.clone(),
+            content_type: guess_content_type(&file.name, Some(&file.content_type)),
+            options: UploadOptions::default(),
+            guest_link: None,
+        };
+        let mut upload = Upload::begin(store, &meta, max_size).await?;
+        while upload.received() < file.size {
+            let Some(piece) = pieces.recv().await else {
+                upload.abandon().await?;
+                return Err(BundleError::Refused("the bundle ended early".into()).into());
+            };
+            upload.write(piece.into()).await?;
+        }
+        let mut done = upload.seal().await?;
+        if done.file.sha256 != file.sha256 || done.file.file_size as u64 != file.size {
+            done.abandon().await?;
+            return Err(ImportError::HashMismatch(file.name.to_string()));
+        }
+        done.file.note = file.note.clone();
+        sealed.push(done);
+    }
+    Ok(())
+}
+
+/// `blobdrop import BUNDLE`: the files of a bundle into the database, next to a running server.
+#[derive(Debug, Clone, Args)]
+pub struct ImportArgs {
+    /// The database to import into.
+    #[arg(long, env = "BLOBDROP_DB", default_value = "data/blobdrop.db")]
+    pub db: PathBuf,
+
+    /// Largest accepted bundle, e.g. 10GiB (default: unlimited).
+    #[arg(long, env = "BLOBDROP_MAX_UPLOAD")]
+    pub max_upload: Option<ByteSize>,
+
+    /// The bundle (.sqlite) to import.
+    pub bundle: PathBuf,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ImportCommandError {
+    #[error("there is no database at {0}; pass --db or set BLOBDROP_DB")]
+    NoDatabase(String),
+    #[error("the bundle is larger than the limit of {0}")]
+    TooLarge(ByteSize),
+    #[error("cannot read {0}")]
+    Read(String, #[source] std::io::Error),
+    #[error(transparent)]
+    Open(#[from] crate::store::OpenError),
+    #[error("import refused")]
+    Import(#[from] ImportError),
+}
+
+/// Imports through the normal store (WAL, short transactions), so a running server goes on serving.
+pub async fn import_command(args: &ImportArgs) -> Result<(), ImportCommandError> {
+    if !args.db.exists() {
+        return Err(ImportCommandError::NoDatabase(args.db.display().to_string()));
+    }
+    let size = std::fs::metadata(&args.bundle)
+        .map_err(|error| ImportCommandError::Read(args.bundle.display().to_string(), error))?
+        .len();
+    if let Some(limit) = args.max_upload.filter(|limit| size > limit.as_u64()) {
+        return Err(ImportCommandError::TooLarge(limit));
+    }
+    let store = Store::open(&args.db, StoreOptions::default()).await?;
+    let imported = import(&store, &args.bundle, args.max_upload).await;
+    store.close().await;
+    for file in imported? {
+        println!("{}\t{}\t{}", file.id, file.size, file.name);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::FileName;
+
+    async fn stored(store: &Store, name: &str, bytes: &[u8]) -> FileRecord {
+        let meta = UploadMeta {
+            filename: FileName::parse(name).unwrap(),
+            content_type: "application/octet-stream".into(),
+            options: UploadOptions::default(),
+            guest_link: None,
+        };
+        let mut upload = Upload::begin(store, &meta, None).await.unwrap();
+        upload.write(bytes.to_vec().into()).await.unwrap();
+        upload.finish().await.unwrap()
+    }
+
+    /// With the limit lowered, the large file lands in `bundle_chunks`, the README's one line
+    /// reassembles it with the sqlite3 tool, and an import reads it back.
+    #[tokio::test]
+    async fn a_file_over_the_blob_limit_goes_to_chunk_rows_that_reassemble_and_import() {
+        let folder = tempfile::tempdir().unwrap();
+        let store = Store::open(&folder.path().join("t.db"), Default::default()).await.unwrap();
+        let large: Vec<u8> = (0..3_000_000u32).map(|i| (i * 7 % 251) as u8).collect();
+        let files = vec![stored(&store, "large.bin", &large).await, stored(&store, "small.txt", b"small").await];
+        let bundle = build(&store, files, folder.path(), 100_000).await.unwrap();
+        let path = folder.path().join("bundle.sqlite");
+        let mut copy = std::fs::File::create(&path).unwrap();
+        std::io::copy(&mut &bundle.file, &mut copy).unwrap();
+
+        let line = "sqlite3 bundle.sqlite \"SELECT hex(data) FROM bundle_chunks WHERE name = 'large.bin' ORDER BY idx\" \
+                    | basenc --base16 -d > large.bin";
+        let status = std::process::Command::new("sh").arg("-c").arg(line).current_dir(folder.path()).status().unwrap();
+        assert!(status.success());
+        assert_eq!(std::fs::read(folder.path().join("large.bin")).unwrap(), large);
+
+        let imported = import(&store, &path, None).await.unwrap();
+        assert_eq!(imported.len(), 2);
+        let now = time::OffsetDateTime::now_utc().unix_timestamp();
+        let record = store.find_file(&imported[0].id, now).await.unwrap().unwrap();
+        let chunks = store.read_chunks(&record.id, 0, (record.file_size - 1) / record.chunk_size).await.unwrap();
+        assert_eq!(chunks.concat(), large);
+    }
+}
