@@ -13,14 +13,15 @@ const DELETE_BATCH: i64 = 256;
 
 impl Store {
     /// Stores consecutive chunks `first_idx..` of an upload in one INSERT (one short transaction).
+    /// A chunk no longer shared is handed over without a copy (sqlx copies borrowed bytes).
     #[tracing::instrument(skip_all, fields(file_id = %file_id, first_idx, chunks = chunks.len()))]
-    pub async fn insert_chunks(&self, file_id: &FileId, first_idx: i64, chunks: &[Bytes]) -> Result<(), StoreError> {
+    pub async fn insert_chunks(&self, file_id: &FileId, first_idx: i64, chunks: Vec<Bytes>) -> Result<(), StoreError> {
         if chunks.is_empty() {
             return Ok(());
         }
         let mut insert = QueryBuilder::new("INSERT INTO file_chunks (file_id, idx, data) ");
-        insert.push_values(chunks.iter().zip(first_idx..), |mut row, (chunk, idx)| {
-            row.push_bind(file_id.as_str()).push_bind(idx).push_bind(chunk.as_ref());
+        insert.push_values(chunks.into_iter().zip(first_idx..), |mut row, (chunk, idx)| {
+            row.push_bind(file_id.as_str()).push_bind(idx).push_bind(Vec::<u8>::from(chunk));
         });
         insert.build().persistent(true).execute(&self.writer).await?;
         Ok(())
