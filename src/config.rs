@@ -81,7 +81,7 @@ pub struct Settings {
 
     /// WAL pages after which a commit checkpoints the WAL into the database; 0 leaves checkpoints
     /// to another process (Litestream).
-    #[arg(long, env = "BLOBDROP_WAL_AUTOCHECKPOINT", default_value_t = 1000)]
+    #[arg(long, env = "BLOBDROP_WAL_AUTOCHECKPOINT", default_value_t = crate::store::WAL_AUTOCHECKPOINT)]
     pub wal_autocheckpoint: u32,
 
     /// Log lines as text or as JSON objects.

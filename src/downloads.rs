@@ -11,9 +11,18 @@ use tokio::sync::mpsc;
 use crate::domain::{ByteRange, FileId};
 use crate::store::{FileRecord, Store, StoreError};
 
-/// Chunks per SELECT (1 MiB). The channel holds one batch while the next is read, so a download
-/// holds about 3 MiB whatever the file's size.
+/// Chunks per SELECT (1 MiB): each statement costs a round trip to a connection thread, so many
+/// chunks per SELECT, read while the previous ones are being sent.
 pub const READ_BATCH_CHUNKS: i64 = 32;
+
+/// Chunks per piece of the response (128 KiB). The server copies each piece into its write buffer
+/// and writes it out in one go: a piece per 32 KiB chunk costs a write each (measured slower), a
+/// piece per 1 MiB batch makes every connection's write buffer 1 MiB.
+const PIECE_CHUNKS: usize = 4;
+
+/// Pieces queued for the network: the next batch is read while these are sent. With the batch
+/// being read, a download holds about 1.5 MiB whatever the file's size.
+const QUEUED_PIECES: usize = 4;
 
 /// The bytes of `range` of `file`, in order. Ends with an error if a chunk is missing or has the
 /// wrong length; the server then aborts the response rather than send wrong bytes.
@@ -22,7 +31,7 @@ pub fn stream_range(
     file: &FileRecord,
     range: ByteRange,
 ) -> impl Stream<Item = Result<Bytes, StoreError>> + 'static {
-    let (sender, receiver) = mpsc::channel(1);
+    let (sender, receiver) = mpsc::channel(QUEUED_PIECES);
     let layout =
         Layout { file_id: file.id.clone(), file_size: file.file_size as u64, chunk_size: file.chunk_size as u64 };
     tokio::spawn(produce(store, layout, range, sender));
@@ -50,30 +59,49 @@ async fn produce(store: Store, layout: Layout, range: ByteRange, sender: mpsc::S
     let mut batch_start = first_idx;
     while batch_start <= last_idx {
         let batch_end = last_idx.min(batch_start + READ_BATCH_CHUNKS as u64 - 1);
-        let batch = read_batch(&store, &layout, &range, batch_start, batch_end).await;
-        let failed = batch.is_err();
-        if sender.send(batch).await.is_err() || failed {
-            return; // the client went away, or the file is damaged
+        let pieces = match read_batch(&store, &layout, &range, batch_start, batch_end).await {
+            Ok(pieces) => pieces,
+            Err(error) => {
+                let _ = sender.send(Err(error)).await; // the file is damaged: the response is cut off
+                return;
+            }
+        };
+        for piece in pieces {
+            if sender.send(Ok(piece)).await.is_err() {
+                return; // the client went away
+            }
         }
         batch_start = batch_end + 1;
     }
 }
 
-/// Chunks `first..=last`, checked and trimmed to the range, joined into one buffer: one large
-/// write per batch costs the server far less than one per 32 KiB chunk (about 1.3x the throughput).
+/// Chunks `first..=last`, checked, trimmed to the range and copied straight from their rows into
+/// pieces of `PIECE_CHUNKS` chunks.
 async fn read_batch(
     store: &Store,
     layout: &Layout,
     range: &ByteRange,
     first: u64,
     last: u64,
-) -> Result<Bytes, StoreError> {
-    let chunks = store.read_chunks(&layout.file_id, first as i64, last as i64).await?;
-    let mut joined = BytesMut::with_capacity(chunks.len() * layout.chunk_size as usize);
-    for (idx, data) in (first..).zip(chunks) {
-        joined.extend_from_slice(trim(layout, range, idx, &data)?);
+) -> Result<Vec<Bytes>, StoreError> {
+    let mut pieces = Vec::with_capacity(READ_BATCH_CHUNKS as usize / PIECE_CHUNKS + 1);
+    let mut piece = BytesMut::new();
+    store
+        .read_chunks(&layout.file_id, first as i64, last as i64, |idx, data| {
+            if piece.is_empty() {
+                piece.reserve(PIECE_CHUNKS * layout.chunk_size as usize);
+            }
+            piece.extend_from_slice(trim(layout, range, idx as u64, data)?);
+            if (idx as u64 - first + 1) % PIECE_CHUNKS as u64 == 0 {
+                pieces.push(piece.split().freeze());
+            }
+            Ok(())
+        })
+        .await?;
+    if !piece.is_empty() {
+        pieces.push(piece.freeze());
     }
-    Ok(joined.freeze())
+    Ok(pieces)
 }
 
 /// Checks a chunk's length and cuts it to the part that lies inside `range`.

@@ -220,21 +220,40 @@ impl Upload {
     }
 }
 
-/// The writer task of one upload: inserts its batches in order, each hashed on the blocking pool
-/// while it is inserted. Ends when the queue closes (returning the hash) or at the first error.
-async fn write_batches(store: Store, id: FileId, mut queue: mpsc::Receiver<Vec<Bytes>>) -> Result<Sha256, UploadError> {
-    let mut hasher = Sha256::new();
+/// The writer task of one upload: a hashing stage takes the batches from the queue and passes each
+/// on once hashed, and this task inserts it while the next one is hashed. An inserted batch is then
+/// no longer shared, so its chunks go to SQLite without another copy. Ends when the queue closes
+/// (returning the hash) or at the first error.
+async fn write_batches(store: Store, id: FileId, queue: mpsc::Receiver<Vec<Bytes>>) -> Result<Sha256, UploadError> {
+    let (to_insert, mut hashed) = mpsc::channel(1);
+    let hashing = tokio::spawn(hash_batches(queue, to_insert));
     let mut next_idx = 0;
+    while let Some(batch) = hashed.recv().await {
+        let count = batch.len() as i64;
+        store.insert_chunks(&id, next_idx, batch).await?;
+        next_idx += count;
+    }
+    hashing.await?
+}
+
+/// Hashes the batches of one upload in order, each on the blocking pool (SHA-256 of a batch takes
+/// about a millisecond: too long for the executor), and passes them on. Stops early if the writer
+/// has stopped: its error is the one reported.
+async fn hash_batches(
+    mut queue: mpsc::Receiver<Vec<Bytes>>,
+    to_insert: mpsc::Sender<Vec<Bytes>>,
+) -> Result<Sha256, UploadError> {
+    let mut hasher = Sha256::new();
     while let Some(batch) = queue.recv().await {
-        let to_hash = batch.clone(); // cheap: Bytes are reference counted
-        let hashing = tokio::task::spawn_blocking(move || {
-            to_hash.iter().for_each(|chunk| hasher.update(chunk));
-            hasher
-        });
-        let (hashed, inserted) = tokio::join!(hashing, store.insert_chunks(&id, next_idx, &batch));
-        inserted?;
-        hasher = hashed?;
-        next_idx += batch.len() as i64;
+        let hashed;
+        (hasher, hashed) = tokio::task::spawn_blocking(move || {
+            batch.iter().for_each(|chunk| hasher.update(chunk));
+            (hasher, batch)
+        })
+        .await?;
+        if to_insert.send(hashed).await.is_err() {
+            break;
+        }
     }
     Ok(hasher)
 }

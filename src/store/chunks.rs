@@ -2,7 +2,8 @@
 //! to sqlx's connection thread (100-300 us) whatever its size.
 
 use bytes::Bytes;
-use sqlx::QueryBuilder;
+use futures_util::TryStreamExt;
+use sqlx::{QueryBuilder, Row};
 
 use super::{Store, StoreError};
 use crate::domain::FileId;
@@ -12,34 +13,49 @@ const DELETE_BATCH: i64 = 256;
 
 impl Store {
     /// Stores consecutive chunks `first_idx..` of an upload in one INSERT (one short transaction).
+    /// A chunk no longer shared is handed over without a copy (sqlx copies borrowed bytes).
     #[tracing::instrument(skip_all, fields(file_id = %file_id, first_idx, chunks = chunks.len()))]
-    pub async fn insert_chunks(&self, file_id: &FileId, first_idx: i64, chunks: &[Bytes]) -> Result<(), StoreError> {
+    pub async fn insert_chunks(&self, file_id: &FileId, first_idx: i64, chunks: Vec<Bytes>) -> Result<(), StoreError> {
         if chunks.is_empty() {
             return Ok(());
         }
         let mut insert = QueryBuilder::new("INSERT INTO file_chunks (file_id, idx, data) ");
-        insert.push_values(chunks.iter().zip(first_idx..), |mut row, (chunk, idx)| {
-            row.push_bind(file_id.as_str()).push_bind(idx).push_bind(chunk.as_ref());
+        insert.push_values(chunks.into_iter().zip(first_idx..), |mut row, (chunk, idx)| {
+            row.push_bind(file_id.as_str()).push_bind(idx).push_bind(Vec::<u8>::from(chunk));
         });
         insert.build().persistent(true).execute(&self.writer).await?;
         Ok(())
     }
 
-    /// Reads chunks `first..=last` of a file in one SELECT, checking that none is missing.
-    #[tracing::instrument(skip(self))]
-    pub async fn read_chunks(&self, file_id: &FileId, first: i64, last: i64) -> Result<Vec<Vec<u8>>, StoreError> {
-        let rows: Vec<(i64, Vec<u8>)> =
-            sqlx::query_as("SELECT idx, data FROM file_chunks WHERE file_id = ? AND idx BETWEEN ? AND ? ORDER BY idx")
+    /// Reads chunks `first..=last` of a file in one SELECT and hands each to `take` with its index,
+    /// in order, borrowed straight from the row (no copy into a `Vec` per chunk). Fails if one is
+    /// missing.
+    #[tracing::instrument(skip(self, take))]
+    pub async fn read_chunks(
+        &self,
+        file_id: &FileId,
+        first: i64,
+        last: i64,
+        mut take: impl FnMut(i64, &[u8]) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
+        let mut rows =
+            sqlx::query("SELECT idx, data FROM file_chunks WHERE file_id = ? AND idx BETWEEN ? AND ? ORDER BY idx")
                 .bind(file_id.as_str())
                 .bind(first)
                 .bind(last)
-                .fetch_all(&self.reader)
-                .await?;
-        let intact = rows.iter().zip(first..).take_while(|((idx, _), expected)| idx == expected).count();
-        if intact as i64 != last - first + 1 {
-            return Err(StoreError::DamagedFile { file_id: file_id.to_string(), idx: first + intact as i64 });
+                .fetch(&self.reader);
+        let mut expected = first;
+        while let Some(row) = rows.try_next().await? {
+            if row.try_get::<i64, _>(0)? != expected {
+                break;
+            }
+            take(expected, row.try_get::<&[u8], _>(1)?)?;
+            expected += 1;
         }
-        Ok(rows.into_iter().map(|(_, data)| data).collect())
+        if expected != last + 1 {
+            return Err(StoreError::DamagedFile { file_id: file_id.to_string(), idx: expected });
+        }
+        Ok(())
     }
 
     /// Deletes every chunk of a file, a batch per statement.

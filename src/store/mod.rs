@@ -34,7 +34,16 @@ pub use space::{Usage, Vacuumed};
 /// 259 at 4 KiB, 6% space overhead against 14% at 32 KiB). Fixed when the database is created.
 pub const PAGE_SIZE: u32 = 16 * 1024;
 
+/// WAL pages per checkpoint (4 MiB of 16 KiB pages), a quarter of SQLite's default 1000. The commit
+/// that crosses it runs the checkpoint on the one write connection, and every other write waits:
+/// 1 KiB uploads during a large upload waited up to 50-120 ms at 1000 pages, 20 ms at 250, with no
+/// loss of upload throughput (scripts/bench, BENCHMARKS.md).
+pub const WAL_AUTOCHECKPOINT: u32 = 250;
+
 const READ_POOL_SIZE: u32 = 8;
+/// Page cache of each reader, in KiB. Downloads read every page once, so a large cache only holds
+/// chunks already sent: SQLite's default 2 MiB each made 8 readers cost 16 MiB under many downloads.
+const READER_CACHE_KIB: u32 = 512;
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
 #[derive(Debug, thiserror::Error)]
@@ -70,13 +79,13 @@ pub enum OpenError {
 pub struct StoreOptions {
     /// Caps the database file; writes past it fail with `StorageFull`.
     pub max_db_size: Option<u64>,
-    /// WAL pages that trigger a checkpoint (SQLite's default 1000); 0 turns them off.
+    /// WAL pages that trigger a checkpoint; 0 turns them off.
     pub wal_autocheckpoint: u32,
 }
 
 impl Default for StoreOptions {
     fn default() -> Self {
-        StoreOptions { max_db_size: None, wal_autocheckpoint: 1000 }
+        StoreOptions { max_db_size: None, wal_autocheckpoint: WAL_AUTOCHECKPOINT }
     }
 }
 
@@ -106,7 +115,8 @@ impl Store {
         sqlx::migrate!("./migrations").run(&writer).await?;
         let reader = SqlitePoolOptions::new()
             .max_connections(READ_POOL_SIZE)
-            .connect_with(options.pragma("query_only", "ON")) // a reader that tries to write fails loudly
+            // A reader that tries to write fails loudly.
+            .connect_with(options.pragma("query_only", "ON").pragma("cache_size", format!("-{READER_CACHE_KIB}")))
             .await
             .map_err(open_error)?;
         Ok(Store { writer, reader })

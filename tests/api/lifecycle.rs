@@ -37,7 +37,7 @@ async fn a_restart_after_a_crash_purges_the_partial_upload() {
         };
         store.create_upload(&file).await.unwrap();
         let chunks: Vec<bytes::Bytes> = (0..3).map(|_| bytes::Bytes::from(test_bytes(32_768))).collect();
-        store.insert_chunks(&id, 0, &chunks).await.unwrap();
+        store.insert_chunks(&id, 0, chunks).await.unwrap();
         store.close().await;
     }
     let app = spawn_app_on(folder, settings).await;

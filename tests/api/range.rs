@@ -37,6 +37,21 @@ async fn ranges_return_exactly_the_requested_bytes() {
 }
 
 #[tokio::test]
+async fn a_range_across_many_chunks_and_read_batches_returns_exactly_its_bytes() {
+    let app = spawn_app().await;
+    let size = 2 * 1024 * 1024 + 12_345; // several read batches, a short last chunk
+    let bytes = test_bytes(size);
+    let url = app.upload("long.bin", bytes.clone()).await;
+    for (first, last) in [(100_000, 2_000_000), (1_048_575, 1_048_576), (5, size - 1), (0, size - 2)] {
+        let (status, _, body) = range(&app, &url, &format!("bytes={first}-{last}")).await;
+        assert_eq!(status, StatusCode::PARTIAL_CONTENT);
+        assert!(body == bytes[first..=last], "bytes {first}-{last} differ");
+    }
+    let whole = app.client.get(&url).send().await.unwrap().bytes().await.unwrap();
+    assert!(whole == bytes, "the whole file differs");
+}
+
+#[tokio::test]
 async fn an_unsatisfiable_range_is_416_with_the_size() {
     let app = spawn_app().await;
     let url = app.upload("short.bin", test_bytes(1000)).await;

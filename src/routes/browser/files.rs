@@ -238,9 +238,14 @@ async fn preview(state: &AppState, file: &FileRecord) -> Result<Preview, AppErro
         _ if kind.starts_with("text/") || kind == "application/json" => {
             let wanted = (file.file_size as usize).min(TEXT_PREVIEW);
             let last_chunk = (wanted.max(1) - 1) / CHUNK_SIZE;
-            let chunks =
-                if wanted == 0 { Vec::new() } else { state.store.read_chunks(&file.id, 0, last_chunk as i64).await? };
-            let mut bytes: Vec<u8> = chunks.concat();
+            let mut bytes = Vec::with_capacity(wanted);
+            if wanted > 0 {
+                let take = |_, chunk: &[u8]| {
+                    bytes.extend_from_slice(chunk);
+                    Ok(())
+                };
+                state.store.read_chunks(&file.id, 0, last_chunk as i64, take).await?;
+            }
             bytes.truncate(wanted);
             Preview::Text {
                 text: String::from_utf8_lossy(&bytes).into_owned(),
