@@ -79,7 +79,13 @@ async fn send_batches(store: &Store, files: &[FileRecord], batches: mpsc::Sender
         let mut first = 0;
         while first < chunks {
             let last = (first + READ_BATCH_CHUNKS - 1).min(chunks - 1);
-            let batch = store.read_chunks(&file.id, first, last).await?.concat();
+            let mut batch = Vec::new();
+            store
+                .read_chunks(&file.id, first, last, |_, chunk| {
+                    batch.extend_from_slice(chunk);
+                    Ok(())
+                })
+                .await?;
             if batches.send(batch).await.is_err() {
                 return Err(BuildError::Interrupted);
             }
@@ -290,7 +296,13 @@ mod tests {
         assert_eq!(imported.len(), 2);
         let now = time::OffsetDateTime::now_utc().unix_timestamp();
         let record = store.find_file(&imported[0].id, now).await.unwrap().unwrap();
-        let chunks = store.read_chunks(&record.id, 0, (record.file_size - 1) / record.chunk_size).await.unwrap();
-        assert_eq!(chunks.concat(), large);
+        let mut bytes = Vec::new();
+        let last = (record.file_size - 1) / record.chunk_size;
+        let read = store.read_chunks(&record.id, 0, last, |_, chunk| {
+            bytes.extend_from_slice(chunk);
+            Ok(())
+        });
+        read.await.unwrap();
+        assert_eq!(bytes, large);
     }
 }
