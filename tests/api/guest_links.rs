@@ -534,3 +534,27 @@ async fn the_owner_manages_guest_links_with_browser_forms() {
     let links = list_links(&app).await;
     assert!(links.is_empty());
 }
+
+#[tokio::test]
+async fn a_stranger_with_a_malformed_guest_link_body_gets_401_and_is_counted_by_the_throttle() {
+    let app = spawn_app_with(|settings| {
+        settings.auth_burst = 3;
+        settings.auth_period_secs = 60;
+    })
+    .await;
+    let link = create_link(&app, json!({ "label": "inbox" })).await;
+    let edit_path = format!("/api/guest-links/{}", link["id"].as_str().unwrap());
+    // The owner check runs before the body is parsed: 401, not a 400 about a body nobody may send.
+    for (method, path) in [(Method::POST, "/api/guest-links"), (Method::PATCH, edit_path.as_str())] {
+        let wrong = app.client.request(method.clone(), app.url(path)).bearer_auth("x".repeat(43)).body("{");
+        let wrong = wrong.header("content-type", "application/json").send().await.unwrap();
+        assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED, "{method} {path}");
+    }
+    // Those two wrong credentials counted: with a burst of 3, two more reach 429.
+    let mut last = StatusCode::OK;
+    for _ in 0..2 {
+        let wrong = app.client.post(app.url("/api/guest-links")).bearer_auth("wrong").json(&json!({ "label": "x" }));
+        last = wrong.send().await.unwrap().status();
+    }
+    assert_eq!(last, StatusCode::TOO_MANY_REQUESTS);
+}
