@@ -7,7 +7,7 @@ use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
 use crate::browser_pages::sign_in;
-use crate::helpers::{TestApp, sha256, spawn_app, spawn_app_with, test_bytes};
+use crate::helpers::{TestApp, sha256, spawn_app, spawn_app_with, spawn_strictly_throttled_app, test_bytes};
 
 /// Creates a guest link through the owner API and returns its JSON.
 async fn create_link(app: &TestApp, body: Value) -> Value {
@@ -537,11 +537,7 @@ async fn the_owner_manages_guest_links_with_browser_forms() {
 
 #[tokio::test]
 async fn a_stranger_with_a_malformed_guest_link_body_gets_401_and_is_counted_by_the_throttle() {
-    let app = spawn_app_with(|settings| {
-        settings.auth_burst = 3;
-        settings.auth_period_secs = 60;
-    })
-    .await;
+    let app = spawn_strictly_throttled_app().await;
     let link = create_link(&app, json!({ "label": "inbox" })).await;
     let edit_path = format!("/api/guest-links/{}", link["id"].as_str().unwrap());
     // The owner check runs before the body is parsed: 401, not a 400 about a body nobody may send.

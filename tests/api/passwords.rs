@@ -5,7 +5,7 @@ use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
 use crate::browser_pages::sign_in;
-use crate::helpers::{TestApp, id_of, spawn_app, spawn_app_with, test_bytes};
+use crate::helpers::{TestApp, id_of, spawn_app, spawn_strictly_throttled_app, test_bytes};
 
 const PASSWORD: &str = "open sesame";
 
@@ -218,11 +218,7 @@ async fn a_protected_download_is_private_to_the_browser_that_proved_the_password
 
 #[tokio::test]
 async fn wrong_passwords_do_not_lock_the_owner_out_of_a_protected_file_and_the_owner_throttle_still_holds() {
-    let app = spawn_app_with(|settings| {
-        settings.auth_burst = 3;
-        settings.auth_period_secs = 60;
-    })
-    .await;
+    let app = spawn_strictly_throttled_app().await;
     let url = protected_upload(&app, "secret.txt", test_bytes(10), PASSWORD).await;
     let mut last = StatusCode::OK;
     for _ in 0..4 {
