@@ -107,6 +107,8 @@ async fn bad_guest_link_terms_get_a_400_with_a_reason() {
         json!({"label": "  "}),
         json!({"label": "x", "max_uploads": 0}),
         json!({"label": "x", "max_file_size": "lots"}),
+        json!({"label": "x", "max_file_size": 9_223_372_036_854_775_808_u64}),
+        json!({"label": "x", "max_file_size": "8EiB"}),
         json!({"label": "x", "file_lifetime_days": 0}),
         json!({"label": "x", "expires": "2001-01-01T00:00:00Z"}),
         json!({"label": "x", "expires": "tomorrow"}),
@@ -118,6 +120,10 @@ async fn bad_guest_link_terms_get_a_400_with_a_reason() {
     }
     let listed = list_links(&app).await;
     assert!(listed.is_empty());
+    let browser = sign_in(&app).await;
+    let form = browser.post_form(&app, "/guest-links", &[("label", "x"), ("max_file_size", "8 EiB")]).await;
+    assert_eq!(form.status(), StatusCode::BAD_REQUEST, "the form too");
+    assert!(list_links(&app).await.is_empty());
 }
 
 #[tokio::test]
