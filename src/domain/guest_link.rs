@@ -32,7 +32,7 @@ pub struct GuestLinkTerms {
 pub enum GuestLinkError {
     #[error("the label must be 1 to {MAX_LABEL_CHARS} characters, without control characters")]
     Label,
-    #[error("the maximum file size must be at least 1 byte")]
+    #[error("the maximum file size must be at least 1 byte and under 8 EiB")]
     MaxFileSize,
     #[error("the maximum number of uploads must be a whole number from 1 to {}", u32::MAX)]
     MaxUploads,
@@ -54,7 +54,8 @@ impl GuestLinkTerms {
         if label.is_empty() || label.chars().count() > MAX_LABEL_CHARS || label.chars().any(char::is_control) {
             return Err(GuestLinkError::Label);
         }
-        if max_file_size.is_some_and(|size| size.as_u64() == 0) {
+        // Stored as a signed 64-bit integer: 2^63 bytes (8 EiB) and up cannot be kept.
+        if max_file_size.is_some_and(|size| size.as_u64() == 0 || i64::try_from(size.as_u64()).is_err()) {
             return Err(GuestLinkError::MaxFileSize);
         }
         let max_uploads = max_uploads
@@ -152,6 +153,10 @@ mod tests {
         assert_eq!(GuestLinkTerms::new(&"x".repeat(201), None, None, None, None), Err(GuestLinkError::Label));
         let zero = Some(ByteSize::from_bytes(0));
         assert_eq!(GuestLinkTerms::new("a", None, zero, None, None), Err(GuestLinkError::MaxFileSize));
+        let eight_eib = Some(ByteSize::from_bytes(1 << 63));
+        assert_eq!(GuestLinkTerms::new("a", None, eight_eib, None, None), Err(GuestLinkError::MaxFileSize));
+        let largest = Some(ByteSize::from_bytes(i64::MAX as u64));
+        assert!(GuestLinkTerms::new("a", None, largest, None, None).is_ok());
         for n in [0, -1, i64::from(u32::MAX) + 1] {
             assert_eq!(GuestLinkTerms::new("a", None, None, Some(n), None), Err(GuestLinkError::MaxUploads));
         }

@@ -101,7 +101,8 @@ pub async fn download(
         .insert_header(header::ETag(etag))
         .insert_header(header::LastModified(last_modified.into()))
         .insert_header((header::ACCEPT_RANGES, "bytes"))
-        .insert_header((header::CACHE_CONTROL, "no-cache"))
+        // A protected file must never sit in a shared cache: only the browser that proved the password keeps it.
+        .insert_header((header::CACHE_CONTROL, if file.password_protected { "private, no-cache" } else { "no-cache" }))
         .insert_header((header::CONTENT_SECURITY_POLICY, "sandbox"))
         .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
         .insert_header(content_disposition(&file, query.forces_attachment()));

@@ -6,7 +6,7 @@ use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
 use super::files_api::present;
-use super::owner::Owner;
+use super::owner::{Owner, OwnerJson};
 use super::{AppError, AppState};
 use crate::domain::{ByteSize, GuestLinkId, GuestLinkTerms, future_expiry};
 use crate::store::GuestLinkRecord;
@@ -125,13 +125,12 @@ pub async fn list(_owner: Owner, req: HttpRequest, state: web::Data<AppState>) -
 }
 
 pub async fn create(
-    _owner: Owner,
     req: HttpRequest,
-    body: web::Json<NewLink>,
+    body: OwnerJson<NewLink>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
     let now = OffsetDateTime::now_utc().unix_timestamp();
-    let body = body.into_inner();
+    let body = body.body;
     let expires_at = body.expires.as_deref().map(|raw| new_expiry(raw, now)).transpose()?;
     let max_file_size = body.max_file_size.map(SizeInput::parse).transpose()?;
     let terms = terms(&body.label, expires_at, max_file_size, body.max_uploads, body.file_lifetime_days)?;
@@ -152,15 +151,14 @@ pub async fn show(
 }
 
 pub async fn edit(
-    _owner: Owner,
     req: HttpRequest,
     id: web::Path<String>,
-    body: web::Json<Edit>,
+    body: OwnerJson<Edit>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
     let link = find(&state, &id).await?;
     let now = OffsetDateTime::now_utc().unix_timestamp();
-    let edit = body.into_inner();
+    let edit = body.body;
     let expires_at = match edit.expires {
         None => link.expires_at,
         Some(None) => None,

@@ -1,6 +1,4 @@
-//! Who is the owner: a request carrying the shared secret or an API token (Basic with any user, or
-//! Bearer), or a browser with a session cookie. Wrong credentials are throttled per client. Changes made through a session must also prove they come from
-//! blobdrop's own pages: same Origin, and the session's CSRF token.
+//! Who is the owner: the shared secret or an API token in Authorization, or a session cookie.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -10,6 +8,9 @@ use actix_web::{FromRequest, HttpRequest, dev::Payload, web};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use serde::de::DeserializeOwned;
+
+// Wrong credentials are throttled per client (Basic with any user, or Bearer). Changes made through a
+// session must also prove they come from blobdrop's own pages: same Origin, and the session's CSRF token.
 
 use super::{AppError, AppState};
 use crate::api_tokens;
@@ -23,17 +24,28 @@ pub const CSRF_HEADER: &str = "x-csrf-token";
 /// Proof that the request came from the owner.
 #[derive(Debug, Clone)]
 pub enum Owner {
-    /// The shared secret or an API token was in the Authorization header (scripts, curl).
+    /// The shared secret was in the Authorization header (scripts, curl).
     Secret,
+    /// An API token was in the Authorization header: everything but signing in and managing tokens,
+    /// so revoking it ends all it can do.
+    Token,
     /// A browser session; `session.csrf_token` is what its pages must send back.
     Browser(Session),
 }
 
 impl Owner {
+    /// Refuses an API token where only the secret or a session may act (creating and revoking tokens).
+    pub fn not_a_token(&self) -> Result<(), AppError> {
+        match self {
+            Owner::Token => Err(AppError::Forbidden("an API token cannot manage tokens; use the secret or sign in")),
+            Owner::Secret | Owner::Browser(_) => Ok(()),
+        }
+    }
+
     /// The CSRF token to embed in pages; empty for secret-authenticated requests.
     pub fn csrf_token(&self) -> &str {
         match self {
-            Owner::Secret => "",
+            Owner::Secret | Owner::Token => "",
             Owner::Browser(session) => &session.csrf_token,
         }
     }
@@ -60,9 +72,11 @@ async fn identify(req: &HttpRequest, state: &AppState) -> Result<Owner, AppError
     if req.headers().contains_key(header::AUTHORIZATION) {
         // A malformed header counts as a wrong credential: the same as an empty one.
         let candidate = credential(req).unwrap_or_default();
-        let verify = is_owner_credential(state, &candidate);
+        let secret = state.secret.verify(&candidate);
+        let verify = async { Ok::<_, AppError>(secret || api_tokens::authenticate(&state.store, &candidate).await?) };
         return match state.throttles.owner.attempt(state.client_ip(req), verify).await? {
-            Verdict::Right => Ok(Owner::Secret),
+            Verdict::Right if secret => Ok(Owner::Secret),
+            Verdict::Right => Ok(Owner::Token),
             Verdict::Wrong => Err(AppError::Unauthorized),
             Verdict::Refused(refused) => Err(refused.into()),
         };
@@ -163,6 +177,7 @@ impl<T: DeserializeOwned + 'static> FromRequest for OwnerForm<T> {
 /// database, and a plain `Json` extractor beside `Owner` could fail first.
 pub struct OwnerJson<T> {
     pub body: T,
+    pub owner: Owner,
 }
 
 impl<T: DeserializeOwned + 'static> FromRequest for OwnerJson<T> {
@@ -173,9 +188,9 @@ impl<T: DeserializeOwned + 'static> FromRequest for OwnerJson<T> {
         let owner = Owner::from_request(req, payload);
         let json = web::Json::<T>::from_request(req, payload);
         Box::pin(async move {
-            owner.await?;
+            let owner = owner.await?;
             let json = json.await.map_err(|error| AppError::BadRequest(error.to_string()))?;
-            Ok(OwnerJson { body: json.into_inner() })
+            Ok(OwnerJson { body: json.into_inner(), owner })
         })
     }
 }

@@ -39,13 +39,18 @@ pub async fn gate(req: &HttpRequest, state: &AppState, file: &FileRecord) -> Res
         }
     }
     if let Some(candidate) = credential(req) {
-        let verify = async {
-            Ok::<_, AppError>(
-                is_owner_credential(state, &candidate).await?
-                    || passwords::verify(password_hash, candidate.clone()).await.map_err(AppError::internal)?,
-            )
-        };
-        return match state.throttles.passwords.attempt(state.client_ip(req), verify).await? {
+        let client = state.client_ip(req);
+        // The owner's secret or token answers to the owner throttle (a client it refuses is refused
+        // here too); anything else is a file password, under the passwords throttle.
+        if is_owner_credential(state, &candidate).await? {
+            let right = async { Ok::<_, AppError>(true) };
+            return match state.throttles.owner.attempt(client, right).await? {
+                Verdict::Refused(refused) => Err(refused.into()),
+                Verdict::Right | Verdict::Wrong => Ok(None),
+            };
+        }
+        let verify = async { passwords::verify(password_hash, candidate.clone()).await.map_err(AppError::internal) };
+        return match state.throttles.passwords.attempt(client, verify).await? {
             Verdict::Right => Ok(None),
             Verdict::Wrong => Err(AppError::PasswordRequired),
             Verdict::Refused(refused) => Err(refused.into()),

@@ -41,7 +41,8 @@ impl TokenJson {
     }
 }
 
-async fn list(_owner: Owner, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
+async fn list(owner: Owner, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
+    owner.not_a_token()?;
     let tokens = state.store.list_api_tokens().await?;
     Ok(HttpResponse::Ok().json(tokens.iter().map(|record| TokenJson::new(record, None)).collect::<Vec<_>>()))
 }
@@ -54,13 +55,15 @@ struct NewToken {
 
 /// 201 with the token: the only time it is shown.
 async fn create(new: OwnerJson<NewToken>, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
+    new.owner.not_a_token()?;
     let label = TokenLabel::parse(&new.body.label).map_err(|error| AppError::BadRequest(error.to_string()))?;
     let (record, token) = api_tokens::create(&state.store, &label).await?;
     Ok(HttpResponse::Created().json(TokenJson::new(&record, Some(token))))
 }
 
 /// 204; the token gets 401 from the next request on.
-async fn revoke(_owner: Owner, id: web::Path<i64>, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
+async fn revoke(owner: Owner, id: web::Path<i64>, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
+    owner.not_a_token()?;
     if !state.store.delete_api_token(*id).await? {
         return Err(AppError::NotFound);
     }

@@ -7,7 +7,7 @@ use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
 use crate::browser_pages::sign_in;
-use crate::helpers::{TestApp, sha256, spawn_app, spawn_app_with, test_bytes};
+use crate::helpers::{TestApp, sha256, spawn_app, spawn_app_with, spawn_strictly_throttled_app, test_bytes};
 
 /// Creates a guest link through the owner API and returns its JSON.
 async fn create_link(app: &TestApp, body: Value) -> Value {
@@ -107,6 +107,8 @@ async fn bad_guest_link_terms_get_a_400_with_a_reason() {
         json!({"label": "  "}),
         json!({"label": "x", "max_uploads": 0}),
         json!({"label": "x", "max_file_size": "lots"}),
+        json!({"label": "x", "max_file_size": 9_223_372_036_854_775_808_u64}),
+        json!({"label": "x", "max_file_size": "8EiB"}),
         json!({"label": "x", "file_lifetime_days": 0}),
         json!({"label": "x", "expires": "2001-01-01T00:00:00Z"}),
         json!({"label": "x", "expires": "tomorrow"}),
@@ -118,6 +120,10 @@ async fn bad_guest_link_terms_get_a_400_with_a_reason() {
     }
     let listed = list_links(&app).await;
     assert!(listed.is_empty());
+    let browser = sign_in(&app).await;
+    let form = browser.post_form(&app, "/guest-links", &[("label", "x"), ("max_file_size", "8 EiB")]).await;
+    assert_eq!(form.status(), StatusCode::BAD_REQUEST, "the form too");
+    assert!(list_links(&app).await.is_empty());
 }
 
 #[tokio::test]
@@ -533,4 +539,24 @@ async fn the_owner_manages_guest_links_with_browser_forms() {
     assert_eq!(browser.post_form(&app, &format!("{path}/delete"), &[]).await.status(), StatusCode::SEE_OTHER);
     let links = list_links(&app).await;
     assert!(links.is_empty());
+}
+
+#[tokio::test]
+async fn a_stranger_with_a_malformed_guest_link_body_gets_401_and_is_counted_by_the_throttle() {
+    let app = spawn_strictly_throttled_app().await;
+    let link = create_link(&app, json!({ "label": "inbox" })).await;
+    let edit_path = format!("/api/guest-links/{}", link["id"].as_str().unwrap());
+    // The owner check runs before the body is parsed: 401, not a 400 about a body nobody may send.
+    for (method, path) in [(Method::POST, "/api/guest-links"), (Method::PATCH, edit_path.as_str())] {
+        let wrong = app.client.request(method.clone(), app.url(path)).bearer_auth("x".repeat(43)).body("{");
+        let wrong = wrong.header("content-type", "application/json").send().await.unwrap();
+        assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED, "{method} {path}");
+    }
+    // Those two wrong credentials counted: with a burst of 3, two more reach 429.
+    let mut last = StatusCode::OK;
+    for _ in 0..2 {
+        let wrong = app.client.post(app.url("/api/guest-links")).bearer_auth("wrong").json(&json!({ "label": "x" }));
+        last = wrong.send().await.unwrap().status();
+    }
+    assert_eq!(last, StatusCode::TOO_MANY_REQUESTS);
 }

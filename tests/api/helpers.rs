@@ -43,6 +43,15 @@ pub async fn spawn_app() -> TestApp {
     spawn_app_with(|_| {}).await
 }
 
+/// An app whose throttles allow 3 wrong credentials, then one a minute.
+pub async fn spawn_strictly_throttled_app() -> TestApp {
+    spawn_app_with(|settings| {
+        settings.auth_burst = 3;
+        settings.auth_period_secs = 60;
+    })
+    .await
+}
+
 pub async fn spawn_app_with(configure: impl FnOnce(&mut Settings)) -> TestApp {
     let folder = tempfile::tempdir().unwrap();
     let mut settings = test_settings(folder.path());

@@ -5,7 +5,7 @@ use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
 use crate::browser_pages::sign_in;
-use crate::helpers::{TestApp, id_of, spawn_app, test_bytes};
+use crate::helpers::{TestApp, id_of, spawn_app, spawn_strictly_throttled_app, test_bytes};
 
 const PASSWORD: &str = "open sesame";
 
@@ -202,4 +202,36 @@ async fn real_curl_resumes_a_protected_download_with_u_colon_password() {
     assert!(!curl("wrong").status().await.unwrap().success(), "a wrong password fails (401)");
     assert!(curl(PASSWORD).status().await.unwrap().success());
     assert_eq!(std::fs::read(&out).unwrap(), bytes);
+}
+
+#[tokio::test]
+async fn a_protected_download_is_private_to_the_browser_that_proved_the_password() {
+    let app = spawn_app().await;
+    let open = app.upload("open.txt", test_bytes(10)).await;
+    let url = protected_upload(&app, "secret.txt", test_bytes(10), PASSWORD).await;
+    let right = app.client.get(&url).basic_auth("", Some(PASSWORD)).send().await.unwrap();
+    assert_eq!(right.status(), StatusCode::OK);
+    assert_eq!(right.headers()["cache-control"], "private, no-cache", "never kept by a shared cache");
+    let open = app.client.get(&open).send().await.unwrap();
+    assert_eq!(open.headers()["cache-control"], "no-cache");
+}
+
+#[tokio::test]
+async fn wrong_passwords_do_not_lock_the_owner_out_of_a_protected_file_and_the_owner_throttle_still_holds() {
+    let app = spawn_strictly_throttled_app().await;
+    let url = protected_upload(&app, "secret.txt", test_bytes(10), PASSWORD).await;
+    let mut last = StatusCode::OK;
+    for _ in 0..4 {
+        last = app.client.get(&url).basic_auth("", Some("wrong")).send().await.unwrap().status();
+    }
+    assert_eq!(last, StatusCode::TOO_MANY_REQUESTS, "wrong passwords are throttled");
+    // The owner's secret answers to the owner throttle, which those passwords did not touch.
+    let owner = app.owner(Method::GET, &format!("/f/{}", id_of(&url))).send().await.unwrap();
+    assert_eq!(owner.status(), StatusCode::OK);
+    // And a client the owner throttle refuses is refused here too.
+    for _ in 0..4 {
+        app.client.get(app.url("/api/files")).bearer_auth("wrong").send().await.unwrap();
+    }
+    let owner = app.owner(Method::GET, &format!("/f/{}", id_of(&url))).send().await.unwrap();
+    assert_eq!(owner.status(), StatusCode::TOO_MANY_REQUESTS);
 }

@@ -49,11 +49,20 @@ async fn a_token_works_like_the_secret_with_basic_and_bearer_until_it_is_revoked
 }
 
 #[tokio::test]
-async fn a_token_can_sign_in_a_browser() {
+async fn a_token_can_neither_sign_in_nor_make_tokens_so_revoking_it_ends_everything() {
     let app = spawn_app().await;
     let token = create_token(&app, "laptop").await["token"].as_str().unwrap().to_owned();
     let response = app.client.post(app.url("/login")).form(&[("secret", token.as_str())]).send().await.unwrap();
-    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    assert_eq!(response.status(), StatusCode::UNAUTHORIZED, "no session bought with a token");
+    assert!(response.headers().get("set-cookie").is_none());
+    let more = app.client.post(app.url("/api/tokens")).bearer_auth(&token).json(&json!({ "label": "spare" })).send();
+    assert_eq!(more.await.unwrap().status(), StatusCode::FORBIDDEN, "no token made by a token");
+    let listed = app.client.get(app.url("/api/tokens")).bearer_auth(&token).send().await.unwrap();
+    assert_eq!(listed.status(), StatusCode::FORBIDDEN);
+    let revoke = app.client.delete(app.url("/api/tokens/1")).bearer_auth(&token).send().await.unwrap();
+    assert_eq!(revoke.status(), StatusCode::FORBIDDEN);
+    let tokens: Vec<Value> = app.owner(Method::GET, "/api/tokens").send().await.unwrap().json().await.unwrap();
+    assert_eq!(tokens.len(), 1, "only the token the owner made");
 }
 
 #[tokio::test]
