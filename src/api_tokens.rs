@@ -26,7 +26,10 @@ pub async fn authenticate(store: &Store, candidate: &str) -> Result<bool, StoreE
     let now = OffsetDateTime::now_utc().unix_timestamp();
     let stale_before = now - LAST_USED_PRECISION_SECS;
     if token.last_used_at.is_none_or(|at| at < stale_before) {
-        store.touch_api_token(token.id, now, stale_before).await?;
+        // Best effort: a full disk or a busy writer must not refuse a valid token.
+        if let Err(error) = store.touch_api_token(token.id, now, stale_before).await {
+            tracing::warn!(token_id = token.id, ?error, "could not note an API token's last use");
+        }
     }
     Ok(true)
 }

@@ -175,8 +175,8 @@ pub async fn edit(
         edit.max_uploads.unwrap_or(link.max_uploads),
         edit.file_lifetime_days.unwrap_or(link.file_lifetime_days),
     )?;
-    let disabled = edit.disabled.unwrap_or(link.disabled);
-    let link = state.store.update_guest_link(&link.id, &terms, disabled).await?.ok_or(AppError::UnknownGuestLink)?;
+    let link =
+        state.store.update_guest_link(&link.id, &terms, edit.disabled).await?.ok_or(AppError::UnknownGuestLink)?;
     Ok(HttpResponse::Ok().json(GuestLinkJson::new(&req, &state, &link, now)))
 }
 

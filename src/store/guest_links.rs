@@ -71,17 +71,19 @@ impl Store {
         Ok(sqlx::query_as(&sql).bind(id.as_str()).fetch_optional(&self.reader).await?)
     }
 
-    /// Replaces a link's terms (its upload count stays); `None` when there is no such link.
+    /// Replaces a link's terms (its upload count stays), and turns it off or on when `disabled` is
+    /// given; `None` leaves that as it is now, so an edit never undoes a disable made meanwhile.
+    /// `None` back when there is no such link.
     #[tracing::instrument(skip(self, terms))]
     pub async fn update_guest_link(
         &self,
         id: &GuestLinkId,
         terms: &GuestLinkTerms,
-        disabled: bool,
+        disabled: Option<bool>,
     ) -> Result<Option<GuestLinkRecord>, StoreError> {
         let sql = format!(
             "UPDATE guest_links SET label = ?, expires_at = ?, max_file_size = ?, max_uploads = ?, \
-             file_lifetime_days = ?, disabled = ? WHERE id = ? RETURNING {COLUMNS}"
+             file_lifetime_days = ?, disabled = COALESCE(?, disabled) WHERE id = ? RETURNING {COLUMNS}"
         );
         Ok(sqlx::query_as(&sql)
             .bind(&terms.label)

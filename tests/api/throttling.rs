@@ -124,3 +124,17 @@ async fn history_ips(app: &TestApp) -> Vec<String> {
     db.close().await;
     ips
 }
+
+#[tokio::test]
+async fn a_throttled_browser_is_told_to_wait_not_sent_to_sign_in_again() {
+    let app = throttled_app("").await;
+    for _ in 0..3 {
+        assert_eq!(wrong_secret(&app, None).await.status(), StatusCode::UNAUTHORIZED);
+    }
+    let page = app.client.get(app.url("/files")).basic_auth("", Some("a-guess")).header("accept", "text/html");
+    let page = page.send().await.unwrap();
+    assert_throttled(&page);
+    // Without credentials there is nothing to throttle: the sign-in page, as before.
+    let stranger = app.client.get(app.url("/files")).send().await.unwrap();
+    assert_eq!(stranger.status(), StatusCode::SEE_OTHER);
+}

@@ -108,7 +108,7 @@ pub async fn edit(
     let link = find(&state, &id).await?;
     let now = OffsetDateTime::now_utc().unix_timestamp();
     let terms = form.fields.terms(Some(&link), now)?;
-    state.store.update_guest_link(&link.id, &terms, link.disabled).await?.ok_or(AppError::UnknownGuestLink)?;
+    state.store.update_guest_link(&link.id, &terms, None).await?.ok_or(AppError::UnknownGuestLink)?;
     Ok(see_other("/guest-links"))
 }
 

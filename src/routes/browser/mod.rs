@@ -88,6 +88,13 @@ impl actix_web::FromRequest for SignedIn {
 
     fn from_request(req: &HttpRequest, payload: &mut actix_web::dev::Payload) -> Self::Future {
         let owner = Owner::from_request(req, payload);
-        Box::pin(async move { owner.await.map(SignedIn).map_err(|_| AppError::SignInFirst) })
+        Box::pin(async move {
+            owner.await.map(SignedIn).map_err(|error| match error {
+                // Not signed in (or the session ended): to the sign-in page. Anything else (429,
+                // a failing database) is shown as itself.
+                AppError::Unauthorized => AppError::SignInFirst,
+                other => other,
+            })
+        })
     }
 }
