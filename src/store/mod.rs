@@ -1,7 +1,8 @@
-//! All SQL lives here: the SQLite database of files, their chunks, guest links and settings.
+//! All SQL lives here: the SQLite database of files and their chunks, guest links, sessions, API
+//! tokens, deletion tokens, download history, settings, and the checks and exports built on them.
 //!
 //! One write connection (SQLite allows one writer at a time anyway) and a pool of readers.
-//! Every statement is its own short transaction, so no transaction ever spans a network wait.
+//! Every transaction is short (most are one statement) and none ever spans a network wait.
 
 mod api_tokens;
 mod chunks;
