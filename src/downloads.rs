@@ -11,7 +11,7 @@ use tokio::sync::mpsc;
 use crate::domain::{ByteRange, FileId};
 use crate::store::{FileRecord, Store, StoreError};
 
-/// Chunks per SELECT (1 MiB): each statement costs a round trip to a connection thread, so many
+/// Chunks per SELECT (1 MiB): each statement costs a hop to the blocking pool, so many
 /// chunks per SELECT, read while the previous ones are being sent.
 pub const READ_BATCH_CHUNKS: i64 = 32;
 
@@ -41,6 +41,7 @@ pub fn stream_range(
     )
 }
 
+#[derive(Clone)]
 struct Layout {
     file_id: FileId,
     file_size: u64,
@@ -75,7 +76,7 @@ async fn produce(store: Store, layout: Layout, range: ByteRange, sender: mpsc::S
     }
 }
 
-/// Chunks `first..=last`, checked, trimmed to the range and copied straight from their rows into
+/// Chunks `first..=last`, checked, trimmed to the range and copied straight from SQLite into
 /// pieces of `PIECE_CHUNKS` chunks.
 async fn read_batch(
     store: &Store,
@@ -84,19 +85,26 @@ async fn read_batch(
     first: u64,
     last: u64,
 ) -> Result<Vec<Bytes>, StoreError> {
-    let mut pieces = Vec::with_capacity(READ_BATCH_CHUNKS as usize / PIECE_CHUNKS + 1);
-    let mut piece = BytesMut::new();
-    store
-        .read_chunks(&layout.file_id, first as i64, last as i64, |idx, data| {
-            if piece.is_empty() {
-                piece.reserve(PIECE_CHUNKS * layout.chunk_size as usize);
-            }
-            piece.extend_from_slice(trim(layout, range, idx as u64, data)?);
-            if (idx as u64 - first + 1) % PIECE_CHUNKS as u64 == 0 {
-                pieces.push(piece.split().freeze());
-            }
-            Ok(())
-        })
+    let pieces = Vec::with_capacity(READ_BATCH_CHUNKS as usize / PIECE_CHUNKS + 1);
+    let (layout_here, range) = (layout.clone(), *range);
+    let (mut pieces, piece) = store
+        .read_chunks_blocking(
+            &layout.file_id,
+            first as i64,
+            last as i64,
+            (pieces, BytesMut::new()),
+            move |(pieces, piece), idx, data| {
+                let layout = &layout_here;
+                if piece.is_empty() {
+                    piece.reserve(PIECE_CHUNKS * layout.chunk_size as usize);
+                }
+                piece.extend_from_slice(trim(layout, &range, idx as u64, data)?);
+                if (idx as u64 - first + 1) % PIECE_CHUNKS as u64 == 0 {
+                    pieces.push(piece.split().freeze());
+                }
+                Ok(())
+            },
+        )
         .await?;
     if !piece.is_empty() {
         pieces.push(piece.freeze());

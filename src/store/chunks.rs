@@ -58,6 +58,20 @@ impl Store {
         Ok(())
     }
 
+    /// Like `read_chunks`, for downloads: on the blocking pool, over a rusqlite connection that lends
+    /// each chunk straight from SQLite's buffer (no copy by the driver, no round trip per row), to
+    /// `take`, which builds `state` from them and gets it back at the end.
+    pub async fn read_chunks_blocking<T: Send + 'static>(
+        &self,
+        file_id: &FileId,
+        first: i64,
+        last: i64,
+        state: T,
+        take: impl FnMut(&mut T, i64, &[u8]) -> Result<(), StoreError> + Send + 'static,
+    ) -> Result<T, StoreError> {
+        self.chunk_readers.read(file_id, first, last, state, take).await
+    }
+
     /// Deletes every chunk of a file, a batch per statement.
     pub(super) async fn delete_chunks(&self, file_id: &str) -> Result<(), StoreError> {
         loop {

@@ -5,6 +5,7 @@
 //! Every transaction is short (most are one statement) and none ever spans a network wait.
 
 mod api_tokens;
+mod chunk_readers;
 mod chunks;
 mod deletion_tokens;
 mod downloads;
@@ -55,6 +56,10 @@ pub enum StoreError {
     DamagedFile { file_id: String, idx: i64 },
     #[error("database error")]
     Database(#[source] sqlx::Error),
+    #[error("database error in a chunk reader")]
+    Reader(#[source] rusqlite::Error),
+    #[error("a chunk reader stopped")]
+    ReaderLost,
 }
 
 impl From<sqlx::Error> for StoreError {
@@ -94,6 +99,7 @@ impl Default for StoreOptions {
 pub struct Store {
     writer: SqlitePool,
     reader: SqlitePool,
+    chunk_readers: chunk_readers::ChunkReaders,
 }
 
 impl Store {
@@ -120,7 +126,7 @@ impl Store {
             .connect_with(options.pragma("query_only", "ON").pragma("cache_size", format!("-{READER_CACHE_KIB}")))
             .await
             .map_err(open_error)?;
-        Ok(Store { writer, reader })
+        Ok(Store { writer, reader, chunk_readers: chunk_readers::ChunkReaders::new(path) })
     }
 
     /// True when the database answers a query.
@@ -131,6 +137,7 @@ impl Store {
     /// Waits for running statements, moves everything from the WAL into the database file and
     /// closes every connection, so the database file alone holds all data after a stop.
     pub async fn close(&self) {
+        self.chunk_readers.close();
         self.reader.close().await;
         // A reader dropped while its runtime shut down may still be closing on its own thread, and
         // then the writer is not the last connection, which alone would fold in and remove the WAL.
@@ -143,6 +150,7 @@ impl Store {
     /// Closes every connection without a checkpoint: for a command that ran beside a server,
     /// whose own checkpoints continue (a forced one would block its writes while readers finish).
     pub async fn close_beside_server(&self) {
+        self.chunk_readers.close();
         self.reader.close().await;
         self.writer.close().await;
     }

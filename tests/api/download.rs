@@ -186,3 +186,28 @@ async fn a_multipart_file_name_with_a_path_is_cleaned() {
     assert_eq!(json[0]["filename"], "passwd");
     assert_eq!(json[1]["filename"], "report.pdf");
 }
+
+#[tokio::test]
+async fn a_file_with_a_missing_or_cut_chunk_is_cut_off_rather_than_served_wrong() {
+    let app = spawn_app().await;
+    let missing = app.upload("missing.bin", test_bytes(3 << 20)).await;
+    let cut = app.upload("cut.bin", test_bytes(3 << 20)).await;
+    let db = sqlx::SqlitePool::connect(&format!("sqlite://{}", app.db_path.display())).await.unwrap();
+    sqlx::query("DELETE FROM file_chunks WHERE file_id = ? AND idx = 50")
+        .bind(id_of(&missing))
+        .execute(&db)
+        .await
+        .unwrap();
+    sqlx::query("UPDATE file_chunks SET data = zeroblob(1000) WHERE file_id = ? AND idx = 70")
+        .bind(id_of(&cut))
+        .execute(&db)
+        .await
+        .unwrap();
+    for url in [missing, cut] {
+        let response = app.get(&url).await;
+        assert_eq!(response.status(), StatusCode::OK);
+        assert!(response.bytes().await.is_err(), "{url} was served in full");
+    }
+    let whole = app.upload("whole.bin", test_bytes(3 << 20)).await;
+    assert_eq!(app.download(&whole).await, test_bytes(3 << 20));
+}
