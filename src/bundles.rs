@@ -129,6 +129,8 @@ pub enum ImportError {
 #[derive(Debug, Clone)]
 pub struct ImportedFile {
     pub id: FileId,
+    /// The token of the file's deletion link.
+    pub deletion_token: String,
     pub name: FileName,
     pub size: u64,
 }
@@ -153,7 +155,12 @@ pub async fn import(store: &Store, path: &Path, max_size: Option<ByteSize>) -> R
     let imported: Vec<ImportedFile> = sealed
         .iter()
         .zip(&files)
-        .map(|(upload, file)| ImportedFile { id: upload.file.id.clone(), name: file.name.clone(), size: file.size })
+        .map(|(upload, file)| ImportedFile {
+            id: upload.file.id.clone(),
+            deletion_token: upload.deletion_token.clone(),
+            name: file.name.clone(),
+            size: file.size,
+        })
         .collect();
     drop(received); // lets the reader stop if storing failed
     let read = reading.await;

@@ -11,6 +11,7 @@ use time::OffsetDateTime;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
+use crate::auth::{generate_secret, token_hash};
 use crate::domain::{ByteSize, CHUNK_SIZE, FileId, FileName, GuestLinkId, UploadOptions};
 use crate::store::{FileRecord, NewFile, SealedFile, Store, StoreError};
 
@@ -66,6 +67,8 @@ pub struct UploadMeta {
 pub struct Upload {
     store: Store,
     id: FileId,
+    /// The token of the file's deletion link (only its hash is stored, with the file's row).
+    deletion_token: String,
     guest_link: Option<GuestLinkId>,
     max_size: Option<ByteSize>,
     received: u64,
@@ -81,6 +84,7 @@ impl Upload {
     /// Records the (still invisible) file and starts the task that writes its batches.
     pub async fn begin(store: &Store, meta: &UploadMeta, max_size: Option<ByteSize>) -> Result<Self, UploadError> {
         let id = FileId::random();
+        let deletion_token = generate_secret();
         let now = OffsetDateTime::now_utc();
         store
             .create_upload(&NewFile {
@@ -91,6 +95,7 @@ impl Upload {
                 created_at: now.unix_timestamp(),
                 expires_at: meta.options.expires_at.map(OffsetDateTime::unix_timestamp),
                 max_downloads: meta.options.max_downloads.map(|n| i64::from(n.get())),
+                deletion_token_sha256: &token_hash(&deletion_token),
             })
             .await?;
         let (batches, queue) = mpsc::channel(QUEUED_BATCHES);
@@ -98,6 +103,7 @@ impl Upload {
         Ok(Upload {
             store: store.clone(),
             id,
+            deletion_token,
             guest_link: meta.guest_link.clone(),
             max_size,
             received: 0,
@@ -134,6 +140,11 @@ impl Upload {
         Ok(())
     }
 
+    /// The token of this file's deletion link, for the uploader's answer.
+    pub fn deletion_token(&self) -> &str {
+        &self.deletion_token
+    }
+
     /// Bytes received so far.
     pub fn received(&self) -> u64 {
         self.received
@@ -167,7 +178,8 @@ impl Upload {
         let sha256 = self.write_out().await?;
         self.settled = true;
         let file = SealedFile { id: self.id.clone(), file_size: self.received as i64, sha256, note: None };
-        Ok(SealedUpload { store: self.store.clone(), file, settled: false })
+        let deletion_token = std::mem::take(&mut self.deletion_token);
+        Ok(SealedUpload { store: self.store.clone(), file, deletion_token, settled: false })
     }
 
     /// Writes what is left and waits until every batch is committed; returns the SHA-256 in hex.
@@ -263,6 +275,7 @@ async fn hash_batches(
 pub struct SealedUpload {
     store: Store,
     pub file: SealedFile,
+    pub deletion_token: String,
     settled: bool,
 }
 

@@ -17,7 +17,7 @@ use time::OffsetDateTime;
 use super::body::{client_hung_up, payload_error, refuse, with_idle_timeout};
 use super::listing_format::SQLITE_TYPE;
 use super::owner::{Owner, authenticate};
-use super::upload::{declared_length, interrupted, uploaded, with_deletion_link};
+use super::upload::{StoredFile, declared_length, interrupted, uploaded};
 use super::{AppError, AppState, parse_id};
 use crate::bundles::{self, BuildError, ImportError, MAX_BUNDLE_IDS, SQLAR_MAX_FILE};
 use crate::domain::{ByteRange, RangeRequest};
@@ -176,7 +176,7 @@ pub async fn upload_bundle(req: HttpRequest, payload: web::Payload, state: web::
         let mut files = Vec::with_capacity(imported.len());
         for file in imported {
             if let Some(record) = state.store.find_file(&file.id, now).await? {
-                files.push(with_deletion_link(&state, record).await?);
+                files.push(StoredFile { record, deletion_token: file.deletion_token });
             }
         }
         Ok(files)

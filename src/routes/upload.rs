@@ -13,7 +13,6 @@ use super::files_api::UploadedJson;
 use super::guest::{GuestLinkRefusal, guest_size_limit, open_guest_link};
 use super::owner::authenticate;
 use super::{AppError, AppState};
-use crate::auth::{generate_secret, token_hash};
 use crate::domain::{ByteSize, FileName, OptionHeaders, UploadOptions};
 use crate::gc::CleanupTrigger;
 use crate::store::{FileRecord, GuestLinkRecord, Store};
@@ -190,8 +189,8 @@ async fn store_form_files(
 
 /// A file just stored, with the token of its deletion link (only the token's hash is kept).
 pub(super) struct StoredFile {
-    record: FileRecord,
-    deletion_token: String,
+    pub(super) record: FileRecord,
+    pub(super) deletion_token: String,
 }
 
 /// Writes a byte stream as one file with its deletion token; on any error nothing of it is kept.
@@ -226,6 +225,7 @@ async fn store_stream(
         return Err(error);
     }
     let received = upload.received();
+    let deletion_token = upload.deletion_token().to_owned();
     let mut record = match upload.finish().await {
         Ok(record) => record,
         Err(UploadError::GuestLinkRefused) => return Err(uploader.refused_at_finish(state, received).await),
@@ -234,22 +234,7 @@ async fn store_stream(
     if let Uploader::Guest(_) = uploader {
         record.guest_link_label = None; // the owner's name for the link, not for the guest's eyes
     }
-    let stored = with_deletion_link(state, record).await?;
     state.metrics.uploads.inc();
-    Ok(stored)
-}
-
-/// Gives a file just made visible its deletion link. Should that fail, the file is withdrawn: the
-/// client gets an error and no link, so the file must not stay.
-pub(super) async fn with_deletion_link(state: &AppState, record: FileRecord) -> Result<StoredFile, AppError> {
-    let deletion_token = generate_secret();
-    if let Err(error) = state.store.add_deletion_token(&record.id, &token_hash(&deletion_token)).await {
-        if let Err(cleanup) = state.store.withdraw_upload(&record.id).await {
-            tracing::warn!(file_id = %record.id, error = ?cleanup, "could not delete an upload without a deletion token");
-        }
-        state.cleanup.wake();
-        return Err(error.into());
-    }
     Ok(StoredFile { record, deletion_token })
 }
 

@@ -5,17 +5,6 @@ use super::{Store, StoreError};
 use crate::domain::FileId;
 
 impl Store {
-    /// Records the hash of a file's deletion token (one per file).
-    #[tracing::instrument(skip_all, fields(file_id = %file_id))]
-    pub async fn add_deletion_token(&self, file_id: &FileId, token_sha256: &str) -> Result<(), StoreError> {
-        sqlx::query("INSERT INTO deletion_tokens (file_id, token_sha256) VALUES (?, ?)")
-            .bind(file_id.as_str())
-            .bind(token_sha256)
-            .execute(&self.writer)
-            .await?;
-        Ok(())
-    }
-
     /// Hides a visible file whose deletion token has this hash, in one statement. The hashes are
     /// compared, never the tokens, so the comparison's timing says nothing about the token. Returns
     /// false when no such file (or no such token) exists.

@@ -50,6 +50,9 @@ pub struct NewFile<'a> {
     pub created_at: i64,
     pub expires_at: Option<i64>,
     pub max_downloads: Option<i64>,
+    /// SHA-256 of the file's deletion token, stored with the row so that no visible file is ever
+    /// without its deletion link.
+    pub deletion_token_sha256: &'a str,
 }
 
 /// An upload whose bytes are all stored, waiting to be made visible with others (an import).
@@ -122,6 +125,7 @@ impl Store {
     /// Records an upload in the invisible 'uploading' state so its chunks have a parent row.
     #[tracing::instrument(skip_all, fields(file_id = %file.id))]
     pub async fn create_upload(&self, file: &NewFile<'_>) -> Result<(), StoreError> {
+        let mut transaction = self.writer.begin().await?;
         sqlx::query(
             "INSERT INTO files (id, filename, content_type, file_size, chunk_size, created_at, expires_at, \
              max_downloads, state) VALUES (?, ?, ?, 0, ?, ?, ?, ?, 'uploading')",
@@ -133,8 +137,14 @@ impl Store {
         .bind(file.created_at)
         .bind(file.expires_at)
         .bind(file.max_downloads)
-        .execute(&self.writer)
+        .execute(&mut *transaction)
         .await?;
+        sqlx::query("INSERT INTO deletion_tokens (file_id, token_sha256) VALUES (?, ?)")
+            .bind(file.id.as_str())
+            .bind(file.deletion_token_sha256)
+            .execute(&mut *transaction)
+            .await?;
+        transaction.commit().await?;
         Ok(())
     }
 

@@ -34,6 +34,7 @@ async fn a_restart_after_a_crash_purges_the_partial_upload() {
             created_at: 0,
             expires_at: None,
             max_downloads: None,
+            deletion_token_sha256: "the-hash-of-its-deletion-token",
         };
         store.create_upload(&file).await.unwrap();
         let chunks: Vec<bytes::Bytes> = (0..3).map(|_| bytes::Bytes::from(test_bytes(32_768))).collect();
