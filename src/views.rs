@@ -257,9 +257,14 @@ pub fn human_size(bytes: i64) -> String {
     bytesize::ByteSize(bytes.max(0) as u64).display().iec().to_string()
 }
 
+/// A stored time (unix seconds) as a date; a value out of range reads as 1970 rather than failing.
+pub fn unix_time(at: i64) -> OffsetDateTime {
+    OffsetDateTime::from_unix_timestamp(at).unwrap_or(OffsetDateTime::UNIX_EPOCH)
+}
+
 /// `2026-11-30 14:05 UTC`.
 pub fn date_time(unix: i64) -> String {
-    let at = OffsetDateTime::from_unix_timestamp(unix).unwrap_or(OffsetDateTime::UNIX_EPOCH);
+    let at = unix_time(unix);
     let format = time::macros::format_description!("[year]-[month]-[day] [hour]:[minute] UTC");
     at.format(&format).unwrap_or_default()
 }

@@ -11,6 +11,7 @@ use crate::domain::{FileId, FileName, FilePassword};
 use crate::passwords;
 use crate::store::{FileChanges, FileRecord};
 use crate::uploads::guess_content_type;
+use crate::views::unix_time;
 
 const DEFAULT_PAGE: i64 = 1000;
 const MAX_PAGE: i64 = 10_000;
@@ -89,10 +90,6 @@ impl UploadedJson {
     pub fn expires_rfc3339(&self) -> Option<String> {
         self.expires_at.and_then(|at| at.format(&time::format_description::well_known::Rfc3339).ok())
     }
-}
-
-fn unix_time(at: i64) -> OffsetDateTime {
-    OffsetDateTime::from_unix_timestamp(at).unwrap_or(OffsetDateTime::UNIX_EPOCH)
 }
 
 #[derive(Debug, Deserialize)]

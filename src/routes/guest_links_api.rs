@@ -33,7 +33,7 @@ pub struct GuestLinkJson {
 
 impl GuestLinkJson {
     fn new(req: &HttpRequest, state: &AppState, link: &GuestLinkRecord, now: i64) -> Self {
-        let time = |at: i64| OffsetDateTime::from_unix_timestamp(at).unwrap_or(OffsetDateTime::UNIX_EPOCH);
+        let time = crate::views::unix_time;
         GuestLinkJson {
             id: link.id.clone(),
             url: guest_link_url(req, state, &link.id),

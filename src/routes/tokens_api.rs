@@ -30,7 +30,7 @@ struct TokenJson {
 
 impl TokenJson {
     fn new(record: &ApiTokenRecord, token: Option<String>) -> Self {
-        let time = |at: i64| OffsetDateTime::from_unix_timestamp(at).unwrap_or(OffsetDateTime::UNIX_EPOCH);
+        let time = crate::views::unix_time;
         TokenJson {
             id: record.id,
             label: record.label.clone(),
