@@ -71,6 +71,12 @@ pub struct Settings {
     #[arg(long, env = "BLOBDROP_MAX_DB_SIZE")]
     pub max_db_size: Option<ByteSize>,
 
+    /// Free space to keep on the database's file system: uploads get 507 below it, so deletes,
+    /// sign-ins, the clean-up and restarts always find room (default: 10% of the file system, at
+    /// least 16 MiB and at most 1 GiB; 0 turns the reserve off).
+    #[arg(long, env = "BLOBDROP_MIN_FREE_SPACE")]
+    pub min_free_space: Option<ByteSize>,
+
     /// Owner secret for uploads and the API. If unset, one is generated on first start and printed once.
     #[arg(long, env = "BLOBDROP_SHARED_SECRET", hide_env_values = true)]
     pub shared_secret: Option<String>,

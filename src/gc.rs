@@ -1,4 +1,5 @@
-//! Background clean-up: expired files, deleted files' chunks, interrupted uploads, free pages.
+//! Background clean-up: expired files, deleted files' chunks, interrupted and abandoned uploads,
+//! free pages, the free-space reserve file.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -27,6 +28,8 @@ impl CleanupTrigger {
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct Collected {
     pub expired: u64,
+    /// Uploads that ended without their rows removed, or were cut off by the last stop.
+    pub abandoned: u64,
     pub purged: u64,
     pub pages_released: u64,
 }
@@ -42,24 +45,29 @@ pub async fn purge_interrupted_uploads(store: &Store) -> Result<u64, StoreError>
     Ok(interrupted)
 }
 
-/// One pass: hide expired and used-up files, purge every deleted file's chunks, give free pages back.
+/// One pass: hide expired, used-up and abandoned files, purge every deleted file's chunks, give
+/// free pages back (also those a crash left before they were given back), restore the reserve.
 pub async fn collect(store: &Store) -> Result<Collected, StoreError> {
     let now = OffsetDateTime::now_utc().unix_timestamp();
     let expired = store.mark_expired_files_deleted(now, now - USED_UP_GRACE_SECS).await?;
+    let abandoned = store.mark_abandoned_uploads_deleted().await?;
     let purged = store.purge_deleted_files().await?;
-    let pages_released = if purged > 0 { store.reclaim_space().await? } else { 0 };
-    Ok(Collected { expired, purged, pages_released })
+    let pages_released = store.reclaim_space().await?;
+    store.restore_reserve().await;
+    Ok(Collected { expired, abandoned, purged, pages_released })
 }
 
-/// Runs `collect` every `interval`, and whenever `trigger` is woken, until the task is dropped.
+/// Runs `collect` every `interval`, whenever `trigger` is woken and whenever an upload ended
+/// without its rows removed, until the task is dropped. The first pass runs at once: free pages
+/// a crash left unreturned go back in the usual small steps while the server already serves.
 pub async fn run_periodically(store: Store, interval: Duration, trigger: CleanupTrigger) {
     let mut ticker = tokio::time::interval(interval);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    ticker.tick().await; // the first tick is immediate; startup already collected
     loop {
         tokio::select! {
             _ = ticker.tick() => {}
             () = trigger.0.notified() => {}
+            () = store.upload_abandoned() => {}
         }
         match collect(&store).await {
             Ok(collected) if collected != Collected::default() => tracing::info!(?collected, "clean-up done"),

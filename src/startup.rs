@@ -63,9 +63,18 @@ impl Application {
         let store_options = StoreOptions {
             max_db_size: settings.max_db_size.map(|size| size.as_u64()),
             wal_autocheckpoint: settings.wal_autocheckpoint,
+            min_free_space: settings.min_free_space.map(|size| size.as_u64()),
         };
         let store = Store::open(&settings.db, store_options).await?;
-        gc::purge_interrupted_uploads(&store).await?;
+        match gc::purge_interrupted_uploads(&store).await {
+            Ok(_) => {}
+            // A disk filled from outside blobdrop: serve downloads and deletes all the same; the
+            // clean-up task tries again as soon as it runs.
+            Err(StoreError::StorageFull) => {
+                tracing::warn!("the disk is full: the clean-up after the last stop waits for space")
+            }
+            Err(error) => return Err(error.into()),
+        }
         let (secret, generated) = OwnerSecret::resolve(settings.shared_secret.as_deref(), &store).await?;
         let address = format!("{}:{}", settings.bind, settings.port);
         let bind_error = |source| StartupError::Bind { address: address.clone(), source };

@@ -13,7 +13,7 @@ use tokio::task::JoinHandle;
 
 use crate::auth::{generate_secret, token_hash};
 use crate::domain::{ByteSize, CHUNK_SIZE, FileId, FileName, GuestLinkId, UploadOptions};
-use crate::store::{FileRecord, NewFile, SealedFile, Store, StoreError};
+use crate::store::{FileRecord, LiveUpload, NewFile, SealedFile, Store, StoreError};
 
 /// Chunks per INSERT statement (1 MiB): large enough that the per-statement round trip is noise,
 /// small enough that the write lock is held for only a few milliseconds at a time.
@@ -78,12 +78,16 @@ pub struct Upload {
     batches: Option<mpsc::Sender<Vec<Bytes>>>,
     writer: Option<JoinHandle<Result<Sha256, UploadError>>>,
     settled: bool,
+    /// Until settled, tells the clean-up this upload's rows are in use.
+    live: Option<LiveUpload>,
 }
 
 impl Upload {
     /// Records the (still invisible) file and starts the task that writes its batches.
     pub async fn begin(store: &Store, meta: &UploadMeta, max_size: Option<ByteSize>) -> Result<Self, UploadError> {
+        store.check_room_for_uploads()?;
         let id = FileId::random();
+        let live = store.register_upload(&id);
         let deletion_token = generate_secret();
         let now = OffsetDateTime::now_utc();
         store
@@ -112,6 +116,7 @@ impl Upload {
             batches: Some(batches),
             writer: Some(writer),
             settled: false,
+            live: Some(live),
         })
     }
 
@@ -164,12 +169,14 @@ impl Upload {
                         // Should this fail, `drop` tries again.
                         self.store.abandon_upload(&self.id).await?;
                         self.settled = true;
+                        self.live.take().map(LiveUpload::removed);
                         return Err(UploadError::GuestLinkRefused);
                     }
                 }
             }
         };
         self.settled = true;
+        self.live.take().map(LiveUpload::visible);
         Ok(record)
     }
 
@@ -179,7 +186,8 @@ impl Upload {
         self.settled = true;
         let file = SealedFile { id: self.id.clone(), file_size: self.received as i64, sha256, note: None };
         let deletion_token = std::mem::take(&mut self.deletion_token);
-        Ok(SealedUpload { store: self.store.clone(), file, deletion_token, settled: false })
+        let live = self.live.take();
+        Ok(SealedUpload { store: self.store.clone(), file, deletion_token, settled: false, live })
     }
 
     /// Writes what is left and waits until every batch is committed; returns the SHA-256 in hex.
@@ -194,12 +202,14 @@ impl Upload {
         Ok(hex::encode(hasher.finalize()))
     }
 
-    /// Deletes everything written so far.
+    /// Deletes everything written so far. Should that fail, the clean-up is woken to try again.
     pub async fn abandon(mut self) -> Result<(), UploadError> {
         self.settled = true;
         self.batches = None;
         let _ = self.wait_for_writer().await; // its outcome no longer matters; its rows go next
+        let live = self.live.take();
         self.store.abandon_upload(&self.id).await?;
+        live.map(LiveUpload::removed);
         Ok(())
     }
 
@@ -208,6 +218,8 @@ impl Upload {
         if self.batch.is_empty() {
             return Ok(());
         }
+        // Checked per batch, not only at the start: a long upload must not run the disk into the reserve.
+        self.store.check_room_for_uploads()?;
         let batch = std::mem::replace(&mut self.batch, Vec::with_capacity(WRITE_BATCH_CHUNKS));
         let queued = match &self.batches {
             Some(batches) => batches.send(batch).await.is_ok(),
@@ -277,6 +289,7 @@ pub struct SealedUpload {
     pub file: SealedFile,
     pub deletion_token: String,
     settled: bool,
+    live: Option<LiveUpload>,
 }
 
 impl SealedUpload {
@@ -287,14 +300,19 @@ impl SealedUpload {
         };
         let files: Vec<SealedFile> = uploads.iter().map(|upload| upload.file.clone()).collect();
         store.finish_uploads_together(&files).await?;
-        uploads.iter_mut().for_each(|upload| upload.settled = true);
+        for upload in &mut uploads {
+            upload.settled = true;
+            upload.live.take().map(LiveUpload::visible);
+        }
         Ok(())
     }
 
     /// Deletes the file now (rather than from `Drop`, which a command may exit before).
     pub async fn abandon(mut self) -> Result<(), UploadError> {
         self.settled = true;
+        let live = self.live.take();
         self.store.abandon_upload(&self.file.id).await?;
+        live.map(LiveUpload::removed);
         Ok(())
     }
 }
@@ -302,7 +320,7 @@ impl SealedUpload {
 impl Drop for SealedUpload {
     fn drop(&mut self) {
         if !self.settled {
-            abandon_in_background(self.store.clone(), self.file.id.clone(), None);
+            abandon_in_background(self.store.clone(), self.file.id.clone(), None, self.live.take());
         }
     }
 }
@@ -314,19 +332,26 @@ impl Drop for Upload {
             return;
         }
         self.batches = None;
-        abandon_in_background(self.store.clone(), self.id.clone(), self.writer.take());
+        abandon_in_background(self.store.clone(), self.id.clone(), self.writer.take(), self.live.take());
     }
 }
 
-/// Deletes an upload that was dropped unfinished, once its writer (if any) has stopped.
-fn abandon_in_background(store: Store, id: FileId, writer: Option<JoinHandle<Result<Sha256, UploadError>>>) {
+/// Deletes an upload that was dropped unfinished, once its writer (if any) has stopped. Should
+/// that fail, `live` is dropped unsettled and the clean-up tries again.
+fn abandon_in_background(
+    store: Store,
+    id: FileId,
+    writer: Option<JoinHandle<Result<Sha256, UploadError>>>,
+    live: Option<LiveUpload>,
+) {
     if let Ok(runtime) = tokio::runtime::Handle::try_current() {
         runtime.spawn(async move {
             if let Some(writer) = writer {
                 let _ = writer.await;
             }
-            if let Err(error) = store.abandon_upload(&id).await {
-                tracing::warn!(file_id = %id, ?error, "could not delete an abandoned upload; the next start purges it");
+            match store.abandon_upload(&id).await {
+                Ok(()) => _ = live.map(LiveUpload::removed),
+                Err(error) => tracing::warn!(file_id = %id, ?error, "could not delete an abandoned upload; the clean-up will"),
             }
         });
     }

@@ -9,7 +9,7 @@ use crate::views::human_size;
 /// Opens the database with the server's own connection settings (WAL, busy_timeout, one writer),
 /// so each step waits its turn behind the server's writes instead of failing or blocking them long.
 pub async fn vacuum(db: &Path, wal_autocheckpoint: u32) -> Result<(), AdminError> {
-    let store = Store::open(db, StoreOptions { max_db_size: None, wal_autocheckpoint }).await?;
+    let store = Store::open(db, StoreOptions { wal_autocheckpoint, ..StoreOptions::default() }).await?;
     let vacuumed = store.vacuum(wal_autocheckpoint > 0).await;
     store.close_beside_server().await;
     let vacuumed = vacuumed?;

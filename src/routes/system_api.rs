@@ -26,12 +26,6 @@ pub async fn show(_owner: Owner, state: web::Data<AppState>) -> Result<HttpRespo
         stored_bytes: usage.stored_bytes,
         reclaimable_bytes: usage.reclaimable_bytes,
         database_bytes: usage.database_bytes,
-        free_disk_bytes: free_disk(&state.db_folder),
+        free_disk_bytes: state.store.free_disk_bytes(),
     }))
-}
-
-/// Bytes an unprivileged process may still write in the database's folder.
-pub fn free_disk(folder: &std::path::Path) -> Option<u64> {
-    let stats = rustix::fs::statvfs(folder).ok()?;
-    Some(stats.f_bavail.saturating_mul(stats.f_frsize))
 }

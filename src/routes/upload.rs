@@ -220,7 +220,7 @@ async fn store_stream(
     }
     if let Err(error) = written.and_then(|()| check_complete(upload.received())) {
         if let Err(cleanup) = upload.abandon().await {
-            tracing::warn!(error = ?cleanup, "could not delete a failed upload; the next start will");
+            tracing::warn!(error = ?cleanup, "could not delete a failed upload; the clean-up will");
         }
         return Err(error);
     }

@@ -280,12 +280,7 @@ impl Store {
     /// An upload that was finished after all (its finishing statement ran) is left alone.
     #[tracing::instrument(skip(self))]
     pub async fn abandon_upload(&self, id: &FileId) -> Result<(), StoreError> {
-        let abandoned = sqlx::query("UPDATE files SET state = 'deleted' WHERE id = ? AND state = 'uploading'")
-            .bind(id.as_str())
-            .execute(&self.writer)
-            .await?
-            .rows_affected();
-        if abandoned == 1 { self.purge_file(id.as_str()).await } else { Ok(()) }
+        if self.mark_upload_deleted(id.as_str()).await? == 1 { self.purge_file(id.as_str()).await } else { Ok(()) }
     }
 
     /// At startup no upload is running, so every 'uploading' row is left over from a crash.

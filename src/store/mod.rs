@@ -14,11 +14,13 @@ mod files;
 mod guest_links;
 pub mod import;
 mod integrity;
+mod live_uploads;
 mod sessions;
 mod settings;
 mod space;
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use sqlx::SqlitePool;
@@ -29,8 +31,9 @@ pub use downloads::DownloadRecord;
 pub use files::{FileChanges, FileListing, FileRecord, FileSort, NewFile, SealedFile};
 pub use guest_links::GuestLinkRecord;
 pub use integrity::{FileToVerify, OrphanChunks, ReadOnlyDatabase};
+pub use live_uploads::LiveUpload;
 pub use sessions::SessionRecord;
-pub use space::{Usage, Vacuumed};
+pub use space::{DiskReserve, Usage, Vacuumed, free_bytes};
 
 /// 16 KiB pages store 32 KiB chunks fast with little waste (`scripts/page-size.py`: 325 MiB/s against
 /// 259 at 4 KiB, 6% space overhead against 14% at 32 KiB). Fixed when the database is created.
@@ -87,11 +90,14 @@ pub struct StoreOptions {
     pub max_db_size: Option<u64>,
     /// WAL pages that trigger a checkpoint; 0 turns them off.
     pub wal_autocheckpoint: u32,
+    /// Free space uploads must leave on the database's file system (`DiskReserve::new`'s default
+    /// when `None`; 0 turns the reserve off).
+    pub min_free_space: Option<u64>,
 }
 
 impl Default for StoreOptions {
     fn default() -> Self {
-        StoreOptions { max_db_size: None, wal_autocheckpoint: WAL_AUTOCHECKPOINT }
+        StoreOptions { max_db_size: None, wal_autocheckpoint: WAL_AUTOCHECKPOINT, min_free_space: None }
     }
 }
 
@@ -100,6 +106,8 @@ pub struct Store {
     writer: SqlitePool,
     reader: SqlitePool,
     chunk_readers: chunk_readers::ChunkReaders,
+    reserve: Arc<DiskReserve>,
+    live_uploads: Arc<live_uploads::LiveUploads>,
 }
 
 impl Store {
@@ -111,11 +119,20 @@ impl Store {
                 .map_err(|source| OpenError::CreateFolder { path: display.clone(), source })?;
         }
         let options = connect_options(path, store_options);
+        let reserve = Arc::new(DiskReserve::new(path, store_options.min_free_space));
+        // On a disk filled from outside, opening needs room for the WAL and shared-memory files.
+        reserve.release_if_disk_is_full();
+        let before_write = reserve.clone();
         let open_error = |source| OpenError::Open { path: display.clone(), source };
         // The writer connects first: it creates the file with the page size and auto_vacuum mode.
         let writer = SqlitePoolOptions::new()
             .max_connections(1)
             .min_connections(1)
+            .before_acquire(move |_, _| {
+                before_write.release_if_disk_is_full();
+                Box::pin(async { Ok(true) })
+            })
+            .after_release(|connection, _| Box::pin(async move { Ok(writer_is_sound(connection)) }))
             .connect_with(options.clone())
             .await
             .map_err(open_error)?;
@@ -126,7 +143,7 @@ impl Store {
             .connect_with(options.pragma("query_only", "ON").pragma("cache_size", format!("-{READER_CACHE_KIB}")))
             .await
             .map_err(open_error)?;
-        Ok(Store { writer, reader, chunk_readers: chunk_readers::ChunkReaders::new(path) })
+        Ok(Store { writer, reader, chunk_readers: chunk_readers::ChunkReaders::new(path), reserve, live_uploads: Arc::new(live_uploads::LiveUploads::new()) })
     }
 
     /// True when the database answers a query.
@@ -154,6 +171,28 @@ impl Store {
         self.reader.close().await;
         self.writer.close().await;
     }
+}
+
+/// Whether the write connection may be used again once it is handed back; when not, the pool
+/// closes it (which rolls back whatever SQLite still holds open) and opens a fresh one.
+///
+/// sqlx counts transactions itself and turns a `begin` inside one into a SAVEPOINT. When SQLite
+/// rolls a transaction back on its own (SQLITE_FULL or SQLITE_IOERR at COMMIT), sqlx's ROLLBACK
+/// then fails with "no transaction is active" and its count stays at 1: the next `begin` became a
+/// SAVEPOINT, whose failure was undone with ROLLBACK TO, which leaves SQLite's transaction open.
+/// Every later "commit" was then a RELEASE inside that transaction: uploads answered 201 and were
+/// never committed (issue 12). A connection given back with a transaction still counted is
+/// therefore never reused. sqlx only moves that count in `begin`, `commit` and `rollback`, and
+/// SQLite holds a transaction open only inside them, so a count of 0 means SQLite is in
+/// autocommit too (a rollback still queued only lowers the count, so reading it early can only
+/// close a sound connection, never keep a broken one).
+fn writer_is_sound(connection: &mut sqlx::SqliteConnection) -> bool {
+    use sqlx::Connection;
+    let sound = !connection.is_in_transaction();
+    if !sound {
+        tracing::warn!("the write connection was left inside a transaction after an error; reopening it");
+    }
+    sound
 }
 
 /// Every pragma in one place, applied on every connection. `page_size` and `auto_vacuum` only take

@@ -1,5 +1,7 @@
 //! Giving freed pages back to the file system, a few at a time.
 
+use std::path::{Path, PathBuf};
+
 use super::{Store, StoreError};
 
 /// Pages released per `incremental_vacuum` step (4 MiB at 16 KiB pages): each step is one short
@@ -81,5 +83,149 @@ impl Store {
         let reclaimable_bytes = self.free_pages().await? * page_size;
         let pages: i64 = sqlx::query_scalar("PRAGMA page_count").fetch_one(&self.reader).await?;
         Ok(Usage { files, stored_bytes, reclaimable_bytes, database_bytes: pages * page_size })
+    }
+}
+
+/// Most of the free-space reserve kept as a file that blobdrop gives up when something else filled
+/// the disk: deleting a file and returning its pages needs room for the WAL first (an update, the
+/// chunk deletes, then 4 MiB incremental_vacuum steps up to the 4 MiB checkpoint), and a restart
+/// needs room for a fresh WAL and shared-memory file. 16 MiB covers both about twice over.
+const BALLAST_MAX: u64 = 16 * 1024 * 1024;
+
+/// Free space kept on the database's file system so that the writes which let the owner recover
+/// (deletes, sign-ins, the clean-up, a restart) never find it full: uploads are refused below it.
+///
+/// Part of it is held in a ballast file beside the database (`NAME.db-reserve`). When the free
+/// space outside it falls below the ballast's size (the disk was filled from outside blobdrop),
+/// the ballast is removed before the next write, which gives those writes room; the clean-up puts
+/// it back once the whole reserve is free again.
+#[derive(Debug)]
+pub struct DiskReserve {
+    folder: PathBuf,
+    ballast: PathBuf,
+    /// Bytes uploads must leave free (counting the ballast as free); 0 turns the reserve off.
+    bytes: u64,
+}
+
+impl DiskReserve {
+    /// `bytes` as configured, or by default 10% of the file system, at least 16 MiB and at most
+    /// 1 GiB: the recovery writes need tens of MiB whatever the disk's size, and on a large disk
+    /// a tenth would be wasted.
+    pub fn new(db: &Path, bytes: Option<u64>) -> Self {
+        let folder = match db.parent() {
+            Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let mut ballast = db.as_os_str().to_owned();
+        ballast.push("-reserve");
+        let bytes = bytes.unwrap_or_else(|| {
+            let size = rustix::fs::statvfs(&folder).map_or(0, |stats| stats.f_blocks.saturating_mul(stats.f_frsize));
+            (size / 10).clamp(16 * 1024 * 1024, 1024 * 1024 * 1024)
+        });
+        DiskReserve { folder, ballast: ballast.into(), bytes }
+    }
+
+    /// The reserve in bytes (0 when turned off).
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    fn ballast_bytes(&self) -> u64 {
+        (self.bytes / 2).min(BALLAST_MAX)
+    }
+
+    fn ballast_on_disk(&self) -> u64 {
+        std::fs::metadata(&self.ballast).map_or(0, |meta| meta.len())
+    }
+
+    /// Bytes an unprivileged process may still write on the database's file system.
+    pub fn free_bytes(&self) -> Option<u64> {
+        free_bytes(&self.folder)
+    }
+
+    /// `StorageFull` when an upload would eat into the reserve. One statvfs call: cheap enough
+    /// for every batch. An unreadable file system is not a reason to refuse.
+    pub fn check_room_for_uploads(&self) -> Result<(), StoreError> {
+        if self.bytes == 0 {
+            return Ok(());
+        }
+        match self.free_bytes() {
+            Some(free) if free.saturating_add(self.ballast_on_disk()) < self.bytes => Err(StoreError::StorageFull),
+            _ => Ok(()),
+        }
+    }
+
+    /// Removes the ballast when the space outside it is nearly gone, so the write about to run
+    /// (a delete, the clean-up, opening the database) finds room. Called before every write.
+    pub fn release_if_disk_is_full(&self) {
+        let ballast = self.ballast_bytes();
+        if ballast == 0 || self.free_bytes().is_none_or(|free| free >= ballast) || self.ballast_on_disk() == 0 {
+            return;
+        }
+        match std::fs::remove_file(&self.ballast) {
+            Ok(()) => tracing::warn!(
+                ballast = %self.ballast.display(),
+                "the disk is almost full: released the reserve file so deletes and the clean-up can run"
+            ),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+            Err(error) => tracing::warn!(%error, "could not release the reserve file"),
+        }
+    }
+
+    /// Writes the ballast (real blocks, not a sparse file) when it is missing and the whole
+    /// reserve is free besides it, so that creating it leaves at least its own size free.
+    pub fn restore(&self) -> std::io::Result<bool> {
+        let ballast = self.ballast_bytes();
+        if ballast == 0 || self.ballast_on_disk() >= ballast || self.free_bytes().is_none_or(|free| free < self.bytes) {
+            return Ok(false);
+        }
+        let written = write_zeros(&self.ballast, ballast);
+        if written.is_err() {
+            let _ = std::fs::remove_file(&self.ballast);
+        }
+        written.map(|()| true)
+    }
+}
+
+fn write_zeros(path: &Path, len: u64) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut file = std::fs::File::create(path)?;
+    let zeros = vec![0u8; 1024 * 1024];
+    let mut left = len;
+    while left > 0 {
+        let piece = left.min(zeros.len() as u64) as usize;
+        file.write_all(&zeros[..piece])?;
+        left -= piece as u64;
+    }
+    file.sync_all()
+}
+
+/// Bytes an unprivileged process may still write in `folder`'s file system.
+pub fn free_bytes(folder: &Path) -> Option<u64> {
+    let stats = rustix::fs::statvfs(folder).ok()?;
+    Some(stats.f_bavail.saturating_mul(stats.f_frsize))
+}
+
+impl Store {
+    /// `StorageFull` while free space is below the reserve: checked before an upload starts and
+    /// before each of its batches.
+    pub fn check_room_for_uploads(&self) -> Result<(), StoreError> {
+        self.reserve.check_room_for_uploads()
+    }
+
+    /// Free bytes on the database's file system, for the system page.
+    pub fn free_disk_bytes(&self) -> Option<u64> {
+        self.reserve.free_bytes()
+    }
+
+    /// Puts the reserve file back once there is room for it (see `DiskReserve`).
+    pub async fn restore_reserve(&self) {
+        let reserve = self.reserve.clone();
+        match tokio::task::spawn_blocking(move || reserve.restore()).await {
+            Ok(Ok(true)) => tracing::info!("the free-space reserve file is back"),
+            Ok(Ok(false)) => {}
+            Ok(Err(error)) => tracing::warn!(%error, "could not write the free-space reserve file"),
+            Err(error) => tracing::warn!(%error, "the task writing the free-space reserve file failed"),
+        }
     }
 }

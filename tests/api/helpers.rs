@@ -27,6 +27,8 @@ pub fn test_settings(folder: &std::path::Path) -> Settings {
         public_url: None,
         max_upload: None,
         max_db_size: None,
+        // Small, so that every test app's reserve file costs little; the full-disk tests set their own.
+        min_free_space: Some(blobdrop::domain::ByteSize::from_bytes(4 * 1024 * 1024)),
         shared_secret: Some(SECRET.into()),
         idle_timeout_secs: 60,
         wal_autocheckpoint: 1000,

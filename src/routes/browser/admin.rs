@@ -5,7 +5,6 @@ use serde::Deserialize;
 
 use super::{DEFAULT_EXPIRY, DEFAULT_EXPIRY_KEY, SignedIn, layout, page, see_other};
 use crate::routes::owner::OwnerForm;
-use crate::routes::system_api::free_disk;
 use crate::routes::{AppError, AppState};
 use crate::views::{SettingsPage, SystemPage, expiry_choices, human_size};
 
@@ -50,7 +49,7 @@ pub async fn system(SignedIn(owner): SignedIn, state: web::Data<AppState>) -> Re
         layout: layout("System", &owner),
         database_size: human_size(usage.database_bytes),
         reclaimable: human_size(usage.reclaimable_bytes),
-        free_disk: free_disk(&state.db_folder).map_or_else(|| "unknown".to_owned(), |bytes| human_size(bytes as i64)),
+        free_disk: state.store.free_disk_bytes().map_or_else(|| "unknown".to_owned(), |bytes| human_size(bytes as i64)),
         files: usage.files,
         stored: human_size(usage.stored_bytes),
         version: env!("CARGO_PKG_VERSION"),

@@ -1,0 +1,445 @@
+//! A real full file system: the real binary on its own 48 MiB tmpfs, filled by uploads or from
+//! outside with `dd`. Needs root (CI runs as root); a refused mount fails the test, never skips it.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use reqwest::{Client, Method, StatusCode};
+use tokio::process::{Child, Command};
+
+use crate::helpers::{SECRET, id_of, sha256, test_bytes};
+
+const MIB: usize = 1024 * 1024;
+
+/// A tmpfs of `size` mounted on a fresh folder, unmounted when dropped, even by a failing test.
+struct Tmpfs {
+    mount: PathBuf,
+    _folder: tempfile::TempDir,
+}
+
+impl Tmpfs {
+    fn mount(size: &str) -> Self {
+        let folder = tempfile::tempdir().unwrap();
+        let mount = folder.path().join("disk");
+        std::fs::create_dir(&mount).unwrap();
+        let output = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(&mount)
+            .output()
+            .unwrap_or_else(|error| panic!("cannot run mount (the full-disk tests need root): {error}"));
+        assert!(
+            output.status.success(),
+            "mounting a tmpfs was refused (the full-disk tests need root): {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        Tmpfs { mount, _folder: folder }
+    }
+
+    fn db(&self) -> PathBuf {
+        self.mount.join("blobdrop.db")
+    }
+
+    fn free_bytes(&self) -> u64 {
+        blobdrop::store::free_bytes(&self.mount).unwrap()
+    }
+
+    /// Fills what is left with a file, as another program on the same disk would.
+    fn fill_from_outside(&self) -> PathBuf {
+        let filler = self.mount.join("filler");
+        let output = std::process::Command::new("dd")
+            .args(["if=/dev/zero", "bs=1M"])
+            .arg(format!("of={}", filler.display()))
+            .output()
+            .unwrap();
+        assert!(!output.status.success(), "dd stops at a full disk: {}", String::from_utf8_lossy(&output.stderr));
+        assert!(self.free_bytes() < 64 * 1024, "the disk is full: {} bytes free", self.free_bytes());
+        filler
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let unmounted = std::process::Command::new("umount").arg(&self.mount).status();
+        if !unmounted.is_ok_and(|status| status.success()) {
+            // Something still holds a file open there (a server that did not stop): detach it.
+            let _ = std::process::Command::new("umount").arg("-l").arg(&self.mount).status();
+        }
+    }
+}
+
+/// The real binary serving the database on the tmpfs, with its log outside it (a full disk
+/// would swallow the log).
+struct Server {
+    child: Child,
+    port: u16,
+    client: Client,
+    log: PathBuf,
+}
+
+impl Server {
+    async fn start(disk: &Tmpfs, logs: &Path, env: &[(&str, &str)]) -> Server {
+        let log = logs.join(format!("server-{}.log", std::fs::read_dir(logs).unwrap().count()));
+        let child = Command::new(env!("CARGO_BIN_EXE_blobdrop"))
+            .env("BLOBDROP_DB", disk.db())
+            .env("BLOBDROP_PORT", "0")
+            .env("BLOBDROP_SHARED_SECRET", SECRET)
+            .env("RUST_LOG", "info")
+            .envs(env.iter().copied())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let client = Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+        let mut server = Server { child, port: 0, client, log };
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < deadline {
+            if let Some(status) = server.child.try_wait().unwrap() {
+                panic!("the server exited with {status}: {}", server.log());
+            }
+            let text = server.log();
+            let port = text
+                .lines()
+                .filter(|line| line.contains("blobdrop is listening"))
+                .find_map(|line| line.split(" port=").nth(1))
+                .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
+                .and_then(|digits| digits.parse().ok());
+            if let Some(port) = port {
+                server.port = port;
+                let health = server.client.get(server.url("/healthz")).send().await;
+                if health.is_ok_and(|response| response.status().is_success()) {
+                    return server;
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("the server did not start: {}", server.log());
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    fn owner(&self, method: Method, path: &str) -> reqwest::RequestBuilder {
+        self.client.request(method, self.url(path)).basic_auth("", Some(SECRET))
+    }
+
+    async fn put(&self, name: &str, body: impl Into<reqwest::Body>) -> reqwest::Response {
+        self.owner(Method::PUT, &format!("/{name}")).body(body).send().await.unwrap()
+    }
+
+    /// Uploads and returns the link; the upload must be acknowledged.
+    async fn upload(&self, name: &str, bytes: Vec<u8>) -> String {
+        let response = self.put(name, bytes).await;
+        assert_eq!(response.status(), StatusCode::CREATED, "{}", self.log());
+        response.text().await.unwrap().trim_end().to_owned()
+    }
+
+    async fn sha256_of_download(&self, url: &str) -> String {
+        let response = self.client.get(url).send().await.unwrap();
+        assert_eq!(response.status(), StatusCode::OK, "{url}\n{}", self.log());
+        sha256(&response.bytes().await.unwrap())
+    }
+
+    async fn listed_ids(&self) -> Vec<String> {
+        let response = self.owner(Method::GET, "/api/files").send().await.unwrap();
+        assert_eq!(response.status(), StatusCode::OK, "{}", self.log());
+        let files: Vec<serde_json::Value> = response.json().await.unwrap();
+        files.iter().map(|file| file["id"].as_str().unwrap().to_owned()).collect()
+    }
+
+    async fn delete(&self, url: &str) {
+        let response = self.owner(Method::DELETE, &format!("/api/files/{}", id_of(url))).send().await.unwrap();
+        assert_eq!(response.status(), StatusCode::NO_CONTENT, "{}", self.log());
+    }
+
+    /// SIGTERM, and the exit status once it stopped.
+    async fn stop(mut self) {
+        let pid = self.child.id().unwrap().to_string();
+        assert!(Command::new("kill").args(["-TERM", &pid]).status().await.unwrap().success());
+        let status = tokio::time::timeout(Duration::from_secs(40), self.child.wait()).await.unwrap().unwrap();
+        assert!(status.success(), "{status}: {}", self.log());
+    }
+}
+
+/// Files uploaded before the disk filled, with the SHA-256 of their bytes.
+struct EarlierFiles(Vec<(String, String)>);
+
+impl EarlierFiles {
+    async fn upload(server: &Server, count: usize, size: usize) -> Self {
+        let mut files = Vec::new();
+        for i in 0..count {
+            let bytes = test_bytes(size + i);
+            let url = server.upload(&format!("earlier-{i}.bin"), bytes.clone()).await;
+            files.push((url, sha256(&bytes)));
+        }
+        EarlierFiles(files)
+    }
+
+    /// Every one is listed and downloads byte for byte as uploaded.
+    async fn assert_intact(&self, server: &Server) {
+        let listed = server.listed_ids().await;
+        for (url, digest) in &self.0 {
+            assert!(listed.contains(&id_of(url)), "{url} is listed");
+            assert_eq!(&server.sha256_of_download(url).await, digest, "{url} is intact");
+        }
+    }
+}
+
+async fn count(db: &Path, sql: &str) -> i64 {
+    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}?mode=ro", db.display())).await.unwrap();
+    let n = sqlx::query_scalar(sql).fetch_one(&pool).await.unwrap();
+    pool.close().await;
+    n
+}
+
+/// Waits (up to 20 s) until no row of an unfinished or deleted upload is left and only the
+/// listed files' chunks remain: what a failed upload wrote is purged by the running server.
+async fn assert_nothing_partial(server: &Server, disk: &Tmpfs) {
+    let db = disk.db();
+    let expected_files = server.listed_ids().await.len() as i64;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let unfinished = count(&db, "SELECT COUNT(*) FROM files WHERE state != 'ready'").await;
+        let orphans = count(
+            &db,
+            "SELECT COUNT(*) FROM file_chunks WHERE file_id NOT IN (SELECT id FROM files WHERE state = 'ready')",
+        )
+        .await;
+        let files = count(&db, "SELECT COUNT(*) FROM files").await;
+        if unfinished == 0 && orphans == 0 && files == expected_files {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{unfinished} unfinished rows and {orphans} orphaned chunks are left\n{}",
+            server.log()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// A small upload, tried until it is acknowledged (the clean-up gives a failed upload's space
+/// back in the background), which must then be listed, committed and downloadable.
+async fn assert_small_upload_works(server: &Server, disk: &Tmpfs, name: &str) -> String {
+    let bytes = test_bytes(100_000);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let url = loop {
+        let response = server.put(name, bytes.clone()).await;
+        match response.status() {
+            StatusCode::CREATED => break response.text().await.unwrap().trim_end().to_owned(),
+            StatusCode::INSUFFICIENT_STORAGE if Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            status => panic!("a small upload answered {status}\n{}", server.log()),
+        }
+    };
+    assert_acknowledged_upload_is_stored(server, disk, &url, &bytes).await;
+    url
+}
+
+/// What a 201 promised: the row is committed (another connection sees it) and the link serves
+/// the bytes.
+async fn assert_acknowledged_upload_is_stored(server: &Server, disk: &Tmpfs, url: &str, bytes: &[u8]) {
+    let committed = format!("SELECT COUNT(*) FROM files WHERE id = '{}' AND state = 'ready'", id_of(url));
+    assert_eq!(count(&disk.db(), &committed).await, 1, "{url} is committed\n{}", server.log());
+    assert_eq!(server.sha256_of_download(url).await, sha256(bytes), "{url} downloads");
+}
+
+/// A refused upload of each kind: what is sent, and where.
+enum Kind {
+    PutWithLength,
+    PutChunked,
+    Form,
+    Guest,
+}
+
+async fn send_too_large(server: &Server, kind: Kind) -> reqwest::Response {
+    let bytes = test_bytes(64 * MIB);
+    let request = match kind {
+        Kind::PutWithLength => server.owner(Method::PUT, "/big.bin").body(bytes),
+        Kind::PutChunked => {
+            let pieces: Vec<Result<Vec<u8>, std::io::Error>> = bytes.chunks(MIB).map(|c| Ok(c.to_vec())).collect();
+            server.owner(Method::PUT, "/big.bin").body(reqwest::Body::wrap_stream(futures_util::stream::iter(pieces)))
+        }
+        Kind::Form => {
+            let part = reqwest::multipart::Part::bytes(bytes).file_name("big.bin");
+            server.owner(Method::POST, "/").multipart(reqwest::multipart::Form::new().part("file", part))
+        }
+        Kind::Guest => {
+            let link = server.owner(Method::POST, "/api/guest-links").json(&serde_json::json!({"label": "full"}));
+            let link: serde_json::Value = link.send().await.unwrap().json().await.unwrap();
+            let id = link["id"].as_str().unwrap().to_owned();
+            server.client.put(server.url(&format!("/g/{id}/big.bin"))).body(bytes)
+        }
+    };
+    request.send().await.unwrap()
+}
+
+/// The story every kind of upload must tell on a disk that fills up during it.
+async fn a_disk_filling_up_during_the_upload_answers_507(kind: Kind) {
+    let disk = Tmpfs::mount("48m");
+    let logs = tempfile::tempdir().unwrap();
+    let server = Server::start(&disk, logs.path(), &[]).await;
+    let earlier = EarlierFiles::upload(&server, 3, 2 * MIB).await;
+
+    let response = send_too_large(&server, kind).await;
+    assert_eq!(response.status(), StatusCode::INSUFFICIENT_STORAGE, "{}", server.log());
+    assert_eq!(response.text().await.unwrap().lines().count(), 1, "a one-line reason");
+
+    assert_nothing_partial(&server, &disk).await;
+    earlier.assert_intact(&server).await;
+    assert_small_upload_works(&server, &disk, "after.txt").await;
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn full_disk_during_a_put_with_content_length_answers_507_and_keeps_earlier_files() {
+    a_disk_filling_up_during_the_upload_answers_507(Kind::PutWithLength).await;
+}
+
+#[tokio::test]
+async fn full_disk_during_a_chunked_put_answers_507_and_keeps_earlier_files() {
+    a_disk_filling_up_during_the_upload_answers_507(Kind::PutChunked).await;
+}
+
+#[tokio::test]
+async fn full_disk_during_a_form_upload_answers_507_and_keeps_earlier_files() {
+    a_disk_filling_up_during_the_upload_answers_507(Kind::Form).await;
+}
+
+#[tokio::test]
+async fn full_disk_during_a_guest_upload_answers_507_and_keeps_earlier_files() {
+    a_disk_filling_up_during_the_upload_answers_507(Kind::Guest).await;
+}
+
+/// Issue 12, first report: with no reserve at all SQLite itself hits SQLITE_FULL, and the small
+/// uploads after it were answered 201 but never committed (links 404, rows invisible).
+#[tokio::test]
+async fn after_sqlite_itself_ran_out_of_disk_every_201_is_committed_and_downloadable() {
+    let disk = Tmpfs::mount("48m");
+    let logs = tempfile::tempdir().unwrap();
+    let server = Server::start(&disk, logs.path(), &[("BLOBDROP_MIN_FREE_SPACE", "0")]).await;
+    let earlier = EarlierFiles::upload(&server, 1, 2 * MIB).await;
+
+    let response = server.put("big.bin", test_bytes(64 * MIB)).await;
+    assert_eq!(response.status(), StatusCode::INSUFFICIENT_STORAGE, "{}", server.log());
+    let mut acknowledged = 0;
+    for i in 0..6 {
+        let bytes = test_bytes(1000 + i);
+        let response = server.put(&format!("small-{i}.txt"), bytes.clone()).await;
+        match response.status() {
+            StatusCode::CREATED => {
+                let url = response.text().await.unwrap().trim_end().to_owned();
+                assert_acknowledged_upload_is_stored(&server, &disk, &url, &bytes).await;
+                acknowledged += 1;
+            }
+            StatusCode::INSUFFICIENT_STORAGE => {}
+            status => panic!("small upload {i} answered {status}\n{}", server.log()),
+        }
+    }
+    earlier.assert_intact(&server).await;
+    assert_nothing_partial(&server, &disk).await;
+    assert_small_upload_works(&server, &disk, "later.txt").await;
+    eprintln!("{acknowledged} of 6 small uploads right after the full disk were acknowledged");
+    server.stop().await;
+}
+
+/// Uploads until the reserve refuses them: the disk is as full as user data can make it.
+async fn fill_with_uploads(server: &Server) -> Vec<String> {
+    let mut urls = Vec::new();
+    for i in 0..100 {
+        let response = server.put(&format!("fill-{i}.bin"), test_bytes(2 * MIB + i)).await;
+        match response.status() {
+            StatusCode::CREATED => urls.push(response.text().await.unwrap().trim_end().to_owned()),
+            StatusCode::INSUFFICIENT_STORAGE => return urls,
+            status => panic!("filling answered {status}\n{}", server.log()),
+        }
+    }
+    panic!("48 MiB never filled up");
+}
+
+/// Everything but uploads works on a disk user data filled: sign-in, listing, the system page,
+/// downloads, and deletes, which give the space back so uploads work again at once.
+async fn assert_the_owner_can_help_himself(server: &Server, disk: &Tmpfs, files: &[String]) {
+    let sign_in = server.client.post(server.url("/login")).form(&[("secret", SECRET)]);
+    let sign_in = sign_in.header("Origin", server.url("")).send().await.unwrap();
+    assert_eq!(sign_in.status(), StatusCode::SEE_OTHER, "{}", server.log());
+    let system = server.owner(Method::GET, "/api/system").send().await.unwrap();
+    assert_eq!(system.status(), StatusCode::OK, "{}", server.log());
+    assert_eq!(server.listed_ids().await.len(), files.len());
+    for (i, url) in files.iter().enumerate() {
+        assert_eq!(server.sha256_of_download(url).await, sha256(&test_bytes(2 * MIB + i)));
+    }
+
+    let before = disk.free_bytes();
+    for url in &files[..3] {
+        server.delete(url).await;
+    }
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while disk.free_bytes() < before + 5 * MIB as u64 {
+        assert!(Instant::now() < deadline, "deleting 6 MiB gave back {} bytes", disk.free_bytes() - before);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let url = server.upload("again.bin", test_bytes(3 * MIB)).await;
+    assert_eq!(server.sha256_of_download(&url).await, sha256(&test_bytes(3 * MIB)));
+}
+
+#[tokio::test]
+async fn on_a_disk_full_of_user_data_the_owner_signs_in_lists_downloads_and_deletes_to_free_space() {
+    let disk = Tmpfs::mount("48m");
+    let logs = tempfile::tempdir().unwrap();
+    let server = Server::start(&disk, logs.path(), &[]).await;
+    let files = fill_with_uploads(&server).await;
+    assert_the_owner_can_help_himself(&server, &disk, &files).await;
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_restart_on_a_disk_full_of_user_data_starts_serves_and_deletes() {
+    let disk = Tmpfs::mount("48m");
+    let logs = tempfile::tempdir().unwrap();
+    let server = Server::start(&disk, logs.path(), &[]).await;
+    let files = fill_with_uploads(&server).await;
+    server.stop().await;
+
+    let restarted = Server::start(&disk, logs.path(), &[]).await;
+    assert_the_owner_can_help_himself(&restarted, &disk, &files).await;
+    restarted.stop().await;
+}
+
+/// Another program fills the disk to the last byte, while blobdrop runs and then across a
+/// restart: downloads and deletes still work, uploads get 507, and they work again once the
+/// other program's file is gone.
+#[tokio::test]
+async fn a_disk_filled_from_outside_still_starts_serves_downloads_and_deletes() {
+    let disk = Tmpfs::mount("48m");
+    let logs = tempfile::tempdir().unwrap();
+    let server = Server::start(&disk, logs.path(), &[]).await;
+    let earlier = EarlierFiles::upload(&server, 4, 2 * MIB).await;
+    let filler = disk.fill_from_outside();
+
+    earlier.assert_intact(&server).await;
+    assert_eq!(server.put("refused.bin", test_bytes(MIB)).await.status(), StatusCode::INSUFFICIENT_STORAGE);
+    server.delete(&earlier.0[0].0).await;
+    server.stop().await;
+
+    std::fs::remove_file(&filler).unwrap();
+    let filler = disk.fill_from_outside();
+    let restarted = Server::start(&disk, logs.path(), &[]).await;
+    let still_here = EarlierFiles(earlier.0[1..].to_vec());
+    still_here.assert_intact(&restarted).await;
+    assert_eq!(restarted.put("refused.bin", test_bytes(MIB)).await.status(), StatusCode::INSUFFICIENT_STORAGE);
+    restarted.delete(&still_here.0[0].0).await;
+    assert_eq!(restarted.listed_ids().await.len(), 2);
+
+    std::fs::remove_file(&filler).unwrap();
+    assert_small_upload_works(&restarted, &disk, "after.txt").await;
+    assert_nothing_partial(&restarted, &disk).await;
+    restarted.stop().await;
+}
