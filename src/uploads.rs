@@ -351,7 +351,9 @@ fn abandon_in_background(
             }
             match store.abandon_upload(&id).await {
                 Ok(()) => _ = live.map(LiveUpload::removed),
-                Err(error) => tracing::warn!(file_id = %id, ?error, "could not delete an abandoned upload; the clean-up will"),
+                Err(error) => {
+                    tracing::warn!(file_id = %id, ?error, "could not delete an abandoned upload; the clean-up will")
+                }
             }
         });
     }

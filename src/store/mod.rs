@@ -107,6 +107,8 @@ pub struct Store {
     reader: SqlitePool,
     chunk_readers: chunk_readers::ChunkReaders,
     reserve: Arc<DiskReserve>,
+    /// False when another process (Litestream) makes every checkpoint.
+    wal_checkpoints: bool,
     live_uploads: Arc<live_uploads::LiveUploads>,
 }
 
@@ -143,7 +145,14 @@ impl Store {
             .connect_with(options.pragma("query_only", "ON").pragma("cache_size", format!("-{READER_CACHE_KIB}")))
             .await
             .map_err(open_error)?;
-        Ok(Store { writer, reader, chunk_readers: chunk_readers::ChunkReaders::new(path), reserve, live_uploads: Arc::new(live_uploads::LiveUploads::new()) })
+        Ok(Store {
+            writer,
+            reader,
+            chunk_readers: chunk_readers::ChunkReaders::new(path),
+            reserve,
+            wal_checkpoints: store_options.wal_autocheckpoint != 0,
+            live_uploads: Arc::new(live_uploads::LiveUploads::new()),
+        })
     }
 
     /// True when the database answers a query.
