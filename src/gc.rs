@@ -57,22 +57,35 @@ pub async fn collect(store: &Store) -> Result<Collected, StoreError> {
     Ok(Collected { expired, abandoned, purged, pages_released })
 }
 
-/// Runs `collect` every `interval`, whenever `trigger` is woken and whenever an upload ended
-/// without its rows removed, until the task is dropped. The first pass runs at once: free pages
-/// a crash left unreturned go back in the usual small steps while the server already serves.
+/// How soon a failed pass is tried again (a full disk may have been given space meanwhile), and
+/// a pass that left uploads it could not delete: soon, but not in a busy loop.
+const RETRY_DELAY: Duration = Duration::from_secs(2);
+
+/// Runs `collect` every `interval`, whenever `trigger` is woken, whenever an upload ended without
+/// becoming a file, and `RETRY_DELAY` after a pass that failed, until the task is dropped.
 pub async fn run_periodically(store: Store, interval: Duration, trigger: CleanupTrigger) {
     let mut ticker = tokio::time::interval(interval);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    ticker.tick().await; // the first tick is immediate; startup already collected
+    let mut retry_soon = false;
     loop {
         tokio::select! {
             _ = ticker.tick() => {}
             () = trigger.0.notified() => {}
             () = store.upload_abandoned() => {}
+            () = tokio::time::sleep(RETRY_DELAY), if retry_soon => {}
         }
-        match collect(&store).await {
-            Ok(collected) if collected != Collected::default() => tracing::info!(?collected, "clean-up done"),
-            Ok(_) => {}
-            Err(error) => tracing::warn!(?error, "clean-up failed; trying again at the next interval"),
-        }
+        retry_soon = match collect(&store).await {
+            Ok(collected) => {
+                if collected != Collected::default() {
+                    tracing::info!(?collected, "clean-up done");
+                }
+                false
+            }
+            Err(error) => {
+                tracing::warn!(?error, "clean-up failed; trying again in {} s", RETRY_DELAY.as_secs());
+                true
+            }
+        };
     }
 }

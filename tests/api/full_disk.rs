@@ -468,3 +468,26 @@ async fn a_disk_filled_from_outside_still_starts_serves_downloads_and_deletes() 
     assert_nothing_partial(&restarted, &disk).await;
     restarted.stop().await;
 }
+
+/// Issue 12, third report: a failed upload whose own clean-up failed (the disk was full) kept its
+/// chunks until the next start. The running server now purges them once there is room.
+#[tokio::test]
+async fn a_failed_upload_that_could_not_clean_up_is_purged_once_space_returns_without_a_restart() {
+    let disk = Tmpfs::mount("48m");
+    let logs = tempfile::tempdir().unwrap();
+    // No reserve, so that SQLite itself runs the disk full and the upload's delete fails too.
+    let server = Server::start(&disk, logs.path(), &[("BLOBDROP_MIN_FREE_SPACE", "0")]).await;
+    let earlier = EarlierFiles::upload(&server, 1, 2 * MIB).await;
+    let filler = disk.mount.join("filler");
+    std::fs::write(&filler, vec![1u8; 16 * MIB]).unwrap();
+
+    let response = server.put("big.bin", test_bytes(64 * MIB)).await;
+    assert_eq!(response.status(), StatusCode::INSUFFICIENT_STORAGE, "{}", server.log());
+    assert!(server.log().contains("could not delete a failed upload"), "the delete failed: {}", server.log());
+    std::fs::remove_file(&filler).unwrap();
+
+    assert_nothing_partial(&server, &disk).await;
+    earlier.assert_intact(&server).await;
+    assert_small_upload_works(&server, &disk, "after.txt").await;
+    server.stop().await;
+}
