@@ -169,14 +169,18 @@ impl Upload {
                         // Should this fail, `drop` tries again.
                         self.store.abandon_upload(&self.id).await?;
                         self.settled = true;
-                        self.live.take().map(LiveUpload::removed);
+                        if let Some(live) = self.live.take() {
+                            live.removed();
+                        }
                         return Err(UploadError::GuestLinkRefused);
                     }
                 }
             }
         };
         self.settled = true;
-        self.live.take().map(LiveUpload::visible);
+        if let Some(live) = self.live.take() {
+            live.visible();
+        }
         Ok(record)
     }
 
@@ -209,7 +213,9 @@ impl Upload {
         let _ = self.wait_for_writer().await; // its outcome no longer matters; its rows go next
         let live = self.live.take();
         self.store.abandon_upload(&self.id).await?;
-        live.map(LiveUpload::removed);
+        if let Some(live) = live {
+            live.removed();
+        }
         Ok(())
     }
 
@@ -302,7 +308,9 @@ impl SealedUpload {
         store.finish_uploads_together(&files).await?;
         for upload in &mut uploads {
             upload.settled = true;
-            upload.live.take().map(LiveUpload::visible);
+            if let Some(live) = upload.live.take() {
+                live.visible();
+            }
         }
         Ok(())
     }
@@ -312,7 +320,9 @@ impl SealedUpload {
         self.settled = true;
         let live = self.live.take();
         self.store.abandon_upload(&self.file.id).await?;
-        live.map(LiveUpload::removed);
+        if let Some(live) = live {
+            live.removed();
+        }
         Ok(())
     }
 }
@@ -350,7 +360,11 @@ fn abandon_in_background(
                 let _ = writer.await;
             }
             match store.abandon_upload(&id).await {
-                Ok(()) => _ = live.map(LiveUpload::removed),
+                Ok(()) => {
+                    if let Some(live) = live {
+                        live.removed();
+                    }
+                }
                 Err(error) => {
                     tracing::warn!(file_id = %id, ?error, "could not delete an abandoned upload; the clean-up will")
                 }
