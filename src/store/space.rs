@@ -117,9 +117,7 @@ pub struct DiskReserve {
 }
 
 impl DiskReserve {
-    /// `bytes` as configured, or by default 10% of the file system, at least 16 MiB and at most
-    /// 1 GiB: the recovery writes need tens of MiB whatever the disk's size, and on a large disk
-    /// a tenth would be wasted.
+    /// `bytes` as configured, or `default_reserve` of the database's file system.
     pub fn new(db: &Path, bytes: Option<u64>) -> Self {
         let folder = match db.parent() {
             Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
@@ -128,8 +126,9 @@ impl DiskReserve {
         let mut ballast = db.as_os_str().to_owned();
         ballast.push("-reserve");
         let bytes = bytes.unwrap_or_else(|| {
-            let size = rustix::fs::statvfs(&folder).map_or(0, |stats| stats.f_blocks.saturating_mul(stats.f_frsize));
-            (size / 10).clamp(16 * 1024 * 1024, 1024 * 1024 * 1024)
+            default_reserve(
+                rustix::fs::statvfs(&folder).map_or(0, |stats| stats.f_blocks.saturating_mul(stats.f_frsize)),
+            )
         });
         DiskReserve { folder, ballast: ballast.into(), bytes }
     }
@@ -196,6 +195,13 @@ impl DiskReserve {
     }
 }
 
+/// 10% of the file system, at least 16 MiB and at most 1 GiB: the writes that let the owner
+/// recover need tens of MiB whatever the disk's size (`BALLAST_MAX`), and on a large disk a tenth
+/// would be wasted.
+fn default_reserve(file_system_bytes: u64) -> u64 {
+    (file_system_bytes / 10).clamp(16 * 1024 * 1024, 1024 * 1024 * 1024)
+}
+
 fn write_zeros(path: &Path, len: u64) -> std::io::Result<()> {
     use std::io::Write;
     let mut file = std::fs::File::create(path)?;
@@ -236,5 +242,32 @@ impl Store {
             Ok(Err(error)) => tracing::warn!(%error, "could not write the free-space reserve file"),
             Err(error) => tracing::warn!(%error, "the task writing the free-space reserve file failed"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MIB: u64 = 1024 * 1024;
+
+    #[test]
+    fn the_default_reserve_is_a_tenth_of_the_disk_within_16_mib_and_1_gib() {
+        assert_eq!(default_reserve(48 * MIB), 16 * MIB);
+        assert_eq!(default_reserve(2048 * MIB), 2048 * MIB / 10);
+        assert_eq!(default_reserve(2 * 1024 * 1024 * MIB), 1024 * MIB);
+    }
+
+    #[test]
+    fn half_the_reserve_is_kept_as_a_file_up_to_16_mib() {
+        let db = Path::new("/srv/blobdrop/blobdrop.db");
+        let reserve = DiskReserve::new(db, Some(20 * MIB));
+        assert_eq!(
+            (reserve.ballast_bytes(), reserve.ballast.as_path()),
+            (10 * MIB, Path::new("/srv/blobdrop/blobdrop.db-reserve"))
+        );
+        assert_eq!(DiskReserve::new(db, Some(1024 * MIB)).ballast_bytes(), 16 * MIB);
+        assert_eq!(DiskReserve::new(db, Some(0)).ballast_bytes(), 0);
+        assert_eq!(DiskReserve::new(Path::new("blobdrop.db"), Some(0)).folder, Path::new("."));
     }
 }
