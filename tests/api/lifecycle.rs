@@ -1,10 +1,9 @@
 use futures_util::stream;
 use reqwest::{Method, StatusCode};
 
-use blobdrop::domain::{FileId, FileName};
-use blobdrop::store::{NewFile, Store};
+use blobdrop::store::Store;
 
-use crate::helpers::{spawn_app, spawn_app_on, spawn_app_with, test_bytes, test_settings};
+use crate::helpers::{spawn_app, spawn_app_on, spawn_app_with, store_partial_upload, test_bytes, test_settings};
 
 #[tokio::test]
 async fn a_client_that_disconnects_mid_upload_leaves_nothing() {
@@ -25,20 +24,7 @@ async fn a_restart_after_a_crash_purges_the_partial_upload() {
     {
         // A crash mid-upload leaves a row marked 'uploading' and some of its chunks.
         let store = Store::open(&settings.db, Default::default()).await.unwrap();
-        let (id, name) = (FileId::random(), FileName::parse("partial.bin").unwrap());
-        let file = NewFile {
-            id: &id,
-            filename: &name,
-            content_type: "application/octet-stream",
-            chunk_size: 32_768,
-            created_at: 0,
-            expires_at: None,
-            max_downloads: None,
-            deletion_token_sha256: "the-hash-of-its-deletion-token",
-        };
-        store.create_upload(&file).await.unwrap();
-        let chunks: Vec<bytes::Bytes> = (0..3).map(|_| bytes::Bytes::from(test_bytes(32_768))).collect();
-        store.insert_chunks(&id, 0, chunks).await.unwrap();
+        store_partial_upload(&store, 3).await;
         store.close().await;
     }
     let app = spawn_app_on(folder, settings).await;

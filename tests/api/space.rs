@@ -6,10 +6,9 @@ use std::time::Duration;
 use reqwest::{Method, StatusCode};
 use serde_json::Value;
 
-use blobdrop::domain::{FileId, FileName};
-use blobdrop::store::{NewFile, Store};
+use blobdrop::store::Store;
 
-use crate::helpers::{TestApp, id_of, spawn_app, spawn_app_with, test_bytes};
+use crate::helpers::{TestApp, id_of, spawn_app, spawn_app_with, store_partial_upload, test_bytes};
 
 async fn system(app: &TestApp) -> Value {
     let response = app.owner(Method::GET, "/api/system").send().await.unwrap();
@@ -67,20 +66,7 @@ async fn free_pages_a_crash_left_are_given_back_after_the_next_start() {
     let settings = crate::helpers::test_settings(folder.path());
     {
         let store = Store::open(&settings.db, Default::default()).await.unwrap();
-        let (id, name) = (FileId::random(), FileName::parse("purged.bin").unwrap());
-        let file = NewFile {
-            id: &id,
-            filename: &name,
-            content_type: "application/octet-stream",
-            chunk_size: 32_768,
-            created_at: 0,
-            expires_at: None,
-            max_downloads: None,
-            deletion_token_sha256: "the-hash-of-its-deletion-token",
-        };
-        store.create_upload(&file).await.unwrap();
-        let chunks: Vec<bytes::Bytes> = (0..256).map(|i| bytes::Bytes::from(test_bytes(32_768 + i))).collect();
-        store.insert_chunks(&id, 0, chunks).await.unwrap();
+        store_partial_upload(&store, 256).await;
         // The clean-up's purge ran; the crash came before it gave the pages back.
         store.mark_interrupted_uploads_deleted().await.unwrap();
         store.purge_deleted_files().await.unwrap();
