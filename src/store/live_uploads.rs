@@ -14,7 +14,8 @@ use crate::domain::FileId;
 #[derive(Debug)]
 pub(super) struct LiveUploads {
     registry: Mutex<Registry>,
-    /// Woken when an upload ends unsettled, so the clean-up runs at once rather than at its tick.
+    /// Woken when an upload ends without becoming a file, so the clean-up runs at once (to give
+    /// its pages back, and to delete its rows if it could not) rather than at its next tick.
     abandoned: Notify,
     /// When this process opened the store (unix seconds): an 'uploading' row created before then
     /// and not live was cut off by a stop or a crash. Rows created since by another process

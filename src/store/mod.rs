@@ -23,6 +23,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use space::DiskReserve;
 use sqlx::SqlitePool;
 use sqlx::sqlite::{SqliteAutoVacuum, SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 
@@ -33,7 +34,7 @@ pub use guest_links::GuestLinkRecord;
 pub use integrity::{FileToVerify, OrphanChunks, ReadOnlyDatabase};
 pub use live_uploads::LiveUpload;
 pub use sessions::SessionRecord;
-pub use space::{DiskReserve, Usage, Vacuumed, free_bytes};
+pub use space::{Usage, Vacuumed, free_bytes};
 
 /// 16 KiB pages store 32 KiB chunks fast with little waste (`scripts/page-size.py`: 325 MiB/s against
 /// 259 at 4 KiB, 6% space overhead against 14% at 32 KiB). Fixed when the database is created.

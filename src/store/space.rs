@@ -133,11 +133,6 @@ impl DiskReserve {
         DiskReserve { folder, ballast: ballast.into(), bytes }
     }
 
-    /// The reserve in bytes (0 when turned off).
-    pub fn bytes(&self) -> u64 {
-        self.bytes
-    }
-
     fn ballast_bytes(&self) -> u64 {
         (self.bytes / 2).min(BALLAST_MAX)
     }
