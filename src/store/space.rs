@@ -94,10 +94,10 @@ impl Store {
     }
 }
 
-/// Most of the free-space reserve kept as a file that blobdrop gives up when something else filled
-/// the disk: deleting a file and returning its pages needs room for the WAL first (an update, the
-/// chunk deletes, then 4 MiB incremental_vacuum steps up to the 4 MiB checkpoint), and a restart
-/// needs room for a fresh WAL and shared-memory file. 16 MiB covers both about twice over.
+/// The largest reserve file (half the reserve, up to this), which blobdrop gives up when something
+/// else filled the disk: deleting a file and returning its pages needs room for the WAL first (an
+/// update, the chunk deletes, then 1 MiB incremental_vacuum steps up to the 4 MiB checkpoint), and
+/// a restart needs room for a fresh WAL and shared-memory file. 16 MiB covers both about twice over.
 const BALLAST_MAX: u64 = 16 * 1024 * 1024;
 
 /// Free space kept on the database's file system so that the writes which let the owner recover
