@@ -81,13 +81,21 @@ async fn identify(req: &HttpRequest, state: &AppState) -> Result<Owner, AppError
             Verdict::Refused(refused) => Err(refused.into()),
         };
     }
-    let Some(cookie) = req.cookie(sessions::COOKIE_NAME) else {
-        return Err(AppError::Unauthorized);
-    };
-    match sessions::find(&state.store, cookie.value()).await? {
+    match session(req, state).await? {
         Some(session) => Ok(Owner::Browser(session)),
         None => Err(AppError::Unauthorized),
     }
+}
+
+/// The live session the request's cookie names, if any. A client the owner throttle refuses is
+/// refused here too, session or not. An unknown cookie is not counted as a failure: session tokens
+/// are 256 random bits, too many to guess, and a browser whose session ended still sends one.
+pub async fn session(req: &HttpRequest, state: &AppState) -> Result<Option<Session>, AppError> {
+    let Some(cookie) = req.cookie(sessions::COOKIE_NAME) else {
+        return Ok(None);
+    };
+    state.throttles.owner.admit(state.client_ip(req))?;
+    Ok(sessions::find(&state.store, cookie.value()).await?)
 }
 
 /// True for the shared secret and for live API tokens; both are compared by digest only.
