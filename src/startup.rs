@@ -46,6 +46,9 @@ fn security_headers() -> DefaultHeaders {
         // Download links are capabilities: never leak them to other sites through Referer. (Not
         // no-referrer: with it, browsers send `Origin: null` on the pages' own form posts.)
         .add(("Referrer-Policy", "same-origin"))
+        // Pages, upload answers and JSON print links built for this request (and hold the owner's
+        // data): no shared cache may keep them. Downloads and static files set their own.
+        .add(("Cache-Control", "private, no-cache"))
 }
 
 pub struct Application {
@@ -122,6 +125,9 @@ impl Application {
         let forget_failures = tokio::spawn(throttles.forget_periodically());
         let address = format!("{}:{port}", settings.bind);
         tracing::info!(%address, port, db = %settings.db.display(), "blobdrop is listening");
+        if settings.public_url.is_none() && !settings.bind.is_loopback() {
+            tracing::warn!(%address, "listening beyond loopback without BLOBDROP_PUBLIC_URL: links are built from each request's Host header, which any client chooses; set BLOBDROP_PUBLIC_URL");
+        }
         Ok(Application { port, server, store, gc, forget_failures })
     }
 

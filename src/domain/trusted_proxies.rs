@@ -1,5 +1,5 @@
-//! `BLOBDROP_TRUSTED_PROXIES` and the client address it implies: the TCP peer, or the rightmost
-//! `X-Forwarded-For` hop that no trusted proxy added.
+//! `BLOBDROP_TRUSTED_PROXIES` and what it lets a proxy say: the client address (the TCP peer, or the
+//! rightmost `X-Forwarded-For` hop that no trusted proxy added), and the scheme and host of links.
 
 use std::net::IpAddr;
 use std::str::FromStr;
@@ -36,6 +36,108 @@ impl TrustedProxies {
         }
         client
     }
+}
+
+/// The forwarding headers of one request, each with its values in the order they came.
+#[derive(Debug, Default, Clone)]
+pub struct ForwardingHeaders<'a> {
+    pub host: Option<&'a str>,
+    pub forwarded: Vec<&'a str>,
+    pub x_forwarded_host: Vec<&'a str>,
+    pub x_forwarded_proto: Vec<&'a str>,
+}
+
+/// Scheme and host the client reached blobdrop at, which links start with: `https://files.example.com`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PublicOrigin {
+    https: bool,
+    host: String,
+}
+
+impl std::fmt::Display for PublicOrigin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}://{}", if self.https { "https" } else { "http" }, self.host)
+    }
+}
+
+impl TrustedProxies {
+    /// The origin of the request's links. From a trusted proxy, `Forwarded` (RFC 7239) and else
+    /// `X-Forwarded-Proto` / `X-Forwarded-Host` say it; the last value counts, the one the proxy
+    /// nearest to blobdrop wrote. From anyone else they are ignored: any client can write them. A
+    /// scheme other than http or https, or a host that is not a host name, is ignored too. Without
+    /// a believable host, `fallback_host` (the address blobdrop listens on) is used.
+    pub fn origin(&self, peer: IpAddr, headers: &ForwardingHeaders<'_>, fallback_host: &str) -> PublicOrigin {
+        let (mut proto, mut host) = (None, None);
+        if self.contains(peer) {
+            if let Some(element) = last_value(&headers.forwarded) {
+                for (name, value) in forwarded_pairs(element) {
+                    if name.eq_ignore_ascii_case("proto") {
+                        proto = Some(value);
+                    } else if name.eq_ignore_ascii_case("host") {
+                        host = Some(value);
+                    }
+                }
+            } else {
+                proto = last_value(&headers.x_forwarded_proto);
+                host = last_value(&headers.x_forwarded_host);
+            }
+        }
+        let https = proto.is_some_and(|proto| proto.eq_ignore_ascii_case("https"));
+        let host = [host, headers.host]
+            .into_iter()
+            .flatten()
+            .find_map(valid_host)
+            .unwrap_or_else(|| fallback_host.to_ascii_lowercase());
+        PublicOrigin { https, host }
+    }
+}
+
+/// The last comma-separated value of a header that may come on several lines.
+fn last_value<'a>(lines: &[&'a str]) -> Option<&'a str> {
+    lines.last()?.rsplit(',').next().map(str::trim).filter(|value| !value.is_empty())
+}
+
+/// `name=value` pairs of one `Forwarded` element (`for=1.2.3.4;proto=https;host="a.example"`),
+/// with quotes taken off the values.
+fn forwarded_pairs(element: &str) -> impl Iterator<Item = (&str, &str)> {
+    element.split(';').filter_map(|pair| {
+        let (name, value) = pair.split_once('=')?;
+        let value = value.trim();
+        let value = value.strip_prefix('"').and_then(|v| v.strip_suffix('"')).unwrap_or(value);
+        Some((name.trim(), value))
+    })
+}
+
+/// A host as it may appear in a link: a name or IPv4 address, or an IPv6 address in brackets, and
+/// an optional port; lowercased. Anything else (spaces, `/`, `@`, quotes, an empty name) is no host.
+pub fn valid_host(value: &str) -> Option<String> {
+    let value = value.trim();
+    let port = match value.strip_prefix('[') {
+        Some(rest) => {
+            let (address, after) = rest.split_once(']')?;
+            address.parse::<std::net::Ipv6Addr>().ok()?;
+            if after.is_empty() { None } else { Some(after.strip_prefix(':')?) }
+        }
+        None => {
+            let (name, port) = value.split_once(':').map_or((value, None), |(name, port)| (name, Some(port)));
+            let name_ok = !name.is_empty()
+                && name.len() <= 253
+                && !name.starts_with(['.', '-'])
+                && name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_'));
+            if !name_ok {
+                return None;
+            }
+            port
+        }
+    };
+    if port.is_some_and(|port| !port_is_valid(port)) {
+        return None;
+    }
+    Some(value.to_ascii_lowercase())
+}
+
+fn port_is_valid(port: &str) -> bool {
+    port.bytes().all(|b| b.is_ascii_digit()) && port.parse::<u16>().is_ok()
 }
 
 /// One `X-Forwarded-For` entry: an address, perhaps with a port (`1.2.3.4:5678`, `[::1]:80`).
@@ -110,6 +212,58 @@ mod tests {
         assert_eq!(proxies.client_ip(ip("10.0.0.2"), ["10.9.9.9"]), ip("10.9.9.9"));
         // No header: the proxy itself.
         assert_eq!(proxies.client_ip(ip("10.0.0.2"), []), ip("10.0.0.2"));
+    }
+
+    fn headers<'a>(host: &'a str, forwarded: &[&'a str], xfh: &[&'a str], xfp: &[&'a str]) -> ForwardingHeaders<'a> {
+        ForwardingHeaders {
+            host: Some(host),
+            forwarded: forwarded.to_vec(),
+            x_forwarded_host: xfh.to_vec(),
+            x_forwarded_proto: xfp.to_vec(),
+        }
+    }
+
+    #[test]
+    fn links_follow_forwarding_headers_only_from_a_trusted_proxy() {
+        let proxies: TrustedProxies = "10.0.0.0/8".parse().unwrap();
+        let spoofed = headers("blobdrop:4001", &["host=evil.example;proto=https"], &["evil.example"], &["https"]);
+        let direct = proxies.origin(ip("203.0.113.9"), &spoofed, "127.0.0.1:4001");
+        assert_eq!(direct.to_string(), "http://blobdrop:4001");
+        let proxied = proxies.origin(ip("10.0.0.2"), &spoofed, "127.0.0.1:4001");
+        assert_eq!(proxied.to_string(), "https://evil.example", "Forwarded wins over X-Forwarded-*");
+        let x_forwarded = headers("blobdrop:4001", &[], &["a.example, files.example.com"], &["http,HTTPS"]);
+        assert_eq!(proxies.origin(ip("10.0.0.2"), &x_forwarded, "x").to_string(), "https://files.example.com");
+        let rfc7239 = headers(
+            "b",
+            &["for=1.2.3.4;host=x.example", "for=10.0.0.9;proto=https;host=\"[2001:db8::1]:8443\""],
+            &[],
+            &[],
+        );
+        assert_eq!(proxies.origin(ip("10.0.0.2"), &rfc7239, "x").to_string(), "https://[2001:db8::1]:8443");
+    }
+
+    #[test]
+    fn only_http_and_https_and_real_host_names_make_links() {
+        let proxies: TrustedProxies = "10.0.0.0/8".parse().unwrap();
+        for proto in ["javascript", "https:", "ftp", " "] {
+            let origin = proxies.origin(ip("10.0.0.2"), &headers("files.example.com", &[], &[], &[proto]), "x");
+            assert_eq!(origin.to_string(), "http://files.example.com", "{proto}");
+        }
+        for host in
+            ["evil.example/x", "a b", "user@evil.example", "\"q\"", "", "x:99999", "x:1:2", "[::1", "[nope]", ".x"]
+        {
+            let origin = proxies.origin(ip("10.0.0.2"), &headers("files.example.com", &[], &[host], &[]), "x");
+            assert_eq!(origin.to_string(), "http://files.example.com", "{host:?}");
+            assert_eq!(valid_host(host), None, "{host:?}");
+        }
+        let no_host = ForwardingHeaders::default();
+        assert_eq!(
+            TrustedProxies::default().origin(ip("1.2.3.4"), &no_host, "127.0.0.1:4001").to_string(),
+            "http://127.0.0.1:4001"
+        );
+        for host in ["Files.Example.COM", "127.0.0.1:4001", "[::1]:80", "[::1]", "blobdrop_app:4001", "localhost"] {
+            assert_eq!(valid_host(host), Some(host.to_ascii_lowercase()), "{host}");
+        }
     }
 
     #[test]

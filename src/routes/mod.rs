@@ -20,6 +20,7 @@ mod upload;
 use std::net::{IpAddr, Ipv4Addr};
 use std::time::Duration;
 
+use actix_web::http::header;
 use actix_web::{HttpRequest, web};
 
 pub use body::remember_peer_socket;
@@ -29,7 +30,7 @@ pub use files_api::FileJson;
 
 use crate::auth::OwnerSecret;
 use crate::config::PublicUrl;
-use crate::domain::{ByteSize, FileId, FileName, TrustedProxies};
+use crate::domain::{ByteSize, FileId, FileName, ForwardingHeaders, TrustedProxies};
 use crate::gc::CleanupTrigger;
 use crate::metrics::Metrics;
 use crate::passwords::GrantKey;
@@ -59,13 +60,22 @@ pub struct AppState {
 }
 
 impl AppState {
-    /// Scheme and host that links start with: the configured public URL, else the request's own.
+    /// Scheme and host that links start with: the configured public URL, else where the request
+    /// says it reached blobdrop, believing forwarding headers only from trusted proxies (actix's
+    /// `connection_info` believes them from anyone, so it is not used for this).
     pub fn base_url(&self, req: &HttpRequest) -> String {
         match &self.public_url {
             Some(url) => url.as_str().to_owned(),
             None => {
-                let info = req.connection_info();
-                format!("{}://{}", info.scheme(), info.host())
+                let headers = req.headers();
+                let all = |name| headers.get_all(name).filter_map(|value| value.to_str().ok()).collect();
+                let forwarding = ForwardingHeaders {
+                    host: headers.get(header::HOST).and_then(|value| value.to_str().ok()),
+                    forwarded: all(header::FORWARDED),
+                    x_forwarded_host: all(header::X_FORWARDED_HOST),
+                    x_forwarded_proto: all(header::X_FORWARDED_PROTO),
+                };
+                self.trusted_proxies.origin(peer_ip(req), &forwarding, req.app_config().host()).to_string()
             }
         }
     }
@@ -78,9 +88,8 @@ impl AppState {
     /// The client's address: the TCP peer, or what trusted proxies say in X-Forwarded-For. The one
     /// place that decides it, for throttling and the download history alike.
     pub fn client_ip(&self, req: &HttpRequest) -> IpAddr {
-        let peer = req.peer_addr().map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |addr| addr.ip());
         let forwarded = req.headers().get_all("x-forwarded-for").filter_map(|value| value.to_str().ok());
-        self.trusted_proxies.client_ip(peer, forwarded)
+        self.trusted_proxies.client_ip(peer_ip(req), forwarded)
     }
 
     /// The link that downloads a file, ending in its (percent-encoded) name so that saved
@@ -94,6 +103,11 @@ impl AppState {
     pub fn deletion_url(&self, req: &HttpRequest, id: &FileId, token: &str) -> String {
         format!("{}/f/{id}/delete/{token}", self.base_url(req))
     }
+}
+
+/// The TCP peer's address.
+fn peer_ip(req: &HttpRequest) -> IpAddr {
+    req.peer_addr().map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |addr| addr.ip())
 }
 
 /// Every route, used by `startup` and by nothing else, so tests exercise exactly what users get.

@@ -10,6 +10,7 @@ mod browser_pages;
 mod client_commands;
 mod command_line;
 mod download;
+mod forwarding;
 mod guest_links;
 mod helpers;
 mod lifecycle;
