@@ -104,6 +104,7 @@ impl Application {
         });
         let server = HttpServer::new(move || {
             App::new()
+                .wrap(from_fn(routes::screen_requests))
                 .wrap(
                     ErrorHandlers::new()
                         .handler(StatusCode::UNAUTHORIZED, routes::unauthorized)

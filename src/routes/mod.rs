@@ -13,6 +13,7 @@ mod listing_format;
 mod owner;
 mod pages;
 mod protected;
+mod request_guard;
 mod system_api;
 mod tokens_api;
 mod upload;
@@ -27,6 +28,7 @@ pub use body::remember_peer_socket;
 pub use browser::{html_errors, unauthorized};
 pub use error::AppError;
 pub use files_api::FileJson;
+pub use request_guard::screen_requests;
 
 use crate::auth::OwnerSecret;
 use crate::config::PublicUrl;

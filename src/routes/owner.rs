@@ -10,7 +10,8 @@ use base64::engine::general_purpose::STANDARD;
 use serde::de::DeserializeOwned;
 
 // Wrong credentials are throttled per client (Basic with any user, or Bearer). Changes made through a
-// session must also prove they come from blobdrop's own pages: same Origin, and the session's CSRF token.
+// session must also prove they come from blobdrop's own pages: the session's CSRF token (and the same
+// Origin, which `request_guard` checks for every change).
 
 use super::{AppError, AppState};
 use crate::api_tokens;
@@ -51,13 +52,12 @@ impl Owner {
     }
 }
 
-/// Identifies the owner. For a browser session changing anything, also checks the Origin and
-/// (unless `form_token` will be checked by the caller) the `X-CSRF-Token` header.
+/// Identifies the owner. For a browser session changing anything, also checks the `X-CSRF-Token`
+/// header (the Origin of every change is checked for all requests by `request_guard`).
 pub async fn authenticate(req: &HttpRequest, state: &AppState) -> Result<Owner, AppError> {
     let owner = identify(req, state).await?;
     if let Owner::Browser(session) = &owner {
         if is_change(req.method()) {
-            check_origin(req, state)?;
             let sent = req.headers().get(CSRF_HEADER).and_then(|v| v.to_str().ok()).unwrap_or_default();
             if !tokens_match(sent, &session.csrf_token) {
                 return Err(AppError::Forbidden("the request lacks this page's CSRF token; reload the page"));
@@ -112,19 +112,6 @@ fn is_change(method: &Method) -> bool {
     !matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS)
 }
 
-/// A browser always sends Origin on cross-site POSTs; when present it must be blobdrop's own.
-/// `Origin: null` (sent when a privacy setting hides the referrer) passes only when the browser
-/// itself vouches with `Sec-Fetch-Site: same-origin`, a header no page script can set.
-pub fn check_origin(req: &HttpRequest, state: &AppState) -> Result<(), AppError> {
-    let header = |name: &str| req.headers().get(name).and_then(|v| v.to_str().ok());
-    match header("origin") {
-        None => Ok(()),
-        Some(origin) if origin == state.base_url(req) => Ok(()),
-        Some("null") if header("sec-fetch-site") == Some("same-origin") => Ok(()),
-        Some(_) => Err(AppError::Forbidden("cross-site request refused")),
-    }
-}
-
 impl FromRequest for Owner {
     type Error = AppError;
     type Future = Pin<Box<dyn Future<Output = Result<Self, AppError>>>>;
@@ -168,7 +155,6 @@ impl<T: DeserializeOwned + 'static> FromRequest for OwnerForm<T> {
         Box::pin(async move {
             let state = req.app_data::<web::Data<AppState>>().ok_or(AppError::Unauthorized)?.clone();
             let owner = identify(&req, &state).await?;
-            check_origin(&req, &state)?;
             let form = form.await.map_err(|error| AppError::BadRequest(error.to_string()))?.into_inner();
             if let Owner::Browser(session) = &owner {
                 if !tokens_match(&form.csrf_token, &session.csrf_token) {

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use time::OffsetDateTime;
 
 use super::browser::{accepts_html, page, see_other};
-use super::owner::{check_origin, credential, is_owner_credential, session};
+use super::owner::{credential, is_owner_credential, session};
 use super::{AppError, AppState, visible_file};
 use crate::passwords::{self, GRANT_LIFETIME_SECS};
 use crate::store::FileRecord;
@@ -71,7 +71,6 @@ pub async fn unlock(
     form: web::Form<Unlock>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    check_origin(&req, &state)?;
     let file = visible_file(&state, req.match_info().get("id").unwrap_or_default()).await?;
     let back = req.uri().path_and_query().map_or("/", |path| path.as_str()).to_owned();
     let now = OffsetDateTime::now_utc().unix_timestamp();

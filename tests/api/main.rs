@@ -9,6 +9,7 @@ mod bad_input;
 mod browser_pages;
 mod client_commands;
 mod command_line;
+mod cross_origin;
 mod download;
 mod forwarding;
 mod guest_links;
