@@ -11,6 +11,7 @@ mod client_commands;
 mod command_line;
 mod cross_origin;
 mod download;
+mod expect_continue;
 mod forwarding;
 mod guest_links;
 mod helpers;
