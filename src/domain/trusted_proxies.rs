@@ -61,11 +61,13 @@ impl std::fmt::Display for PublicOrigin {
 }
 
 impl TrustedProxies {
-    /// The origin of the request's links. From a trusted proxy, `Forwarded` (RFC 7239) and else
-    /// `X-Forwarded-Proto` / `X-Forwarded-Host` say it; the last value counts, the one the proxy
-    /// nearest to blobdrop wrote. From anyone else they are ignored: any client can write them. A
-    /// scheme other than http or https, or a host that is not a host name, is ignored too. Without
-    /// a believable host, `fallback_host` (the address blobdrop listens on) is used.
+    /// The origin of the request's links. From a trusted proxy, `X-Forwarded-Proto` and
+    /// `X-Forwarded-Host` say it, or else `Forwarded` (RFC 7239); the last value counts, the one
+    /// the proxy nearest to blobdrop wrote. The X- headers come first because nginx and Caddy set
+    /// them (replacing what the client sent) and pass a client's `Forwarded` through untouched.
+    /// From anyone else they are all ignored: any client can write them. A scheme other than http
+    /// or https, or a host that is not a host name, is ignored too; `fallback_host` is used when
+    /// there is no believable host at all.
     pub fn origin(&self, peer: IpAddr, headers: &ForwardingHeaders<'_>, fallback_host: &str) -> PublicOrigin {
         let (mut proto, mut host) = (None, None);
         if self.contains(peer) {
@@ -77,10 +79,9 @@ impl TrustedProxies {
                         host = Some(value);
                     }
                 }
-            } else {
-                proto = last_value(&headers.x_forwarded_proto);
-                host = last_value(&headers.x_forwarded_host);
             }
+            proto = last_value(&headers.x_forwarded_proto).or(proto);
+            host = last_value(&headers.x_forwarded_host).or(host);
         }
         let https = proto.is_some_and(|proto| proto.eq_ignore_ascii_case("https"));
         let host = [host, headers.host]
@@ -230,7 +231,9 @@ mod tests {
         let direct = proxies.origin(ip("203.0.113.9"), &spoofed, "127.0.0.1:4001");
         assert_eq!(direct.to_string(), "http://blobdrop:4001");
         let proxied = proxies.origin(ip("10.0.0.2"), &spoofed, "127.0.0.1:4001");
-        assert_eq!(proxied.to_string(), "https://evil.example", "Forwarded wins over X-Forwarded-*");
+        assert_eq!(proxied.to_string(), "https://evil.example");
+        let both = headers("b", &["host=forwarded.example;proto=http"], &["x.example"], &["https"]);
+        assert_eq!(proxies.origin(ip("10.0.0.2"), &both, "x").to_string(), "https://x.example", "X-Forwarded-* first");
         let x_forwarded = headers("blobdrop:4001", &[], &["a.example, files.example.com"], &["http,HTTPS"]);
         assert_eq!(proxies.origin(ip("10.0.0.2"), &x_forwarded, "x").to_string(), "https://files.example.com");
         let rfc7239 = headers(
