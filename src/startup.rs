@@ -1,7 +1,6 @@
 //! The one seam between settings and a running server, used by `main` and by the tests.
 
 use std::net::TcpListener;
-
 use std::time::Duration;
 
 use actix_http::{Extensions, HttpService};
@@ -79,7 +78,8 @@ impl Application {
         let address = format!("{}:{}", settings.bind, settings.port);
         let bind_error = |source| StartupError::Bind { address: address.clone(), source };
         let listener = TcpListener::bind((settings.bind, settings.port)).map_err(bind_error)?;
-        let port = listener.local_addr().map_err(bind_error)?.port();
+        let local_addr = listener.local_addr().map_err(bind_error)?;
+        let port = local_addr.port();
         if let Some(secret) = generated {
             let base = match &settings.public_url {
                 Some(url) => url.as_str().to_owned(),
@@ -108,10 +108,9 @@ impl Application {
             trusted_proxies: settings.trusted_proxies.clone(),
             grant_key: GrantKey::resolve(&store).await?,
         });
-        let local_addr = listener.local_addr().map_err(bind_error)?;
         // HttpServer::listen, spelled out (with its defaults) for the one thing it does not expose:
         // the `Expect: 100-continue` service, which answers 401/413 before curl sends the body.
-        let server = actix_server::Server::build()
+        let server = Server::build()
             .shutdown_timeout(SHUTDOWN_GRACE_SECS)
             .listen("blobdrop", listener, move || {
                 let state = state.clone();
