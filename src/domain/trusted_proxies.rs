@@ -277,4 +277,60 @@ mod tests {
         assert_eq!(proxies.client_ip(ip("10.0.0.2"), ["198.51.100.7, garbage"]), ip("10.0.0.2"));
         assert_eq!(proxies.client_ip(ip("10.0.0.2"), ["garbage, 10.3.3.3"]), ip("10.3.3.3"));
     }
+
+    mod origin_properties {
+        use super::*;
+        use proptest::prelude::*;
+
+        /// Hosts as links may carry them: names with ports, IPv6 literals with and without.
+        fn host() -> impl Strategy<Value = String> {
+            prop_oneof![
+                "[a-zA-Z0-9_][a-zA-Z0-9._-]{0,30}(:[0-9]{1,4})?",
+                any::<std::net::Ipv6Addr>().prop_map(|ip| format!("[{ip}]")),
+                (any::<std::net::Ipv6Addr>(), any::<u16>()).prop_map(|(ip, port)| format!("[{ip}]:{port}")),
+            ]
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(256))]
+
+            /// Whatever the headers say, and whoever sends them, links start with http or https
+            /// and a valid host, and nothing panics.
+            #[test]
+            fn any_headers_give_an_http_origin_with_a_valid_host(
+                host in proptest::option::of(any::<String>()),
+                forwarded in prop::collection::vec(any::<String>(), 0..3),
+                x_forwarded_host in prop::collection::vec(any::<String>(), 0..3),
+                x_forwarded_proto in prop::collection::vec(prop_oneof![any::<String>(), Just("HTTPS".to_owned())], 0..3),
+                trusted in any::<bool>(),
+            ) {
+                let proxies = if trusted { "0.0.0.0/0".parse().unwrap() } else { TrustedProxies::default() };
+                let headers = ForwardingHeaders {
+                    host: host.as_deref(),
+                    forwarded: forwarded.iter().map(String::as_str).collect(),
+                    x_forwarded_host: x_forwarded_host.iter().map(String::as_str).collect(),
+                    x_forwarded_proto: x_forwarded_proto.iter().map(String::as_str).collect(),
+                };
+                let origin = proxies.origin(ip("192.0.2.1"), &headers, "localhost").to_string();
+                let (scheme, rest) = origin.split_once("://").unwrap();
+                prop_assert!(scheme == "http" || scheme == "https", "{}", origin);
+                prop_assert_eq!(valid_host(rest), Some(rest.to_owned()));
+            }
+
+            /// A host a trusted proxy names comes back as the links' host, through either header.
+            #[test]
+            fn a_host_and_scheme_from_a_trusted_proxy_round_trip(host in host(), https in any::<bool>()) {
+                let lower = host.to_ascii_lowercase();
+                prop_assert_eq!(valid_host(&host), Some(lower.clone()));
+                let proxies: TrustedProxies = "192.0.2.0/24".parse().unwrap();
+                let scheme = if https { "https" } else { "http" };
+                let expected = format!("{scheme}://{lower}");
+                let x_forwarded = headers("inner:4001", &[], &[&host], &[scheme]);
+                prop_assert_eq!(proxies.origin(ip("192.0.2.1"), &x_forwarded, "x").to_string(), expected.clone());
+                let element = format!("for=198.51.100.1;host=\"{host}\";proto={scheme}");
+                let forwarded = headers("inner:4001", &[&element], &[], &[]);
+                prop_assert_eq!(proxies.origin(ip("192.0.2.1"), &forwarded, "x").to_string(), expected);
+            }
+        }
+    }
 }
