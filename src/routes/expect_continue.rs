@@ -9,7 +9,7 @@
 
 use actix_web::http::ConnectionType;
 use actix_web::http::Method;
-use actix_web::http::header::HeaderMap;
+use actix_web::http::header::{self, HeaderMap, HeaderValue};
 use actix_web::{HttpMessage, ResponseError, web};
 
 use super::guest::{guest_size_limit, open_guest_link};
@@ -46,7 +46,9 @@ pub fn service(
                     if status.is_client_error() {
                         tracing::info!(method = %req.method(), path = req.path(), status = status.as_u16(), "refused before its body");
                     }
+                    // Past the app and its header middleware: the one header a text answer needs.
                     let mut response = error.error_response();
+                    response.headers_mut().insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
                     response.head_mut().set_connection_type(ConnectionType::Close);
                     Err(response.into())
                 }
