@@ -1,11 +1,16 @@
 //! The one seam between settings and a running server, used by `main` and by the tests.
 
 use std::net::TcpListener;
+use std::time::Duration;
 
-use actix_web::dev::Server;
+use actix_http::{Extensions, HttpService};
+use actix_server::Server;
+use actix_service::{IntoServiceFactory, ServiceFactoryExt, map_config};
+use actix_web::dev::AppConfig;
 use actix_web::http::StatusCode;
 use actix_web::middleware::{DefaultHeaders, ErrorHandlers, from_fn};
-use actix_web::{App, HttpServer, web};
+use actix_web::rt::net::TcpStream;
+use actix_web::{App, web};
 use tracing_actix_web::TracingLogger;
 
 use crate::auth::OwnerSecret;
@@ -46,6 +51,9 @@ fn security_headers() -> DefaultHeaders {
         // Download links are capabilities: never leak them to other sites through Referer. (Not
         // no-referrer: with it, browsers send `Origin: null` on the pages' own form posts.)
         .add(("Referrer-Policy", "same-origin"))
+        // Pages, upload answers and JSON print links built for this request (and hold the owner's
+        // data): no shared cache may keep them. Downloads and static files set their own.
+        .add(("Cache-Control", "private, no-cache"))
 }
 
 pub struct Application {
@@ -79,7 +87,8 @@ impl Application {
         let address = format!("{}:{}", settings.bind, settings.port);
         let bind_error = |source| StartupError::Bind { address: address.clone(), source };
         let listener = TcpListener::bind((settings.bind, settings.port)).map_err(bind_error)?;
-        let port = listener.local_addr().map_err(bind_error)?.port();
+        let local_addr = listener.local_addr().map_err(bind_error)?;
+        let port = local_addr.port();
         if let Some(secret) = generated {
             let base = match &settings.public_url {
                 Some(url) => url.as_str().to_owned(),
@@ -108,29 +117,45 @@ impl Application {
             trusted_proxies: settings.trusted_proxies.clone(),
             grant_key: GrantKey::resolve(&store).await?,
         });
-        let server = HttpServer::new(move || {
-            App::new()
-                .wrap(
-                    ErrorHandlers::new()
-                        .handler(StatusCode::UNAUTHORIZED, routes::unauthorized)
-                        .default_handler(routes::html_errors),
-                )
-                .wrap(security_headers())
-                .wrap(from_fn(metrics::observe_request))
-                .wrap(TracingLogger::default())
-                .app_data(state.clone())
-                .app_data(web::Data::new(metrics.clone()))
-                .configure(routes::configure)
-        })
-        .on_connect(routes::remember_peer_socket)
-        .shutdown_timeout(SHUTDOWN_GRACE_SECS)
-        .listen(listener)
-        .map_err(bind_error)?
-        .run();
+        // HttpServer::listen, spelled out (with its defaults) for the one thing it does not expose:
+        // the `Expect: 100-continue` service, which answers 401/413 before curl sends the body.
+        let server = Server::build()
+            .shutdown_timeout(SHUTDOWN_GRACE_SECS)
+            .listen("blobdrop", listener, move || {
+                let state = state.clone();
+                let metrics = metrics.clone();
+                let app = App::new()
+                    .wrap(from_fn(routes::screen_requests))
+                    .wrap(
+                        ErrorHandlers::new()
+                            .handler(StatusCode::UNAUTHORIZED, routes::unauthorized)
+                            .default_handler(routes::html_errors),
+                    )
+                    .wrap(security_headers())
+                    .wrap(from_fn(metrics::observe_request))
+                    .wrap(TracingLogger::default())
+                    .app_data(state.clone())
+                    .app_data(web::Data::new(metrics))
+                    .configure(routes::configure)
+                    .into_factory()
+                    .map_err(|error| error.error_response());
+                HttpService::build()
+                    .client_disconnect_timeout(Duration::from_secs(1))
+                    .local_addr(local_addr)
+                    .on_connect_ext(|io: &TcpStream, data: &mut Extensions| routes::remember_peer_socket(io, data))
+                    .expect(routes::expect_continue(state))
+                    .finish(map_config(app, |()| AppConfig::default()))
+                    .tcp()
+            })
+            .map_err(bind_error)?
+            .run();
         let gc = tokio::spawn(gc::run_periodically(store.clone(), settings.gc_interval(), cleanup));
         let forget_failures = tokio::spawn(throttles.forget_periodically());
         let address = format!("{}:{port}", settings.bind);
         tracing::info!(%address, port, db = %settings.db.display(), "blobdrop is listening");
+        if settings.public_url.is_none() && !settings.bind.is_loopback() {
+            tracing::warn!(%address, "listening beyond loopback without BLOBDROP_PUBLIC_URL: links are built from each request's Host header, which any client chooses; set BLOBDROP_PUBLIC_URL");
+        }
         Ok(Application { port, server, store, gc, forget_failures })
     }
 

@@ -75,17 +75,11 @@ impl Throttle {
         client: IpAddr,
         verify: impl Future<Output = Result<bool, E>>,
     ) -> Result<Verdict, E> {
-        if let Err(refused) = self.admit(client) {
-            return Ok(Verdict::Refused(refused));
-        }
-        if verify.await? {
-            return Ok(self.admit(client).map_or_else(Verdict::Refused, |()| Verdict::Right));
-        }
-        Ok(self.failed(client).map_or(Verdict::Wrong, Verdict::Refused))
+        attempt_under(&[self], client, verify).await
     }
 
     /// Refuses a client that is waiting out its failures.
-    fn admit(&self, client: IpAddr) -> Result<(), Refused> {
+    pub fn admit(&self, client: IpAddr) -> Result<(), Refused> {
         let now = Instant::now();
         match self.refused().get(&key(client)) {
             Some(&until) if until > now => Err(Refused { retry_after: until - now }),
@@ -120,6 +114,27 @@ impl Throttle {
         // The map holds plain instants: one left half-updated by a panic is still sound.
         self.refused_until.lock().unwrap_or_else(PoisonError::into_inner)
     }
+}
+
+/// [`Throttle::attempt`] under several throttles at once, for a credential that is tried as more
+/// than one kind (a guess on a protected file's link may be the owner's secret or the file's
+/// password): a client any of them refuses is refused whatever it sends, and a wrong answer
+/// counts as a failure in each.
+pub async fn attempt_under<E>(
+    throttles: &[&Throttle],
+    client: IpAddr,
+    verify: impl Future<Output = Result<bool, E>>,
+) -> Result<Verdict, E> {
+    let refusal = || throttles.iter().find_map(|throttle| throttle.admit(client).err());
+    if let Some(refused) = refusal() {
+        return Ok(Verdict::Refused(refused));
+    }
+    if verify.await? {
+        return Ok(refusal().map_or(Verdict::Right, Verdict::Refused));
+    }
+    // Every throttle counts the failure, so none is skipped when another refuses first.
+    let refusals: Vec<Refused> = throttles.iter().filter_map(|throttle| throttle.failed(client)).collect();
+    Ok(refusals.into_iter().max_by_key(|refused| refused.retry_after).map_or(Verdict::Wrong, Verdict::Refused))
 }
 
 /// One client: an IPv4 address, or an IPv6 /64 (what one host or one household is given).
@@ -214,6 +229,26 @@ mod tests {
             Ok::<_, ()>(true)
         };
         assert!(matches!(throttle.attempt(client, slow_right_guess).await, Ok(Verdict::Refused(_))));
+    }
+
+    #[tokio::test]
+    async fn a_guess_under_two_throttles_counts_in_both_and_either_refusal_holds() {
+        let (owner, passwords) = (throttle(2, Duration::from_secs(60)), throttle(5, Duration::from_secs(60)));
+        let client = ip("203.0.113.5");
+        let both = [&owner, &passwords];
+        let wrong = || async { Ok::<_, ()>(false) };
+        assert_eq!(attempt_under(&both, client, wrong()).await, Ok(Verdict::Wrong));
+        assert_eq!(attempt_under(&both, client, wrong()).await, Ok(Verdict::Wrong));
+        assert!(matches!(attempt_under(&both, client, wrong()).await, Ok(Verdict::Refused(_))));
+        // The owner throttle refuses now, so the right answer is refused under both and alone.
+        let right = || async { Ok::<_, ()>(true) };
+        assert!(matches!(attempt_under(&both, client, right()).await, Ok(Verdict::Refused(_))));
+        assert!(matches!(owner.attempt(client, right()).await, Ok(Verdict::Refused(_))));
+        // The passwords throttle counted the same three failures, short of its burst of five.
+        assert_eq!(passwords.attempt(client, right()).await, Ok(Verdict::Right));
+        assert_eq!(passwords.failed(client), None);
+        assert_eq!(passwords.failed(client), None);
+        assert!(passwords.failed(client).is_some());
     }
 
     #[test]

@@ -20,7 +20,7 @@ pub use file_password::{FilePassword, FilePasswordError};
 pub use guest_link::{GuestLinkError, GuestLinkId, GuestLinkStatus, GuestLinkTerms, MAX_LIFETIME_DAYS, future_expiry};
 pub use lifetime::{Lifetime, LifetimeError};
 pub use token_label::{TokenLabel, TokenLabelError};
-pub use trusted_proxies::TrustedProxies;
+pub use trusted_proxies::{ForwardingHeaders, PublicOrigin, TrustedProxies, valid_host};
 pub use upload_options::{MaxDownloads, OptionHeaders, UploadOptions};
 
 /// Every upload is cut into chunks of this many bytes; each chunk is one BLOB row.

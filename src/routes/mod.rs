@@ -6,6 +6,7 @@ mod bundle;
 mod delete_link;
 mod download;
 mod error;
+mod expect_continue;
 mod files_api;
 mod guest;
 mod guest_links_api;
@@ -13,23 +14,28 @@ mod listing_format;
 mod owner;
 mod pages;
 mod protected;
+mod request_guard;
 mod system_api;
 mod tokens_api;
 mod upload;
 
-use std::net::{IpAddr, Ipv4Addr};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
+use actix_web::http::header::{self, HeaderMap};
+use actix_web::http::{Method, Version};
 use actix_web::{HttpRequest, web};
 
 pub use body::remember_peer_socket;
 pub use browser::{html_errors, unauthorized};
 pub use error::AppError;
+pub use expect_continue::service as expect_continue;
 pub use files_api::FileJson;
+pub use request_guard::screen_requests;
 
 use crate::auth::OwnerSecret;
 use crate::config::PublicUrl;
-use crate::domain::{ByteSize, FileId, FileName, TrustedProxies};
+use crate::domain::{ByteSize, FileId, FileName, ForwardingHeaders, TrustedProxies};
 use crate::gc::CleanupTrigger;
 use crate::metrics::Metrics;
 use crate::passwords::GrantKey;
@@ -59,13 +65,27 @@ pub struct AppState {
 }
 
 impl AppState {
-    /// Scheme and host that links start with: the configured public URL, else the request's own.
+    /// Scheme and host that links start with: the configured public URL, else where the request
+    /// says it reached blobdrop, believing forwarding headers only from trusted proxies (actix's
+    /// `connection_info` believes them from anyone, so it is not used for this).
     pub fn base_url(&self, req: &HttpRequest) -> String {
+        self.base_url_of(&Head::of(req))
+    }
+
+    pub(crate) fn base_url_of(&self, head: &Head<'_>) -> String {
         match &self.public_url {
             Some(url) => url.as_str().to_owned(),
             None => {
-                let info = req.connection_info();
-                format!("{}://{}", info.scheme(), info.host())
+                let all = |name| head.headers.get_all(name).filter_map(|value| value.to_str().ok()).collect();
+                let forwarding = ForwardingHeaders {
+                    host: head.headers.get(header::HOST).and_then(|value| value.to_str().ok()),
+                    forwarded: all(header::FORWARDED),
+                    x_forwarded_host: all(header::X_FORWARDED_HOST),
+                    x_forwarded_proto: all(header::X_FORWARDED_PROTO),
+                };
+                // Without a Host header (HTTP/1.0 only: request_guard refuses the rest) there is no
+                // name to give; links then name the local host.
+                self.trusted_proxies.origin(head.peer_ip(), &forwarding, "localhost").to_string()
             }
         }
     }
@@ -78,9 +98,12 @@ impl AppState {
     /// The client's address: the TCP peer, or what trusted proxies say in X-Forwarded-For. The one
     /// place that decides it, for throttling and the download history alike.
     pub fn client_ip(&self, req: &HttpRequest) -> IpAddr {
-        let peer = req.peer_addr().map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |addr| addr.ip());
-        let forwarded = req.headers().get_all("x-forwarded-for").filter_map(|value| value.to_str().ok());
-        self.trusted_proxies.client_ip(peer, forwarded)
+        self.client_ip_of(&Head::of(req))
+    }
+
+    pub(crate) fn client_ip_of(&self, head: &Head<'_>) -> IpAddr {
+        let forwarded = head.headers.get_all("x-forwarded-for").filter_map(|value| value.to_str().ok());
+        self.trusted_proxies.client_ip(head.peer_ip(), forwarded)
     }
 
     /// The link that downloads a file, ending in its (percent-encoded) name so that saved
@@ -93,6 +116,32 @@ impl AppState {
     /// The link that deletes a file without the owner's secret (`DELETE`; see `delete_link`).
     pub fn deletion_url(&self, req: &HttpRequest, id: &FileId, token: &str) -> String {
         format!("{}/f/{id}/delete/{token}", self.base_url(req))
+    }
+}
+
+/// What the checks made before a body is read need of a request: actix-web's `HttpRequest` and,
+/// for `Expect: 100-continue`, actix-http's `Request` both have it.
+pub(crate) struct Head<'a> {
+    pub method: &'a Method,
+    pub path: &'a str,
+    pub version: Version,
+    pub headers: &'a HeaderMap,
+    pub peer: Option<SocketAddr>,
+}
+
+impl<'a> Head<'a> {
+    fn of(req: &'a HttpRequest) -> Self {
+        Head {
+            method: req.method(),
+            path: req.path(),
+            version: req.version(),
+            headers: req.headers(),
+            peer: req.peer_addr(),
+        }
+    }
+
+    fn peer_ip(&self) -> IpAddr {
+        self.peer.map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |addr| addr.ip())
     }
 }
 

@@ -1,18 +1,22 @@
 //! Who is the owner: the shared secret or an API token in Authorization, or a session cookie.
 
 use std::future::Future;
+use std::net::IpAddr;
 use std::pin::Pin;
 
-use actix_web::http::{Method, header};
+use actix_web::cookie::Cookie;
+use actix_web::http::Method;
+use actix_web::http::header::{self, HeaderMap};
 use actix_web::{FromRequest, HttpRequest, dev::Payload, web};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use serde::de::DeserializeOwned;
 
 // Wrong credentials are throttled per client (Basic with any user, or Bearer). Changes made through a
-// session must also prove they come from blobdrop's own pages: same Origin, and the session's CSRF token.
+// session must also prove they come from blobdrop's own pages: the session's CSRF token (and the same
+// Origin, which `request_guard` checks for every change).
 
-use super::{AppError, AppState};
+use super::{AppError, AppState, Head};
 use crate::api_tokens;
 use crate::auth::tokens_match;
 use crate::sessions::{self, Session};
@@ -51,13 +55,12 @@ impl Owner {
     }
 }
 
-/// Identifies the owner. For a browser session changing anything, also checks the Origin and
-/// (unless `form_token` will be checked by the caller) the `X-CSRF-Token` header.
+/// Identifies the owner. For a browser session changing anything, also checks the `X-CSRF-Token`
+/// header (the Origin of every change is checked for all requests by `request_guard`).
 pub async fn authenticate(req: &HttpRequest, state: &AppState) -> Result<Owner, AppError> {
     let owner = identify(req, state).await?;
     if let Owner::Browser(session) = &owner {
         if is_change(req.method()) {
-            check_origin(req, state)?;
             let sent = req.headers().get(CSRF_HEADER).and_then(|v| v.to_str().ok()).unwrap_or_default();
             if !tokens_match(sent, &session.csrf_token) {
                 return Err(AppError::Forbidden("the request lacks this page's CSRF token; reload the page"));
@@ -69,25 +72,46 @@ pub async fn authenticate(req: &HttpRequest, state: &AppState) -> Result<Owner, 
 
 /// Identifies the owner without any CSRF check (safe methods, and forms that carry the token).
 async fn identify(req: &HttpRequest, state: &AppState) -> Result<Owner, AppError> {
-    if req.headers().contains_key(header::AUTHORIZATION) {
+    identify_head(&Head::of(req), state).await
+}
+
+/// `identify` from the request's head alone, also before its body may be sent (`Expect: 100-continue`).
+pub(super) async fn identify_head(head: &Head<'_>, state: &AppState) -> Result<Owner, AppError> {
+    let client = state.client_ip_of(head);
+    if head.headers.contains_key(header::AUTHORIZATION) {
         // A malformed header counts as a wrong credential: the same as an empty one.
-        let candidate = credential(req).unwrap_or_default();
+        let candidate = credential_in(head.headers).unwrap_or_default();
         let secret = state.secret.verify(&candidate);
         let verify = async { Ok::<_, AppError>(secret || api_tokens::authenticate(&state.store, &candidate).await?) };
-        return match state.throttles.owner.attempt(state.client_ip(req), verify).await? {
+        return match state.throttles.owner.attempt(client, verify).await? {
             Verdict::Right if secret => Ok(Owner::Secret),
             Verdict::Right => Ok(Owner::Token),
             Verdict::Wrong => Err(AppError::Unauthorized),
             Verdict::Refused(refused) => Err(refused.into()),
         };
     }
-    let Some(cookie) = req.cookie(sessions::COOKIE_NAME) else {
-        return Err(AppError::Unauthorized);
-    };
-    match sessions::find(&state.store, cookie.value()).await? {
+    match session_in(head.headers, client, state).await? {
         Some(session) => Ok(Owner::Browser(session)),
         None => Err(AppError::Unauthorized),
     }
+}
+
+/// The live session the request's cookie names, if any. A client the owner throttle refuses is
+/// refused here too, session or not. An unknown cookie is not counted as a failure: session tokens
+/// are 256 random bits, too many to guess, and a browser whose session ended still sends one.
+pub async fn session(req: &HttpRequest, state: &AppState) -> Result<Option<Session>, AppError> {
+    session_in(req.headers(), state.client_ip(req), state).await
+}
+
+async fn session_in(headers: &HeaderMap, client: IpAddr, state: &AppState) -> Result<Option<Session>, AppError> {
+    // As actix-web's `HttpRequest::cookie` reads them, from the head alone.
+    let pairs = headers.get_all(header::COOKIE).filter_map(|line| line.to_str().ok()).flat_map(|line| line.split(';'));
+    let mut cookies = pairs.filter_map(|pair| Cookie::parse_encoded(pair.trim()).ok());
+    let Some(cookie) = cookies.find(|cookie| cookie.name() == sessions::COOKIE_NAME) else {
+        return Ok(None);
+    };
+    state.throttles.owner.admit(client)?;
+    Ok(sessions::find(&state.store, cookie.value()).await?)
 }
 
 /// True for the shared secret and for live API tokens; both are compared by digest only.
@@ -97,24 +121,15 @@ pub async fn is_owner_credential(state: &AppState, candidate: &str) -> Result<bo
 
 /// The secret, token or password in the Authorization header, if it holds one.
 pub fn credential(req: &HttpRequest) -> Option<String> {
-    req.headers().get(header::AUTHORIZATION)?.to_str().ok().and_then(secret_from_authorization)
+    credential_in(req.headers())
+}
+
+fn credential_in(headers: &HeaderMap) -> Option<String> {
+    headers.get(header::AUTHORIZATION)?.to_str().ok().and_then(secret_from_authorization)
 }
 
 fn is_change(method: &Method) -> bool {
     !matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS)
-}
-
-/// A browser always sends Origin on cross-site POSTs; when present it must be blobdrop's own.
-/// `Origin: null` (sent when a privacy setting hides the referrer) passes only when the browser
-/// itself vouches with `Sec-Fetch-Site: same-origin`, a header no page script can set.
-pub fn check_origin(req: &HttpRequest, state: &AppState) -> Result<(), AppError> {
-    let header = |name: &str| req.headers().get(name).and_then(|v| v.to_str().ok());
-    match header("origin") {
-        None => Ok(()),
-        Some(origin) if origin == state.base_url(req) => Ok(()),
-        Some("null") if header("sec-fetch-site") == Some("same-origin") => Ok(()),
-        Some(_) => Err(AppError::Forbidden("cross-site request refused")),
-    }
 }
 
 impl FromRequest for Owner {
@@ -160,7 +175,6 @@ impl<T: DeserializeOwned + 'static> FromRequest for OwnerForm<T> {
         Box::pin(async move {
             let state = req.app_data::<web::Data<AppState>>().ok_or(AppError::Unauthorized)?.clone();
             let owner = identify(&req, &state).await?;
-            check_origin(&req, &state)?;
             let form = form.await.map_err(|error| AppError::BadRequest(error.to_string()))?.into_inner();
             if let Owner::Browser(session) = &owner {
                 if !tokens_match(&form.csrf_token, &session.csrf_token) {

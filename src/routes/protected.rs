@@ -8,12 +8,11 @@ use serde::Deserialize;
 use time::OffsetDateTime;
 
 use super::browser::{accepts_html, page, see_other};
-use super::owner::{check_origin, credential, is_owner_credential};
+use super::owner::{credential, is_owner_credential, session};
 use super::{AppError, AppState, visible_file};
 use crate::passwords::{self, GRANT_LIFETIME_SECS};
-use crate::sessions;
 use crate::store::FileRecord;
-use crate::throttle::Verdict;
+use crate::throttle::{Verdict, attempt_under};
 use crate::views::{Layout, PasswordPage};
 
 /// The grant cookie's name; its path (`/f/{id}`) scopes it to one file.
@@ -33,24 +32,21 @@ pub async fn gate(req: &HttpRequest, state: &AppState, file: &FileRecord) -> Res
     {
         return Ok(None);
     }
-    if let Some(session) = req.cookie(sessions::COOKIE_NAME) {
-        if sessions::find(&state.store, session.value()).await?.is_some() {
-            return Ok(None);
-        }
+    if session(req, state).await?.is_some() {
+        return Ok(None);
     }
     if let Some(candidate) = credential(req) {
-        let client = state.client_ip(req);
-        // The owner's secret or token answers to the owner throttle (a client it refuses is refused
-        // here too); anything else is a file password, under the passwords throttle.
-        if is_owner_credential(state, &candidate).await? {
-            let right = async { Ok::<_, AppError>(true) };
-            return match state.throttles.owner.attempt(client, right).await? {
-                Verdict::Refused(refused) => Err(refused.into()),
-                Verdict::Right | Verdict::Wrong => Ok(None),
-            };
-        }
-        let verify = async { passwords::verify(password_hash, candidate.clone()).await.map_err(AppError::internal) };
-        return match state.throttles.passwords.attempt(client, verify).await? {
+        // The candidate may be the owner's secret or token as well as the file's password, so it
+        // answers to both throttles: a client either refuses is refused whatever it sends, and a
+        // wrong guess counts against both (else the secret could be guessed here at full speed).
+        let verify = async {
+            if is_owner_credential(state, &candidate).await? {
+                return Ok(true);
+            }
+            passwords::verify(password_hash, candidate.clone()).await.map_err(AppError::internal)
+        };
+        let throttles = [&*state.throttles.owner, &*state.throttles.passwords];
+        return match attempt_under(&throttles, state.client_ip(req), verify).await? {
             Verdict::Right => Ok(None),
             Verdict::Wrong => Err(AppError::PasswordRequired),
             Verdict::Refused(refused) => Err(refused.into()),
@@ -75,7 +71,6 @@ pub async fn unlock(
     form: web::Form<Unlock>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    check_origin(&req, &state)?;
     let file = visible_file(&state, req.match_info().get("id").unwrap_or_default()).await?;
     let back = req.uri().path_and_query().map_or("/", |path| path.as_str()).to_owned();
     let now = OffsetDateTime::now_utc().unix_timestamp();

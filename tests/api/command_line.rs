@@ -276,3 +276,22 @@ async fn a_backup_taken_while_an_upload_runs_opens_cleanly_with_every_finished_f
     let message = String::from_utf8_lossy(&again.stderr);
     assert!(message.contains("already exists") && message.lines().count() == 1, "{message}");
 }
+
+#[tokio::test]
+async fn listening_beyond_loopback_without_a_public_url_logs_one_warning_at_start() {
+    let warning = "listening beyond loopback without BLOBDROP_PUBLIC_URL";
+    let folder = tempfile::tempdir().unwrap();
+    let (mut server, _) = start_binary(folder.path(), &[("BLOBDROP_BIND", "0.0.0.0")]).await;
+    server.start_kill().unwrap();
+    server.wait().await.unwrap();
+    assert_eq!(server_log(folder.path()).matches(warning).count(), 1, "{}", server_log(folder.path()));
+    for env in [
+        &[("BLOBDROP_BIND", "127.0.0.1")][..],
+        &[("BLOBDROP_BIND", "0.0.0.0"), ("BLOBDROP_PUBLIC_URL", "https://f.example")],
+    ] {
+        let (mut server, _) = start_binary(folder.path(), env).await;
+        server.start_kill().unwrap();
+        server.wait().await.unwrap();
+        assert!(!server_log(folder.path()).contains(warning), "{env:?}: {}", server_log(folder.path()));
+    }
+}
