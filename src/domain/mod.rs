@@ -25,3 +25,10 @@ pub use upload_options::{MaxDownloads, OptionHeaders, UploadOptions};
 
 /// Every upload is cut into chunks of this many bytes; each chunk is one BLOB row.
 pub const CHUNK_SIZE: usize = 32 * 1024;
+
+/// The one setting of every property test: a few hundred cases keep the suite fast, and a failing
+/// case is kept as a plain unit test beside the property rather than in a regressions file.
+#[cfg(test)]
+pub(crate) fn property_config() -> proptest::test_runner::Config {
+    proptest::test_runner::Config { cases: 384, failure_persistence: None, ..Default::default() }
+}
