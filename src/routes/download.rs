@@ -270,4 +270,72 @@ mod tests {
         let header = content_disposition(&file("a\r\nX-Evil: 1", "text/plain"), false).to_string();
         assert!(!header.contains('\r') && !header.contains('\n'), "{header}");
     }
+
+    mod properties {
+        use super::*;
+        use actix_web::http::header::{HeaderValue, HttpDate};
+        use actix_web::test::TestRequest;
+        use proptest::prelude::*;
+
+        const SHA: &str = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
+
+        /// A header value of these bytes, less those no header can hold (controls but tab).
+        fn header_value(bytes: Vec<u8>) -> HeaderValue {
+            let allowed: Vec<u8> = bytes.into_iter().filter(|b| *b == b'\t' || (*b >= 0x20 && *b != 0x7f)).collect();
+            HeaderValue::from_bytes(&allowed).unwrap()
+        }
+
+        /// Validators as clients send them: tags (weak or not, this file's or another's), HTTP
+        /// dates near the file's time, lists, stars, and any bytes.
+        fn validator(modified: SystemTime) -> impl Strategy<Value = HeaderValue> {
+            let tags = prop::sample::select(vec![
+                format!("\"{SHA}\""),
+                format!("W/\"{SHA}\""),
+                "\"other\"".into(),
+                "*".into(),
+            ]);
+            let dates = (-2..3i64).prop_map(move |shift| {
+                let at = if shift < 0 {
+                    modified - Duration::from_secs(1)
+                } else {
+                    modified + Duration::from_secs(shift as u64)
+                };
+                HttpDate::from(at).to_string()
+            });
+            prop_oneof![
+                tags.prop_map(|tag| HeaderValue::from_str(&tag).unwrap()),
+                dates.prop_map(|date| HeaderValue::from_str(&date).unwrap()),
+                prop::collection::vec(any::<u8>(), 0..80).prop_map(header_value),
+                "(W/)?\"[a-f0-9]{0,4}\"(, ?\"[a-z]{0,3}\"){0,2}".prop_map(|tag| HeaderValue::from_str(&tag).unwrap()),
+            ]
+        }
+
+        proptest! {
+            #![proptest_config(crate::domain::property_config())]
+
+            /// If-Range holds only for this file's strong tag or its exact date; no value of
+            /// If-Range, If-None-Match or If-Modified-Since makes the checks panic.
+            #[test]
+            fn if_range_holds_only_for_this_version(
+                if_range in validator(SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000)),
+                if_none_match in prop::option::of(validator(SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000))),
+                if_modified_since in prop::option::of(validator(SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000))),
+            ) {
+                let modified = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+                let etag = EntityTag::new_strong(SHA.to_owned());
+                let mut request = TestRequest::default().insert_header((header::IF_RANGE, if_range.clone()));
+                if let Some(value) = if_none_match {
+                    request = request.insert_header((header::IF_NONE_MATCH, value));
+                }
+                if let Some(value) = if_modified_since {
+                    request = request.insert_header((header::IF_MODIFIED_SINCE, value));
+                }
+                let req = request.to_http_request();
+                let _ = is_not_modified(&req, &etag, modified);
+                let this_version =
+                    [format!("\"{SHA}\""), HttpDate::from(modified).to_string()].iter().any(|v| if_range == v.as_str());
+                prop_assert_eq!(if_range_holds(&req, &etag, modified), this_version, "If-Range: {:?}", if_range);
+            }
+        }
+    }
 }
