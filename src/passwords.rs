@@ -159,7 +159,7 @@ mod tests {
         use proptest::prelude::*;
 
         proptest! {
-            #![proptest_config(crate::domain::property_config())]
+            #![proptest_config(crate::domain::properties::config())]
 
             /// The grant cookie is what a client sends back: no value of it panics, and one that
             /// holds carries the expiry and signature that were issued for this file.

@@ -157,6 +157,7 @@ mod tests {
 
     mod properties {
         use super::*;
+        use crate::domain::properties::header_value;
         use actix_web::http::header::{ContentDisposition, HeaderValue};
         use proptest::prelude::*;
 
@@ -176,13 +177,6 @@ mod tests {
                 any::<char>(),
             ];
             prop::collection::vec(tricky, 0..300).prop_map(String::from_iter)
-        }
-
-        /// A header value of these bytes, less those no header can hold (controls but tab).
-        fn header_value(bytes: &[u8]) -> HeaderValue {
-            let allowed: Vec<u8> =
-                bytes.iter().copied().filter(|b| *b == b'\t' || (*b >= 0x20 && *b != 0x7f)).collect();
-            HeaderValue::from_bytes(&allowed).unwrap()
         }
 
         /// A form part's Content-Disposition as clients send it, with `name` as its filename.
@@ -210,7 +204,7 @@ mod tests {
         }
 
         proptest! {
-            #![proptest_config(crate::domain::property_config())]
+            #![proptest_config(crate::domain::properties::config())]
 
             #[test]
             fn a_cleaned_name_is_safe_and_cleans_to_itself(raw in prop_oneof![any::<String>(), short_name(), tricky_name()]) {

@@ -188,7 +188,7 @@ mod tests {
         use proptest::prelude::*;
 
         proptest! {
-            #![proptest_config(crate::domain::property_config())]
+            #![proptest_config(crate::domain::properties::config())]
 
             /// Accepted terms are within their bounds, and the same terms made again are the same.
             #[test]

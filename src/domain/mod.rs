@@ -28,9 +28,21 @@ pub use upload_options::{MaxDownloads, OptionHeaders, UploadOptions};
 /// Every upload is cut into chunks of this many bytes; each chunk is one BLOB row.
 pub const CHUNK_SIZE: usize = 32 * 1024;
 
-/// The one setting of every property test: a few hundred cases keep the suite fast, and a failing
-/// case is kept as a plain unit test beside the property rather than in a regressions file.
+/// What the property tests beside each parser share.
 #[cfg(test)]
-pub(crate) fn property_config() -> proptest::test_runner::Config {
-    proptest::test_runner::Config { cases: 384, failure_persistence: None, ..Default::default() }
+pub(crate) mod properties {
+    /// The one setting of every property test: a few hundred cases keep the suite fast
+    /// (`PROPTEST_CASES=100000` for a deep run), and a failing case is kept as a plain unit test
+    /// beside the property rather than in a regressions file.
+    pub fn config() -> proptest::test_runner::Config {
+        let default = proptest::test_runner::Config::default();
+        let cases = if std::env::var_os("PROPTEST_CASES").is_some() { default.cases } else { 384 };
+        proptest::test_runner::Config { cases, failure_persistence: None, ..default }
+    }
+
+    /// A header value of these bytes, less those no header can hold (controls but tab).
+    pub fn header_value(bytes: &[u8]) -> actix_web::http::header::HeaderValue {
+        let allowed: Vec<u8> = bytes.iter().copied().filter(|b| *b == b'\t' || (*b >= 0x20 && *b != 0x7f)).collect();
+        actix_web::http::header::HeaderValue::from_bytes(&allowed).unwrap()
+    }
 }
