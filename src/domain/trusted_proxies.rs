@@ -93,34 +93,6 @@ mod tests {
         assert!(proxies.contains(ip("::ffff:127.0.0.1")));
     }
 
-    #[test]
-    fn forwarded_for_from_an_untrusted_peer_is_ignored() {
-        let proxies = TrustedProxies::default();
-        assert_eq!(proxies.client_ip(ip("203.0.113.9"), ["198.51.100.1"]), ip("203.0.113.9"));
-    }
-
-    #[test]
-    fn a_trusted_peer_names_the_rightmost_untrusted_hop() {
-        let proxies: TrustedProxies = "10.0.0.0/8".parse().unwrap();
-        // The client wrote the first entry itself; the proxy appended what it saw.
-        assert_eq!(proxies.client_ip(ip("10.0.0.2"), ["6.6.6.6, 198.51.100.7"]), ip("198.51.100.7"));
-        // Two proxies in a row; values from several header lines count in order.
-        assert_eq!(proxies.client_ip(ip("10.0.0.2"), ["6.6.6.6, 198.51.100.7", "10.1.1.1"]), ip("198.51.100.7"));
-        // Only trusted hops: the leftmost one is as far as anyone can tell.
-        assert_eq!(proxies.client_ip(ip("10.0.0.2"), ["10.9.9.9"]), ip("10.9.9.9"));
-        // No header: the proxy itself.
-        assert_eq!(proxies.client_ip(ip("10.0.0.2"), []), ip("10.0.0.2"));
-    }
-
-    #[test]
-    fn ports_are_dropped_and_a_malformed_hop_stops_the_walk() {
-        let proxies: TrustedProxies = "10.0.0.0/8".parse().unwrap();
-        assert_eq!(proxies.client_ip(ip("10.0.0.2"), ["198.51.100.7:4711"]), ip("198.51.100.7"));
-        assert_eq!(proxies.client_ip(ip("10.0.0.2"), ["[2001:db8::1]:80"]), ip("2001:db8::1"));
-        assert_eq!(proxies.client_ip(ip("10.0.0.2"), ["198.51.100.7, garbage"]), ip("10.0.0.2"));
-        assert_eq!(proxies.client_ip(ip("10.0.0.2"), ["garbage, 10.3.3.3"]), ip("10.3.3.3"));
-    }
-
     mod properties {
         use super::*;
         use proptest::prelude::*;
@@ -192,5 +164,33 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn forwarded_for_from_an_untrusted_peer_is_ignored() {
+        let proxies = TrustedProxies::default();
+        assert_eq!(proxies.client_ip(ip("203.0.113.9"), ["198.51.100.1"]), ip("203.0.113.9"));
+    }
+
+    #[test]
+    fn a_trusted_peer_names_the_rightmost_untrusted_hop() {
+        let proxies: TrustedProxies = "10.0.0.0/8".parse().unwrap();
+        // The client wrote the first entry itself; the proxy appended what it saw.
+        assert_eq!(proxies.client_ip(ip("10.0.0.2"), ["6.6.6.6, 198.51.100.7"]), ip("198.51.100.7"));
+        // Two proxies in a row; values from several header lines count in order.
+        assert_eq!(proxies.client_ip(ip("10.0.0.2"), ["6.6.6.6, 198.51.100.7", "10.1.1.1"]), ip("198.51.100.7"));
+        // Only trusted hops: the leftmost one is as far as anyone can tell.
+        assert_eq!(proxies.client_ip(ip("10.0.0.2"), ["10.9.9.9"]), ip("10.9.9.9"));
+        // No header: the proxy itself.
+        assert_eq!(proxies.client_ip(ip("10.0.0.2"), []), ip("10.0.0.2"));
+    }
+
+    #[test]
+    fn ports_are_dropped_and_a_malformed_hop_stops_the_walk() {
+        let proxies: TrustedProxies = "10.0.0.0/8".parse().unwrap();
+        assert_eq!(proxies.client_ip(ip("10.0.0.2"), ["198.51.100.7:4711"]), ip("198.51.100.7"));
+        assert_eq!(proxies.client_ip(ip("10.0.0.2"), ["[2001:db8::1]:80"]), ip("2001:db8::1"));
+        assert_eq!(proxies.client_ip(ip("10.0.0.2"), ["198.51.100.7, garbage"]), ip("10.0.0.2"));
+        assert_eq!(proxies.client_ip(ip("10.0.0.2"), ["garbage, 10.3.3.3"]), ip("10.3.3.3"));
     }
 }
