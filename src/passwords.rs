@@ -153,4 +153,33 @@ mod tests {
         let (first, again) = (GrantKey::resolve(&store).await.unwrap(), GrantKey::resolve(&store).await.unwrap());
         assert_eq!(first.0, again.0);
     }
+
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            #![proptest_config(crate::domain::properties::config())]
+
+            /// The grant cookie is what a client sends back: no value of it panics, and one that
+            /// holds carries the expiry and signature that were issued for this file.
+            #[test]
+            fn only_an_issued_grant_holds(
+                cookie in prop_oneof![any::<String>(), "[+-]?[0-9]{1,20}\\.[0-9a-fA-F]{0,66}"],
+                expires_at in any::<i64>(),
+                now in any::<i64>(),
+            ) {
+                let (key, file) = (GrantKey([7; 32]), FileId::random());
+                if key.check(&cookie, &file, "$argon2id$hash", now) {
+                    let (expiry, signature) = cookie.split_once('.').unwrap_or_default();
+                    let expiry: i64 = expiry.parse().unwrap_or_default();
+                    let issued = key.issue(&file, "$argon2id$hash", expiry);
+                    let expected = format!(".{}", signature.to_ascii_lowercase());
+                    prop_assert!(issued.ends_with(&expected) && expiry > now, "{:?} holds", cookie);
+                }
+                let issued = key.issue(&file, "$argon2id$hash", expires_at);
+                prop_assert_eq!(key.check(&issued, &file, "$argon2id$hash", now), expires_at > now);
+            }
+        }
+    }
 }

@@ -129,4 +129,65 @@ mod tests {
         assert_eq!(range.byte_count(), 2);
         assert_eq!(ByteRange::whole(0), None);
     }
+
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+
+        /// Range headers near the grammar: units, signs, spaces, commas and numbers of any length.
+        fn range_header() -> impl Strategy<Value = String> {
+            prop_oneof![
+                any::<String>(),
+                "(bytes|items|BYTES)?=? ?[0-9]{0,22} ?-? ?[0-9]{0,22}(,[0-9]{0,3}-[0-9]{0,3})?",
+                (any::<u64>(), any::<u64>()).prop_map(|(a, b)| format!("bytes={a}-{b}")),
+                any::<u64>().prop_map(|n| format!("bytes={n}-")),
+                any::<u64>().prop_map(|n| format!("bytes=-{n}")),
+            ]
+        }
+
+        /// File sizes around the edges: empty, one chunk, and up to the largest.
+        fn file_size() -> impl Strategy<Value = u64> {
+            prop_oneof![0..4u64, 0..100_000u64, any::<u64>()]
+        }
+
+        proptest! {
+            #![proptest_config(crate::domain::properties::config())]
+
+            /// Whatever the header, a partial answer lies inside the file and reads back as itself.
+            #[test]
+            fn a_partial_range_lies_inside_the_file_and_round_trips(header in range_header(), size in file_size()) {
+                if let RangeRequest::Partial(range) = RangeRequest::parse(Some(&header), size) {
+                    prop_assert!(range.first <= range.last && range.last < size, "{:?} of {}", range, size);
+                    prop_assert_eq!(range.byte_count(), range.last - range.first + 1);
+                    let (first_chunk, last_chunk) = range.chunk_span(32_768);
+                    prop_assert!(first_chunk <= last_chunk && last_chunk <= (size - 1) / 32_768);
+                    let again = format!("bytes={}-{}", range.first, range.last);
+                    prop_assert_eq!(RangeRequest::parse(Some(&again), size), RangeRequest::Partial(range));
+                }
+            }
+
+            /// `bytes=N-M` as RFC 9110 reads it: clamped to the end, 416 from past the end,
+            /// ignored when backwards.
+            #[test]
+            fn a_closed_range_means_what_the_rfc_says(first in 0..300u64, last in 0..300u64, size in 0..200u64) {
+                let expected = if last < first {
+                    RangeRequest::Whole
+                } else if first >= size {
+                    RangeRequest::Unsatisfiable
+                } else {
+                    RangeRequest::Partial(ByteRange { first, last: last.min(size - 1) })
+                };
+                prop_assert_eq!(RangeRequest::parse(Some(&format!("bytes={first}-{last}")), size), expected);
+            }
+
+            #[test]
+            fn a_suffix_range_is_the_last_bytes(suffix in 0..300u64, size in 0..200u64) {
+                let expected = match (suffix, size) {
+                    (0, _) | (_, 0) => RangeRequest::Unsatisfiable,
+                    _ => RangeRequest::Partial(ByteRange { first: size.saturating_sub(suffix), last: size - 1 }),
+                };
+                prop_assert_eq!(RangeRequest::parse(Some(&format!("bytes=-{suffix}")), size), expected);
+            }
+        }
+    }
 }

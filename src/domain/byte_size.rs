@@ -44,4 +44,42 @@ mod tests {
         assert_eq!("1048576".parse(), Ok(ByteSize(1_048_576)));
         assert!("ten gigs".parse::<ByteSize>().is_err());
     }
+
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+
+        const UNITS: &[&str] = &["", "B", "k", "KB", "KiB", "mb", "MiB", "G", "GiB", "TB", "TiB", "PiB", "EB", "EiB"];
+
+        fn written() -> impl Strategy<Value = String> {
+            prop_oneof![
+                any::<String>(),
+                (any::<u64>(), prop::sample::select(UNITS), " ?").prop_map(|(n, unit, gap)| format!("{n}{gap}{unit}")),
+                "[-+ ]?[0-9]{0,22}([.,][0-9]{0,4})?([eE][0-9]{1,3})? ?[a-zA-Z]{0,4}",
+            ]
+        }
+
+        proptest! {
+            #![proptest_config(crate::domain::properties::config())]
+
+            /// No text makes the parser panic, and a plain count of bytes is read exactly, which is
+            /// how pages write a size that must read back (`size_input`).
+            #[test]
+            fn any_text_parses_or_is_refused_and_bytes_read_back_exactly(raw in written(), bytes in any::<u64>()) {
+                let _ = raw.parse::<ByteSize>();
+                prop_assert_eq!(bytes.to_string().parse::<ByteSize>(), Ok(ByteSize(bytes)));
+            }
+
+            /// The display is for people: one decimal in the largest unit, so it reads back within
+            /// the rounding of that decimal (5% of the unit) and never as a different order of size.
+            #[test]
+            fn a_displayed_size_reads_back_within_its_rounding(bytes in prop_oneof![0..1_000_000u64, any::<u64>()]) {
+                let shown = ByteSize(bytes).to_string();
+                let read = shown.parse::<ByteSize>().map(ByteSize::as_u64);
+                prop_assert!(read.is_ok(), "{:?} does not parse", shown);
+                let read = read.unwrap_or_default() as f64;
+                prop_assert!((read - bytes as f64).abs() <= bytes as f64 * 0.05, "{} shown as {:?}", bytes, shown);
+            }
+        }
+    }
 }

@@ -90,4 +90,35 @@ mod tests {
             assert_eq!(FileId::parse(bad), None, "{bad:?}");
         }
     }
+
+    mod properties {
+        use super::*;
+        use base64::Engine;
+        use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+        use proptest::prelude::*;
+
+        proptest! {
+            #![proptest_config(crate::domain::properties::config())]
+
+            /// Only the 22-character spelling of 16 bytes is an id, and it reads back as itself.
+            #[test]
+            fn an_accepted_id_is_the_one_spelling_of_16_bytes(
+                raw in prop_oneof![any::<String>(), "[A-Za-z0-9_=+/-]{20,24}", "[A-Za-z0-9_-]{22}"]
+            ) {
+                if let Some(id) = FileId::parse(&raw) {
+                    prop_assert_eq!(id.as_str(), raw.as_str());
+                    let bytes = URL_SAFE_NO_PAD.decode(&raw).unwrap_or_default();
+                    prop_assert_eq!(bytes.len(), 16);
+                    prop_assert_eq!(URL_SAFE_NO_PAD.encode(&bytes), raw);
+                    prop_assert_eq!(FileId::parse(&id.to_string()), Some(id));
+                }
+            }
+
+            #[test]
+            fn every_16_bytes_make_an_id(bytes in any::<[u8; 16]>()) {
+                let spelled = URL_SAFE_NO_PAD.encode(bytes);
+                prop_assert_eq!(FileId::parse(&spelled).map(|id| id.to_string()), Some(spelled));
+            }
+        }
+    }
 }

@@ -21,7 +21,8 @@ impl FileName {
     pub fn parse(raw: &str) -> Result<Self, FileNameError> {
         let last = raw.rsplit(['/', '\\']).next().unwrap_or_default();
         let cleaned: String = last.chars().filter(|c| !is_hidden_char(*c)).collect();
-        let trimmed = cleaned.trim().trim_start_matches('.').trim();
+        // Dots and spaces in any order: `. .` must not leave `.`, nor `. ..` leave `..`.
+        let trimmed = cleaned.trim_start_matches(|c: char| c == '.' || c.is_whitespace()).trim_end();
         if trimmed.is_empty() {
             return Err(FileNameError::Empty);
         }
@@ -143,5 +144,91 @@ mod tests {
     fn ascii_fallback_replaces_what_old_clients_misread() {
         let name = FileName::parse("a\"b é.txt").unwrap();
         assert_eq!(name.ascii_fallback(), "a_b _.txt");
+    }
+
+    /// Found by the property below: dots and spaces in turn at the start survived the cleaning.
+    #[test]
+    fn dots_and_spaces_in_turn_at_the_start_are_all_dropped() {
+        assert_eq!(FileName::parse(". ."), Err(FileNameError::Empty));
+        assert_eq!(FileName::parse(". .."), Err(FileNameError::Empty));
+        assert_eq!(clean(" . .bashrc"), "bashrc");
+        assert_eq!(clean(".\u{3000}.x"), "x");
+    }
+
+    mod properties {
+        use super::*;
+        use crate::domain::properties::header_value;
+        use actix_web::http::header::{ContentDisposition, HeaderValue};
+        use proptest::prelude::*;
+
+        /// Short names of the few characters that decide what is left: dots, spaces, separators.
+        fn short_name() -> impl Strategy<Value = String> {
+            let decisive = prop::sample::select(vec!['.', ' ', '/', '\\', '\0', '\u{3000}', '\u{200B}', 'a']);
+            prop::collection::vec(decisive, 0..8).prop_map(String::from_iter)
+        }
+
+        /// Names made mostly of what cleaning is about: separators, dots, spaces, control and
+        /// format characters, quotes, non-ASCII; long enough to be cut.
+        fn tricky_name() -> impl Strategy<Value = String> {
+            let tricky = prop_oneof![
+                prop::sample::select(vec!['/', '\\', '.', ' ', '\0', '\r', '\n', '\t', '"', '\u{202E}', '\u{200B}']),
+                prop::sample::select(vec!['\u{FEFF}', '\u{3000}', '\u{85}', 'é', '日', '😀']),
+                prop::char::range('a', 'z'),
+                any::<char>(),
+            ];
+            prop::collection::vec(tricky, 0..300).prop_map(String::from_iter)
+        }
+
+        /// A form part's Content-Disposition as clients send it, with `name` as its filename.
+        fn part_header() -> impl Strategy<Value = HeaderValue> {
+            let shapes = prop::sample::select(vec![
+                "form-data; name=\"file\"; filename=\"{}\"",
+                "form-data; name=file; filename={}",
+                "form-data; filename=\"{}\"; name=\"f\"",
+                "form-data; name=\"file\"; filename*=UTF-8''{}",
+                "attachment; filename=\"{}\"",
+            ]);
+            (shapes, tricky_name()).prop_map(|(shape, name)| header_value(shape.replace("{}", &name).as_bytes()))
+        }
+
+        fn assert_clean(name: &FileName) -> Result<(), TestCaseError> {
+            let text = name.as_str();
+            prop_assert!(!text.is_empty() && text.len() <= MAX_LEN, "{:?}", text);
+            prop_assert!(!text.contains(['/', '\\']) && !text.chars().any(is_hidden_char), "{:?}", text);
+            prop_assert!(!text.starts_with('.') && text.trim() == text, "{:?}", text);
+            // Names are cleaned again when read back from the database: that must change nothing.
+            prop_assert_eq!(&FileName::parse(text), &Ok(name.clone()));
+            let fallback = name.ascii_fallback();
+            prop_assert!(fallback.bytes().all(|b| b == b' ' || (b.is_ascii_graphic() && b != b'"' && b != b'\\')));
+            Ok(())
+        }
+
+        proptest! {
+            #![proptest_config(crate::domain::properties::config())]
+
+            #[test]
+            fn a_cleaned_name_is_safe_and_cleans_to_itself(raw in prop_oneof![any::<String>(), short_name(), tricky_name()]) {
+                if let Ok(name) = FileName::parse(&raw) {
+                    assert_clean(&name)?;
+                }
+            }
+
+            /// The path a form part's name takes (`routes/upload.rs`): actix's Content-Disposition
+            /// parser, then `FileName::parse`. Any header bytes, or a quoted filename of any text.
+            #[test]
+            fn a_form_part_s_filename_becomes_a_clean_name_or_a_refusal(
+                header in prop_oneof![
+                    prop::collection::vec(any::<u8>(), 0..200).prop_map(|bytes| header_value(&bytes)),
+                    part_header(),
+                ]
+            ) {
+                let disposition = ContentDisposition::from_raw(&header);
+                if let Some(raw) = disposition.as_ref().ok().and_then(|cd| cd.get_filename()) {
+                    if let Ok(name) = FileName::parse(raw) {
+                        assert_clean(&name)?;
+                    }
+                }
+            }
+        }
     }
 }

@@ -59,4 +59,28 @@ mod tests {
     fn a_password_never_shows_in_debug_output() {
         assert_eq!(format!("{:?}", FilePassword::parse("hunter2").unwrap()), "FilePassword(..)");
     }
+
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            #![proptest_config(crate::domain::properties::config())]
+
+            /// A password is kept exactly as typed, spaces included, or refused with a reason.
+            #[test]
+            fn a_password_is_kept_exactly_or_refused(raw in prop_oneof![any::<String>(), ".{250,260}", " ?[a-z\\t\\n]{0,4} ?"]) {
+                match FilePassword::parse(&raw) {
+                    Ok(password) => {
+                        prop_assert_eq!(password.as_str(), raw.as_str());
+                        prop_assert!((1..=MAX_PASSWORD_BYTES).contains(&raw.len()));
+                        prop_assert!(!raw.chars().any(char::is_control));
+                    }
+                    Err(FilePasswordError::Empty) => prop_assert!(raw.is_empty()),
+                    Err(FilePasswordError::TooLong) => prop_assert!(raw.len() > MAX_PASSWORD_BYTES),
+                    Err(FilePasswordError::ControlCharacters) => prop_assert!(raw.chars().any(char::is_control)),
+                }
+            }
+        }
+    }
 }

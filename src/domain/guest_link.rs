@@ -182,4 +182,49 @@ mod tests {
         assert_eq!(Active.refusal(), None);
         assert!(UsedUp.refusal().is_some_and(|reason| !reason.contains('\n')));
     }
+
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            #![proptest_config(crate::domain::properties::config())]
+
+            /// Accepted terms are within their bounds, and the same terms made again are the same.
+            #[test]
+            fn accepted_terms_are_bounded_and_make_themselves_again(
+                label in prop_oneof![any::<String>(), "[ \\t]?.{195,205}[ \\t]?"],
+                max_file_size in prop::option::of(any::<u64>()),
+                max_uploads in prop::option::of(prop_oneof![any::<i64>(), -2..5i64]),
+                file_lifetime_days in prop::option::of(prop_oneof![any::<i64>(), 36_495..36_505i64]),
+            ) {
+                let size = max_file_size.map(ByteSize::from_bytes);
+                let Ok(terms) = GuestLinkTerms::new(&label, None, size, max_uploads, file_lifetime_days) else {
+                    return Ok(());
+                };
+                prop_assert_eq!(terms.label.as_str(), label.trim());
+                prop_assert!(!terms.label.is_empty() && terms.label.chars().count() <= MAX_LABEL_CHARS);
+                prop_assert!(!terms.label.chars().any(char::is_control));
+                prop_assert!(terms.max_file_size.is_none_or(|size| (1..=i64::MAX as u64).contains(&size.as_u64())));
+                prop_assert!(terms.max_uploads.is_none_or(|n| n >= 1));
+                prop_assert!(terms.file_lifetime_days.is_none_or(|days| (1..=MAX_LIFETIME_DAYS).contains(&days)));
+                let again = GuestLinkTerms::new(
+                    &terms.label,
+                    None,
+                    terms.max_file_size,
+                    terms.max_uploads.map(i64::from),
+                    terms.file_lifetime_days.map(i64::from),
+                );
+                prop_assert_eq!(again, Ok(terms.clone()));
+            }
+
+            #[test]
+            fn only_a_22_character_spelling_of_16_bytes_is_a_guest_link_id(raw in "[A-Za-z0-9_-]{21,23}") {
+                if let Some(id) = GuestLinkId::parse(&raw) {
+                    prop_assert_eq!(raw.len(), 22);
+                    prop_assert_eq!(GuestLinkId::parse(&id.to_string()), Some(id));
+                }
+            }
+        }
+    }
 }

@@ -105,4 +105,43 @@ mod tests {
             assert_eq!(Lifetime::parse(&lifetime.to_string()), Ok(lifetime));
         }
     }
+
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+
+        const UNITS: &[&str] =
+            &["s", "sec", "seconds", "m", "min", "Minutes", "h", "HRS", "hour", "d", "days", "w", "week"];
+
+        /// What people type, and near misses: numbers of any size, any unit, spaces, signs.
+        fn typed() -> impl Strategy<Value = String> {
+            prop_oneof![
+                any::<String>(),
+                (any::<u64>(), prop::sample::select(UNITS), " {0,2}")
+                    .prop_map(|(n, unit, gap)| format!("{n}{gap}{unit}")),
+                (0..100_000u64, prop::sample::select(UNITS)).prop_map(|(n, unit)| format!("{n}{unit}")),
+                "[-+ ]?[0-9]{0,20}[.,]?[0-9]{0,2} ?[a-zA-Z]{0,8}",
+            ]
+        }
+
+        proptest! {
+            #![proptest_config(crate::domain::properties::config())]
+
+            #[test]
+            fn an_accepted_lifetime_is_positive_bounded_and_reads_back(raw in typed()) {
+                if let Ok(lifetime) = Lifetime::parse(&raw) {
+                    let seconds = lifetime.duration().whole_seconds();
+                    prop_assert!((1..=MAX_SECONDS).contains(&seconds), "{} from {:?}", seconds, raw);
+                    prop_assert_eq!(Lifetime::parse(&lifetime.to_string()), Ok(lifetime));
+                }
+            }
+
+            /// Every lifetime the server can hold displays as one that parses back to it.
+            #[test]
+            fn every_lifetime_displays_as_itself(seconds in 1..=MAX_SECONDS) {
+                let lifetime = Lifetime(Duration::seconds(seconds));
+                prop_assert_eq!(Lifetime::parse(&lifetime.to_string()), Ok(lifetime));
+            }
+        }
+    }
 }

@@ -7,6 +7,7 @@ mod file_name;
 mod file_password;
 mod guest_link;
 mod lifetime;
+mod timestamp;
 mod token_label;
 mod trusted_proxies;
 mod upload_options;
@@ -19,9 +20,29 @@ pub use file_name::FileNameError;
 pub use file_password::{FilePassword, FilePasswordError};
 pub use guest_link::{GuestLinkError, GuestLinkId, GuestLinkStatus, GuestLinkTerms, MAX_LIFETIME_DAYS, future_expiry};
 pub use lifetime::{Lifetime, LifetimeError};
+pub use timestamp::parse_time;
 pub use token_label::{TokenLabel, TokenLabelError};
 pub use trusted_proxies::{ForwardingHeaders, PublicOrigin, TrustedProxies, valid_host};
 pub use upload_options::{MaxDownloads, OptionHeaders, UploadOptions};
 
 /// Every upload is cut into chunks of this many bytes; each chunk is one BLOB row.
 pub const CHUNK_SIZE: usize = 32 * 1024;
+
+/// What the property tests beside each parser share.
+#[cfg(test)]
+pub(crate) mod properties {
+    /// The one setting of every property test: a few hundred cases keep the suite fast
+    /// (`PROPTEST_CASES=100000` for a deep run), and a failing case is kept as a plain unit test
+    /// beside the property rather than in a regressions file.
+    pub fn config() -> proptest::test_runner::Config {
+        let default = proptest::test_runner::Config::default();
+        let cases = if std::env::var_os("PROPTEST_CASES").is_some() { default.cases } else { 384 };
+        proptest::test_runner::Config { cases, failure_persistence: None, ..default }
+    }
+
+    /// A header value of these bytes, less those no header can hold (controls but tab).
+    pub fn header_value(bytes: &[u8]) -> actix_web::http::header::HeaderValue {
+        let allowed: Vec<u8> = bytes.iter().copied().filter(|b| *b == b'\t' || (*b >= 0x20 && *b != 0x7f)).collect();
+        actix_web::http::header::HeaderValue::from_bytes(&allowed).unwrap()
+    }
+}

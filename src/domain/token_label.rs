@@ -43,4 +43,25 @@ mod tests {
         assert_eq!(TokenLabel::parse(&"x".repeat(101)), Err(TokenLabelError::Invalid));
         assert_eq!(TokenLabel::parse("a\u{7}b"), Err(TokenLabelError::Invalid));
     }
+
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            #![proptest_config(crate::domain::properties::config())]
+
+            /// An accepted label is trimmed, bounded, printable, and reads back as itself.
+            #[test]
+            fn a_label_is_trimmed_bounded_and_reads_back(raw in prop_oneof![any::<String>(), "[ \\t]?.{95,105}[ \\t]?"]) {
+                if let Ok(label) = TokenLabel::parse(&raw) {
+                    let text = label.as_str();
+                    prop_assert_eq!(text, raw.trim());
+                    prop_assert!(!text.is_empty() && text.chars().count() <= MAX_LABEL_CHARS);
+                    prop_assert!(!text.chars().any(char::is_control));
+                    prop_assert_eq!(TokenLabel::parse(text), Ok(label.clone()));
+                }
+            }
+        }
+    }
 }

@@ -196,6 +196,79 @@ mod tests {
         assert!(proxies.contains(ip("::ffff:127.0.0.1")));
     }
 
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+
+        /// Addresses from a few small neighbourhoods, so that ranges, peers and hops meet often;
+        /// v4, v6 and v4 seen through v6.
+        fn address() -> impl Strategy<Value = IpAddr> {
+            prop_oneof![
+                (0..4u8, 0..4u8).prop_map(|(a, b)| IpAddr::from([10, 0, a, b])),
+                (0..4u16).prop_map(|a| IpAddr::from([0x2001, 0xdb8, 0, 0, 0, 0, 0, a])),
+                (0..4u8).prop_map(|a| IpAddr::from(std::net::Ipv4Addr::new(10, 0, 0, a).to_ipv6_mapped())),
+                any::<IpAddr>(),
+            ]
+        }
+
+        fn network() -> impl Strategy<Value = IpNet> {
+            (address(), any::<u8>()).prop_map(|(ip, prefix)| {
+                let max = if ip.is_ipv4() { 32 } else { 128 };
+                IpNet::new(ip, prefix % (max + 1)).map_or_else(|_| IpNet::from(ip), |net| net.trunc())
+            })
+        }
+
+        /// One X-Forwarded-For entry: an address, with a port, or something else.
+        fn hop() -> impl Strategy<Value = String> {
+            prop_oneof![
+                address().prop_map(|ip| ip.to_string()),
+                (address(), any::<u16>()).prop_map(|(ip, port)| std::net::SocketAddr::new(ip, port).to_string()),
+                any::<String>(),
+                Just(" ".to_owned()),
+            ]
+        }
+
+        proptest! {
+            #![proptest_config(crate::domain::properties::config())]
+
+            #[test]
+            fn any_setting_parses_or_is_refused_and_a_written_list_reads_back(
+                raw in any::<String>(),
+                nets in prop::collection::vec(network(), 0..6),
+            ) {
+                let _ = raw.parse::<TrustedProxies>();
+                let written = nets.iter().map(IpNet::to_string).collect::<Vec<_>>().join(", ");
+                prop_assert_eq!(written.parse::<TrustedProxies>(), Ok(TrustedProxies(nets)));
+            }
+
+            /// The client is the peer unless the peer is trusted; then it is a hop of the header, and
+            /// every hop right of it, and the peer, are trusted proxies.
+            #[test]
+            fn the_client_is_the_peer_or_a_hop_that_trusted_proxies_vouch_for(
+                nets in prop::collection::vec(network(), 0..4),
+                peer in address(),
+                lines in prop::collection::vec(prop::collection::vec(hop(), 0..4).prop_map(|hops| hops.join(",")), 0..3),
+            ) {
+                let proxies = TrustedProxies(nets);
+                let client = proxies.client_ip(peer, lines.iter().map(String::as_str));
+                let peer = peer.to_canonical();
+                if !proxies.contains(peer) {
+                    prop_assert_eq!(client, peer, "an untrusted peer's header is ignored");
+                    return Ok(());
+                }
+                if client == peer {
+                    return Ok(()); // no believable hop
+                }
+                let hops: Vec<&str> = lines.iter().flat_map(|line| line.split(',')).collect();
+                let position = hops.iter().rposition(|hop| parse_hop(hop) == Some(client));
+                prop_assert!(position.is_some(), "{} is not in {:?}", client, hops);
+                for later in &hops[position.unwrap_or_default() + 1..] {
+                    prop_assert!(parse_hop(later).is_some_and(|ip| proxies.contains(ip)), "{:?} vouched", later);
+                }
+            }
+        }
+    }
+
     #[test]
     fn forwarded_for_from_an_untrusted_peer_is_ignored() {
         let proxies = TrustedProxies::default();

@@ -3,7 +3,7 @@
 
 use time::{Duration, OffsetDateTime};
 
-use super::Lifetime;
+use super::{Lifetime, parse_time};
 
 /// Longest lifetime `Max-Days` accepts (a hundred years; larger values are a typo, not a wish).
 const MAX_DAYS: u32 = 36_500;
@@ -60,8 +60,8 @@ impl UploadOptions {
             })
             .transpose()?;
         let at = expires_at
-            .map(|raw| match OffsetDateTime::parse(raw.trim(), &time::format_description::well_known::Rfc3339) {
-                Ok(at) if at > now => Ok(at),
+            .map(|raw| match parse_time(raw) {
+                Some(at) if at > now => Ok(at),
                 _ => Err(UploadOptionsError::ExpiresAt),
             })
             .transpose()?;
@@ -140,6 +140,69 @@ mod tests {
                 Err(UploadOptionsError::MaxDownloads),
                 "{n}"
             );
+        }
+    }
+
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+        use time::format_description::well_known::Rfc3339;
+
+        /// A header value: any text, or a number of any size with spaces and signs.
+        fn value() -> impl Strategy<Value = Option<String>> {
+            prop::option::of(prop_oneof![any::<String>(), "[-+ ]?[0-9]{0,12} ?", "[0-9]{1,3}(min|h|d|w| days)"])
+        }
+
+        /// Expiry times: any text, times in this century in several offsets, and the last one.
+        fn expiry_time() -> impl Strategy<Value = String> {
+            prop_oneof![
+                any::<String>(),
+                "20[2-9][0-9]-(0[1-9]|1[0-2])-[0-2][1-9]T[01][0-9]:[0-5][0-9]:[0-5][0-9](Z|[+-]1[0-4]:00)",
+                Just("9999-12-31T10:00:00-14:00".to_owned()),
+            ]
+        }
+
+        proptest! {
+            #![proptest_config(crate::domain::properties::config())]
+
+            /// No header value panics; what is accepted is in bounds and reads back the same.
+            #[test]
+            fn option_headers_are_refused_or_read_back_the_same(
+                max_days in value(),
+                max_downloads in value(),
+                expires_at in prop::option::of(expiry_time()),
+                expire in value(),
+            ) {
+                let headers = OptionHeaders {
+                    max_days: max_days.as_deref(),
+                    max_downloads: max_downloads.as_deref(),
+                    expires_at: expires_at.as_deref(),
+                    expire: expire.as_deref(),
+                };
+                let Ok(options) = UploadOptions::from_headers(headers, NOW) else { return Ok(()) };
+                if let Some(at) = options.expires_at {
+                    prop_assert!(at > NOW, "{}", at);
+                    // The store keeps unix seconds, and every answer turns them back into a time.
+                    prop_assert!(OffsetDateTime::from_unix_timestamp(at.unix_timestamp()).is_ok(), "{}", at);
+                    let written = at.format(&Rfc3339).map_err(|error| TestCaseError::fail(error.to_string()))?;
+                    let again = OptionHeaders { expires_at: Some(&written), ..Default::default() };
+                    prop_assert_eq!(UploadOptions::from_headers(again, NOW).map(|o| o.expires_at), Ok(Some(at)));
+                }
+                if let Some(limit) = options.max_downloads {
+                    prop_assert!(limit.get() >= 1);
+                    let written = limit.get().to_string();
+                    let again = OptionHeaders { max_downloads: Some(&written), ..Default::default() };
+                    prop_assert_eq!(UploadOptions::from_headers(again, NOW).map(|o| o.max_downloads), Ok(Some(limit)));
+                }
+            }
+
+            #[test]
+            fn max_days_takes_exactly_1_to_36500(days in any::<i64>()) {
+                let written = days.to_string();
+                let headers = OptionHeaders { max_days: Some(&written), ..Default::default() };
+                let expected = (1..=i64::from(MAX_DAYS)).contains(&days).then(|| NOW + Duration::days(days));
+                prop_assert_eq!(UploadOptions::from_headers(headers, NOW).ok().map(|o| o.expires_at), expected.map(Some));
+            }
         }
     }
 }

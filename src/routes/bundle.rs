@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use actix_web::body::SizedStream;
 use actix_web::http::StatusCode;
-use actix_web::http::header::{self, EntityTag, Header, IfNoneMatch, IfRange};
+use actix_web::http::header::{self, EntityTag, Header, IfNoneMatch};
 use actix_web::{HttpRequest, HttpResponse, web};
 use bytes::Bytes;
 use futures_util::StreamExt;
@@ -15,6 +15,7 @@ use sha2::{Digest, Sha256};
 use time::OffsetDateTime;
 
 use super::body::{client_hung_up, payload_error, refuse, with_idle_timeout};
+use super::download::if_range_holds;
 use super::listing_format::SQLITE_TYPE;
 use super::owner::{Owner, authenticate};
 use super::upload::{StoredFile, declared_length, interrupted, uploaded};
@@ -58,12 +59,8 @@ pub async fn download_bundle(
         })?;
     let size = bundle.len;
     let range_header = req.headers().get(header::RANGE).and_then(|v| v.to_str().ok());
-    let if_range_holds = match IfRange::parse(&req) {
-        _ if !req.headers().contains_key(header::IF_RANGE) => true,
-        Ok(IfRange::EntityTag(tag)) => tag.strong_eq(&etag),
-        _ => false,
-    };
-    let requested = if if_range_holds { RangeRequest::parse(range_header, size) } else { RangeRequest::Whole };
+    let requested =
+        if if_range_holds(&req, &etag, None) { RangeRequest::parse(range_header, size) } else { RangeRequest::Whole };
     let (status, range) = match requested {
         RangeRequest::Whole => (StatusCode::OK, ByteRange::whole(size)),
         RangeRequest::Partial(range) => (StatusCode::PARTIAL_CONTENT, Some(range)),

@@ -4,6 +4,9 @@
 //! (a 200, or a 206 whose range starts at byte 0). HEAD, 304 and ranges that resume later in the
 //! file do not count, so a download manager fetching one file in pieces counts once. A file with a
 //! download limit counts every GET that sends bytes, so ranges cannot get around the limit.
+//!
+//! The owner's file page embeds its previews from `/files/{id}/preview` instead: the same answer,
+//! for the owner only, never counted and never in the download history.
 
 use std::time::{Duration, SystemTime};
 
@@ -18,7 +21,8 @@ use futures_util::StreamExt;
 use serde::Deserialize;
 use time::OffsetDateTime;
 
-use super::{AppError, AppState, parse_id};
+use super::owner::Owner;
+use super::{AppError, AppState, visible_file};
 use crate::domain::{ByteRange, RangeRequest};
 use crate::downloads::stream_range;
 use crate::store::FileRecord;
@@ -51,23 +55,54 @@ impl DownloadQuery {
     }
 }
 
+/// Who the bytes go to. Only a visitor's download counts; the owner's preview never does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Audience {
+    Visitor,
+    Owner,
+}
+
 pub async fn download(
     req: HttpRequest,
     query: web::Query<DownloadQuery>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    let id = parse_id(req.match_info().get("id").unwrap_or_default())?;
-    let now = OffsetDateTime::now_utc().unix_timestamp();
-    let mut file = state.store.find_file(&id, now).await?.ok_or(AppError::NotFound)?;
+    let file = visible_file(&state, req.match_info().get("id").unwrap_or_default()).await?;
     if file.password_protected {
         if let Some(password_form) = super::protected::gate(&req, &state, &file).await? {
             return Ok(password_form);
         }
     }
+    send(&req, &state, file, &query, Audience::Visitor).await
+}
+
+/// `GET`/`HEAD /files/{id}/preview`: what the owner's file page embeds (image, audio, video, PDF).
+/// The owner extractor turns everyone else away with 401 before the file is looked up, so the
+/// route cannot be used to skip a download limit.
+pub async fn preview(
+    req: HttpRequest,
+    _owner: Owner,
+    query: web::Query<DownloadQuery>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let file = visible_file(&state, req.match_info().get("id").unwrap_or_default()).await?;
+    send(&req, &state, file, &query, Audience::Owner).await
+}
+
+/// The one answer with a file's bytes: conditional requests, Range and If-Range, the headers
+/// that sandbox it, and the count for a visitor.
+async fn send(
+    req: &HttpRequest,
+    state: &AppState,
+    mut file: FileRecord,
+    query: &DownloadQuery,
+    audience: Audience,
+) -> Result<HttpResponse, AppError> {
+    let now = OffsetDateTime::now_utc().unix_timestamp();
     let etag = EntityTag::new_strong(file.sha256.clone());
     let last_modified = modified_time(&file);
 
-    if is_not_modified(&req, &etag, last_modified) {
+    if is_not_modified(req, &etag, last_modified) {
         return Ok(HttpResponse::NotModified()
             .insert_header(header::ETag(etag))
             .insert_header(header::LastModified(last_modified.into()))
@@ -76,7 +111,7 @@ pub async fn download(
 
     let size = file.file_size as u64;
     let range_header = req.headers().get(header::RANGE).and_then(|v| v.to_str().ok());
-    let requested = if if_range_holds(&req, &etag, last_modified) {
+    let requested = if if_range_holds(req, &etag, Some(last_modified)) {
         RangeRequest::parse(range_header, size)
     } else {
         RangeRequest::Whole
@@ -88,12 +123,14 @@ pub async fn download(
     };
 
     let counts = file.max_downloads.is_some() || range.is_none_or(|r| r.first == 0);
-    if req.method() == Method::GET && counts {
+    if audience == Audience::Visitor && req.method() == Method::GET && counts {
         // Counting also re-checks the limit atomically: the loser of a race for the last download gets 404.
-        file = state.store.count_download(&id, now).await?.ok_or(AppError::NotFound)?;
+        file = state.store.count_download(&file.id, now).await?.ok_or(AppError::NotFound)?;
         state.metrics.downloads.inc();
-        record_history(&req, &state, &file, now).await;
+        record_history(req, state, &file, now).await;
     }
+    // Only the browser that proved the password, or the owner, may keep these bytes: never a shared cache.
+    let private = file.password_protected || audience == Audience::Owner;
 
     let mut response = HttpResponse::build(status);
     response
@@ -101,8 +138,7 @@ pub async fn download(
         .insert_header(header::ETag(etag))
         .insert_header(header::LastModified(last_modified.into()))
         .insert_header((header::ACCEPT_RANGES, "bytes"))
-        // A protected file must never sit in a shared cache: only the browser that proved the password keeps it.
-        .insert_header((header::CACHE_CONTROL, if file.password_protected { "private, no-cache" } else { "no-cache" }))
+        .insert_header((header::CACHE_CONTROL, if private { "private, no-cache" } else { "no-cache" }))
         .insert_header((header::CONTENT_SECURITY_POLICY, "sandbox"))
         .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
         .insert_header(content_disposition(&file, query.forces_attachment()));
@@ -156,14 +192,15 @@ fn is_not_modified(req: &HttpRequest, etag: &EntityTag, last_modified: SystemTim
     }
 }
 
-/// A Range is honoured unless If-Range names another version of the file.
-fn if_range_holds(req: &HttpRequest, etag: &EntityTag, last_modified: SystemTime) -> bool {
+/// A Range is honoured unless If-Range names another version of the file (or bundle, which has
+/// no date: a date in If-Range then names no version).
+pub(super) fn if_range_holds(req: &HttpRequest, etag: &EntityTag, last_modified: Option<SystemTime>) -> bool {
     if !req.headers().contains_key(header::IF_RANGE) {
         return true;
     }
     match IfRange::parse(req) {
         Ok(IfRange::EntityTag(tag)) => tag.strong_eq(etag),
-        Ok(IfRange::Date(date)) => SystemTime::from(date) == last_modified,
+        Ok(IfRange::Date(date)) => Some(SystemTime::from(date)) == last_modified,
         Err(_) => false,
     }
 }
@@ -233,5 +270,71 @@ mod tests {
     fn a_stored_name_never_yields_header_breaking_bytes() {
         let header = content_disposition(&file("a\r\nX-Evil: 1", "text/plain"), false).to_string();
         assert!(!header.contains('\r') && !header.contains('\n'), "{header}");
+    }
+
+    mod properties {
+        use super::*;
+        use actix_web::http::header::{HeaderValue, HttpDate};
+        use actix_web::test::TestRequest;
+        use proptest::prelude::*;
+
+        use crate::domain::properties::header_value;
+
+        const SHA: &str = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
+
+        /// Validators as clients send them: tags (weak or not, this file's or another's), HTTP
+        /// dates near the file's time, lists, stars, and any bytes.
+        fn validator(modified: SystemTime) -> impl Strategy<Value = HeaderValue> {
+            let tags = prop::sample::select(vec![
+                format!("\"{SHA}\""),
+                format!("W/\"{SHA}\""),
+                "\"other\"".into(),
+                "*".into(),
+            ]);
+            let dates = (-2..3i64).prop_map(move |shift| {
+                let at = if shift < 0 {
+                    modified - Duration::from_secs(1)
+                } else {
+                    modified + Duration::from_secs(shift as u64)
+                };
+                HttpDate::from(at).to_string()
+            });
+            prop_oneof![
+                tags.prop_map(|tag| HeaderValue::from_str(&tag).unwrap()),
+                dates.prop_map(|date| HeaderValue::from_str(&date).unwrap()),
+                prop::collection::vec(any::<u8>(), 0..80).prop_map(|bytes| header_value(&bytes)),
+                "(W/)?\"[a-f0-9]{0,4}\"(, ?\"[a-z]{0,3}\"){0,2}".prop_map(|tag| HeaderValue::from_str(&tag).unwrap()),
+            ]
+        }
+
+        proptest! {
+            #![proptest_config(crate::domain::properties::config())]
+
+            /// If-Range holds only for this file's strong tag or its exact date; no value of
+            /// If-Range, If-None-Match or If-Modified-Since makes the checks panic.
+            #[test]
+            fn if_range_holds_only_for_this_version(
+                if_range in validator(SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000)),
+                if_none_match in prop::option::of(validator(SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000))),
+                if_modified_since in prop::option::of(validator(SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000))),
+            ) {
+                let modified = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+                let etag = EntityTag::new_strong(SHA.to_owned());
+                let mut request = TestRequest::default().insert_header((header::IF_RANGE, if_range.clone()));
+                if let Some(value) = if_none_match {
+                    request = request.insert_header((header::IF_NONE_MATCH, value));
+                }
+                if let Some(value) = if_modified_since {
+                    request = request.insert_header((header::IF_MODIFIED_SINCE, value));
+                }
+                let req = request.to_http_request();
+                let _ = is_not_modified(&req, &etag, modified);
+                let this_version =
+                    [format!("\"{SHA}\""), HttpDate::from(modified).to_string()].iter().any(|v| if_range == v.as_str());
+                prop_assert_eq!(if_range_holds(&req, &etag, Some(modified)), this_version, "If-Range: {:?}", if_range);
+                let tag_only = if_range == format!("\"{SHA}\"").as_str();
+                prop_assert_eq!(if_range_holds(&req, &etag, None), tag_only, "without a date, If-Range: {:?}", if_range);
+            }
+        }
     }
 }

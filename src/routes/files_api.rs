@@ -7,7 +7,7 @@ use time::OffsetDateTime;
 use super::listing_format::{self, Format};
 use super::owner::{Owner, OwnerJson};
 use super::{AppError, AppState, delete_visible_file, parse_id, visible_file};
-use crate::domain::{FileId, FileName, FilePassword};
+use crate::domain::{FileId, FileName, FilePassword, parse_time};
 use crate::passwords;
 use crate::store::{FileChanges, FileRecord};
 use crate::uploads::guess_content_type;
@@ -171,7 +171,7 @@ impl Edit {
             None => None,
             Some(None) => Some(None),
             Some(Some(raw)) => {
-                let at = OffsetDateTime::parse(&raw, &time::format_description::well_known::Rfc3339).map_err(|_| {
+                let at = parse_time(&raw).ok_or_else(|| {
                     bad("expires must be an RFC 3339 time such as 2030-01-31T12:00:00Z, or null".into())
                 })?;
                 Some(Some(at.unix_timestamp()))

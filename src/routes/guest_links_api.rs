@@ -3,12 +3,11 @@
 use actix_web::{HttpRequest, HttpResponse, web};
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
-use time::format_description::well_known::Rfc3339;
 
 use super::files_api::present;
 use super::owner::{Owner, OwnerJson};
 use super::{AppError, AppState};
-use crate::domain::{ByteSize, GuestLinkId, GuestLinkTerms, future_expiry};
+use crate::domain::{ByteSize, GuestLinkId, GuestLinkTerms, future_expiry, parse_time};
 use crate::store::GuestLinkRecord;
 
 /// One guest link as the API describes it. Times are RFC 3339.
@@ -101,8 +100,8 @@ pub struct Edit {
 
 /// An expiry being set now: an RFC 3339 time in the future.
 fn new_expiry(raw: &str, now: i64) -> Result<i64, AppError> {
-    let at = OffsetDateTime::parse(raw.trim(), &Rfc3339)
-        .map_err(|_| AppError::BadRequest("expires must be an RFC 3339 time such as 2030-01-31T12:00:00Z".into()))?;
+    let at = parse_time(raw)
+        .ok_or_else(|| AppError::BadRequest("expires must be an RFC 3339 time such as 2030-01-31T12:00:00Z".into()))?;
     future_expiry(at.unix_timestamp(), now).map_err(|error| AppError::BadRequest(error.to_string()))
 }
 

@@ -192,6 +192,12 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 .route(web::put().to(guest::put_without_name)),
         )
         .route("/g/{id}/{filename}", web::put().to(guest::put_file))
+        // What the owner's file page embeds: the download's answer, never counted.
+        .service(
+            web::resource("/files/{id}/preview")
+                .route(web::get().to(download::preview))
+                .route(web::head().to(download::preview)),
+        )
         .service(
             web::resource(["/f/{id}", "/f/{id}/{filename}"])
                 .route(web::get().to(download::download))

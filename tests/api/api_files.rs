@@ -85,6 +85,7 @@ async fn bad_edits_are_refused_with_a_reason() {
         serde_json::json!({ "filename": "" }),
         serde_json::json!({ "filename": "../" }),
         serde_json::json!({ "expires": "next tuesday" }),
+        serde_json::json!({ "expires": "9999-12-31T10:00:00-14:00" }), // the year 10000 in UTC
         serde_json::json!({ "size": 1 }),
         serde_json::json!({ "note": "n".repeat(5000) }),
     ] {

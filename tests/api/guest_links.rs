@@ -112,6 +112,7 @@ async fn bad_guest_link_terms_get_a_400_with_a_reason() {
         json!({"label": "x", "file_lifetime_days": 0}),
         json!({"label": "x", "expires": "2001-01-01T00:00:00Z"}),
         json!({"label": "x", "expires": "tomorrow"}),
+        json!({"label": "x", "expires": "9999-12-31T10:00:00-14:00"}), // the year 10000 in UTC
         json!({"label": "x", "surprise": 1}),
     ] {
         let response = app.owner(Method::POST, "/api/guest-links").json(&body).send().await.unwrap();

@@ -19,6 +19,7 @@ mod helpers;
 mod lifecycle;
 mod observability;
 mod passwords;
+mod previews;
 mod range;
 mod security_headers;
 mod shell_shapes;
