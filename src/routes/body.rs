@@ -1,7 +1,11 @@
 //! Request bodies: an idle timeout on every read, and draining what a refused upload still sends.
 
 use std::any::Any;
+use std::cell::Cell;
+use std::future::Future;
 use std::os::fd::AsFd;
+use std::rc::Rc;
+use std::task::Poll;
 use std::time::Duration;
 
 use actix_web::dev::Extensions;
@@ -36,6 +40,55 @@ pub fn with_idle_timeout(
     })
     .boxed_local()
     .fuse()
+}
+
+/// Whether a request body has been read to its end, for the parsers reading it (see `parser_wait`).
+#[derive(Debug, Clone, Default)]
+pub struct BodyEnd(Rc<Cell<bool>>);
+
+impl BodyEnd {
+    /// `body`, noting in the returned `BodyEnd` when it ends.
+    pub fn watch<S: Stream + Unpin>(body: S) -> (impl Stream<Item = S::Item> + Unpin, BodyEnd) {
+        let end = BodyEnd::default();
+        let seen = end.clone();
+        let watched = futures_util::stream::unfold(body, move |mut body| {
+            let seen = seen.clone();
+            async move {
+                let item = body.next().await;
+                seen.0.set(item.is_none());
+                item.map(|item| (item, body))
+            }
+        });
+        // Parsers may poll again after the end (actix-multipart does): fused, it keeps saying so.
+        (Box::pin(watched.fuse()), end)
+    }
+
+    fn reached(&self) -> bool {
+        self.0.get()
+    }
+}
+
+/// Waits for a body parser's next step, under the idle timeout like every body read. A parser
+/// still waiting after the body ended can never go on: actix-multipart waits for a closing
+/// boundary that is not coming, without reading (so the timeout on reads never fires) and without
+/// an error. That is an incomplete body: 400 at once.
+pub async fn parser_wait<T>(wait: impl Future<Output = T>, end: &BodyEnd, idle: Duration) -> Result<T, AppError> {
+    let mut wait = std::pin::pin!(wait);
+    let step = std::future::poll_fn(|cx| match wait.as_mut().poll(cx) {
+        Poll::Ready(item) => Poll::Ready(Some(item)),
+        Poll::Pending if end.reached() => Poll::Ready(None),
+        Poll::Pending => Poll::Pending,
+    });
+    match tokio::time::timeout(idle, step).await {
+        Ok(Some(item)) => Ok(item),
+        Ok(None) => Err(incomplete_form()),
+        Err(_) if end.reached() => Err(incomplete_form()),
+        Err(_) => Err(AppError::Timeout),
+    }
+}
+
+fn incomplete_form() -> AppError {
+    AppError::BadRequest("the body ended before the end of the form (its closing boundary)".into())
 }
 
 /// The client-facing error for a body that could not be read.

@@ -1,14 +1,17 @@
 //! `PUT /{filename}` (raw body, curl -T) and `POST /` (multipart), by the owner or through a guest
 //! link: bytes in, links out.
 
-use actix_multipart::{Multipart, MultipartError};
+use actix_multipart::{Field, Multipart, MultipartError};
 use actix_web::http::header::{self, HeaderMap};
 use actix_web::{HttpRequest, HttpResponse, ResponseError, web};
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
 use time::OffsetDateTime;
 
-use super::body::{DRAIN_LIMIT, DRAIN_TIME, client_hung_up, close_unless, payload_error, refuse, with_idle_timeout};
+use super::body::{
+    BodyEnd, DRAIN_LIMIT, DRAIN_TIME, client_hung_up, close_unless, parser_wait, payload_error, refuse,
+    with_idle_timeout,
+};
 use super::files_api::UploadedJson;
 use super::guest::{GuestLinkRefusal, guest_size_limit, open_guest_link};
 use super::owner::authenticate;
@@ -89,7 +92,8 @@ pub(super) async fn receive_form(
         Ok(uploader) => uploader,
         Err(error) => return refuse(error, &mut body).await,
     };
-    let mut form = Multipart::new(req.headers(), body);
+    let (body, end) = BodyEnd::watch(body);
+    let mut form = FormReader { form: Multipart::new(req.headers(), body), end, idle: state.idle_timeout };
     let mut stored = FormFiles { store: state.store.clone(), cleanup: state.cleanup.clone(), files: Vec::new() };
     let error = match store_form_files(&req, &state, &uploader, &mut form, &mut stored.files).await {
         Ok(()) if !stored.files.is_empty() => return uploaded(&req, &state, &stored.keep(), true),
@@ -100,7 +104,34 @@ pub(super) async fn receive_form(
         }
         Err(FormFailure::Broken(error)) => error,
     };
-    error.error_response()
+    // A broken form leaves the parser somewhere inside the body: the connection cannot be reused.
+    close_unless(false, error.error_response())
+}
+
+/// A multipart form whose every wait, for the next part or the next bytes of one, is bounded like
+/// a body read (see `parser_wait`).
+struct FormReader {
+    form: Multipart,
+    end: BodyEnd,
+    idle: std::time::Duration,
+}
+
+impl FormReader {
+    /// The next part of the form, `None` after the last one.
+    async fn next_field(&mut self) -> Result<Option<Field>, AppError> {
+        match parser_wait(self.form.next(), &self.end, self.idle).await? {
+            Some(field) => field.map(Some).map_err(multipart_error),
+            None => Ok(None),
+        }
+    }
+
+    /// The next bytes of `field`, `None` at its end.
+    async fn next_piece(&self, field: &mut Field) -> Result<Option<Bytes>, AppError> {
+        match parser_wait(field.next(), &self.end, self.idle).await? {
+            Some(piece) => piece.map(Some).map_err(multipart_error),
+            None => Ok(None),
+        }
+    }
 }
 
 /// Files stored from one form. Unless the request succeeds and `keep` is called, they are
@@ -149,16 +180,14 @@ async fn store_form_files(
     req: &HttpRequest,
     state: &AppState,
     uploader: &Uploader,
-    form: &mut Multipart,
+    form: &mut FormReader,
     stored: &mut Vec<StoredFile>,
 ) -> Result<(), FormFailure> {
-    let broken = |error| FormFailure::Broken(multipart_error(error));
-    while let Some(field) = form.next().await {
-        let mut field = field.map_err(broken)?;
+    while let Some(mut field) = form.next_field().await.map_err(FormFailure::Broken)? {
         let Some(raw_name) = field.content_disposition().and_then(|cd| cd.get_filename().map(str::to_owned)) else {
             let mut size = 0;
-            while let Some(piece) = field.next().await {
-                size += piece.map_err(broken)?.len();
+            while let Some(piece) = form.next_piece(&mut field).await.map_err(FormFailure::Broken)? {
+                size += piece.len();
                 if size > MAX_FORM_FIELD {
                     let reason = "a form field that is not a file is over 64 KiB";
                     return Err(FormFailure::Refused(AppError::BadRequest(reason.into())));
@@ -171,11 +200,14 @@ async fn store_form_files(
         let declared = field.content_type().map(|mime| mime.essence_str().to_owned());
         let meta = uploader.upload_meta(req, filename, declared.as_deref()).map_err(FormFailure::Refused)?;
         let form_failed = std::cell::Cell::new(false);
-        let pieces = (&mut field).map(|piece| {
-            piece.map_err(|error| {
-                form_failed.set(true);
-                multipart_error(error)
-            })
+        let pieces = futures_util::stream::unfold(&mut field, |field| async {
+            match form.next_piece(field).await {
+                Ok(piece) => piece.map(|piece| (Ok(piece), field)),
+                Err(error) => {
+                    form_failed.set(true);
+                    Some((Err(error), field))
+                }
+            }
         });
         // The multipart parser itself notices a form cut off before its closing boundary.
         match store_stream(state, uploader, &meta, pieces, |_| Ok(())).await {
@@ -239,15 +271,14 @@ async fn store_stream(
 }
 
 /// Reads what is left of a refused form, within the same bounds as `refuse`. True if it ended.
-async fn drain_form(form: &mut Multipart) -> bool {
+async fn drain_form(form: &mut FormReader) -> bool {
     let reading = async {
         let mut drained = 0u64;
-        while let Some(field) = form.next().await {
-            let mut field = field.map_err(|_| ())?;
-            while let Some(piece) = field.next().await {
-                drained += piece.map_err(|_| ())?.len() as u64;
+        while let Some(mut field) = form.next_field().await? {
+            while let Some(piece) = form.next_piece(&mut field).await? {
+                drained += piece.len() as u64;
                 if drained > DRAIN_LIMIT {
-                    return Err(());
+                    return Err(AppError::TooLarge(ByteSize::from_bytes(DRAIN_LIMIT)));
                 }
             }
         }

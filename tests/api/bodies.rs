@@ -1,0 +1,112 @@
+//! Request bodies that end badly, many at once, or hold many files: every one gets an answer.
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use reqwest::{Method, StatusCode};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use crate::helpers::{TestApp, spawn_app_with};
+
+/// The ways a form's closing boundary `\r\n--X--` can be cut short, with the whole
+/// Content-Length sent.
+const CUT_ENDINGS: [&str; 4] = ["\r", "\r\n", "\r\n-", "\r\n--X"];
+
+/// Longest a test waits for the server's answer before it fails; the server answers at once.
+const ANSWER_DEADLINE: Duration = Duration::from_secs(20);
+
+/// A guest link with no limits; returns its upload path `/g/{id}`.
+async fn guest_link_path(app: &TestApp) -> String {
+    let body = serde_json::json!({ "label": "bodies" });
+    let response = app.owner(Method::POST, "/api/guest-links").json(&body).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::CREATED);
+    let link: serde_json::Value = response.json().await.unwrap();
+    format!("/g/{}", link["id"].as_str().unwrap())
+}
+
+/// A raw HTTP request posting a one-file form to `path` whose body ends with `ending` instead of
+/// its closing boundary; Content-Length is the length of what is sent.
+fn cut_form_request(path: &str, ending: &str) -> Vec<u8> {
+    let body = format!(
+        "--X\r\nContent-Disposition: form-data; name=\"file\"; filename=\"cut.txt\"\r\n\
+         Content-Type: text/plain\r\n\r\nthe file's bytes{ending}"
+    );
+    format!(
+        "POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; boundary=X\r\n\
+         Content-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .into_bytes()
+}
+
+fn port_of(app: &TestApp) -> u16 {
+    app.address.rsplit(':').next().unwrap().parse().unwrap()
+}
+
+/// Server-side sockets on `port` (from /proc/net/tcp: this process is the server) whose peer is
+/// one of `peers` and that are still open: established, or half-closed by the client and waiting
+/// for the server to close (CLOSE_WAIT).
+fn open_server_sockets(port: u16, peers: &HashSet<u16>) -> usize {
+    let table = std::fs::read_to_string("/proc/net/tcp").unwrap();
+    let hex_port = |address: &str| u16::from_str_radix(address.rsplit(':').next().unwrap(), 16).unwrap();
+    table
+        .lines()
+        .skip(1)
+        .filter(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            hex_port(fields[1]) == port && peers.contains(&hex_port(fields[2])) && matches!(fields[3], "01" | "08")
+        })
+        .count()
+}
+
+#[tokio::test]
+async fn a_form_cut_inside_its_closing_boundary_gets_400_and_its_connection_closed() {
+    let app = spawn_app_with(|settings| settings.idle_timeout_secs = 2).await;
+    let guest = guest_link_path(&app).await;
+    for path in ["/", guest.as_str()] {
+        for ending in CUT_ENDINGS {
+            let mut stream = TcpStream::connect(("127.0.0.1", port_of(&app))).await.unwrap();
+            let mut request = cut_form_request(path, ending);
+            if path == "/" {
+                let auth = "Authorization: Bearer test-owner-secret\r\n";
+                let at = request.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 2;
+                request.splice(at..at, auth.bytes());
+            }
+            stream.write_all(&request).await.unwrap();
+            // The answer, and then the end of the connection: read_to_end returns only once the
+            // server has closed it.
+            let mut answer = Vec::new();
+            let read = tokio::time::timeout(ANSWER_DEADLINE, stream.read_to_end(&mut answer)).await;
+            assert!(read.is_ok(), "no answer and no close for {path} ending {ending:?}");
+            let answer = String::from_utf8_lossy(&answer);
+            assert!(answer.starts_with("HTTP/1.1 400"), "{path} ending {ending:?}: {answer}");
+        }
+    }
+    app.assert_nothing_stored().await;
+}
+
+#[tokio::test]
+async fn guests_hanging_up_inside_a_closing_boundary_leave_no_connection_open() {
+    let app = spawn_app_with(|settings| settings.idle_timeout_secs = 2).await;
+    let guest = guest_link_path(&app).await;
+    let port = port_of(&app);
+    let mut peers = HashSet::new();
+    for round in 0..150 {
+        let mut stream = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+        peers.insert(stream.local_addr().unwrap().port());
+        stream.write_all(&cut_form_request(&guest, CUT_ENDINGS[round % CUT_ENDINGS.len()])).await.unwrap();
+        drop(stream); // the client goes away without reading the answer
+    }
+    let deadline = tokio::time::Instant::now() + ANSWER_DEADLINE;
+    while open_server_sockets(port, &peers) > 0 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{} connections of clients that hung up are still open",
+            open_server_sockets(port, &peers)
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(app.get(&app.url("/healthz")).await.status(), StatusCode::OK);
+    app.assert_nothing_stored().await;
+}
