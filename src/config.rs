@@ -75,6 +75,10 @@ pub struct Settings {
     #[arg(long, env = "BLOBDROP_SHARED_SECRET", hide_env_values = true)]
     pub shared_secret: Option<String>,
 
+    /// Most files one multipart form may hold; a form with more gets 413 and nothing of it is kept.
+    #[arg(long, env = "BLOBDROP_MAX_FORM_FILES", default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_form_files: u32,
+
     /// Seconds an upload may stall between two reads before it is abandoned.
     #[arg(long, env = "BLOBDROP_IDLE_TIMEOUT", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
     pub idle_timeout_secs: u64,

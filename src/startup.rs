@@ -93,6 +93,7 @@ impl Application {
             secret,
             public_url: settings.public_url.clone(),
             max_upload: settings.max_upload,
+            max_form_files: settings.max_form_files,
             idle_timeout: settings.idle_timeout(),
             db_folder: settings.db.parent().map(std::path::Path::to_path_buf).unwrap_or_default(),
             throttles: throttles.clone(),

@@ -41,6 +41,8 @@ pub enum AppError {
     Timeout,
     #[error("the upload is larger than the limit of {0}")]
     TooLarge(ByteSize),
+    #[error("a form may hold at most {0} files; send the rest in another form")]
+    TooManyFiles(u32),
     #[error("the requested range is outside the file")]
     RangeNotSatisfiable { file_size: u64 },
     #[error("the storage is full; delete files or raise the limit and try again")]
@@ -105,7 +107,7 @@ impl ResponseError for AppError {
             AppError::Gone(_) => StatusCode::GONE,
             AppError::DeleteOnly => StatusCode::METHOD_NOT_ALLOWED,
             AppError::Timeout => StatusCode::REQUEST_TIMEOUT,
-            AppError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            AppError::TooLarge(_) | AppError::TooManyFiles(_) => StatusCode::PAYLOAD_TOO_LARGE,
             AppError::RangeNotSatisfiable { .. } => StatusCode::RANGE_NOT_SATISFIABLE,
             AppError::StorageFull => StatusCode::INSUFFICIENT_STORAGE,
             AppError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,

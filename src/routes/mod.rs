@@ -49,6 +49,7 @@ pub struct AppState {
     pub secret: OwnerSecret,
     pub public_url: Option<PublicUrl>,
     pub max_upload: Option<ByteSize>,
+    pub max_form_files: u32,
     pub idle_timeout: Duration,
     /// Folder of the database file, for the free disk space on the system page.
     pub db_folder: std::path::PathBuf,

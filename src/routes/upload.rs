@@ -195,6 +195,9 @@ async fn store_form_files(
             }
             continue;
         };
+        if stored.len() >= state.max_form_files as usize {
+            return Err(FormFailure::Refused(AppError::TooManyFiles(state.max_form_files)));
+        }
         let filename = FileName::parse(&raw_name)
             .map_err(|error| FormFailure::Refused(AppError::BadRequest(error.to_string())))?;
         let declared = field.content_type().map(|mime| mime.essence_str().to_owned());
@@ -401,19 +404,20 @@ pub(super) fn declared_length(req: &HttpRequest, limit: Option<ByteSize>) -> Res
 }
 
 /// 201 with one link per line, or JSON when the client asks for it (an object for PUT, an array
-/// for a form, which may carry several files). Each file adds an `X-Url-Delete` header, and an
-/// `X-Expires` one (RFC 3339) if it expires, in the order of the links.
+/// for a form, which may carry several files). An answer with one file also gives its link in
+/// `Location`, its deletion link in `X-Url-Delete` and, if it expires, when in `X-Expires`
+/// (RFC 3339). With several files these stay out of the headers, which would grow with the form
+/// (a form of 10,000 files made 307 KB of them: curl gave up, and nginx refuses an upstream's
+/// headers past 4-8 KiB); each file's deletion link and expiry are in the JSON answer.
 pub(super) fn uploaded(req: &HttpRequest, state: &AppState, files: &[StoredFile], many: bool) -> HttpResponse {
     let described: Vec<UploadedJson> =
         files.iter().map(|file| UploadedJson::new(req, state, &file.record, &file.deletion_token)).collect();
     let mut response = HttpResponse::Created();
     if let [only] = described.as_slice() {
         response.insert_header((header::LOCATION, only.file.url.clone()));
-    }
-    for file in &described {
-        response.append_header(("X-Url-Delete", file.delete_url.clone()));
-        if let Some(expires) = file.expires_rfc3339() {
-            response.append_header(("X-Expires", expires));
+        response.insert_header(("X-Url-Delete", only.delete_url.clone()));
+        if let Some(expires) = only.expires_rfc3339() {
+            response.insert_header(("X-Expires", expires));
         }
     }
     let wants_json = req

@@ -110,3 +110,57 @@ async fn guests_hanging_up_inside_a_closing_boundary_leave_no_connection_open() 
     assert_eq!(app.get(&app.url("/healthz")).await.status(), StatusCode::OK);
     app.assert_nothing_stored().await;
 }
+
+/// A form of `count` tiny files, all named in order.
+fn form_of(count: usize) -> reqwest::multipart::Form {
+    (0..count).fold(reqwest::multipart::Form::new(), |form, n| {
+        form.part(
+            "file",
+            reqwest::multipart::Part::bytes(format!("file {n}").into_bytes()).file_name(format!("{n}.txt")),
+        )
+    })
+}
+
+fn header_bytes(response: &reqwest::Response) -> usize {
+    response.headers().iter().map(|(name, value)| name.as_str().len() + value.len() + 4).sum()
+}
+
+#[tokio::test]
+async fn a_form_of_many_files_answers_with_small_headers_and_its_links_in_the_body() {
+    let app = spawn_app_with(|settings| settings.max_form_files = 50).await;
+
+    let text = app.owner(Method::POST, "/").multipart(form_of(50)).send().await.unwrap();
+    assert_eq!(text.status(), StatusCode::CREATED);
+    assert!(header_bytes(&text) < 2048, "{} bytes of headers: {:?}", header_bytes(&text), text.headers());
+    assert!(text.headers().get("x-url-delete").is_none());
+    let body = text.text().await.unwrap();
+    let urls: Vec<&str> = body.lines().collect();
+    assert_eq!(urls.len(), 50, "one download link per line: {body}");
+    assert!(urls[49].ends_with("/49.txt"), "{body}");
+
+    let json = app.post_form(form_of(50)).await;
+    assert_eq!(json.status(), StatusCode::CREATED);
+    assert!(header_bytes(&json) < 2048, "{:?}", json.headers());
+    let files: Vec<serde_json::Value> = json.json().await.unwrap();
+    assert_eq!(files.len(), 50);
+    let delete = files[7]["delete_url"].as_str().unwrap();
+    let deleted = app.client.delete(delete).send().await.unwrap();
+    assert_eq!(deleted.status(), StatusCode::OK, "each file's deletion link is in the JSON answer");
+    assert_eq!(app.list().await.len(), 99);
+}
+
+#[tokio::test]
+async fn a_form_over_the_file_limit_gets_413_and_stores_nothing() {
+    let app = spawn_app_with(|settings| settings.max_form_files = 50).await;
+    let refused = app.owner(Method::POST, "/").multipart(form_of(51)).send().await.unwrap();
+    assert_eq!(refused.status(), StatusCode::PAYLOAD_TOO_LARGE);
+    let reason = refused.text().await.unwrap();
+    assert!(reason.contains("at most 50 files"), "{reason}");
+    app.assert_nothing_stored().await;
+
+    // A single file through a form keeps today's answer: its link, and its deletion link in a header.
+    let one = app.owner(Method::POST, "/").multipart(form_of(1)).send().await.unwrap();
+    assert_eq!(one.status(), StatusCode::CREATED);
+    assert!(one.headers()["x-url-delete"].to_str().unwrap().contains("/delete/"));
+    assert!(one.text().await.unwrap().ends_with("/0.txt\n"));
+}

@@ -28,6 +28,7 @@ pub fn test_settings(folder: &std::path::Path) -> Settings {
         max_upload: None,
         max_db_size: None,
         shared_secret: Some(SECRET.into()),
+        max_form_files: 1000,
         idle_timeout_secs: 60,
         wal_autocheckpoint: 1000,
         log_format: Default::default(),
