@@ -15,7 +15,9 @@ use crate::metrics::{self, Metrics};
 use crate::passwords::GrantKey;
 use crate::routes::{self, AppState};
 use crate::store::{OpenError, Store, StoreError, StoreOptions};
+use crate::in_flight::InFlight;
 use crate::throttle::Throttles;
+use crate::uploads::UploadMemory;
 
 /// Seconds in-flight requests get to finish after SIGTERM or SIGINT.
 const SHUTDOWN_GRACE_SECS: u64 = 30;
@@ -94,6 +96,8 @@ impl Application {
             public_url: settings.public_url.clone(),
             max_upload: settings.max_upload,
             max_form_files: settings.max_form_files,
+            upload_memory: UploadMemory::new(settings.upload_memory),
+            in_flight: InFlight::new(settings.in_flight_limits()),
             idle_timeout: settings.idle_timeout(),
             db_folder: settings.db.parent().map(std::path::Path::to_path_buf).unwrap_or_default(),
             throttles: throttles.clone(),

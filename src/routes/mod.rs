@@ -34,7 +34,9 @@ use crate::gc::CleanupTrigger;
 use crate::metrics::Metrics;
 use crate::passwords::GrantKey;
 use crate::store::{FileRecord, Store};
+use crate::in_flight::InFlight;
 use crate::throttle::Throttles;
+use crate::uploads::UploadMemory;
 
 /// Bytes escaped in the file-name segment of a link: all but unreserved characters (RFC 3986).
 pub(crate) const PATH_SEGMENT: &percent_encoding::AsciiSet =
@@ -50,6 +52,10 @@ pub struct AppState {
     pub public_url: Option<PublicUrl>,
     pub max_upload: Option<ByteSize>,
     pub max_form_files: u32,
+    /// The memory all uploads together may hold in batches.
+    pub upload_memory: UploadMemory,
+    /// Uploads in flight per guest link and per client address.
+    pub in_flight: InFlight,
     pub idle_timeout: Duration,
     /// Folder of the database file, for the free disk space on the system page.
     pub db_folder: std::path::PathBuf,

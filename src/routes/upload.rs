@@ -18,6 +18,7 @@ use super::owner::authenticate;
 use super::{AppError, AppState};
 use crate::domain::{ByteSize, FileName, OptionHeaders, UploadOptions};
 use crate::gc::CleanupTrigger;
+use crate::in_flight::Slot;
 use crate::store::{FileRecord, GuestLinkRecord, Store};
 use crate::uploads::{Upload, UploadError, UploadMeta, guess_content_type};
 
@@ -238,7 +239,7 @@ async fn store_stream(
     check_complete: impl FnOnce(u64) -> Result<(), AppError>,
 ) -> Result<StoredFile, AppError> {
     let _transfer = state.metrics.transfer();
-    let mut upload = Upload::begin(&state.store, meta, uploader.max_size(state)).await?;
+    let mut upload = Upload::begin(&state.store, meta, uploader.max_size(state), &state.upload_memory).await?;
     let mut body = std::pin::pin!(body);
     let mut written = Ok(());
     while let Some(piece) = body.next().await {
@@ -266,7 +267,7 @@ async fn store_stream(
         Err(UploadError::GuestLinkRefused) => return Err(uploader.refused_at_finish(state, received).await),
         Err(error) => return Err(error.into()),
     };
-    if let Uploader::Guest(_) = uploader {
+    if let Uploader::Guest(..) = uploader {
         record.guest_link_label = None; // the owner's name for the link, not for the guest's eyes
     }
     state.metrics.uploads.inc();
@@ -320,7 +321,8 @@ pub(super) fn interrupted() -> AppError {
 /// so both go through the same PUT and form code.
 enum Uploader {
     Owner,
-    Guest(GuestLinkRecord),
+    /// A guest, holding its place among the uploads in flight through the link and from its address.
+    Guest(GuestLinkRecord, #[expect(dead_code, reason = "held for its Drop, which frees the place")] Slot),
 }
 
 impl Uploader {
@@ -328,7 +330,11 @@ impl Uploader {
     async fn identify(req: &HttpRequest, state: &AppState, guest_link: Option<&str>) -> Result<Self, AppError> {
         match guest_link {
             None => authenticate(req, state).await.map(|_| Uploader::Owner),
-            Some(raw) => open_guest_link(state, raw).await.map(Uploader::Guest),
+            Some(raw) => {
+                let link = open_guest_link(state, raw).await?;
+                let slot = state.in_flight.enter(&link.id, state.client_ip(req))?;
+                Ok(Uploader::Guest(link, slot))
+            }
         }
     }
 
@@ -336,7 +342,7 @@ impl Uploader {
     fn max_size(&self, state: &AppState) -> Option<ByteSize> {
         match self {
             Uploader::Owner => state.max_upload,
-            Uploader::Guest(link) => guest_size_limit(state, link),
+            Uploader::Guest(link, _) => guest_size_limit(state, link),
         }
     }
 
@@ -359,7 +365,7 @@ impl Uploader {
         let mut options =
             UploadOptions::from_headers(headers, now).map_err(|error| AppError::BadRequest(error.to_string()))?;
         let mut guest_link = None;
-        if let Uploader::Guest(link) = self {
+        if let Uploader::Guest(link, _) = self {
             if let Some(days) = link.file_lifetime_days {
                 let end = now + time::Duration::days(days);
                 options.expires_at = Some(options.expires_at.map_or(end, |asked| asked.min(end)));
@@ -373,7 +379,7 @@ impl Uploader {
     /// Why the link turned down a finished upload: it changed while the bytes came in (used up by
     /// another guest, disabled, expired, deleted, or its size limit lowered).
     async fn refused_at_finish(&self, state: &AppState, received: u64) -> AppError {
-        let Uploader::Guest(link) = self else {
+        let Uploader::Guest(link, _) = self else {
             return AppError::internal(UploadError::GuestLinkRefused);
         };
         let now = OffsetDateTime::now_utc().unix_timestamp();

@@ -29,6 +29,10 @@ pub fn test_settings(folder: &std::path::Path) -> Settings {
         max_db_size: None,
         shared_secret: Some(SECRET.into()),
         max_form_files: 1000,
+        upload_memory: "32MiB".parse().unwrap(),
+        // Every test client comes from 127.0.0.1: uploads in flight are limited where a test asks.
+        guest_link_uploads: 1000,
+        client_uploads: 1000,
         idle_timeout_secs: 60,
         wal_autocheckpoint: 1000,
         log_format: Default::default(),
