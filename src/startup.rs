@@ -11,11 +11,11 @@ use tracing_actix_web::TracingLogger;
 use crate::auth::OwnerSecret;
 use crate::config::Settings;
 use crate::gc;
+use crate::in_flight::InFlight;
 use crate::metrics::{self, Metrics};
 use crate::passwords::GrantKey;
 use crate::routes::{self, AppState};
 use crate::store::{OpenError, Store, StoreError, StoreOptions};
-use crate::in_flight::InFlight;
 use crate::throttle::Throttles;
 use crate::uploads::UploadMemory;
 

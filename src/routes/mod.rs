@@ -31,10 +31,10 @@ use crate::auth::OwnerSecret;
 use crate::config::PublicUrl;
 use crate::domain::{ByteSize, FileId, FileName, TrustedProxies};
 use crate::gc::CleanupTrigger;
+use crate::in_flight::InFlight;
 use crate::metrics::Metrics;
 use crate::passwords::GrantKey;
 use crate::store::{FileRecord, Store};
-use crate::in_flight::InFlight;
 use crate::throttle::Throttles;
 use crate::uploads::UploadMemory;
 

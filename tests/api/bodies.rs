@@ -164,3 +164,94 @@ async fn a_form_over_the_file_limit_gets_413_and_stores_nothing() {
     assert!(one.headers()["x-url-delete"].to_str().unwrap().contains("/delete/"));
     assert!(one.text().await.unwrap().ends_with("/0.txt\n"));
 }
+
+/// A gauge or counter from `/metrics`.
+async fn metric(app: &TestApp, name: &str) -> f64 {
+    let text = app.owner(Method::GET, "/metrics").send().await.unwrap().text().await.unwrap();
+    let line = text.lines().find(|line| line.split_whitespace().next() == Some(name));
+    line.and_then(|line| line.split_whitespace().nth(1))
+        .unwrap_or_else(|| panic!("no {name} in {text}"))
+        .parse()
+        .unwrap()
+}
+
+/// Waits (up to ANSWER_DEADLINE) until `count` uploads are being received.
+async fn wait_for_transfers(app: &TestApp, count: f64) {
+    let deadline = tokio::time::Instant::now() + ANSWER_DEADLINE;
+    while metric(app, "blobdrop_active_transfers").await != count {
+        assert!(tokio::time::Instant::now() < deadline, "never {count} transfers at once");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// A body that sends 1000 bytes, then waits until `go` turns true before sending the rest.
+fn held_body(go: tokio::sync::watch::Receiver<bool>) -> reqwest::Body {
+    let pieces = futures_util::stream::unfold((0, go), |(step, mut go)| async move {
+        match step {
+            0 => Some((Ok::<_, std::io::Error>(vec![b'a'; 1000]), (1, go))),
+            1 => {
+                let _ = go.wait_for(|go| *go).await;
+                Some((Ok(vec![b'b'; 1000]), (2, go)))
+            }
+            _ => None,
+        }
+    });
+    reqwest::Body::wrap_stream(pieces)
+}
+
+#[tokio::test]
+async fn guest_uploads_past_the_limits_per_link_and_per_address_get_429_with_retry_after() {
+    let app = spawn_app_with(|settings| {
+        settings.guest_link_uploads = 2;
+        settings.client_uploads = 3;
+    })
+    .await;
+    let (first, second, third) =
+        (guest_link_path(&app).await, guest_link_path(&app).await, guest_link_path(&app).await);
+    let (go, held) = tokio::sync::watch::channel(false);
+    let send_held = |path: String, name: &str| {
+        let request = app.client.put(app.url(&format!("{path}/{name}"))).body(held_body(held.clone()));
+        tokio::spawn(request.send())
+    };
+    let mut running = vec![send_held(first.clone(), "a1.txt"), send_held(first.clone(), "a2.txt")];
+    wait_for_transfers(&app, 2.0).await;
+
+    let busy_link = app.client.put(app.url(&format!("{first}/a3.txt"))).body("x").send().await.unwrap();
+    assert_eq!(busy_link.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(busy_link.headers()["retry-after"], "10");
+    assert!(busy_link.text().await.unwrap().starts_with("this guest link already takes 2 uploads at once"));
+
+    running.push(send_held(second.clone(), "b1.txt"));
+    wait_for_transfers(&app, 3.0).await;
+    let busy_client = app.client.put(app.url(&format!("{third}/c1.txt"))).body("x").send().await.unwrap();
+    assert_eq!(busy_client.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert!(busy_client.headers().contains_key("retry-after"));
+    assert!(busy_client.text().await.unwrap().starts_with("your address already sends 3 uploads at once"));
+    // The owner is not a guest: not limited.
+    assert_eq!(app.put("owner.txt", "mine").await.status(), StatusCode::CREATED);
+
+    go.send(true).unwrap();
+    for upload in running {
+        assert_eq!(upload.await.unwrap().unwrap().status(), StatusCode::CREATED);
+    }
+    // Finished uploads give their places back.
+    let again = app.client.put(app.url(&format!("{first}/a3.txt"))).body("x").send().await.unwrap();
+    assert_eq!(again.status(), StatusCode::CREATED);
+    assert_eq!(app.list().await.len(), 5, "the refused uploads stored nothing");
+}
+
+#[tokio::test]
+async fn many_concurrent_uploads_share_the_upload_memory_and_all_arrive() {
+    const UPLOADS: usize = 16;
+    let app = spawn_app_with(|settings| settings.upload_memory = "2MiB".parse().unwrap()).await;
+    let bytes = crate::helpers::test_bytes(2 * 1024 * 1024 + 5);
+    let names: Vec<String> = (0..UPLOADS).map(|n| format!("{n}.bin")).collect();
+    let uploads = names.iter().map(|name| app.put_json(name, bytes.clone()));
+    let answers = futures_util::future::join_all(uploads).await;
+    let digest = crate::helpers::sha256(&bytes);
+    assert!(answers.iter().all(|file| file["sha256"] == digest.as_str()), "{answers:?}");
+
+    let peak = metric(&app, "blobdrop_upload_memory_peak_bytes").await;
+    assert!(peak > 0.0 && peak <= 2.0 * 1024.0 * 1024.0, "peak {peak} bytes for a budget of 2 MiB");
+    assert_eq!(metric(&app, "blobdrop_upload_memory_bytes").await, 0.0, "every batch gave its room back");
+}
