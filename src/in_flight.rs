@@ -60,7 +60,7 @@ impl InFlight {
         for key in &keys {
             *running.entry(key.clone()).or_insert(0) += 1;
         }
-        Ok(Slot { running: self.running.clone(), keys })
+        Ok(Slot { running: self.running.clone(), keys: Box::new(keys) })
     }
 }
 
@@ -68,13 +68,14 @@ impl InFlight {
 #[derive(Debug)]
 pub struct Slot {
     running: Arc<Mutex<HashMap<Key, u32>>>,
-    keys: [Key; 2],
+    /// Boxed: a slot rides inside every guest upload's state, which stays small this way.
+    keys: Box<[Key; 2]>,
 }
 
 impl Drop for Slot {
     fn drop(&mut self) {
         let mut running = self.running.lock().unwrap_or_else(PoisonError::into_inner);
-        for key in &self.keys {
+        for key in self.keys.iter() {
             if let Some(count) = running.get_mut(key) {
                 *count -= 1;
                 if *count == 0 {
