@@ -113,6 +113,7 @@ impl Application {
                 )
                 .wrap(security_headers())
                 .wrap(from_fn(metrics::observe_request))
+                .wrap(from_fn(routes::idle_timeout_on_bodies))
                 .wrap(TracingLogger::default())
                 .app_data(state.clone())
                 .app_data(web::Data::new(metrics.clone()))

@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use actix_web::{HttpRequest, web};
 
-pub use body::remember_peer_socket;
+pub use body::{idle_timeout_on_bodies, remember_peer_socket};
 pub use browser::{html_errors, unauthorized};
 pub use error::AppError;
 pub use files_api::FileJson;

@@ -8,10 +8,7 @@ use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
 use time::OffsetDateTime;
 
-use super::body::{
-    BodyEnd, DRAIN_LIMIT, DRAIN_TIME, client_hung_up, close_unless, parser_wait, payload_error, refuse,
-    with_idle_timeout,
-};
+use super::body::{BodyEnd, DRAIN_LIMIT, DRAIN_TIME, client_hung_up, close_unless, parser_wait, payload_error, refuse};
 use super::files_api::UploadedJson;
 use super::guest::{GuestLinkRefusal, guest_size_limit, open_guest_link};
 use super::owner::authenticate;
@@ -42,7 +39,7 @@ pub(super) async fn receive_put(
     guest_link: Option<&str>,
     state: web::Data<AppState>,
 ) -> HttpResponse {
-    let mut body = with_idle_timeout(payload, state.idle_timeout);
+    let mut body = payload; // read under the idle timeout (`body::idle_timeout_on_bodies`)
     let stored = async {
         let uploader = Uploader::identify(&req, &state, guest_link).await?;
         let expected = declared_length(&req, uploader.max_size(&state))?;
@@ -67,9 +64,9 @@ pub(super) async fn receive_put(
 }
 
 /// `curl -T - https://host/` has no name to append: say how to give one.
-pub async fn put_without_name(payload: web::Payload, state: web::Data<AppState>) -> HttpResponse {
+pub async fn put_without_name(mut payload: web::Payload) -> HttpResponse {
     let reason = "the URL needs a file name: curl -T - https://host/name.txt";
-    refuse(AppError::BadRequest(reason.into()), &mut with_idle_timeout(payload, state.idle_timeout)).await
+    refuse(AppError::BadRequest(reason.into()), &mut payload).await
 }
 
 pub async fn post_files(req: HttpRequest, payload: web::Payload, state: web::Data<AppState>) -> HttpResponse {
@@ -83,7 +80,7 @@ pub(super) async fn receive_form(
     guest_link: Option<&str>,
     state: web::Data<AppState>,
 ) -> HttpResponse {
-    let mut body = with_idle_timeout(payload, state.idle_timeout);
+    let mut body = payload; // read under the idle timeout (`body::idle_timeout_on_bodies`)
     let allowed = async {
         let uploader = Uploader::identify(&req, &state, guest_link).await?;
         require_form(req.headers())?;

@@ -255,3 +255,25 @@ async fn many_concurrent_uploads_share_the_upload_memory_and_all_arrive() {
     assert!(peak > 0.0 && peak <= 2.0 * 1024.0 * 1024.0, "peak {peak} bytes for a budget of 2 MiB");
     assert_eq!(metric(&app, "blobdrop_upload_memory_bytes").await, 0.0, "every batch gave its room back");
 }
+
+#[tokio::test]
+async fn json_and_sign_in_bodies_that_stop_short_get_an_answer_after_the_idle_timeout() {
+    let app = spawn_app_with(|settings| settings.idle_timeout_secs = 1).await;
+    let requests = [
+        ("/login", "application/x-www-form-urlencoded", "", "secret="),
+        ("/api/guest-links", "application/json", "Authorization: Bearer test-owner-secret\r\n", "{\"label\": "),
+    ];
+    for (path, content_type, auth, start) in requests {
+        let mut stream = TcpStream::connect(("127.0.0.1", port_of(&app))).await.unwrap();
+        let head = format!(
+            "POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{auth}Content-Type: {content_type}\r\nContent-Length: 100\r\n\r\n"
+        );
+        // Part of the body, then nothing more while the connection stays open.
+        stream.write_all(format!("{head}{start}").as_bytes()).await.unwrap();
+        let mut answer = vec![0; 200];
+        let read = tokio::time::timeout(ANSWER_DEADLINE, stream.read(&mut answer)).await;
+        let read = read.unwrap_or_else(|_| panic!("{path}: no answer to a body that stopped short"));
+        let answer = String::from_utf8_lossy(&answer[..read.unwrap()]).into_owned();
+        assert!(answer.starts_with("HTTP/1.1 4"), "{path}: {answer}");
+    }
+}
