@@ -27,53 +27,66 @@ pub const WRITE_BATCH_CHUNKS: usize = 32;
 /// being filled, hashed and inserted), if the shared budget has room for them.
 const QUEUED_BATCHES: usize = 4;
 
-/// Bytes of one full batch.
-const BATCH_BYTES: u64 = (WRITE_BATCH_CHUNKS * CHUNK_SIZE) as u64;
-
-/// The memory that all uploads together may hold in batches, from the first chunk of a batch until
-/// the batch is inserted. Without it each upload held up to seven batches plus the driver's copy,
-/// about 11 MiB: 60 concurrent guest uploads peaked at 683 MiB. An upload waits for room before it
-/// starts a batch, and while it waits it reads nothing more from its client (TCP pushes back).
-/// It never holds room while waiting for more, so every upload always gets its turn.
+/// The memory that all uploads together may hold in chunks, from a chunk's last byte until its
+/// batch is inserted, counted chunk by chunk. Without it each upload held up to seven batches plus
+/// the driver's copy, about 11 MiB: 60 concurrent guest uploads peaked at 683 MiB. A full chunk
+/// waits for room before it joins its batch, and while it waits its upload reads nothing more from
+/// its client (TCP pushes back). An upload that finds no room first sends the chunks it gathered
+/// to the writer, so it never waits while holding room that only it could give back, and a slow
+/// client holds room only for what it has sent: every upload gets its turn.
 #[derive(Debug, Clone)]
 pub struct UploadMemory {
-    batches: Arc<Semaphore>,
+    chunks: Arc<Semaphore>,
     size: usize,
-    /// Most batches held at once so far, for `/metrics`.
+    /// Most chunks held at once so far, for `/metrics`.
     peak: Arc<AtomicUsize>,
 }
 
 impl UploadMemory {
-    /// A budget of `bytes`, in whole batches (at least one).
+    /// A budget of `bytes`, in whole chunks (at least one).
     pub fn new(bytes: ByteSize) -> Self {
-        let size = usize::try_from(bytes.as_u64() / BATCH_BYTES).unwrap_or(usize::MAX).clamp(1, Semaphore::MAX_PERMITS);
-        UploadMemory { batches: Arc::new(Semaphore::new(size)), size, peak: Arc::default() }
+        let chunks = bytes.as_u64() / CHUNK_SIZE as u64;
+        let size = usize::try_from(chunks).unwrap_or(usize::MAX).clamp(1, Semaphore::MAX_PERMITS);
+        UploadMemory { chunks: Arc::new(Semaphore::new(size)), size, peak: Arc::default() }
     }
 
     /// Enough for one upload at full speed, for commands that run one upload at a time.
     pub fn for_one_upload() -> Self {
-        UploadMemory::new(ByteSize::from_bytes(BATCH_BYTES * (QUEUED_BATCHES as u64 + 3)))
+        let batches = QUEUED_BATCHES as u64 + 3;
+        UploadMemory::new(ByteSize::from_bytes(batches * (WRITE_BATCH_CHUNKS * CHUNK_SIZE) as u64))
     }
 
-    /// Bytes of the batches held now.
+    /// Bytes of the chunks held now.
     pub fn in_use(&self) -> u64 {
-        (self.size - self.batches.available_permits()) as u64 * BATCH_BYTES
+        (self.size - self.chunks.available_permits()) as u64 * CHUNK_SIZE as u64
     }
 
-    /// Most bytes of batches held at once since the start.
+    /// Most bytes of chunks held at once since the start.
     pub fn peak(&self) -> u64 {
-        self.peak.load(Ordering::Relaxed) as u64 * BATCH_BYTES
+        self.peak.load(Ordering::Relaxed) as u64 * CHUNK_SIZE as u64
     }
 
     /// The budget's size, in bytes.
     pub fn size(&self) -> u64 {
-        self.size as u64 * BATCH_BYTES
+        self.size as u64 * CHUNK_SIZE as u64
     }
 
-    async fn room_for_a_batch(&self) -> Result<OwnedSemaphorePermit, UploadError> {
-        let room = self.batches.clone().acquire_owned().await.map_err(|_| UploadError::AlreadyFailed)?;
-        self.peak.fetch_max(self.size - self.batches.available_permits(), Ordering::Relaxed);
+    /// Room for one more chunk if there is some now.
+    fn room_for_a_chunk_now(&self) -> Option<OwnedSemaphorePermit> {
+        let room = self.chunks.clone().try_acquire_owned().ok()?;
+        self.note_peak();
+        Some(room)
+    }
+
+    /// Room for one more chunk, once some is given back.
+    async fn room_for_a_chunk(&self) -> Result<OwnedSemaphorePermit, UploadError> {
+        let room = self.chunks.clone().acquire_owned().await.map_err(|_| UploadError::AlreadyFailed)?;
+        self.note_peak();
         Ok(room)
+    }
+
+    fn note_peak(&self) {
+        self.peak.fetch_max(self.size - self.chunks.available_permits(), Ordering::Relaxed);
     }
 }
 
@@ -135,7 +148,7 @@ pub struct Upload {
     partial_chunk: BytesMut,
     batch: Vec<Bytes>,
     memory: UploadMemory,
-    /// The budget's room for `batch`, taken before its first chunk.
+    /// The budget's room for the chunks in `batch`.
     batch_room: Option<OwnedSemaphorePermit>,
     /// Full batches on their way to the writer task; `None` once the upload is finished or failed.
     batches: Option<mpsc::Sender<Batch>>,
@@ -209,10 +222,20 @@ impl Upload {
         Ok(())
     }
 
-    /// Adds a chunk to the current batch, first waiting for the budget's room if it starts one.
+    /// Adds a chunk to the current batch once the budget has room for it.
     async fn add_chunk(&mut self, chunk: Bytes) -> Result<(), UploadError> {
-        if self.batch_room.is_none() {
-            self.batch_room = Some(self.memory.room_for_a_batch().await?);
+        let room = match self.memory.room_for_a_chunk_now() {
+            Some(room) => room,
+            None => {
+                // No room: the chunks gathered so far go to the writer (who gives their room back)
+                // before this upload waits, so it waits holding nothing.
+                self.send_batch().await?;
+                self.memory.room_for_a_chunk().await?
+            }
+        };
+        match &mut self.batch_room {
+            Some(held) => held.merge(room),
+            None => self.batch_room = Some(room),
         }
         self.batch.push(chunk);
         Ok(())

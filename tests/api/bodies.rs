@@ -277,3 +277,39 @@ async fn json_and_sign_in_bodies_that_stop_short_get_an_answer_after_the_idle_ti
         assert!(answer.starts_with("HTTP/1.1 4"), "{path}: {answer}");
     }
 }
+
+#[tokio::test]
+async fn a_stalled_upload_holds_upload_memory_only_for_what_it_sent() {
+    let app = spawn_app_with(|settings| settings.upload_memory = "1MiB".parse().unwrap()).await;
+    // 10 of the budget's 32 chunks arrive, then the client stalls (within the idle timeout).
+    let (go, held) = tokio::sync::watch::channel(false);
+    let pieces = futures_util::stream::unfold((0, held), |(step, mut held)| async move {
+        match step {
+            0 => Some((Ok::<_, std::io::Error>(vec![b'a'; 10 * 32 * 1024]), (1, held))),
+            1 => {
+                let _ = held.wait_for(|go| *go).await;
+                Some((Ok(vec![b'b'; 1000]), (2, held)))
+            }
+            _ => None,
+        }
+    });
+    let stalled = app.owner(Method::PUT, "/stalled.bin").body(reqwest::Body::wrap_stream(pieces));
+    let stalled = tokio::spawn(stalled.send());
+    let deadline = tokio::time::Instant::now() + ANSWER_DEADLINE;
+    while metric(&app, "blobdrop_upload_memory_bytes").await < 10.0 * 32.0 * 1024.0 {
+        assert!(tokio::time::Instant::now() < deadline, "the stalled upload's chunks never arrived");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // Others still get through, in the budget's remaining 22 chunks.
+    let bytes = crate::helpers::test_bytes(3 * 1024 * 1024);
+    let others = futures_util::future::join_all((0..3).map(|n| {
+        let (app, bytes) = (&app, bytes.clone());
+        async move { tokio::time::timeout(ANSWER_DEADLINE, app.put(&format!("other-{n}.bin"), bytes)).await }
+    }))
+    .await;
+    for answer in others {
+        assert_eq!(answer.expect("an upload waited behind the stalled one").status(), StatusCode::CREATED);
+    }
+    go.send(true).unwrap();
+    assert_eq!(stalled.await.unwrap().unwrap().status(), StatusCode::CREATED);
+}
