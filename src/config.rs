@@ -80,8 +80,8 @@ pub struct Settings {
     #[arg(long, env = "BLOBDROP_MAX_FORM_FILES", default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_form_files: u32,
 
-    /// Memory all uploads together may hold while their bytes wait to be stored, e.g. 32MiB (at
-    /// least one 1 MiB batch); uploads beyond it wait their turn.
+    /// Memory all uploads together may hold while their bytes wait to be stored, e.g. 32MiB
+    /// (counted in 32 KiB chunks, at least one); an upload finding no room waits its turn.
     #[arg(long, env = "BLOBDROP_UPLOAD_MEMORY", default_value = "32MiB")]
     pub upload_memory: ByteSize,
 

@@ -3,7 +3,7 @@
 //! The body is cut into 32 KiB chunks, gathered in batches and queued for a writer task that
 //! hashes each batch on the blocking pool while inserting it on sqlx's connection thread; the next
 //! batches are read from the network meanwhile. Memory stays at a few batches per upload, whatever
-//! the file's size, and every batch in memory holds a share of one budget for all uploads.
+//! the file's size, and every chunk in memory holds a share of one budget for all uploads.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
