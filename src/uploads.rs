@@ -66,11 +66,6 @@ impl UploadMemory {
         self.peak.load(Ordering::Relaxed) as u64 * CHUNK_SIZE as u64
     }
 
-    /// The budget's size, in bytes.
-    pub fn size(&self) -> u64 {
-        self.size as u64 * CHUNK_SIZE as u64
-    }
-
     /// Room for one more chunk if there is some now.
     fn room_for_a_chunk_now(&self) -> Option<OwnedSemaphorePermit> {
         let room = self.chunks.clone().try_acquire_owned().ok()?;

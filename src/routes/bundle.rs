@@ -145,8 +145,7 @@ fn read_range(
 }
 
 /// `POST /api/bundle`: the body is a bundle; its files are imported all together or not at all.
-pub async fn upload_bundle(req: HttpRequest, payload: web::Payload, state: web::Data<AppState>) -> HttpResponse {
-    let mut body = payload; // read under the idle timeout (`body::idle_timeout_on_bodies`)
+pub async fn upload_bundle(req: HttpRequest, mut body: web::Payload, state: web::Data<AppState>) -> HttpResponse {
     let imported = async {
         authenticate(&req, &state).await?;
         let expected = declared_length(&req, state.max_upload)?;

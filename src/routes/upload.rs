@@ -34,12 +34,11 @@ pub async fn put_file(
 /// A raw-body upload by the owner (`guest_link` is `None`) or through a guest link (its raw id).
 pub(super) async fn receive_put(
     req: HttpRequest,
-    payload: web::Payload,
+    mut body: web::Payload,
     filename: &str,
     guest_link: Option<&str>,
     state: web::Data<AppState>,
 ) -> HttpResponse {
-    let mut body = payload; // read under the idle timeout (`body::idle_timeout_on_bodies`)
     let stored = async {
         let uploader = Uploader::identify(&req, &state, guest_link).await?;
         let expected = declared_length(&req, uploader.max_size(&state))?;
@@ -76,11 +75,10 @@ pub async fn post_files(req: HttpRequest, payload: web::Payload, state: web::Dat
 /// A multipart upload by the owner (`guest_link` is `None`) or through a guest link (its raw id).
 pub(super) async fn receive_form(
     req: HttpRequest,
-    payload: web::Payload,
+    mut body: web::Payload,
     guest_link: Option<&str>,
     state: web::Data<AppState>,
 ) -> HttpResponse {
-    let mut body = payload; // read under the idle timeout (`body::idle_timeout_on_bodies`)
     let allowed = async {
         let uploader = Uploader::identify(&req, &state, guest_link).await?;
         require_form(req.headers())?;
