@@ -16,7 +16,7 @@ use crate::downloads::READ_BATCH_CHUNKS;
 use crate::store::export::BundleWriter;
 use crate::store::import::{BundleError, BundleReader, BundledFile};
 use crate::store::{FileRecord, Store, StoreError, StoreOptions};
-use crate::uploads::{SealedUpload, Upload, UploadError, UploadMeta, guess_content_type};
+use crate::uploads::{SealedUpload, Upload, UploadError, UploadMemory, UploadMeta, guess_content_type};
 
 pub use crate::store::export::SQLAR_MAX_FILE;
 
@@ -188,6 +188,8 @@ async fn store_files(
     pieces: &mut mpsc::Receiver<Vec<u8>>,
     sealed: &mut Vec<SealedUpload>,
 ) -> Result<(), ImportError> {
+    // One file at a time, each written out before the next: an import needs one upload's memory.
+    let memory = UploadMemory::for_one_upload();
     for file in files {
         let meta = UploadMeta {
             filename: file.name.clone(),
@@ -195,7 +197,7 @@ async fn store_files(
             options: UploadOptions::default(),
             guest_link: None,
         };
-        let mut upload = Upload::begin(store, &meta, max_size).await?;
+        let mut upload = Upload::begin(store, &meta, max_size, &memory).await?;
         while upload.received() < file.size {
             let Some(piece) = pieces.recv().await else {
                 upload.abandon().await?;
@@ -275,7 +277,7 @@ mod tests {
             options: UploadOptions::default(),
             guest_link: None,
         };
-        let mut upload = Upload::begin(store, &meta, None).await.unwrap();
+        let mut upload = Upload::begin(store, &meta, None, &UploadMemory::for_one_upload()).await.unwrap();
         upload.write(bytes.to_vec().into()).await.unwrap();
         upload.finish().await.unwrap()
     }

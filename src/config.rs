@@ -7,6 +7,7 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 
 use crate::domain::{ByteSize, TrustedProxies};
+use crate::in_flight::InFlightLimits;
 use crate::telemetry::LogFormat;
 use crate::throttle::ThrottleLimits;
 
@@ -81,6 +82,23 @@ pub struct Settings {
     #[arg(long, env = "BLOBDROP_SHARED_SECRET", hide_env_values = true)]
     pub shared_secret: Option<String>,
 
+    /// Most files one multipart form may hold; a form with more gets 413 and nothing of it is kept.
+    #[arg(long, env = "BLOBDROP_MAX_FORM_FILES", default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_form_files: u32,
+
+    /// Memory all uploads together may hold while their bytes wait to be stored, e.g. 32MiB
+    /// (counted in 32 KiB chunks, at least one); an upload finding no room waits its turn.
+    #[arg(long, env = "BLOBDROP_UPLOAD_MEMORY", default_value = "32MiB")]
+    pub upload_memory: ByteSize,
+
+    /// Uploads that may run at once through one guest link; more get 429 with Retry-After.
+    #[arg(long, env = "BLOBDROP_GUEST_LINK_UPLOADS", default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..))]
+    pub guest_link_uploads: u32,
+
+    /// Guest uploads that may run at once from one client address; more get 429 with Retry-After.
+    #[arg(long, env = "BLOBDROP_CLIENT_UPLOADS", default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..))]
+    pub client_uploads: u32,
+
     /// Seconds an upload may stall between two reads before it is abandoned.
     #[arg(long, env = "BLOBDROP_IDLE_TIMEOUT", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
     pub idle_timeout_secs: u64,
@@ -115,6 +133,10 @@ pub struct Settings {
 impl Settings {
     pub fn idle_timeout(&self) -> Duration {
         Duration::from_secs(self.idle_timeout_secs)
+    }
+
+    pub fn in_flight_limits(&self) -> InFlightLimits {
+        InFlightLimits { per_guest_link: self.guest_link_uploads, per_client: self.client_uploads }
     }
 
     pub fn gc_interval(&self) -> Duration {

@@ -11,6 +11,7 @@ pub mod domain;
 pub mod downloads;
 pub mod gc;
 pub mod healthcheck;
+pub mod in_flight;
 pub mod metrics;
 pub mod passwords;
 pub mod routes;

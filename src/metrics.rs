@@ -15,6 +15,7 @@ use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
 use crate::store::{Store, StoreError};
+use crate::uploads::UploadMemory;
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RouteLabels {
@@ -34,6 +35,8 @@ pub struct Metrics {
     files: Gauge,
     stored_bytes: Gauge,
     reclaimable_bytes: Gauge,
+    upload_memory_bytes: Gauge,
+    upload_memory_peak_bytes: Gauge,
     request_seconds: Family<RouteLabels, Histogram>,
     registry: std::sync::Arc<Registry>,
 }
@@ -52,6 +55,8 @@ impl Default for Metrics {
             files: Gauge::default(),
             stored_bytes: Gauge::default(),
             reclaimable_bytes: Gauge::default(),
+            upload_memory_bytes: Gauge::default(),
+            upload_memory_peak_bytes: Gauge::default(),
             request_seconds: Family::new_with_constructor(latency_histogram),
             registry: Default::default(),
         };
@@ -69,6 +74,16 @@ impl Default for Metrics {
             metrics.reclaimable_bytes.clone(),
         );
         registry.register(
+            "upload_memory_bytes",
+            "Bytes of upload batches held in memory now (BLOBDROP_UPLOAD_MEMORY bounds them)",
+            metrics.upload_memory_bytes.clone(),
+        );
+        registry.register(
+            "upload_memory_peak_bytes",
+            "Most bytes of upload batches held in memory at once since the start",
+            metrics.upload_memory_peak_bytes.clone(),
+        );
+        registry.register(
             "request_duration_seconds",
             "Time to the response head, by route",
             metrics.request_seconds.clone(),
@@ -78,8 +93,10 @@ impl Default for Metrics {
 }
 
 impl Metrics {
-    /// The Prometheus text exposition, with the store's gauges read now.
-    pub async fn render(&self, store: &Store) -> Result<String, StoreError> {
+    /// The Prometheus text exposition, with the store's and the upload memory's gauges read now.
+    pub async fn render(&self, store: &Store, memory: &UploadMemory) -> Result<String, StoreError> {
+        self.upload_memory_bytes.set(i64::try_from(memory.in_use()).unwrap_or(i64::MAX));
+        self.upload_memory_peak_bytes.set(i64::try_from(memory.peak()).unwrap_or(i64::MAX));
         let usage = store.usage().await?;
         self.files.set(usage.files);
         self.stored_bytes.set(usage.stored_bytes);

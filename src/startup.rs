@@ -16,11 +16,13 @@ use tracing_actix_web::TracingLogger;
 use crate::auth::OwnerSecret;
 use crate::config::Settings;
 use crate::gc;
+use crate::in_flight::InFlight;
 use crate::metrics::{self, Metrics};
 use crate::passwords::GrantKey;
 use crate::routes::{self, AppState};
 use crate::store::{OpenError, Store, StoreError, StoreOptions};
 use crate::throttle::Throttles;
+use crate::uploads::UploadMemory;
 
 /// Seconds in-flight requests get to finish after SIGTERM or SIGINT.
 const SHUTDOWN_GRACE_SECS: u64 = 30;
@@ -111,6 +113,9 @@ impl Application {
             secret,
             public_url: settings.public_url.clone(),
             max_upload: settings.max_upload,
+            max_form_files: settings.max_form_files,
+            upload_memory: UploadMemory::new(settings.upload_memory),
+            in_flight: InFlight::new(settings.in_flight_limits()),
             idle_timeout: settings.idle_timeout(),
             db_folder: settings.db.parent().map(std::path::Path::to_path_buf).unwrap_or_default(),
             throttles: throttles.clone(),
@@ -133,6 +138,7 @@ impl Application {
                     )
                     .wrap(security_headers())
                     .wrap(from_fn(metrics::observe_request))
+                    .wrap(from_fn(routes::idle_timeout_on_bodies))
                     .wrap(TracingLogger::default())
                     .app_data(state.clone())
                     .app_data(web::Data::new(metrics))

@@ -14,7 +14,7 @@ use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use time::OffsetDateTime;
 
-use super::body::{client_hung_up, payload_error, refuse, with_idle_timeout};
+use super::body::{client_hung_up, payload_error, refuse};
 use super::download::if_range_holds;
 use super::listing_format::SQLITE_TYPE;
 use super::owner::{Owner, authenticate};
@@ -142,8 +142,7 @@ fn read_range(
 }
 
 /// `POST /api/bundle`: the body is a bundle; its files are imported all together or not at all.
-pub async fn upload_bundle(req: HttpRequest, payload: web::Payload, state: web::Data<AppState>) -> HttpResponse {
-    let mut body = with_idle_timeout(payload, state.idle_timeout);
+pub async fn upload_bundle(req: HttpRequest, mut body: web::Payload, state: web::Data<AppState>) -> HttpResponse {
     let imported = async {
         authenticate(&req, &state).await?;
         let expected = declared_length(&req, state.max_upload)?;

@@ -5,6 +5,7 @@ use actix_web::http::header::{self, HeaderValue};
 use actix_web::{HttpResponse, ResponseError};
 
 use crate::domain::ByteSize;
+use crate::in_flight::{Busy, RETRY_AFTER};
 use crate::store::StoreError;
 use crate::throttle::Refused;
 use crate::uploads::UploadError;
@@ -22,6 +23,9 @@ pub enum AppError {
     PasswordRequired,
     #[error("too many wrong attempts from your address; try again in {} s", .0.retry_after_secs())]
     TooManyAttempts(Refused),
+    /// Too many guest uploads in flight through one link or from one address.
+    #[error(transparent)]
+    Busy(#[from] Busy),
     #[error("{0}")]
     Forbidden(&'static str),
     /// A page of the web interface asked for without a session: the browser goes to `/login`.
@@ -41,6 +45,8 @@ pub enum AppError {
     Timeout,
     #[error("the upload is larger than the limit of {0}")]
     TooLarge(ByteSize),
+    #[error("a form may hold at most {0} files; send the rest in another form")]
+    TooManyFiles(u32),
     #[error("the requested range is outside the file")]
     RangeNotSatisfiable { file_size: u64 },
     #[error("the storage is full; delete files or raise the limit and try again")]
@@ -98,14 +104,14 @@ impl ResponseError for AppError {
         match self {
             AppError::BadRequest(_) => StatusCode::BAD_REQUEST,
             AppError::Unauthorized | AppError::PasswordRequired => StatusCode::UNAUTHORIZED,
-            AppError::TooManyAttempts(_) => StatusCode::TOO_MANY_REQUESTS,
+            AppError::TooManyAttempts(_) | AppError::Busy(_) => StatusCode::TOO_MANY_REQUESTS,
             AppError::Forbidden(_) => StatusCode::FORBIDDEN,
             AppError::SignInFirst => StatusCode::SEE_OTHER,
             AppError::NotFound | AppError::UnknownGuestLink => StatusCode::NOT_FOUND,
             AppError::Gone(_) => StatusCode::GONE,
             AppError::DeleteOnly => StatusCode::METHOD_NOT_ALLOWED,
             AppError::Timeout => StatusCode::REQUEST_TIMEOUT,
-            AppError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            AppError::TooLarge(_) | AppError::TooManyFiles(_) => StatusCode::PAYLOAD_TOO_LARGE,
             AppError::RangeNotSatisfiable { .. } => StatusCode::RANGE_NOT_SATISFIABLE,
             AppError::StorageFull => StatusCode::INSUFFICIENT_STORAGE,
             AppError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
@@ -132,6 +138,9 @@ impl ResponseError for AppError {
             }
             AppError::TooManyAttempts(refused) => {
                 response.insert_header((header::RETRY_AFTER, refused.retry_after_secs()));
+            }
+            AppError::Busy(_) => {
+                response.insert_header((header::RETRY_AFTER, RETRY_AFTER.as_secs()));
             }
             AppError::SignInFirst => {
                 response.insert_header((header::LOCATION, HeaderValue::from_static("/login")));

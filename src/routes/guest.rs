@@ -4,7 +4,7 @@
 use actix_web::{HttpRequest, HttpResponse, web};
 use time::OffsetDateTime;
 
-use super::body::{refuse, with_idle_timeout};
+use super::body::refuse;
 use super::upload::{receive_form, receive_put};
 use super::{AppError, AppState};
 use crate::domain::{ByteSize, GuestLinkId, GuestLinkStatus};
@@ -56,9 +56,9 @@ pub async fn put_file(
 }
 
 /// `curl -T - https://host/g/{id}/` has no name to append: say how to give one.
-pub async fn put_without_name(payload: web::Payload, state: web::Data<AppState>) -> HttpResponse {
+pub async fn put_without_name(mut payload: web::Payload) -> HttpResponse {
     let reason = "the URL needs a file name: curl -T - https://host/g/LINK/name.txt";
-    refuse(AppError::BadRequest(reason.into()), &mut with_idle_timeout(payload, state.idle_timeout)).await
+    refuse(AppError::BadRequest(reason.into()), &mut payload).await
 }
 
 /// `curl -F file=@x https://host/g/{id}`: every file part becomes a file, as for the owner.

@@ -26,7 +26,7 @@ use actix_web::http::header::{self, HeaderMap};
 use actix_web::http::{Method, Version};
 use actix_web::{HttpRequest, web};
 
-pub use body::remember_peer_socket;
+pub use body::{idle_timeout_on_bodies, remember_peer_socket};
 pub use browser::{html_errors, unauthorized};
 pub use error::AppError;
 pub use expect_continue::service as expect_continue;
@@ -37,10 +37,12 @@ use crate::auth::OwnerSecret;
 use crate::config::PublicUrl;
 use crate::domain::{ByteSize, FileId, FileName, ForwardingHeaders, TrustedProxies};
 use crate::gc::CleanupTrigger;
+use crate::in_flight::InFlight;
 use crate::metrics::Metrics;
 use crate::passwords::GrantKey;
 use crate::store::{FileRecord, Store};
 use crate::throttle::Throttles;
+use crate::uploads::UploadMemory;
 
 /// Bytes escaped in the file-name segment of a link: all but unreserved characters (RFC 3986).
 pub(crate) const PATH_SEGMENT: &percent_encoding::AsciiSet =
@@ -55,6 +57,11 @@ pub struct AppState {
     pub secret: OwnerSecret,
     pub public_url: Option<PublicUrl>,
     pub max_upload: Option<ByteSize>,
+    pub max_form_files: u32,
+    /// The memory all uploads together may hold in batches.
+    pub upload_memory: UploadMemory,
+    /// Uploads in flight per guest link and per client address.
+    pub in_flight: InFlight,
     pub idle_timeout: Duration,
     /// Folder of the database file, for the free disk space on the system page.
     pub db_folder: std::path::PathBuf,

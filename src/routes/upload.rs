@@ -1,20 +1,21 @@
 //! `PUT /{filename}` (raw body, curl -T) and `POST /` (multipart), by the owner or through a guest
 //! link: bytes in, links out.
 
-use actix_multipart::{Multipart, MultipartError};
+use actix_multipart::{Field, Multipart, MultipartError};
 use actix_web::http::header::{self, HeaderMap};
 use actix_web::{HttpRequest, HttpResponse, ResponseError, web};
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
 use time::OffsetDateTime;
 
-use super::body::{DRAIN_LIMIT, DRAIN_TIME, client_hung_up, close_unless, payload_error, refuse, with_idle_timeout};
+use super::body::{BodyEnd, DRAIN_LIMIT, DRAIN_TIME, client_hung_up, close_unless, parser_wait, payload_error, refuse};
 use super::files_api::UploadedJson;
 use super::guest::{GuestLinkRefusal, guest_size_limit, open_guest_link};
 use super::owner::authenticate;
 use super::{AppError, AppState};
 use crate::domain::{ByteSize, FileName, OptionHeaders, UploadOptions};
 use crate::gc::CleanupTrigger;
+use crate::in_flight::Slot;
 use crate::store::{FileRecord, GuestLinkRecord, Store};
 use crate::uploads::{Upload, UploadError, UploadMeta, guess_content_type};
 
@@ -33,12 +34,11 @@ pub async fn put_file(
 /// A raw-body upload by the owner (`guest_link` is `None`) or through a guest link (its raw id).
 pub(super) async fn receive_put(
     req: HttpRequest,
-    payload: web::Payload,
+    mut body: web::Payload,
     filename: &str,
     guest_link: Option<&str>,
     state: web::Data<AppState>,
 ) -> HttpResponse {
-    let mut body = with_idle_timeout(payload, state.idle_timeout);
     let stored = async {
         let uploader = Uploader::identify(&req, &state, guest_link).await?;
         let expected = declared_length(&req, uploader.max_size(&state))?;
@@ -63,9 +63,9 @@ pub(super) async fn receive_put(
 }
 
 /// `curl -T - https://host/` has no name to append: say how to give one.
-pub async fn put_without_name(payload: web::Payload, state: web::Data<AppState>) -> HttpResponse {
+pub async fn put_without_name(mut payload: web::Payload) -> HttpResponse {
     let reason = "the URL needs a file name: curl -T - https://host/name.txt";
-    refuse(AppError::BadRequest(reason.into()), &mut with_idle_timeout(payload, state.idle_timeout)).await
+    refuse(AppError::BadRequest(reason.into()), &mut payload).await
 }
 
 pub async fn post_files(req: HttpRequest, payload: web::Payload, state: web::Data<AppState>) -> HttpResponse {
@@ -75,11 +75,10 @@ pub async fn post_files(req: HttpRequest, payload: web::Payload, state: web::Dat
 /// A multipart upload by the owner (`guest_link` is `None`) or through a guest link (its raw id).
 pub(super) async fn receive_form(
     req: HttpRequest,
-    payload: web::Payload,
+    mut body: web::Payload,
     guest_link: Option<&str>,
     state: web::Data<AppState>,
 ) -> HttpResponse {
-    let mut body = with_idle_timeout(payload, state.idle_timeout);
     let allowed = async {
         let uploader = Uploader::identify(&req, &state, guest_link).await?;
         require_form(req.headers())?;
@@ -89,7 +88,8 @@ pub(super) async fn receive_form(
         Ok(uploader) => uploader,
         Err(error) => return refuse(error, &mut body).await,
     };
-    let mut form = Multipart::new(req.headers(), body);
+    let (body, end) = BodyEnd::watch(body);
+    let mut form = FormReader { form: Multipart::new(req.headers(), body), end, idle: state.idle_timeout };
     let mut stored = FormFiles { store: state.store.clone(), cleanup: state.cleanup.clone(), files: Vec::new() };
     let error = match store_form_files(&req, &state, &uploader, &mut form, &mut stored.files).await {
         Ok(()) if !stored.files.is_empty() => return uploaded(&req, &state, &stored.keep(), true),
@@ -100,7 +100,34 @@ pub(super) async fn receive_form(
         }
         Err(FormFailure::Broken(error)) => error,
     };
-    error.error_response()
+    // A broken form leaves the parser somewhere inside the body: the connection cannot be reused.
+    close_unless(false, error.error_response())
+}
+
+/// A multipart form whose every wait, for the next part or the next bytes of one, is bounded like
+/// a body read (see `parser_wait`).
+struct FormReader {
+    form: Multipart,
+    end: BodyEnd,
+    idle: std::time::Duration,
+}
+
+impl FormReader {
+    /// The next part of the form, `None` after the last one.
+    async fn next_field(&mut self) -> Result<Option<Field>, AppError> {
+        match parser_wait(self.form.next(), &self.end, self.idle).await? {
+            Some(field) => field.map(Some).map_err(multipart_error),
+            None => Ok(None),
+        }
+    }
+
+    /// The next bytes of `field`, `None` at its end.
+    async fn next_piece(&self, field: &mut Field) -> Result<Option<Bytes>, AppError> {
+        match parser_wait(field.next(), &self.end, self.idle).await? {
+            Some(piece) => piece.map(Some).map_err(multipart_error),
+            None => Ok(None),
+        }
+    }
 }
 
 /// Files stored from one form. Unless the request succeeds and `keep` is called, they are
@@ -149,16 +176,14 @@ async fn store_form_files(
     req: &HttpRequest,
     state: &AppState,
     uploader: &Uploader,
-    form: &mut Multipart,
+    form: &mut FormReader,
     stored: &mut Vec<StoredFile>,
 ) -> Result<(), FormFailure> {
-    let broken = |error| FormFailure::Broken(multipart_error(error));
-    while let Some(field) = form.next().await {
-        let mut field = field.map_err(broken)?;
+    while let Some(mut field) = form.next_field().await.map_err(FormFailure::Broken)? {
         let Some(raw_name) = field.content_disposition().and_then(|cd| cd.get_filename().map(str::to_owned)) else {
             let mut size = 0;
-            while let Some(piece) = field.next().await {
-                size += piece.map_err(broken)?.len();
+            while let Some(piece) = form.next_piece(&mut field).await.map_err(FormFailure::Broken)? {
+                size += piece.len();
                 if size > MAX_FORM_FIELD {
                     let reason = "a form field that is not a file is over 64 KiB";
                     return Err(FormFailure::Refused(AppError::BadRequest(reason.into())));
@@ -166,16 +191,22 @@ async fn store_form_files(
             }
             continue;
         };
+        if stored.len() >= state.max_form_files as usize {
+            return Err(FormFailure::Refused(AppError::TooManyFiles(state.max_form_files)));
+        }
         let filename = FileName::parse(&raw_name)
             .map_err(|error| FormFailure::Refused(AppError::BadRequest(error.to_string())))?;
         let declared = field.content_type().map(|mime| mime.essence_str().to_owned());
         let meta = uploader.upload_meta(req, filename, declared.as_deref()).map_err(FormFailure::Refused)?;
         let form_failed = std::cell::Cell::new(false);
-        let pieces = (&mut field).map(|piece| {
-            piece.map_err(|error| {
-                form_failed.set(true);
-                multipart_error(error)
-            })
+        let pieces = futures_util::stream::unfold(&mut field, |field| async {
+            match form.next_piece(field).await {
+                Ok(piece) => piece.map(|piece| (Ok(piece), field)),
+                Err(error) => {
+                    form_failed.set(true);
+                    Some((Err(error), field))
+                }
+            }
         });
         // The multipart parser itself notices a form cut off before its closing boundary.
         match store_stream(state, uploader, &meta, pieces, |_| Ok(())).await {
@@ -203,7 +234,7 @@ async fn store_stream(
     check_complete: impl FnOnce(u64) -> Result<(), AppError>,
 ) -> Result<StoredFile, AppError> {
     let _transfer = state.metrics.transfer();
-    let mut upload = Upload::begin(&state.store, meta, uploader.max_size(state)).await?;
+    let mut upload = Upload::begin(&state.store, meta, uploader.max_size(state), &state.upload_memory).await?;
     let mut body = std::pin::pin!(body);
     let mut written = Ok(());
     while let Some(piece) = body.next().await {
@@ -231,7 +262,7 @@ async fn store_stream(
         Err(UploadError::GuestLinkRefused) => return Err(uploader.refused_at_finish(state, received).await),
         Err(error) => return Err(error.into()),
     };
-    if let Uploader::Guest(_) = uploader {
+    if let Uploader::Guest(..) = uploader {
         record.guest_link_label = None; // the owner's name for the link, not for the guest's eyes
     }
     state.metrics.uploads.inc();
@@ -239,15 +270,14 @@ async fn store_stream(
 }
 
 /// Reads what is left of a refused form, within the same bounds as `refuse`. True if it ended.
-async fn drain_form(form: &mut Multipart) -> bool {
+async fn drain_form(form: &mut FormReader) -> bool {
     let reading = async {
         let mut drained = 0u64;
-        while let Some(field) = form.next().await {
-            let mut field = field.map_err(|_| ())?;
-            while let Some(piece) = field.next().await {
-                drained += piece.map_err(|_| ())?.len() as u64;
+        while let Some(mut field) = form.next_field().await? {
+            while let Some(piece) = form.next_piece(&mut field).await? {
+                drained += piece.len() as u64;
                 if drained > DRAIN_LIMIT {
-                    return Err(());
+                    return Err(AppError::TooLarge(ByteSize::from_bytes(DRAIN_LIMIT)));
                 }
             }
         }
@@ -286,7 +316,8 @@ pub(super) fn interrupted() -> AppError {
 /// so both go through the same PUT and form code.
 enum Uploader {
     Owner,
-    Guest(GuestLinkRecord),
+    /// A guest, holding its place among the uploads in flight through the link and from its address.
+    Guest(GuestLinkRecord, #[expect(dead_code, reason = "held for its Drop, which frees the place")] Slot),
 }
 
 impl Uploader {
@@ -294,7 +325,11 @@ impl Uploader {
     async fn identify(req: &HttpRequest, state: &AppState, guest_link: Option<&str>) -> Result<Self, AppError> {
         match guest_link {
             None => authenticate(req, state).await.map(|_| Uploader::Owner),
-            Some(raw) => open_guest_link(state, raw).await.map(Uploader::Guest),
+            Some(raw) => {
+                let link = open_guest_link(state, raw).await?;
+                let slot = state.in_flight.enter(&link.id, state.client_ip(req))?;
+                Ok(Uploader::Guest(link, slot))
+            }
         }
     }
 
@@ -302,7 +337,7 @@ impl Uploader {
     fn max_size(&self, state: &AppState) -> Option<ByteSize> {
         match self {
             Uploader::Owner => state.max_upload,
-            Uploader::Guest(link) => guest_size_limit(state, link),
+            Uploader::Guest(link, _) => guest_size_limit(state, link),
         }
     }
 
@@ -325,7 +360,7 @@ impl Uploader {
         let mut options =
             UploadOptions::from_headers(headers, now).map_err(|error| AppError::BadRequest(error.to_string()))?;
         let mut guest_link = None;
-        if let Uploader::Guest(link) = self {
+        if let Uploader::Guest(link, _) = self {
             if let Some(days) = link.file_lifetime_days {
                 let end = now + time::Duration::days(days);
                 options.expires_at = Some(options.expires_at.map_or(end, |asked| asked.min(end)));
@@ -339,7 +374,7 @@ impl Uploader {
     /// Why the link turned down a finished upload: it changed while the bytes came in (used up by
     /// another guest, disabled, expired, deleted, or its size limit lowered).
     async fn refused_at_finish(&self, state: &AppState, received: u64) -> AppError {
-        let Uploader::Guest(link) = self else {
+        let Uploader::Guest(link, _) = self else {
             return AppError::internal(UploadError::GuestLinkRefused);
         };
         let now = OffsetDateTime::now_utc().unix_timestamp();
@@ -370,19 +405,20 @@ pub(super) fn declared_length(req: &HttpRequest, limit: Option<ByteSize>) -> Res
 }
 
 /// 201 with one link per line, or JSON when the client asks for it (an object for PUT, an array
-/// for a form, which may carry several files). Each file adds an `X-Url-Delete` header, and an
-/// `X-Expires` one (RFC 3339) if it expires, in the order of the links.
+/// for a form, which may carry several files). An answer with one file also gives its link in
+/// `Location`, its deletion link in `X-Url-Delete` and, if it expires, when in `X-Expires`
+/// (RFC 3339). With several files these stay out of the headers, which would grow with the form
+/// (a form of 10,000 files made 307 KB of them: curl gave up, and nginx refuses an upstream's
+/// headers past 4-8 KiB); each file's deletion link and expiry are in the JSON answer.
 pub(super) fn uploaded(req: &HttpRequest, state: &AppState, files: &[StoredFile], many: bool) -> HttpResponse {
     let described: Vec<UploadedJson> =
         files.iter().map(|file| UploadedJson::new(req, state, &file.record, &file.deletion_token)).collect();
     let mut response = HttpResponse::Created();
     if let [only] = described.as_slice() {
         response.insert_header((header::LOCATION, only.file.url.clone()));
-    }
-    for file in &described {
-        response.append_header(("X-Url-Delete", file.delete_url.clone()));
-        if let Some(expires) = file.expires_rfc3339() {
-            response.append_header(("X-Expires", expires));
+        response.insert_header(("X-Url-Delete", only.delete_url.clone()));
+        if let Some(expires) = only.expires_rfc3339() {
+            response.insert_header(("X-Expires", expires));
         }
     }
     let wants_json = req

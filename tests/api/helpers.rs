@@ -30,6 +30,11 @@ pub fn test_settings(folder: &std::path::Path) -> Settings {
         // Small, so that every test app's reserve file costs little; the full-disk tests set their own.
         min_free_space: Some(blobdrop::domain::ByteSize::from_bytes(4 * 1024 * 1024)),
         shared_secret: Some(SECRET.into()),
+        max_form_files: 1000,
+        upload_memory: "32MiB".parse().unwrap(),
+        // Every test client comes from 127.0.0.1: uploads in flight are limited where a test asks.
+        guest_link_uploads: 1000,
+        client_uploads: 1000,
         idle_timeout_secs: 60,
         wal_autocheckpoint: 1000,
         log_format: Default::default(),

@@ -6,6 +6,7 @@
 mod api_files;
 mod auth;
 mod bad_input;
+mod bodies;
 mod browser_pages;
 mod client_commands;
 mod command_line;
