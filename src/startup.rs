@@ -14,11 +14,9 @@ use crate::gc;
 use crate::metrics::{self, Metrics};
 use crate::passwords::GrantKey;
 use crate::routes::{self, AppState};
+use crate::shutdown::{self, InFlight, StopSignals};
 use crate::store::{OpenError, Store, StoreError, StoreOptions};
 use crate::throttle::Throttles;
-
-/// Seconds in-flight requests get to finish after SIGTERM or SIGINT.
-const SHUTDOWN_GRACE_SECS: u64 = 30;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StartupError {
@@ -30,6 +28,8 @@ pub enum StartupError {
     Bind { address: String, source: std::io::Error },
     #[error("the server stopped with an error")]
     Serve(#[source] std::io::Error),
+    #[error("cannot catch SIGTERM and SIGINT")]
+    Signals(#[source] std::io::Error),
 }
 
 /// Headers every response gets unless its handler set its own (downloads set `sandbox`).
@@ -52,6 +52,8 @@ pub struct Application {
     port: u16,
     server: Server,
     store: Store,
+    in_flight: InFlight,
+    shutdown_timeout: std::time::Duration,
     gc: tokio::task::JoinHandle<()>,
     forget_failures: tokio::task::JoinHandle<()>,
 }
@@ -99,6 +101,9 @@ impl Application {
             trusted_proxies: settings.trusted_proxies.clone(),
             grant_key: GrantKey::resolve(&store).await?,
         });
+        let in_flight = InFlight::default();
+        let counter = in_flight.clone();
+        let connections = in_flight.clone();
         let server = HttpServer::new(move || {
             App::new()
                 .wrap(
@@ -109,12 +114,20 @@ impl Application {
                 .wrap(security_headers())
                 .wrap(from_fn(metrics::observe_request))
                 .wrap(TracingLogger::default())
+                // Outermost, so a request counts from its arrival to its response's last byte.
+                .wrap(from_fn(shutdown::count_requests))
                 .app_data(state.clone())
+                .app_data(web::Data::new(counter.clone()))
                 .app_data(web::Data::new(metrics.clone()))
                 .configure(routes::configure)
         })
-        .on_connect(routes::remember_peer_socket)
-        .shutdown_timeout(SHUTDOWN_GRACE_SECS)
+        .on_connect(move |connection, data| {
+            routes::remember_peer_socket(connection, data);
+            data.insert(connections.connection());
+        })
+        // blobdrop catches the signals itself and drains before it stops (see `shutdown`).
+        .disable_signals()
+        .shutdown_timeout(settings.shutdown_timeout_secs)
         .listen(listener)
         .map_err(bind_error)?
         .run();
@@ -122,17 +135,30 @@ impl Application {
         let forget_failures = tokio::spawn(throttles.forget_periodically());
         let address = format!("{}:{port}", settings.bind);
         tracing::info!(%address, port, db = %settings.db.display(), "blobdrop is listening");
-        Ok(Application { port, server, store, gc, forget_failures })
+        let shutdown_timeout = settings.shutdown_timeout();
+        Ok(Application { port, server, store, in_flight, shutdown_timeout, gc, forget_failures })
     }
 
     pub fn port(&self) -> u16 {
         self.port
     }
 
-    /// Serves until SIGTERM or SIGINT, lets in-flight requests finish, then removes what
-    /// interrupted uploads left and closes the database.
+    /// Serves until SIGTERM or SIGINT, lets in-flight requests finish (up to the shutdown
+    /// timeout), then removes what interrupted uploads left and closes the database.
     pub async fn run_until_stopped(self) -> Result<(), StartupError> {
-        let served = self.server.await.map_err(StartupError::Serve);
+        let mut signals = StopSignals::install().map_err(StartupError::Signals)?;
+        let handle = self.server.handle();
+        let mut server = std::pin::pin!(self.server);
+        let served = tokio::select! {
+            served = &mut server => served,
+            signal = signals.next() => {
+                tracing::info!(signal, "stop requested");
+                let stop = shutdown::stop_server(handle, self.in_flight.clone(), &mut signals, self.shutdown_timeout);
+                // The server future must keep running: it carries out the pause and the stop.
+                tokio::join!(server, stop).0
+            }
+        };
+        let served = served.map_err(StartupError::Serve);
         self.gc.abort();
         self.forget_failures.abort();
         // No request runs any more, so any upload still marked as running was cut off.

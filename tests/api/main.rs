@@ -20,6 +20,7 @@ mod security_headers;
 mod shell_shapes;
 mod space;
 mod sqlite_formats;
+mod stops;
 mod throttling;
 mod tokens;
 mod upload;
