@@ -9,6 +9,7 @@ mod bad_input;
 mod browser_pages;
 mod client_commands;
 mod command_line;
+mod crashes;
 mod download;
 mod guest_links;
 mod helpers;
