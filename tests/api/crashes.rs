@@ -347,7 +347,7 @@ async fn kill_9_during_blobdrop_backup_leaves_no_file_under_its_name() {
         }
         if out.exists() {
             // Only a backup that ran to its end may leave OUT, and then it is whole.
-            println!("round {round}: the backup finished before the kill (exit {finished:?})");
+            println!("round {round}: {} exists after the kill (exit {finished:?}): it must be whole", out.display());
             let verify = blobdrop(&["verify"], &out).await;
             let report = String::from_utf8_lossy(&verify.stdout);
             assert!(verify.status.success() && report.starts_with("checked 4 file(s)"), "a partial OUT: {report}");
