@@ -2,17 +2,19 @@
 
 use super::{Store, StoreError};
 
-/// Pages released per `incremental_vacuum` step (4 MiB at 16 KiB pages): each step is one short
-/// write transaction, so uploads keep flowing between steps.
-const VACUUM_STEP_PAGES: i64 = 256;
+/// Pages released per `incremental_vacuum` step (1 MiB at 16 KiB pages): each step is one short
+/// write transaction, so uploads keep flowing between steps. A step that moves pages down writes
+/// them all to the WAL; at 256 pages (4 MiB) that was a checkpoint a step.
+const VACUUM_STEP_PAGES: i64 = 64;
 
 impl Store {
-    /// Shrinks the database file by its free pages, one step at a time. Returns the pages freed.
+    /// Shrinks the database file by its free pages, one paced step at a time. Returns the pages freed.
     /// Stops as soon as a step frees nothing (a database created without incremental auto_vacuum).
     pub async fn reclaim_space(&self) -> Result<u64, StoreError> {
         let mut released = 0;
         let mut free = self.free_pages().await?;
         while free > 0 {
+            let started = std::time::Instant::now();
             sqlx::query(&format!("PRAGMA incremental_vacuum({VACUUM_STEP_PAGES})")).execute(&self.writer).await?;
             let now_free = self.free_pages().await?;
             if now_free >= free {
@@ -20,6 +22,7 @@ impl Store {
             }
             released += (free - now_free) as u64;
             free = now_free;
+            super::pace(started.elapsed()).await;
         }
         Ok(released)
     }
