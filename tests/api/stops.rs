@@ -80,8 +80,10 @@ async fn stop_with_transfers_in_flight(signal: &str, upload: bool, download: boo
         assert_eq!(sha256(&received), sha256(&served));
     }
 
-    let status = tokio::time::timeout(Duration::from_secs(40), server.wait()).await.unwrap().unwrap();
-    assert!(status.success(), "{status:?}\n{}", server_log(folder.path()));
+    let status = tokio::time::timeout(Duration::from_secs(40), server.wait()).await;
+    let log = server_log(folder.path());
+    let status = status.unwrap_or_else(|_| panic!("the server did not exit:\n{log}")).unwrap();
+    assert!(status.success(), "{status:?}\n{log}");
     let ready = count(&db, "SELECT COUNT(*) FROM files WHERE state = 'ready'").await;
     assert_eq!(ready, i64::from(upload) + i64::from(download));
     if upload {
