@@ -18,6 +18,9 @@ use crate::shutdown::{self, InFlight, StopSignals};
 use crate::store::{OpenError, Store, StoreError, StoreOptions};
 use crate::throttle::Throttles;
 
+/// How long each of the last two steps of a stop (clean-up, closing the database) may take.
+const CLEANUP_AT_STOP: std::time::Duration = std::time::Duration::from_secs(10);
+
 #[derive(Debug, thiserror::Error)]
 pub enum StartupError {
     #[error(transparent)]
@@ -161,11 +164,18 @@ impl Application {
         let served = served.map_err(StartupError::Serve);
         self.gc.abort();
         self.forget_failures.abort();
-        // No request runs any more, so any upload still marked as running was cut off.
-        if let Err(error) = gc::purge_interrupted_uploads(&self.store).await {
-            tracing::warn!(?error, "could not remove interrupted uploads; the next start will");
+        // No request runs any more, so any upload still marked as running was cut off. Both steps
+        // are bounded: the clean-up runs every deleted file's paced purge (minutes for gigabytes),
+        // and a connection held by a task of a force-stopped worker is never returned to its pool,
+        // which `close` would wait for. Whatever is left, the next start finishes.
+        match tokio::time::timeout(CLEANUP_AT_STOP, gc::purge_interrupted_uploads(&self.store)).await {
+            Ok(Ok(_)) => {}
+            Ok(Err(error)) => tracing::warn!(?error, "could not remove interrupted uploads; the next start will"),
+            Err(_) => tracing::warn!("the clean-up did not finish in time; the next start goes on with it"),
         }
-        self.store.close().await;
+        if tokio::time::timeout(CLEANUP_AT_STOP, self.store.close()).await.is_err() {
+            tracing::warn!("the database did not close in time; the next start recovers its WAL");
+        }
         tracing::info!("blobdrop stopped");
         served
     }
