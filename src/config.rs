@@ -128,6 +128,10 @@ pub struct Settings {
     /// Seconds after which a throttled client may try once more.
     #[arg(long, env = "BLOBDROP_AUTH_PERIOD", default_value_t = 6, value_parser = clap::value_parser!(u64).range(1..))]
     pub auth_period_secs: u64,
+
+    /// Seconds running uploads and downloads get to finish after SIGTERM or SIGINT.
+    #[arg(long, env = "BLOBDROP_SHUTDOWN_TIMEOUT", default_value_t = 30)]
+    pub shutdown_timeout_secs: u64,
 }
 
 impl Settings {
@@ -137,6 +141,10 @@ impl Settings {
 
     pub fn in_flight_limits(&self) -> InFlightLimits {
         InFlightLimits { per_guest_link: self.guest_link_uploads, per_client: self.client_uploads }
+    }
+
+    pub fn shutdown_timeout(&self) -> Duration {
+        Duration::from_secs(self.shutdown_timeout_secs)
     }
 
     pub fn gc_interval(&self) -> Duration {

@@ -16,6 +16,7 @@ pub mod metrics;
 pub mod passwords;
 pub mod routes;
 pub mod sessions;
+pub mod shutdown;
 pub mod startup;
 pub mod store;
 pub mod telemetry;

@@ -20,12 +20,13 @@ use crate::in_flight::InFlight;
 use crate::metrics::{self, Metrics};
 use crate::passwords::GrantKey;
 use crate::routes::{self, AppState};
+use crate::shutdown::{self, StopSignals};
 use crate::store::{OpenError, Store, StoreError, StoreOptions};
 use crate::throttle::Throttles;
 use crate::uploads::UploadMemory;
 
-/// Seconds in-flight requests get to finish after SIGTERM or SIGINT.
-const SHUTDOWN_GRACE_SECS: u64 = 30;
+/// How long each of the last two steps of a stop (clean-up, closing the database) may take.
+const CLEANUP_AT_STOP: std::time::Duration = std::time::Duration::from_secs(10);
 
 #[derive(Debug, thiserror::Error)]
 pub enum StartupError {
@@ -37,6 +38,8 @@ pub enum StartupError {
     Bind { address: String, source: std::io::Error },
     #[error("the server stopped with an error")]
     Serve(#[source] std::io::Error),
+    #[error("cannot catch SIGTERM and SIGINT")]
+    Signals(#[source] std::io::Error),
 }
 
 /// Headers every response gets unless its handler set its own (downloads set `sandbox`).
@@ -62,6 +65,8 @@ pub struct Application {
     port: u16,
     server: Server,
     store: Store,
+    running: shutdown::InFlight,
+    shutdown_timeout: std::time::Duration,
     gc: tokio::task::JoinHandle<()>,
     forget_failures: tokio::task::JoinHandle<()>,
 }
@@ -122,13 +127,19 @@ impl Application {
             trusted_proxies: settings.trusted_proxies.clone(),
             grant_key: GrantKey::resolve(&store).await?,
         });
+        let running = shutdown::InFlight::default();
+        let counter = running.clone();
+        let connections = running.clone();
         // HttpServer::listen, spelled out (with its defaults) for the one thing it does not expose:
         // the `Expect: 100-continue` service, which answers 401/413 before curl sends the body.
         let server = Server::build()
-            .shutdown_timeout(SHUTDOWN_GRACE_SECS)
+            // blobdrop catches the signals itself and drains before it stops (see `shutdown`).
+            .disable_signals()
+            .shutdown_timeout(settings.shutdown_timeout_secs)
             .listen("blobdrop", listener, move || {
                 let state = state.clone();
                 let metrics = metrics.clone();
+                let connections = connections.clone();
                 let app = App::new()
                     .wrap(from_fn(routes::screen_requests))
                     .wrap(
@@ -140,7 +151,10 @@ impl Application {
                     .wrap(from_fn(metrics::observe_request))
                     .wrap(from_fn(routes::idle_timeout_on_bodies))
                     .wrap(TracingLogger::default())
+                    // Outermost, so a request counts from its arrival to its response's last byte.
+                    .wrap(from_fn(shutdown::count_requests))
                     .app_data(state.clone())
+                    .app_data(web::Data::new(counter.clone()))
                     .app_data(web::Data::new(metrics))
                     .configure(routes::configure)
                     .into_factory()
@@ -148,7 +162,10 @@ impl Application {
                 HttpService::build()
                     .client_disconnect_timeout(Duration::from_secs(1))
                     .local_addr(local_addr)
-                    .on_connect_ext(|io: &TcpStream, data: &mut Extensions| routes::remember_peer_socket(io, data))
+                    .on_connect_ext(move |io: &TcpStream, data: &mut Extensions| {
+                        routes::remember_peer_socket(io, data);
+                        data.insert(connections.connection());
+                    })
                     .expect(routes::expect_continue(state))
                     .finish(map_config(app, |()| AppConfig::default()))
                     .tcp()
@@ -162,24 +179,44 @@ impl Application {
         if settings.public_url.is_none() && !settings.bind.is_loopback() {
             tracing::warn!(%address, "listening beyond loopback without BLOBDROP_PUBLIC_URL: links are built from each request's Host header, which any client chooses; set BLOBDROP_PUBLIC_URL");
         }
-        Ok(Application { port, server, store, gc, forget_failures })
+        let shutdown_timeout = settings.shutdown_timeout();
+        Ok(Application { port, server, store, running, shutdown_timeout, gc, forget_failures })
     }
 
     pub fn port(&self) -> u16 {
         self.port
     }
 
-    /// Serves until SIGTERM or SIGINT, lets in-flight requests finish, then removes what
-    /// interrupted uploads left and closes the database.
+    /// Serves until SIGTERM or SIGINT, lets in-flight requests finish (up to the shutdown
+    /// timeout), then removes what interrupted uploads left and closes the database.
     pub async fn run_until_stopped(self) -> Result<(), StartupError> {
-        let served = self.server.await.map_err(StartupError::Serve);
+        let mut signals = StopSignals::install().map_err(StartupError::Signals)?;
+        let handle = self.server.handle();
+        let mut server = std::pin::pin!(self.server);
+        let served = tokio::select! {
+            served = &mut server => served,
+            signal = signals.next() => {
+                tracing::info!(signal, "stop requested");
+                let stop = shutdown::stop_server(handle, self.running.clone(), &mut signals, self.shutdown_timeout);
+                // The server future must keep running: it carries out the pause and the stop.
+                tokio::join!(server, stop).0
+            }
+        };
+        let served = served.map_err(StartupError::Serve);
         self.gc.abort();
         self.forget_failures.abort();
-        // No request runs any more, so any upload still marked as running was cut off.
-        if let Err(error) = gc::purge_interrupted_uploads(&self.store).await {
-            tracing::warn!(?error, "could not remove interrupted uploads; the next start will");
+        // No request runs any more, so any upload still marked as running was cut off. Both steps
+        // are bounded: the clean-up runs every deleted file's paced purge (minutes for gigabytes),
+        // and a connection held by a task of a force-stopped worker is never returned to its pool,
+        // which `close` would wait for. Whatever is left, the next start finishes.
+        match tokio::time::timeout(CLEANUP_AT_STOP, gc::purge_interrupted_uploads(&self.store)).await {
+            Ok(Ok(_)) => {}
+            Ok(Err(error)) => tracing::warn!(?error, "could not remove interrupted uploads; the next start will"),
+            Err(_) => tracing::warn!("the clean-up did not finish in time; the next start goes on with it"),
         }
-        self.store.close().await;
+        if tokio::time::timeout(CLEANUP_AT_STOP, self.store.close()).await.is_err() {
+            tracing::warn!("the database did not close in time; the next start recovers its WAL");
+        }
         tracing::info!("blobdrop stopped");
         served
     }

@@ -280,7 +280,12 @@ impl Store {
     /// An upload that was finished after all (its finishing statement ran) is left alone.
     #[tracing::instrument(skip(self))]
     pub async fn abandon_upload(&self, id: &FileId) -> Result<(), StoreError> {
-        if self.mark_upload_deleted(id.as_str()).await? == 1 { self.purge_file(id.as_str()).await } else { Ok(()) }
+        // Not paced: the client waits for this purge before it gets its answer.
+        if self.mark_upload_deleted(id.as_str()).await? == 1 {
+            self.purge_file(id.as_str(), false).await
+        } else {
+            Ok(())
+        }
     }
 
     /// At startup no upload is running, so every 'uploading' row is left over from a crash.
@@ -305,21 +310,21 @@ impl Store {
         Ok(result.rows_affected())
     }
 
-    /// Removes the chunks and rows of every deleted file, a batch of chunks at a time so no single
-    /// transaction holds the write lock for long. Returns how many files were removed.
+    /// Removes the chunks and rows of every deleted file, a batch of chunks at a time and paced, so
+    /// uploads keep flowing while gigabytes go. Returns how many files were removed.
     pub async fn purge_deleted_files(&self) -> Result<u64, StoreError> {
         let ids: Vec<String> =
             sqlx::query_scalar("SELECT id FROM files WHERE state = 'deleted'").fetch_all(&self.reader).await?;
         for id in &ids {
-            self.purge_file(id).await?;
+            self.purge_file(id, true).await?;
         }
         Ok(ids.len() as u64)
     }
 
     /// Removes a deleted file's chunks, then its row. Only ever called for rows in state 'deleted',
-    /// which no statement turns back into anything else.
-    async fn purge_file(&self, id: &str) -> Result<(), StoreError> {
-        self.delete_chunks(id).await?;
+    /// which no statement turns back into anything else. `paced`: see `delete_chunks`.
+    async fn purge_file(&self, id: &str, paced: bool) -> Result<(), StoreError> {
+        self.delete_chunks(id, paced).await?;
         sqlx::query("DELETE FROM files WHERE id = ? AND state = 'deleted'").bind(id).execute(&self.writer).await?;
         Ok(())
     }

@@ -11,12 +11,13 @@ use super::{Store, StoreError};
 const VACUUM_STEP_PAGES: i64 = 64;
 
 impl Store {
-    /// Shrinks the database file by its free pages, one step at a time. Returns the pages freed.
+    /// Shrinks the database file by its free pages, one paced step at a time. Returns the pages freed.
     /// Stops as soon as a step frees nothing (a database created without incremental auto_vacuum).
     pub async fn reclaim_space(&self) -> Result<u64, StoreError> {
         let mut released = 0;
         let mut free = self.free_pages().await?;
         while free > 0 {
+            let started = std::time::Instant::now();
             sqlx::query(&format!("PRAGMA incremental_vacuum({VACUUM_STEP_PAGES})")).execute(&self.writer).await?;
             let now_free = self.free_pages().await?;
             if now_free >= free {
@@ -24,6 +25,7 @@ impl Store {
             }
             released += (free - now_free) as u64;
             free = now_free;
+            super::pace(started.elapsed()).await;
         }
         // The file shrinks only when a checkpoint copies the truncation in: without one, small
         // steps that stay under the autocheckpoint left the space in the WAL, and uploads

@@ -43,6 +43,7 @@ pub fn test_settings(folder: &std::path::Path) -> Settings {
         // Tests that send wrong secrets on purpose are not throttled unless they ask to be.
         auth_burst: 1000,
         auth_period_secs: 6,
+        shutdown_timeout_secs: 30,
     }
 }
 
