@@ -245,3 +245,26 @@ async fn a_page_script_gets_no_basic_challenge_but_curl_does() {
     let from_curl = app.client.put(app.url("/x.txt")).body("x").send().await.unwrap();
     assert_eq!(from_curl.headers()["www-authenticate"], "Basic realm=\"blobdrop\"");
 }
+
+#[tokio::test]
+async fn every_row_action_is_named_for_its_row() {
+    let app = spawn_app().await;
+    app.upload("report.pdf", b"%PDF".to_vec()).await;
+    app.upload("notes.txt", b"hello".to_vec()).await;
+    let created = app.owner(Method::POST, "/api/guest-links").json(&serde_json::json!({"label": "Scans from Ana"}));
+    assert_eq!(created.send().await.unwrap().status(), StatusCode::CREATED);
+    let browser = sign_in(&app).await;
+
+    let files = browser.get(&app, "/files").await.text().await.unwrap();
+    for name in ["report.pdf", "notes.txt"] {
+        for action in ["Copy link to", "Open", "Edit", "Delete"] {
+            assert!(files.contains(&format!("aria-label=\"{action} {name}\"")), "no \"{action} {name}\" on /files");
+        }
+    }
+    let links = browser.get(&app, "/guest-links").await.text().await.unwrap();
+    for action in ["Copy link to", "Open", "Edit", "Disable", "Delete"] {
+        assert!(links.contains(&format!("aria-label=\"{action} Scans from Ana\"")), "no \"{action}\" on /guest-links");
+    }
+    // The CSRF field comes from one macro and still carries the session's token.
+    assert!(files.contains(&format!("name=\"csrf_token\" value=\"{}\"", browser.csrf)));
+}
