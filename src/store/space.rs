@@ -150,12 +150,15 @@ impl DiskReserve {
 
     /// `StorageFull` when an upload would eat into the reserve. One statvfs call: cheap enough
     /// for every batch. An unreadable file system is not a reason to refuse.
-    pub fn check_room_for_uploads(&self) -> Result<(), StoreError> {
+    /// `writing` is what the caller is about to add: twice its bytes are counted, since chunks reach
+    /// the WAL first and the database file at the next checkpoint.
+    pub fn check_room_for_uploads(&self, writing: u64) -> Result<(), StoreError> {
         if self.bytes == 0 {
             return Ok(());
         }
+        let needed = self.bytes.saturating_add(writing.saturating_mul(2));
         match self.free_bytes() {
-            Some(free) if free.saturating_add(self.ballast_on_disk()) < self.bytes => Err(StoreError::StorageFull),
+            Some(free) if free.saturating_add(self.ballast_on_disk()) < needed => Err(StoreError::StorageFull),
             _ => Ok(()),
         }
     }
@@ -222,7 +225,7 @@ impl Store {
     /// `StorageFull` while free space is below the reserve: checked before an upload starts and
     /// before each of its batches.
     pub fn check_room_for_uploads(&self) -> Result<(), StoreError> {
-        self.reserve.check_room_for_uploads()
+        self.reserve.check_room_for_uploads(0)
     }
 
     /// Free bytes on the database's file system, for the system page.

@@ -491,3 +491,31 @@ async fn a_failed_upload_that_could_not_clean_up_is_purged_once_space_returns_wi
     assert_small_upload_works(&server, &disk, "after.txt").await;
     server.stop().await;
 }
+
+/// Several uploads at once, each refused by the reserve (a review found that together they ran the
+/// disk to its last byte: each had passed the free-space check with batches still queued, after
+/// which sign-in, deletes and a restart all failed).
+async fn concurrent_uploads_are_refused(server: &Server, name: &str, size: usize) {
+    let bytes = test_bytes(size);
+    let names: Vec<String> = (0..5).map(|i| format!("{name}-{i}.bin")).collect();
+    let uploads = names.iter().map(|name| server.put(name, bytes.clone()));
+    for response in futures_util::future::join_all(uploads).await {
+        assert_eq!(response.status(), StatusCode::INSUFFICIENT_STORAGE, "{}", server.log());
+    }
+}
+
+#[tokio::test]
+async fn concurrent_uploads_into_a_filling_disk_leave_the_reserve_to_the_owner() {
+    let disk = Tmpfs::mount("48m");
+    let logs = tempfile::tempdir().unwrap();
+    let server = Server::start(&disk, logs.path(), &[]).await;
+    concurrent_uploads_are_refused(&server, "big", 64 * MIB).await;
+    assert_nothing_partial(&server, &disk).await;
+
+    let files = fill_with_uploads(&server).await;
+    concurrent_uploads_are_refused(&server, "more", 8 * MIB).await;
+    assert_the_owner_can_help_himself(&server, &disk, &files).await;
+    server.stop().await;
+    let restarted = Server::start(&disk, logs.path(), &[]).await;
+    restarted.stop().await;
+}
