@@ -56,7 +56,13 @@ pub(super) fn screen(head: &Head<'_>, state: &AppState) -> Result<(), AppError> 
 /// `base_url` is where links of this request start (`https://files.example.com`).
 fn same_origin(headers: &HeaderMap, base_url: &str) -> Result<(), AppError> {
     let header = |name| headers.get(name).and_then(|value| value.to_str().ok());
-    let fetch_site = header(header::HeaderName::from_static("sec-fetch-site"));
+    let sec_fetch_site = header::HeaderName::from_static("sec-fetch-site");
+    // A browser sends each of these once: a second one is no browser's word to trust.
+    if headers.get_all(header::ORIGIN).count() > 1 || headers.get_all(&sec_fetch_site).count() > 1 {
+        return Err(AppError::Forbidden("cross-site request refused"));
+    }
+    let fetch_site = header(sec_fetch_site).map(str::to_ascii_lowercase);
+    let fetch_site = fetch_site.as_deref();
     if matches!(fetch_site, Some("cross-site" | "same-site")) {
         return Err(AppError::Forbidden("cross-site request refused"));
     }
@@ -104,6 +110,9 @@ mod tests {
             (&[("sec-fetch-site", "cross-site")][..], false),
             (&[("sec-fetch-site", "same-site")][..], false),
             (&[("origin", BASE), ("sec-fetch-site", "same-site")][..], false),
+            (&[("sec-fetch-site", "CROSS-SITE")][..], false),
+            (&[("origin", BASE), ("origin", "http://evil.example")][..], false),
+            (&[("origin", BASE), ("sec-fetch-site", "same-origin"), ("sec-fetch-site", "cross-site")][..], false),
         ] {
             assert_eq!(same_origin(&headers(pairs), BASE).is_ok(), allowed, "{pairs:?}");
         }
