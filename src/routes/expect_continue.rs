@@ -4,7 +4,7 @@
 //! handler runs (h1/dispatcher.rs, `State::ExpectCall`), and its default service accepts every
 //! head. So curl, which waits for that answer before sending a large body, sent the whole body
 //! to be told 401 or 413. This service makes the checks a handler would make before reading the
-//! body (the request guard, credentials, guest link, declared size) and answers their refusal
+//! body (the request guard, credentials, guest link and its uploads in flight, declared size) and answers their refusal
 //! instead, with the connection closed since the body was never read.
 
 use actix_web::http::ConnectionType;
@@ -69,6 +69,8 @@ async fn before_continue(head: &Head<'_>, state: &AppState) -> Result<(), AppErr
         ["login"] if is_post => Ok(()),
         ["g", link, rest @ ..] => {
             let link = open_guest_link(state, link).await?;
+            // A place among the uploads in flight is only tried here; the handler takes its own.
+            drop(state.in_flight.enter(&link.id, state.client_ip_of(head))?);
             let is_put = *head.method == Method::PUT && !rest.is_empty();
             declared_within(head.headers, if is_put { guest_size_limit(state, &link) } else { None })
         }

@@ -129,3 +129,34 @@ async fn a_malformed_chunked_body_leaves_no_file_and_the_server_goes_on() {
     assert_eq!(app.client.get(app.url("/healthz")).send().await.unwrap().status(), 200);
     assert!(app.list().await.is_empty());
 }
+
+#[tokio::test]
+async fn a_guest_link_already_at_its_uploads_in_flight_gets_429_before_the_body() {
+    let app = spawn_app_with(|settings| settings.guest_link_uploads = 1).await;
+    let link = app.owner(Method::POST, "/api/guest-links").json(&serde_json::json!({ "label": "busy" }));
+    let link: serde_json::Value = link.send().await.unwrap().json().await.unwrap();
+    let id = link["id"].as_str().unwrap();
+
+    // A first guest upload holds the link's one place: its first chunk is in the upload memory.
+    let host = app.address.trim_start_matches("http://");
+    let mut first = TcpStream::connect(host).await.unwrap();
+    let head = format!("PUT /g/{id}/first.bin HTTP/1.1\r\nHost: {host}\r\nContent-Length: {}\r\n\r\n", 1 << 20);
+    first.write_all(head.as_bytes()).await.unwrap();
+    first.write_all(&test_bytes(64 * 1024)).await.unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let metrics = app.owner(Method::GET, "/metrics").send().await.unwrap().text().await.unwrap();
+        let held =
+            metrics.lines().any(|line| line.starts_with("blobdrop_upload_memory_bytes ") && !line.ends_with(" 0"));
+        if held {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "the first upload never started:\n{metrics}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+
+    let (_, answer) = first_answer(&app, &put_head(&app, &format!("/g/{id}/second.bin"), None, 10)).await;
+    assert!(answer.starts_with("HTTP/1.1 429 "), "{answer}");
+    assert!(answer.to_ascii_lowercase().contains("retry-after"), "{answer}");
+    drop(first);
+}
