@@ -23,7 +23,7 @@ use tokio::sync::Notify;
 
 /// Requests and connections still open, and whether the server is stopping. Cheap to clone.
 #[derive(Debug, Clone, Default)]
-pub struct InFlight(Arc<Counts>);
+pub struct Running(Arc<Counts>);
 
 #[derive(Debug, Default)]
 struct Counts {
@@ -57,7 +57,7 @@ pub enum Drained {
     Cut { requests: usize },
 }
 
-impl InFlight {
+impl Running {
     /// Counts a connection until the returned value is dropped (it lives in the connection's data).
     pub fn connection(&self) -> Held {
         self.0.connections.fetch_add(1, Ordering::SeqCst);
@@ -143,12 +143,12 @@ pub async fn count_requests(
     req: ServiceRequest,
     next: Next<impl MessageBody>,
 ) -> Result<ServiceResponse<Counted<impl MessageBody>>, actix_web::Error> {
-    let Some(in_flight) = req.app_data::<web::Data<InFlight>>().map(|data| data.get_ref().clone()) else {
+    let Some(running) = req.app_data::<web::Data<Running>>().map(|data| data.get_ref().clone()) else {
         return Err(actix_web::error::ErrorInternalServerError("the request counter is not configured"));
     };
-    let held = in_flight.request();
+    let held = running.request();
     let mut response = next.call(req).await?;
-    if in_flight.is_draining() {
+    if running.is_draining() {
         response.response_mut().head_mut().set_connection_type(ConnectionType::Close);
     }
     Ok(response.map_body(|_, body| Counted { body, held }))
@@ -177,11 +177,11 @@ impl StopSignals {
 
 /// Pauses accepting, drains for up to `timeout` (or until a second signal), then stops the server:
 /// gracefully when nothing is left, forcibly otherwise (whatever was cut is cleaned up by the caller).
-pub async fn stop_server(server: ServerHandle, in_flight: InFlight, signals: &mut StopSignals, timeout: Duration) {
+pub async fn stop_server(server: ServerHandle, running: Running, signals: &mut StopSignals, timeout: Duration) {
     server.pause().await;
     tracing::info!(
-        requests = in_flight.requests(),
-        connections = in_flight.connections(),
+        requests = running.requests(),
+        connections = running.connections(),
         timeout_secs = timeout.as_secs(),
         "stopping: no new connections; waiting for the running requests"
     );
@@ -191,7 +191,7 @@ pub async fn stop_server(server: ServerHandle, in_flight: InFlight, signals: &mu
             signal = signals.next() => tracing::warn!(signal, "a second stop signal: stopping now"),
         }
     };
-    match in_flight.drain(give_up).await {
+    match running.drain(give_up).await {
         Drained::Idle => server.stop(true).await,
         Drained::Cut { requests } => {
             tracing::warn!(requests, "stopping before every request finished; what they began is removed");

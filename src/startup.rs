@@ -65,7 +65,7 @@ pub struct Application {
     port: u16,
     server: Server,
     store: Store,
-    running: shutdown::InFlight,
+    running: shutdown::Running,
     shutdown_timeout: std::time::Duration,
     gc: tokio::task::JoinHandle<()>,
     forget_failures: tokio::task::JoinHandle<()>,
@@ -127,7 +127,7 @@ impl Application {
             trusted_proxies: settings.trusted_proxies.clone(),
             grant_key: GrantKey::resolve(&store).await?,
         });
-        let running = shutdown::InFlight::default();
+        let running = shutdown::Running::default();
         let counter = running.clone();
         let connections = running.clone();
         // HttpServer::listen, spelled out (with its defaults) for the one thing it does not expose:

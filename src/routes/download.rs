@@ -82,10 +82,11 @@ pub async fn download(
 pub async fn preview(
     req: HttpRequest,
     _owner: Owner,
+    id: web::Path<String>,
     query: web::Query<DownloadQuery>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    let file = visible_file(&state, req.match_info().get("id").unwrap_or_default()).await?;
+    let file = visible_file(&state, &id).await?;
     send(&req, &state, file, &query, Audience::Owner).await
 }
 
