@@ -1,7 +1,8 @@
-"""The baselines without HTTP: raw SQLite storing the same chunks as the server."""
-import os, sqlite3, time
+"""The baselines without HTTP: raw SQLite storing the same chunks as the server, and the disk's own dd rate."""
+import os, sqlite3, subprocess, time
 
 from .constants import BATCH, CHUNK, MIB, pragma_statements
+from .measure import written_bytes
 
 
 class RawSqlite:
@@ -19,10 +20,12 @@ class RawSqlite:
         self.statements: dict[int, str] = {}
 
     def insert(self, source: str, file_id: str) -> dict:
-        """Stores the file's bytes under `file_id`: MiB/s, CPU seconds per GiB, and the number of chunks."""
+        """Stores the file's bytes under `file_id`: MiB/s, CPU seconds per GiB, bytes written per
+        byte stored, and the number of chunks."""
         self.db.execute("INSERT INTO files VALUES (?)", (file_id,))
         size = os.path.getsize(source)
         idx = 0
+        written = written_bytes()
         cpu = time.process_time()
         start = time.perf_counter()
         with open(source, "rb", buffering=0) as f:
@@ -38,7 +41,7 @@ class RawSqlite:
                 self.db.execute(sql, params)
         rate = size / MIB / (time.perf_counter() - start)
         cpu_per_gib = (time.process_time() - cpu) / (size / MIB / 1024)
-        return {"rate": rate, "cpu": cpu_per_gib, "chunks": idx}
+        return {"rate": rate, "cpu": cpu_per_gib, "written": (written_bytes() - written) / size, "chunks": idx}
 
     def read(self, file_id: str, chunks: int, size: int) -> tuple[float, float]:
         """MiB/s and CPU seconds per GiB reading a file back in the batches downloads use."""
@@ -67,3 +70,18 @@ def raw_sqlite(source: str, folder: str) -> tuple[float, float, float, float]:
     finally:
         raw.close()
     return stored["rate"], read, stored["cpu"], read_cpu
+
+
+DD_MIB = 4096  # at least this much: a short dd ends inside the host's write cache (1.3 GiB/s for 128 MiB)
+
+
+def dd_rate(folder: str, mib: int) -> float:
+    """MiB/s of `dd bs=1M count=MIB conv=fdatasync` writing zeros to a new file in `folder`: the
+    disk's sequential write rate, through the same file system and page cache, up to the last flush."""
+    path = os.path.join(folder, "dd.bin")
+    start = time.perf_counter()
+    subprocess.run(["dd", "if=/dev/zero", f"of={path}", "bs=1M", f"count={mib}", "conv=fdatasync"], check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    seconds = time.perf_counter() - start
+    os.remove(path)
+    return mib / seconds

@@ -26,6 +26,16 @@ def proc_status(pid: int, field: str) -> float:
     return float("nan")
 
 
+def written_bytes(pid: int | str = "self") -> int:
+    """Bytes the process has sent to the storage layer since it started (/proc/PID/io
+    write_bytes): the database and its WAL, whether or not the kernel has flushed them yet."""
+    with open(f"/proc/{pid}/io") as io:
+        for line in io:
+            if line.startswith("write_bytes:"):
+                return int(line.split()[1])
+    return 0
+
+
 def percentile(values: list[float], p: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]

@@ -1,20 +1,20 @@
 """Each scenario of the benchmark: it measures blobdrop beside its baseline and adds its figures to `bench.r`."""
 import hashlib, http.client, json, os, shutil, subprocess, time, urllib.parse
 
-from .baseline import raw_sqlite
+from .baseline import DD_MIB, RawSqlite, dd_rate, raw_sqlite
 from .constants import AUTH, MIB, SECRET
 from .measure import (CURL_CPU, curl, download, get_latencies, log, med, percentile, put_small, session_cookie,
-                      sha256_of_url, system, upload)
+                      sha256_of_url, system, upload, written_bytes)
 from .nginx import Nginx
-from .server import Server
+from .server import Rustypaste, Server, rustypaste_binary
 
 
 class Bench:
     """One run: its arguments, its temporary folder, the source files written so far, the results."""
 
-    def __init__(self, args, work: str, nginx_binary: str | None = None):
+    def __init__(self, args, work: str, nginx_binary: str | None = None, rustypaste_install=None):
         self.args, self.work = args, work
-        self.nginx_binary = nginx_binary
+        self.nginx_binary, self.rustypaste_install = nginx_binary, rustypaste_install
         self.r: dict = {}
         self.files = os.path.join(work, "files")
         self._sources: dict[str, tuple[str, str, int]] = {}
@@ -44,6 +44,12 @@ def write_source(folder: str, label: str, mib: int) -> tuple[str, str]:
     os.chmod(path, 0o644)
     os.sync()
     return path, digest.hexdigest()
+
+
+def need_free(folder: str, mib: float, what: str) -> None:
+    free = shutil.disk_usage(folder).free
+    if free < mib * MIB:
+        raise SystemExit(f"{folder} has {free / 2**30:.1f} GiB free; {what} needs about {mib / 1024:.1f} GiB")
 
 
 def raw(b: Bench) -> None:
@@ -259,3 +265,92 @@ def purge(b: Bench) -> None:
         connection.close()
     shutil.rmtree(os.path.join(b.work, "purge"))
     b.r["purge"] = (percentile(times, 50), percentile(times, 99), max(times), len(times), seconds)
+
+
+def growth(b: Bench) -> None:
+    """`--growth N x MiB`: N uploads (`curl -T`) of one file in a row into one database, each in
+    turn with raw SQLite storing the same file into a database of its own that grows alike, and
+    `dd conv=fdatasync` of the same size (at least DD_MIB) on the same folder before and after, the
+    disk's limit.
+    Each upload: MiB/s, the server's CPU seconds per GiB, the bytes it wrote per byte stored
+    (/proc/PID/io: the WAL and the database), the WAL's size after it, and how long the `sync`
+    after it took (what was still dirty in the page cache)."""
+    n, mib = b.args.growth
+    label = "large" if mib == b.args.large else "growth"
+    source, digest = b.source(label, mib)
+    folder = os.path.join(b.work, "growth")
+    os.makedirs(folder)
+    need_free(folder, max(2 * n * mib * 1.1, DD_MIB) + 512, f"the growth scenario ({n} x {mib} MiB, twice)")
+    rows = []
+    dd_mib = max(mib, DD_MIB)
+    dd = [dd_rate(folder, dd_mib)]
+    log(f"growth: dd {dd_mib} MiB: {dd[0]:.0f} MiB/s")
+    raw_db = RawSqlite(os.path.join(folder, "raw.db"))
+    try:
+        with Server(os.path.join(folder, "data")) as server:
+            for i in range(n):
+                log(f"growth: upload {i + 1} of {n} ({mib} MiB), raw SQLite then blobdrop ...")
+                raw_row = raw_db.insert(source, f"file-{i}")
+                start = time.perf_counter()
+                os.sync()
+                raw_sync = time.perf_counter() - start
+                cpu, written = server.cpu_seconds(), written_bytes(server.process.pid)
+                file = upload(server, source, f"growth-{i}.bin", False)
+                cpu, written = server.cpu_seconds() - cpu, written_bytes(server.process.pid) - written
+                if file["sha256"] != digest:
+                    raise SystemExit(f"the server stored other bytes than were sent: {file}")
+                wal = server.file_bytes("-wal")
+                start = time.perf_counter()
+                os.sync()
+                rows.append({"rate": mib / file["seconds"], "cpu": cpu / (mib / 1024), "written": written / (mib * MIB),
+                             "wal": wal / MIB, "sync": time.perf_counter() - start, "db": server.file_bytes() / 2**30,
+                             "raw": raw_row["rate"], "raw_cpu": raw_row["cpu"], "raw_written": raw_row["written"],
+                             "raw_sync": raw_sync})
+                log(f"growth: {rows[-1]['rate']:.0f} MiB/s (raw SQLite {raw_row['rate']:.0f})")
+    finally:
+        raw_db.close()
+    dd.append(dd_rate(folder, dd_mib))
+    shutil.rmtree(folder)
+    b.r["growth"] = rows
+    b.r["growth_dd"] = dd
+    b.r["growth_dd_mib"] = dd_mib
+
+
+def rustypaste(b: Bench) -> None:
+    """The large file, `curl -F` up and `curl` down, to blobdrop and rustypaste in turns, each run on
+    fresh processes and fresh folders: MiB/s and CPU seconds per GiB of each, and each one's peak RSS."""
+    binary = rustypaste_binary(b.rustypaste_install)
+    mib = b.args.large
+    source, digest = b.source("large", mib)
+    gib = mib / 1024
+    runs: dict[str, list] = {"ours": [], "theirs": []}
+    for i in range(b.args.runs):
+        for who in ("ours", "theirs"):
+            folder = os.path.join(b.work, "side-by-side")
+            log(f"side by side, {'blobdrop' if who == 'ours' else 'rustypaste'}, run {i + 1} ...")
+            server = Server(folder) if who == "ours" else Rustypaste(binary, folder, mib)
+            try:
+                cpu = server.cpu_seconds()
+                if who == "ours":
+                    file = upload(server, source, "large.bin", True)
+                    if file["sha256"] != digest:
+                        raise SystemExit(f"the server stored other bytes than were sent: {file}")
+                    up, url = file["seconds"], file["url"]
+                else:
+                    up, body = curl(["-F", f"file=@{source};filename=large.bin", f"{server.base}/"])
+                    url = body.strip().splitlines()[-1]
+                    stored = os.path.join(folder, "upload", urllib.parse.urlsplit(url).path.lstrip("/"))
+                    if os.path.getsize(stored) != mib * MIB:
+                        raise SystemExit(f"rustypaste stored {os.path.getsize(stored)} bytes of {mib * MIB}")
+                up_cpu = server.cpu_seconds() - cpu
+                cpu = server.cpu_seconds()
+                down = download(url)
+                down_cpu = server.cpu_seconds() - cpu
+                runs[who].append((mib / up, up_cpu / gib, mib / down, down_cpu / gib, server.status("VmHWM")))
+            finally:
+                server.stop()
+                shutil.rmtree(folder, ignore_errors=True)
+            os.sync()
+    for who, figures in runs.items():
+        columns = list(zip(*figures))
+        b.r[f"paste_{who}"] = (*(med(column) for column in columns[:4]), max(columns[4]))
