@@ -11,17 +11,17 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use tokio::sync::mpsc;
 
+use crate::domain::guess_content_type;
 use crate::domain::{ByteSize, FileId, FileName, UploadOptions};
 use crate::downloads::READ_BATCH_CHUNKS;
 use crate::store::export::BundleWriter;
 use crate::store::import::{BundleError, BundleReader, BundledFile};
 use crate::store::{FileRecord, Store, StoreError, StoreOptions};
-use crate::uploads::{SealedUpload, Upload, UploadError, UploadMemory, UploadMeta, guess_content_type};
+use crate::uploads::{SealedUpload, Upload, UploadError, UploadMemory, UploadMeta};
 
 pub use crate::store::export::SQLAR_MAX_FILE;
 
-/// Most files one bundle may be asked for.
-pub const MAX_BUNDLE_IDS: usize = 1000;
+pub use crate::domain::MAX_BUNDLE_IDS;
 
 #[derive(Debug, thiserror::Error)]
 pub enum BuildError {

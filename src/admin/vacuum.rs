@@ -3,8 +3,8 @@
 use std::path::Path;
 
 use super::AdminError;
+use crate::domain::human_size;
 use crate::store::{Store, StoreOptions};
-use crate::views::human_size;
 
 /// Opens the database with the server's own connection settings (WAL, busy_timeout, one writer),
 /// so each step waits its turn behind the server's writes instead of failing or blocking them long.

@@ -6,8 +6,8 @@ use std::path::Path;
 use sha2::{Digest, Sha256};
 
 use super::AdminError;
+use crate::domain::human_size;
 use crate::store::{FileToVerify, ReadOnlyDatabase};
-use crate::views::human_size;
 
 /// Chunks read per SELECT (1 MiB at 32 KiB chunks): memory stays at one batch whatever the file.
 const BATCH_CHUNKS: i64 = 32;

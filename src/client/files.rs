@@ -5,7 +5,7 @@ use reqwest::Method;
 use serde::Deserialize;
 
 use super::{ClientError, Connection, ServerArgs, file_id};
-use crate::views::human_size;
+use crate::domain::human_size;
 
 /// Files asked for per page of `GET /api/files`.
 const PAGE: usize = 1000;

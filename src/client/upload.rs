@@ -13,8 +13,8 @@ use serde::Deserialize;
 use tokio::io::{AsyncRead, AsyncReadExt};
 
 use super::{ClientError, Connection, ServerArgs, file_id, header_value, on_terminal, progress_bar};
+use crate::domain::PATH_SEGMENT;
 use crate::domain::{FileName, Lifetime};
-use crate::routes::PATH_SEGMENT;
 
 /// Bytes read from a file per piece of the request body.
 const READ_SIZE: usize = 256 * 1024;

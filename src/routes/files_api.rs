@@ -7,11 +7,11 @@ use time::OffsetDateTime;
 use super::listing_format::{self, Format};
 use super::owner::{Owner, OwnerJson};
 use super::{AppError, AppState, delete_visible_file, parse_id, visible_file};
-use crate::domain::{FileId, FileName, FilePassword, parse_time};
+use crate::domain::guess_content_type;
+use crate::domain::unix_time;
+use crate::domain::{FileId, FileName, FilePassword, MAX_NOTE_LEN, parse_time};
 use crate::passwords;
 use crate::store::{FileChanges, FileRecord};
-use crate::uploads::guess_content_type;
-use crate::views::unix_time;
 
 const DEFAULT_PAGE: i64 = 1000;
 const MAX_PAGE: i64 = 10_000;
@@ -157,8 +157,6 @@ pub(super) fn present<'de, T: Deserialize<'de>, D: Deserializer<'de>>(
 ) -> Result<Option<Option<T>>, D::Error> {
     Option::<T>::deserialize(deserializer).map(Some)
 }
-
-const MAX_NOTE_LEN: usize = 4096;
 
 impl Edit {
     async fn into_changes(self) -> Result<FileChanges, AppError> {

@@ -32,7 +32,7 @@ pub struct GuestLinkJson {
 
 impl GuestLinkJson {
     fn new(req: &HttpRequest, state: &AppState, link: &GuestLinkRecord, now: i64) -> Self {
-        let time = crate::views::unix_time;
+        let time = crate::domain::unix_time;
         GuestLinkJson {
             id: link.id.clone(),
             url: guest_link_url(req, state, &link.id),

@@ -34,8 +34,8 @@ pub use files_api::FileJson;
 pub use request_guard::screen_requests;
 
 use crate::auth::OwnerSecret;
-use crate::config::PublicUrl;
 use crate::domain::{ByteSize, FileId, FileName, ForwardingHeaders, TrustedProxies};
+use crate::domain::{PATH_SEGMENT, PublicUrl};
 use crate::gc::CleanupTrigger;
 use crate::in_flight::InFlight;
 use crate::metrics::Metrics;
@@ -43,10 +43,6 @@ use crate::passwords::GrantKey;
 use crate::store::{FileRecord, Store};
 use crate::throttle::Throttles;
 use crate::uploads::UploadMemory;
-
-/// Bytes escaped in the file-name segment of a link: all but unreserved characters (RFC 3986).
-pub(crate) const PATH_SEGMENT: &percent_encoding::AsciiSet =
-    &percent_encoding::NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
 
 /// What every handler may need, shared by all workers.
 #[derive(Debug, Clone)]

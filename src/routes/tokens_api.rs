@@ -30,7 +30,7 @@ struct TokenJson {
 
 impl TokenJson {
     fn new(record: &ApiTokenRecord, token: Option<String>) -> Self {
-        let time = crate::views::unix_time;
+        let time = crate::domain::unix_time;
         TokenJson {
             id: record.id,
             label: record.label.clone(),

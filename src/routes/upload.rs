@@ -13,11 +13,12 @@ use super::files_api::UploadedJson;
 use super::guest::{GuestLinkRefusal, guest_size_limit, open_guest_link};
 use super::owner::authenticate;
 use super::{AppError, AppState};
+use crate::domain::guess_content_type;
 use crate::domain::{ByteSize, FileName, OptionHeaders, UploadOptions};
 use crate::gc::CleanupTrigger;
 use crate::in_flight::Slot;
 use crate::store::{FileRecord, GuestLinkRecord, Store};
-use crate::uploads::{Upload, UploadError, UploadMeta, guess_content_type};
+use crate::uploads::{Upload, UploadError, UploadMeta};
 
 /// Largest form field that is not a file (such fields are read and ignored).
 const MAX_FORM_FIELD: usize = 64 * 1024;

@@ -13,7 +13,7 @@ use crate::domain::FileName;
 /// Most files one bundle may bring.
 pub const MAX_BUNDLE_FILES: i64 = 10_000;
 /// Longest note a bundle may bring (as the API's PATCH allows).
-const MAX_NOTE_LEN: i64 = 4096;
+use crate::domain::MAX_NOTE_LEN;
 /// Longest content type a bundle may state (RFC 6838 allows 127 + 1 + 127).
 const MAX_CONTENT_TYPE_LEN: usize = 255;
 /// Largest `bundle_chunks` row read whole into memory.
@@ -207,7 +207,7 @@ fn check_files(db: &Connection) -> Result<Vec<BundledFile>, BundleError> {
         if content_type.len() > MAX_CONTENT_TYPE_LEN {
             return refuse(format!("the content type of '{key}' is longer than {MAX_CONTENT_TYPE_LEN} bytes"));
         }
-        if note.as_ref().is_some_and(|note| note.len() as i64 > MAX_NOTE_LEN) {
+        if note.as_ref().is_some_and(|note| note.len() > MAX_NOTE_LEN) {
             return refuse(format!("the note of '{key}' is longer than {MAX_NOTE_LEN} bytes"));
         }
         if chunked {

@@ -4,9 +4,10 @@ use actix_web::{HttpResponse, web};
 use serde::Deserialize;
 
 use super::{DEFAULT_EXPIRY, DEFAULT_EXPIRY_KEY, SignedIn, layout, page, see_other};
+use crate::domain::human_size;
 use crate::routes::owner::OwnerForm;
 use crate::routes::{AppError, AppState};
-use crate::views::{SettingsPage, SystemPage, expiry_choices, human_size};
+use crate::views::{SettingsPage, SystemPage, expiry_choices};
 
 #[derive(Deserialize)]
 pub struct SavedQuery {

@@ -5,15 +5,14 @@ use serde::Deserialize;
 use time::OffsetDateTime;
 
 use super::{SignedIn, layout, page, see_other};
-use crate::domain::{CHUNK_SIZE, FileName};
+use crate::domain::guess_content_type;
+use crate::domain::{CHUNK_SIZE, FileName, MAX_NOTE_LEN};
+use crate::domain::{date_input, date_time, human_size, relative_time};
 use crate::routes::files_api::new_password_hash;
 use crate::routes::owner::{NoFields, Owner, OwnerForm};
 use crate::routes::{AppError, AppState, delete_visible_file, parse_id, visible_file};
 use crate::store::{FileChanges, FileListing, FileRecord, FileSort};
-use crate::uploads::guess_content_type;
-use crate::views::{
-    FilePage, FileRow, FilesPage, HistoryRow, Preview, SortHeader, date_input, date_time, human_size, relative_time,
-};
+use crate::views::{FilePage, FileRow, FilesPage, HistoryRow, Preview, SortHeader};
 
 const PAGE_SIZE: i64 = 50;
 const HISTORY_ROWS: i64 = 100;
@@ -168,8 +167,8 @@ pub async fn edit(
         day => Some(end_of_day(day)?),
     };
     let note = fields.note.trim();
-    if note.len() > 4096 {
-        return Err(AppError::BadRequest("the note is longer than 4096 bytes".into()));
+    if note.len() > MAX_NOTE_LEN {
+        return Err(AppError::BadRequest(format!("the note is longer than {MAX_NOTE_LEN} bytes")));
     }
     let content_type = Some(guess_content_type(&filename, None)).filter(|guess| guess != "application/octet-stream");
     let password = match (fields.remove_password.is_some(), fields.password.is_empty()) {

@@ -8,15 +8,13 @@ use time::OffsetDateTime;
 use super::files::end_of_day;
 use super::{SignedIn, layout, page, see_other};
 use crate::domain::{ByteSize, GuestLinkTerms, MAX_LIFETIME_DAYS, future_expiry};
+use crate::domain::{date_input, date_time, human_size, relative_time};
 use crate::routes::guest::{guest_size_limit, open_guest_link};
 use crate::routes::guest_links_api::{find, guest_link_url};
 use crate::routes::owner::{NoFields, OwnerForm};
 use crate::routes::{AppError, AppState};
 use crate::store::GuestLinkRecord;
-use crate::views::{
-    GuestLinkPage, GuestLinkRow, GuestLinksPage, GuestUploadPage, Layout, date_input, date_time, human_size,
-    relative_time,
-};
+use crate::views::{GuestLinkPage, GuestLinkRow, GuestLinksPage, GuestUploadPage, Layout};
 
 pub async fn list(
     req: HttpRequest,

@@ -7,9 +7,10 @@ use time::OffsetDateTime;
 use super::{SignedIn, layout, page, see_other};
 use crate::api_tokens;
 use crate::domain::TokenLabel;
+use crate::domain::{date_time, relative_time};
 use crate::routes::owner::{NoFields, Owner, OwnerForm};
 use crate::routes::{AppError, AppState};
-use crate::views::{NewTokenView, TokenRow, TokensPage, date_time, relative_time};
+use crate::views::{NewTokenView, TokenRow, TokensPage};
 
 pub async fn list(SignedIn(owner): SignedIn, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
     tokens_page(&owner, &state, None).await
