@@ -7,9 +7,9 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 
 use crate::domain::{ByteSize, PublicUrl, TrustedProxies};
-use crate::in_flight::InFlightLimits;
+use crate::services::in_flight::InFlightLimits;
+use crate::services::throttling::ThrottleLimits;
 use crate::telemetry::LogFormat;
-use crate::throttle::ThrottleLimits;
 
 #[derive(Debug, Parser)]
 #[command(name = "blobdrop", version, about = "Self-hosted file sharing backed by SQLite")]
@@ -43,7 +43,7 @@ pub enum Command {
     #[command(flatten)]
     Client(crate::client::ClientCommand),
     /// Add the files of a bundle (.sqlite from /api/bundle) to the database (safe while the server runs).
-    Import(crate::bundles::ImportArgs),
+    Import(crate::services::bundles::ImportArgs),
 }
 
 #[derive(Debug, Clone, Args)]

@@ -22,7 +22,7 @@ async fn main() -> std::process::ExitCode {
         Command::Backup(args) => blobdrop::backup::backup(&args).await.map_err(Into::into),
         Command::Admin(command) => blobdrop::admin::run(command).await.map_err(Into::into),
         Command::Client(command) => blobdrop::client::run(command).await.map_err(Into::into),
-        Command::Import(args) => blobdrop::bundles::import_command(&args).await.map_err(Into::into),
+        Command::Import(args) => blobdrop::services::bundles::import_command(&args).await.map_err(Into::into),
     };
     let Err(error) = result else {
         return std::process::ExitCode::SUCCESS;

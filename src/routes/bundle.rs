@@ -20,11 +20,11 @@ use super::listing_format::SQLITE_TYPE;
 use super::owner::{Owner, authenticate};
 use super::upload::{StoredFile, declared_length, interrupted, uploaded};
 use super::{AppError, AppState, parse_id};
-use crate::bundles::{self, BuildError, ImportError, MAX_BUNDLE_IDS, SQLAR_MAX_FILE};
 use crate::domain::{ByteRange, RangeRequest};
+use crate::services::bundles::{self, BuildError, ImportError, MAX_BUNDLE_IDS, SQLAR_MAX_FILE};
+use crate::services::uploads::UploadError;
 use crate::store::FileRecord;
 use crate::store::import::BundleError;
-use crate::uploads::UploadError;
 
 /// Bytes read from the bundle file per piece of the answer.
 const SEND_PIECE: u64 = 256 * 1024;

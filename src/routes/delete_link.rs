@@ -4,7 +4,7 @@ use actix_web::{HttpResponse, web};
 use time::OffsetDateTime;
 
 use super::{AppError, AppState, parse_id};
-use crate::auth::token_hash;
+use crate::services::auth::secret::token_hash;
 
 /// Deletes the file when the token is the one its upload was given. A wrong token and an unknown,
 /// expired or already deleted file all answer 404, so the answer tells a guesser nothing.

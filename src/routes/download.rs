@@ -24,7 +24,7 @@ use time::OffsetDateTime;
 use super::owner::Owner;
 use super::{AppError, AppState, visible_file};
 use crate::domain::{ByteRange, RangeRequest};
-use crate::downloads::stream_range;
+use crate::services::downloads::stream_range;
 use crate::store::FileRecord;
 
 /// Types a browser may show in place. Everything else (HTML, SVG, XML, JavaScript, ...) is sent as

@@ -5,10 +5,10 @@ use actix_web::http::header::{self, HeaderValue};
 use actix_web::{HttpResponse, ResponseError};
 
 use crate::domain::ByteSize;
-use crate::in_flight::{Busy, RETRY_AFTER};
+use crate::services::in_flight::{Busy, RETRY_AFTER};
+use crate::services::throttling::Refused;
+use crate::services::uploads::UploadError;
 use crate::store::StoreError;
-use crate::throttle::Refused;
-use crate::uploads::UploadError;
 
 /// A failed request. The `Display` text is the one-line reason sent to the client; causes of
 /// server errors are logged and never sent.

@@ -10,7 +10,7 @@ use super::{AppError, AppState, delete_visible_file, parse_id, visible_file};
 use crate::domain::guess_content_type;
 use crate::domain::unix_time;
 use crate::domain::{FileId, FileName, FilePassword, MAX_NOTE_LEN, parse_time};
-use crate::passwords;
+use crate::services::auth::passwords;
 use crate::store::{FileChanges, FileRecord};
 
 const DEFAULT_PAGE: i64 = 1000;

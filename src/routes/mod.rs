@@ -11,6 +11,7 @@ mod files_api;
 mod guest;
 mod guest_links_api;
 mod listing_format;
+pub mod middleware;
 mod owner;
 mod pages;
 mod protected;
@@ -33,16 +34,16 @@ pub use expect_continue::service as expect_continue;
 pub use files_api::FileJson;
 pub use request_guard::screen_requests;
 
-use crate::auth::OwnerSecret;
 use crate::domain::{ByteSize, FileId, FileName, ForwardingHeaders, TrustedProxies};
 use crate::domain::{PATH_SEGMENT, PublicUrl};
-use crate::gc::CleanupTrigger;
-use crate::in_flight::InFlight;
-use crate::metrics::Metrics;
-use crate::passwords::GrantKey;
+use crate::services::auth::passwords::GrantKey;
+use crate::services::auth::secret::OwnerSecret;
+use crate::services::cleanup::CleanupTrigger;
+use crate::services::in_flight::InFlight;
+use crate::services::metrics::Metrics;
+use crate::services::throttling::Throttles;
+use crate::services::uploads::UploadMemory;
 use crate::store::{FileRecord, Store};
-use crate::throttle::Throttles;
-use crate::uploads::UploadMemory;
 
 /// What every handler may need, shared by all workers.
 #[derive(Debug, Clone)]

@@ -10,9 +10,9 @@ use time::OffsetDateTime;
 use super::browser::{accepts_html, page, see_other};
 use super::owner::{credential, is_owner_credential, session};
 use super::{AppError, AppState, visible_file};
-use crate::passwords::{self, GRANT_LIFETIME_SECS};
+use crate::services::auth::passwords::{self, GRANT_LIFETIME_SECS};
+use crate::services::throttling::{Verdict, attempt_under};
 use crate::store::FileRecord;
-use crate::throttle::{Verdict, attempt_under};
 use crate::views::{Layout, PasswordPage};
 
 /// The grant cookie's name; its path (`/f/{id}`) scopes it to one file.

@@ -6,8 +6,8 @@ use time::OffsetDateTime;
 
 use super::owner::{Owner, OwnerJson};
 use super::{AppError, AppState};
-use crate::api_tokens;
 use crate::domain::TokenLabel;
+use crate::services::auth::tokens;
 use crate::store::ApiTokenRecord;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -57,7 +57,7 @@ struct NewToken {
 async fn create(new: OwnerJson<NewToken>, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
     new.owner.not_a_token()?;
     let label = TokenLabel::parse(&new.body.label).map_err(|error| AppError::BadRequest(error.to_string()))?;
-    let (record, token) = api_tokens::create(&state.store, &label).await?;
+    let (record, token) = tokens::create(&state.store, &label).await?;
     Ok(HttpResponse::Created().json(TokenJson::new(&record, Some(token))))
 }
 

@@ -15,10 +15,10 @@ use super::owner::authenticate;
 use super::{AppError, AppState};
 use crate::domain::guess_content_type;
 use crate::domain::{ByteSize, FileName, OptionHeaders, UploadOptions};
-use crate::gc::CleanupTrigger;
-use crate::in_flight::Slot;
+use crate::services::cleanup::CleanupTrigger;
+use crate::services::in_flight::Slot;
+use crate::services::uploads::{Upload, UploadError, UploadMeta};
 use crate::store::{FileRecord, GuestLinkRecord, Store};
-use crate::uploads::{Upload, UploadError, UploadMeta};
 
 /// Largest form field that is not a file (such fields are read and ignored).
 const MAX_FORM_FIELD: usize = 64 * 1024;

@@ -7,8 +7,8 @@ use serde::Deserialize;
 use super::{page, see_other};
 use crate::routes::owner::{NoFields, OwnerForm};
 use crate::routes::{AppError, AppState};
-use crate::sessions::{self, COOKIE_NAME, LIFETIME};
-use crate::throttle::Verdict;
+use crate::services::auth::sessions::{self, COOKIE_NAME, LIFETIME};
+use crate::services::throttling::Verdict;
 use crate::views::{Layout, LoginPage};
 
 #[derive(Deserialize)]

@@ -5,11 +5,11 @@ use serde::Deserialize;
 use time::OffsetDateTime;
 
 use super::{SignedIn, layout, page, see_other};
-use crate::api_tokens;
 use crate::domain::TokenLabel;
 use crate::domain::{date_time, relative_time};
 use crate::routes::owner::{NoFields, Owner, OwnerForm};
 use crate::routes::{AppError, AppState};
+use crate::services::auth::tokens;
 use crate::views::{NewTokenView, TokenRow, TokensPage};
 
 pub async fn list(SignedIn(owner): SignedIn, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
@@ -24,7 +24,7 @@ pub struct CreateForm {
 /// Answers with the page itself (no redirect), so the new token is on this one page only.
 pub async fn create(form: OwnerForm<CreateForm>, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
     let label = TokenLabel::parse(&form.fields.label).map_err(|error| AppError::BadRequest(error.to_string()))?;
-    let (record, token) = api_tokens::create(&state.store, &label).await?;
+    let (record, token) = tokens::create(&state.store, &label).await?;
     let mut response = tokens_page(&form.owner, &state, Some(NewTokenView { label: record.label, token })).await?;
     response
         .headers_mut()

@@ -3,7 +3,7 @@
 
 use time::{Duration, OffsetDateTime};
 
-use crate::auth::{generate_secret, token_hash};
+use crate::services::auth::secret::{generate_secret, token_hash};
 use crate::store::{Store, StoreError};
 
 pub const COOKIE_NAME: &str = "blobdrop_session";

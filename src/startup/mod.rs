@@ -1,5 +1,7 @@
 //! The one seam between settings and a running server, used by `main` and by the tests.
 
+mod shutdown;
+
 use std::net::TcpListener;
 use std::time::Duration;
 
@@ -8,22 +10,22 @@ use actix_server::Server;
 use actix_service::{IntoServiceFactory, ServiceFactoryExt, map_config};
 use actix_web::dev::AppConfig;
 use actix_web::http::StatusCode;
-use actix_web::middleware::{DefaultHeaders, ErrorHandlers, from_fn};
+use actix_web::middleware::{ErrorHandlers, from_fn};
 use actix_web::rt::net::TcpStream;
 use actix_web::{App, web};
 use tracing_actix_web::TracingLogger;
 
-use crate::auth::OwnerSecret;
 use crate::config::Settings;
-use crate::gc;
-use crate::in_flight::InFlight;
-use crate::metrics::{self, Metrics};
-use crate::passwords::GrantKey;
-use crate::routes::{self, AppState};
-use crate::shutdown::{self, StopSignals};
+use crate::routes::{self, AppState, middleware};
+use crate::services::auth::passwords::GrantKey;
+use crate::services::auth::secret::OwnerSecret;
+use crate::services::cleanup;
+use crate::services::in_flight::InFlight;
+use crate::services::metrics::Metrics;
+use crate::services::throttling::Throttles;
+use crate::services::uploads::UploadMemory;
 use crate::store::{OpenError, Store, StoreError, StoreOptions};
-use crate::throttle::Throttles;
-use crate::uploads::UploadMemory;
+use shutdown::StopSignals;
 
 /// How long each of the last two steps of a stop (clean-up, closing the database) may take.
 const CLEANUP_AT_STOP: std::time::Duration = std::time::Duration::from_secs(10);
@@ -40,25 +42,6 @@ pub enum StartupError {
     Serve(#[source] std::io::Error),
     #[error("cannot catch SIGTERM and SIGINT")]
     Signals(#[source] std::io::Error),
-}
-
-/// Headers every response gets unless its handler set its own (downloads set `sandbox`).
-/// Pages may load scripts, styles and images from blobdrop only, and never be framed elsewhere.
-fn security_headers() -> DefaultHeaders {
-    DefaultHeaders::new()
-        .add((
-            "Content-Security-Policy",
-            "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; \
-             media-src 'self'; frame-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; \
-             frame-ancestors 'none'",
-        ))
-        .add(("X-Content-Type-Options", "nosniff"))
-        // Download links are capabilities: never leak them to other sites through Referer. (Not
-        // no-referrer: with it, browsers send `Origin: null` on the pages' own form posts.)
-        .add(("Referrer-Policy", "same-origin"))
-        // Pages, upload answers and JSON print links built for this request (and hold the owner's
-        // data): no shared cache may keep them. Downloads and static files set their own.
-        .add(("Cache-Control", "private, no-cache"))
 }
 
 pub struct Application {
@@ -81,7 +64,7 @@ impl Application {
             min_free_space: settings.min_free_space.map(|size| size.as_u64()),
         };
         let store = Store::open(&settings.db, store_options).await?;
-        match gc::purge_interrupted_uploads(&store).await {
+        match cleanup::purge_interrupted_uploads(&store).await {
             Ok(_) => {}
             // A disk filled from outside blobdrop: serve downloads and deletes all the same; the
             // clean-up task tries again as soon as it runs.
@@ -108,7 +91,7 @@ impl Application {
             );
         }
 
-        let cleanup = gc::CleanupTrigger::default();
+        let cleanup = cleanup::CleanupTrigger::default();
         let metrics = Metrics::default();
         let throttles = Throttles::new(settings.throttle_limits());
         let state = web::Data::new(AppState {
@@ -147,8 +130,8 @@ impl Application {
                             .handler(StatusCode::UNAUTHORIZED, routes::unauthorized)
                             .default_handler(routes::html_errors),
                     )
-                    .wrap(security_headers())
-                    .wrap(from_fn(metrics::observe_request))
+                    .wrap(middleware::security_headers())
+                    .wrap(from_fn(middleware::observe_request))
                     .wrap(from_fn(routes::idle_timeout_on_bodies))
                     .wrap(TracingLogger::default())
                     // Outermost, so a request counts from its arrival to its response's last byte.
@@ -172,7 +155,7 @@ impl Application {
             })
             .map_err(bind_error)?
             .run();
-        let gc = tokio::spawn(gc::run_periodically(store.clone(), settings.gc_interval(), cleanup));
+        let gc = tokio::spawn(cleanup::run_periodically(store.clone(), settings.gc_interval(), cleanup));
         let forget_failures = tokio::spawn(throttles.forget_periodically());
         let address = format!("{}:{port}", settings.bind);
         tracing::info!(%address, port, db = %settings.db.display(), "blobdrop is listening");
@@ -209,7 +192,7 @@ impl Application {
         // are bounded: the clean-up runs every deleted file's paced purge (minutes for gigabytes),
         // and a connection held by a task of a force-stopped worker is never returned to its pool,
         // which `close` would wait for. Whatever is left, the next start finishes.
-        match tokio::time::timeout(CLEANUP_AT_STOP, gc::purge_interrupted_uploads(&self.store)).await {
+        match tokio::time::timeout(CLEANUP_AT_STOP, cleanup::purge_interrupted_uploads(&self.store)).await {
             Ok(Ok(_)) => {}
             Ok(Err(error)) => tracing::warn!(?error, "could not remove interrupted uploads; the next start will"),
             Err(_) => tracing::warn!("the clean-up did not finish in time; the next start goes on with it"),

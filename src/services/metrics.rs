@@ -1,12 +1,8 @@
 //! Prometheus metrics: transfer counters kept as requests run, file and space gauges read from the
 //! store when `/metrics` is scraped, and a latency histogram per route.
 
-use std::time::Instant;
+use std::time::Duration;
 
-use actix_web::body::MessageBody;
-use actix_web::dev::{ServiceRequest, ServiceResponse};
-use actix_web::middleware::Next;
-use actix_web::web;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -14,8 +10,8 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
+use crate::services::uploads::UploadMemory;
 use crate::store::{Store, StoreError};
-use crate::uploads::UploadMemory;
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RouteLabels {
@@ -107,6 +103,12 @@ impl Metrics {
         Ok(text)
     }
 
+    /// Records how long one request took to produce its response head.
+    pub fn observe_request(&self, method: String, route: String, status: u16, elapsed: Duration) {
+        let labels = RouteLabels { method, route, status };
+        self.request_seconds.get_or_create(&labels).observe(elapsed.as_secs_f64());
+    }
+
     /// Counts an upload or download as in progress until the returned guard is dropped.
     pub fn transfer(&self) -> TransferGuard {
         self.active_transfers.inc();
@@ -121,24 +123,4 @@ impl Drop for TransferGuard {
     fn drop(&mut self) {
         self.0.dec();
     }
-}
-
-/// Middleware recording how long each route took to produce its response head, as a histogram
-/// and as one access-log line (inside the request's span, so it carries the request id).
-pub async fn observe_request(
-    req: ServiceRequest,
-    next: Next<impl MessageBody>,
-) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
-    let started = Instant::now();
-    let metrics = req.app_data::<web::Data<Metrics>>().cloned();
-    let method = req.method().to_string();
-    let route = req.match_pattern().unwrap_or_else(|| "unmatched".to_owned());
-    let response = next.call(req).await?;
-    let (status, elapsed) = (response.status().as_u16(), started.elapsed());
-    tracing::info!(%method, %route, status, elapsed_ms = elapsed.as_secs_f64() * 1000.0, "request answered");
-    if let Some(metrics) = metrics {
-        let labels = RouteLabels { method, route, status };
-        metrics.request_seconds.get_or_create(&labels).observe(elapsed.as_secs_f64());
-    }
-    Ok(response)
 }

@@ -14,8 +14,8 @@ use time::OffsetDateTime;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio::task::JoinHandle;
 
-use crate::auth::{generate_secret, token_hash};
 use crate::domain::{ByteSize, CHUNK_SIZE, FileId, FileName, GuestLinkId, UploadOptions};
+use crate::services::auth::secret::{generate_secret, token_hash};
 use crate::store::{FileRecord, LiveUpload, NewFile, SealedFile, Store, StoreError};
 
 /// Chunks per INSERT statement (1 MiB): large enough that the per-statement round trip is noise,

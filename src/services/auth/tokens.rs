@@ -2,8 +2,8 @@
 
 use time::OffsetDateTime;
 
-use crate::auth::{generate_secret, token_hash};
 use crate::domain::TokenLabel;
+use crate::services::auth::secret::{generate_secret, token_hash};
 use crate::store::{ApiTokenRecord, Store, StoreError};
 
 /// A token's last use is written at most this often, so a busy script does not write per request.

@@ -13,11 +13,11 @@ use tokio::sync::mpsc;
 
 use crate::domain::guess_content_type;
 use crate::domain::{ByteSize, FileId, FileName, UploadOptions};
-use crate::downloads::READ_BATCH_CHUNKS;
+use crate::services::downloads::READ_BATCH_CHUNKS;
+use crate::services::uploads::{SealedUpload, Upload, UploadError, UploadMemory, UploadMeta};
 use crate::store::export::BundleWriter;
 use crate::store::import::{BundleError, BundleReader, BundledFile};
 use crate::store::{FileRecord, Store, StoreError, StoreOptions};
-use crate::uploads::{SealedUpload, Upload, UploadError, UploadMemory, UploadMeta};
 
 pub use crate::store::export::SQLAR_MAX_FILE;
 
