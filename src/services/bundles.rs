@@ -6,9 +6,8 @@
 //! files' sizes. An import first checks the whole bundle, then stores every file invisibly and
 //! makes them visible in one transaction, or deletes them all.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use clap::Args;
 use tokio::sync::mpsc;
 
 use crate::domain::guess_content_type;
@@ -17,7 +16,7 @@ use crate::services::downloads::READ_BATCH_CHUNKS;
 use crate::services::uploads::{SealedUpload, Upload, UploadError, UploadMemory, UploadMeta};
 use crate::store::export::BundleWriter;
 use crate::store::import::{BundleError, BundleReader, BundledFile};
-use crate::store::{FileRecord, Store, StoreError, StoreOptions};
+use crate::store::{FileRecord, Store, StoreError};
 
 pub use crate::store::export::SQLAR_MAX_FILE;
 
@@ -212,55 +211,6 @@ async fn store_files(
         }
         done.file.note = file.note.clone();
         sealed.push(done);
-    }
-    Ok(())
-}
-
-/// `blobdrop import BUNDLE`: the files of a bundle into the database, next to a running server.
-#[derive(Debug, Clone, Args)]
-pub struct ImportArgs {
-    /// The database to import into.
-    #[arg(long, env = "BLOBDROP_DB", default_value = "data/blobdrop.db")]
-    pub db: PathBuf,
-
-    /// Largest accepted bundle, e.g. 10GiB (default: unlimited).
-    #[arg(long, env = "BLOBDROP_MAX_UPLOAD")]
-    pub max_upload: Option<ByteSize>,
-
-    /// The bundle (.sqlite) to import.
-    pub bundle: PathBuf,
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum ImportCommandError {
-    #[error("there is no database at {0}; pass --db or set BLOBDROP_DB")]
-    NoDatabase(String),
-    #[error("the bundle is larger than the limit of {0}")]
-    TooLarge(ByteSize),
-    #[error("cannot read {0}")]
-    Read(String, #[source] std::io::Error),
-    #[error(transparent)]
-    Open(#[from] crate::store::OpenError),
-    #[error("import refused")]
-    Import(#[from] ImportError),
-}
-
-/// Imports through the normal store (WAL, short transactions), so a running server goes on serving.
-pub async fn import_command(args: &ImportArgs) -> Result<(), ImportCommandError> {
-    if !args.db.exists() {
-        return Err(ImportCommandError::NoDatabase(args.db.display().to_string()));
-    }
-    let size = std::fs::metadata(&args.bundle)
-        .map_err(|error| ImportCommandError::Read(args.bundle.display().to_string(), error))?
-        .len();
-    if let Some(limit) = args.max_upload.filter(|limit| size > limit.as_u64()) {
-        return Err(ImportCommandError::TooLarge(limit));
-    }
-    let store = Store::open(&args.db, StoreOptions::default()).await?;
-    let imported = import(&store, &args.bundle, args.max_upload).await;
-    store.close().await;
-    for file in imported? {
-        println!("{}\t{}\t{}", file.id, file.size, file.name);
     }
     Ok(())
 }

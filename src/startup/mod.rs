@@ -15,15 +15,15 @@ use actix_web::rt::net::TcpStream;
 use actix_web::{App, web};
 use tracing_actix_web::TracingLogger;
 
-use crate::config::Settings;
 use crate::routes::{self, AppState, middleware};
 use crate::services::auth::passwords::GrantKey;
 use crate::services::auth::secret::OwnerSecret;
 use crate::services::cleanup;
-use crate::services::in_flight::InFlight;
+use crate::services::in_flight::{InFlight, InFlightLimits};
 use crate::services::metrics::Metrics;
-use crate::services::throttling::Throttles;
+use crate::services::throttling::{ThrottleLimits, Throttles};
 use crate::services::uploads::UploadMemory;
+use crate::settings::Settings;
 use crate::store::{OpenError, Store, StoreError, StoreOptions};
 use shutdown::StopSignals;
 
@@ -93,7 +93,7 @@ impl Application {
 
         let cleanup = cleanup::CleanupTrigger::default();
         let metrics = Metrics::default();
-        let throttles = Throttles::new(settings.throttle_limits());
+        let throttles = Throttles::new(throttle_limits(&settings));
         let state = web::Data::new(AppState {
             store: store.clone(),
             cleanup: cleanup.clone(),
@@ -103,7 +103,7 @@ impl Application {
             max_upload: settings.max_upload,
             max_form_files: settings.max_form_files,
             upload_memory: UploadMemory::new(settings.upload_memory),
-            in_flight: InFlight::new(settings.in_flight_limits()),
+            in_flight: InFlight::new(in_flight_limits(&settings)),
             idle_timeout: settings.idle_timeout(),
             db_folder: settings.db.parent().map(std::path::Path::to_path_buf).unwrap_or_default(),
             throttles: throttles.clone(),
@@ -203,4 +203,22 @@ impl Application {
         tracing::info!("blobdrop stopped");
         served
     }
+}
+
+fn throttle_limits(settings: &Settings) -> ThrottleLimits {
+    ThrottleLimits {
+        burst: std::num::NonZeroU32::new(settings.auth_burst).unwrap_or(std::num::NonZeroU32::MIN),
+        period: Duration::from_secs(settings.auth_period_secs),
+    }
+}
+
+fn in_flight_limits(settings: &Settings) -> InFlightLimits {
+    InFlightLimits { per_guest_link: settings.guest_link_uploads, per_client: settings.client_uploads }
+}
+
+/// `blobdrop serve`: logs on, then the server until a stop signal.
+pub async fn serve(settings: Settings) -> Result<(), StartupError> {
+    crate::telemetry::init(settings.log_format);
+    let app = Application::build(settings).await?;
+    app.run_until_stopped().await
 }

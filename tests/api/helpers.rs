@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use blobdrop::config::Settings;
+use blobdrop::settings::Settings;
 use blobdrop::startup::Application;
 use reqwest::{Client, RequestBuilder, Response, StatusCode};
 use sha2::{Digest, Sha256};

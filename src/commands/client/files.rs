@@ -4,7 +4,7 @@ use clap::Args;
 use reqwest::Method;
 use serde::Deserialize;
 
-use super::{ClientError, Connection, ServerArgs, file_id};
+use super::connection::{ClientError, Connection, ServerArgs, file_id};
 use crate::domain::human_size;
 
 /// Files asked for per page of `GET /api/files`.

@@ -10,7 +10,7 @@ use reqwest::{Response, StatusCode, Url};
 use sha2::{Digest, Sha256};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use super::{ClientError, Connection, ServerArgs, file_id, on_terminal, progress_bar};
+use super::connection::{ClientError, Connection, ServerArgs, file_id, on_terminal, progress_bar};
 use crate::domain::FileName;
 
 #[derive(Debug, Args)]

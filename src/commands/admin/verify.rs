@@ -5,7 +5,7 @@ use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
-use super::AdminError;
+use super::error::AdminError;
 use crate::domain::human_size;
 use crate::store::{FileToVerify, ReadOnlyDatabase};
 

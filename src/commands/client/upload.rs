@@ -12,7 +12,7 @@ use reqwest::header::{ACCEPT, CONTENT_LENGTH};
 use serde::Deserialize;
 use tokio::io::{AsyncRead, AsyncReadExt};
 
-use super::{ClientError, Connection, ServerArgs, file_id, header_value, on_terminal, progress_bar};
+use super::connection::{ClientError, Connection, ServerArgs, file_id, header_value, on_terminal, progress_bar};
 use crate::domain::PATH_SEGMENT;
 use crate::domain::{FileName, Lifetime};
 

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use super::AdminError;
+use super::error::AdminError;
 use crate::domain::human_size;
 use crate::store::{Store, StoreOptions};
 

@@ -1,31 +1,14 @@
-//! The command-line client: `blobdrop upload`, `ls`, `info`, `rm`, `get`, talking HTTP to a server.
-
-mod files;
-mod get;
-mod upload;
+//! The connection every client command uses: which server, which credentials, and the one-line
+//! errors an answer turns into.
 
 use std::io::IsTerminal;
 
-use clap::{Args, Subcommand};
+use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use reqwest::header::HeaderValue;
 use reqwest::{Method, RequestBuilder, Response, StatusCode, Url};
 
 use crate::domain::FileId;
-
-#[derive(Debug, Subcommand)]
-pub enum ClientCommand {
-    /// Upload files (`-` reads standard input) and print one link per line.
-    Upload(upload::UploadArgs),
-    /// List the files on the server (a table, or JSON with --json).
-    Ls(files::ListArgs),
-    /// Show one file's metadata.
-    Info(files::InfoArgs),
-    /// Delete files.
-    Rm(files::RemoveArgs),
-    /// Download a file by link or id; resumes an interrupted download and checks its SHA-256.
-    Get(get::GetArgs),
-}
 
 /// Which server, and the secret or API token that proves the owner.
 #[derive(Debug, Clone, Args)]
@@ -82,7 +65,7 @@ pub enum ClientError {
 
 impl ClientError {
     /// A failed write, telling a full disk apart.
-    fn write(path: &std::path::Path, source: std::io::Error) -> Self {
+    pub(super) fn write(path: &std::path::Path, source: std::io::Error) -> Self {
         let path = path.display().to_string();
         match source.kind() {
             std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded => ClientError::DiskFull(path),
@@ -91,25 +74,15 @@ impl ClientError {
     }
 }
 
-pub async fn run(command: ClientCommand) -> Result<(), ClientError> {
-    match command {
-        ClientCommand::Upload(args) => upload::upload(args).await,
-        ClientCommand::Ls(args) => files::list(args).await,
-        ClientCommand::Info(args) => files::info(args).await,
-        ClientCommand::Rm(args) => files::remove(args).await,
-        ClientCommand::Get(args) => get::get(args).await,
-    }
-}
-
 /// An HTTP client bound to one server and credentials.
-struct Connection {
-    http: reqwest::Client,
+pub(super) struct Connection {
+    pub(super) http: reqwest::Client,
     server: Option<Url>,
     token: Option<String>,
 }
 
 impl Connection {
-    fn new(args: &ServerArgs) -> Result<Self, ClientError> {
+    pub(super) fn new(args: &ServerArgs) -> Result<Self, ClientError> {
         let server = args
             .server
             .as_deref()
@@ -129,18 +102,18 @@ impl Connection {
         Ok(Connection { http, server, token: args.token.clone().filter(|token| !token.is_empty()) })
     }
 
-    fn server(&self) -> Result<&Url, ClientError> {
+    pub(super) fn server(&self) -> Result<&Url, ClientError> {
         self.server.as_ref().ok_or(ClientError::NoServer)
     }
 
     /// A URL on the server; `path` has no leading slash and is already percent-encoded.
-    fn url(&self, path: &str) -> Result<Url, ClientError> {
+    pub(super) fn url(&self, path: &str) -> Result<Url, ClientError> {
         let server = self.server()?;
         server.join(path).map_err(|_| ClientError::BadServer(server.to_string()))
     }
 
     /// A request to the server that carries the token (never sent to any other host).
-    fn owner(&self, method: Method, path: &str) -> Result<RequestBuilder, ClientError> {
+    pub(super) fn owner(&self, method: Method, path: &str) -> Result<RequestBuilder, ClientError> {
         let request = self.http.request(method, self.url(path)?);
         Ok(match &self.token {
             Some(token) => request.bearer_auth(token),
@@ -150,12 +123,12 @@ impl Connection {
 
     /// Sends a request; a failure to connect or a refusal becomes its one-line error. `what` names
     /// the thing a 404 did not find.
-    async fn send(&self, request: RequestBuilder, what: &str) -> Result<Response, ClientError> {
+    pub(super) async fn send(&self, request: RequestBuilder, what: &str) -> Result<Response, ClientError> {
         let response = request.send().await.map_err(|error| self.unreachable(error))?;
         check(response, what).await
     }
 
-    fn unreachable(&self, error: reqwest::Error) -> ClientError {
+    pub(super) fn unreachable(&self, error: reqwest::Error) -> ClientError {
         let address = error.url().map(|url| url.origin().ascii_serialization());
         let address = address.or_else(|| self.server.as_ref().map(Url::to_string)).unwrap_or_default();
         if error.is_connect() || error.is_timeout() {
@@ -167,7 +140,7 @@ impl Connection {
 }
 
 /// The response if it succeeded, else the error its status means.
-async fn check(response: Response, what: &str) -> Result<Response, ClientError> {
+pub(super) async fn check(response: Response, what: &str) -> Result<Response, ClientError> {
     let status = response.status();
     if status.is_success() || status == StatusCode::RANGE_NOT_SATISFIABLE {
         return Ok(response);
@@ -186,7 +159,7 @@ async fn check(response: Response, what: &str) -> Result<Response, ClientError> 
 }
 
 /// The file id in an id or a download link (`.../f/{id}[/{name}]`).
-fn file_id(raw: &str) -> Result<FileId, ClientError> {
+pub(super) fn file_id(raw: &str) -> Result<FileId, ClientError> {
     let candidate = match raw.split_once("/f/") {
         Some((_, rest)) => rest.split(['/', '?', '#']).next().unwrap_or_default(),
         None => raw.trim(),
@@ -195,7 +168,7 @@ fn file_id(raw: &str) -> Result<FileId, ClientError> {
 }
 
 /// A progress bar on standard error, drawn only when it is a terminal.
-fn progress_bar(total: Option<u64>, label: &str) -> ProgressBar {
+pub(super) fn progress_bar(total: Option<u64>, label: &str) -> ProgressBar {
     let bar = match total {
         Some(total) => ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr()),
         None => ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr()),
@@ -212,12 +185,12 @@ fn progress_bar(total: Option<u64>, label: &str) -> ProgressBar {
 }
 
 /// True when standard output is a terminal (a person reads it, not a pipe).
-fn on_terminal() -> bool {
+pub(super) fn on_terminal() -> bool {
     std::io::stdout().is_terminal()
 }
 
 /// A header value from text the user typed, or a clear refusal.
-fn header_value(name: &str, value: &str) -> Result<HeaderValue, ClientError> {
+pub(super) fn header_value(name: &str, value: &str) -> Result<HeaderValue, ClientError> {
     HeaderValue::from_str(value).map_err(|_| ClientError::Refused {
         status: 400,
         reason: format!("{name} cannot carry {value:?} (line breaks or control characters)"),
@@ -241,22 +214,6 @@ mod tests {
         }
         assert!(file_id("https://host/elsewhere").is_err());
         assert!(file_id("short").is_err());
-    }
-
-    #[test]
-    fn ids_that_start_with_a_dash_are_ids_not_flags() {
-        use clap::Parser;
-        for args in [
-            &["blobdrop", "rm", "--9IWj9UTdGKEog5jfOqvA", "-xQ_yB7F4Ssiw_pU5WYZ5TA"][..],
-            &["blobdrop", "info", "--server", "http://h", "--9IWj9UTdGKEog5jfOqvA"],
-            &["blobdrop", "get", "-o", "x", "-9IWj9UTdGKEog5jfOqvA"],
-        ] {
-            let parsed = crate::config::Cli::try_parse_from(args);
-            assert!(
-                matches!(parsed, Ok(crate::config::Cli { command: Some(crate::config::Command::Client(_)), .. })),
-                "{args:?}"
-            );
-        }
     }
 
     #[test]

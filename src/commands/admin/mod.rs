@@ -1,5 +1,6 @@
 //! Commands an operator runs on the database file, safe beside a running server: verify, vacuum.
 
+mod error;
 mod vacuum;
 mod verify;
 
@@ -7,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
 
+pub use error::AdminError;
 pub use verify::{ChunkCheck, Problem};
 
 #[derive(Debug, Subcommand)]
@@ -33,20 +35,6 @@ pub struct VacuumArgs {
     /// As for the server: 0 leaves checkpoints to another process (Litestream), so vacuum makes none.
     #[arg(long, env = "BLOBDROP_WAL_AUTOCHECKPOINT", default_value_t = 1000)]
     pub wal_autocheckpoint: u32,
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum AdminError {
-    #[error("there is no database at {0}; pass --db or set BLOBDROP_DB")]
-    NoDatabase(String),
-    #[error("cannot read the database {path}")]
-    Read { path: String, source: sqlx::Error },
-    #[error("cannot open the database")]
-    Open(#[from] crate::store::OpenError),
-    #[error("the database refused the vacuum")]
-    Vacuum(#[from] crate::store::StoreError),
-    #[error("found {0} problem(s), listed above; restore the damaged files from a backup or upload them again")]
-    Problems(usize),
 }
 
 pub async fn run(command: AdminCommand) -> Result<(), AdminError> {

@@ -1,50 +1,13 @@
-//! Command-line flags and `BLOBDROP_*` environment variables, parsed into one typed `Settings`.
+//! The server's flags and `BLOBDROP_*` environment variables, parsed into one typed `Settings`.
 
 use std::net::IpAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand};
+use clap::Args;
 
 use crate::domain::{ByteSize, PublicUrl, TrustedProxies};
-use crate::services::in_flight::InFlightLimits;
-use crate::services::throttling::ThrottleLimits;
 use crate::telemetry::LogFormat;
-
-#[derive(Debug, Parser)]
-#[command(name = "blobdrop", version, about = "Self-hosted file sharing backed by SQLite")]
-#[command(args_conflicts_with_subcommands = true)]
-pub struct Cli {
-    #[command(subcommand)]
-    pub command: Option<Command>,
-
-    /// With no command, `blobdrop` serves with these settings.
-    #[command(flatten)]
-    pub serve: Settings,
-}
-
-impl Cli {
-    /// What to run: `blobdrop` alone means `blobdrop serve`.
-    pub fn into_command(self) -> Command {
-        self.command.unwrap_or(Command::Serve(self.serve))
-    }
-}
-
-#[derive(Debug, Subcommand)]
-pub enum Command {
-    /// Run the server (the default when no command is given).
-    Serve(Settings),
-    /// Exit 0 if the server on this host answers its health check, 1 otherwise (for Docker).
-    Healthcheck(crate::healthcheck::HealthcheckArgs),
-    /// Write a consistent copy of the database to a new file (safe while the server runs).
-    Backup(crate::backup::BackupArgs),
-    #[command(flatten)]
-    Admin(crate::admin::AdminCommand),
-    #[command(flatten)]
-    Client(crate::client::ClientCommand),
-    /// Add the files of a bundle (.sqlite from /api/bundle) to the database (safe while the server runs).
-    Import(crate::services::bundles::ImportArgs),
-}
 
 #[derive(Debug, Clone, Args)]
 pub struct Settings {
@@ -139,22 +102,11 @@ impl Settings {
         Duration::from_secs(self.idle_timeout_secs)
     }
 
-    pub fn in_flight_limits(&self) -> InFlightLimits {
-        InFlightLimits { per_guest_link: self.guest_link_uploads, per_client: self.client_uploads }
-    }
-
     pub fn shutdown_timeout(&self) -> Duration {
         Duration::from_secs(self.shutdown_timeout_secs)
     }
 
     pub fn gc_interval(&self) -> Duration {
         Duration::from_secs(self.gc_interval_mins * 60)
-    }
-
-    pub fn throttle_limits(&self) -> ThrottleLimits {
-        ThrottleLimits {
-            burst: std::num::NonZeroU32::new(self.auth_burst).unwrap_or(std::num::NonZeroU32::MIN),
-            period: Duration::from_secs(self.auth_period_secs),
-        }
     }
 }
