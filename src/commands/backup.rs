@@ -25,7 +25,7 @@ pub enum BackupError {
     #[error("{0} already exists; choose a new file name")]
     OutputExists(String),
     #[error("the copy failed")]
-    Copy(#[source] sqlx::Error),
+    Copy(#[source] crate::store::StoreError),
     #[error("cannot write the copy beside {path}")]
     Write { path: String, source: std::io::Error },
 }

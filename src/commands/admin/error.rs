@@ -5,7 +5,7 @@ pub enum AdminError {
     #[error("there is no database at {0}; pass --db or set BLOBDROP_DB")]
     NoDatabase(String),
     #[error("cannot read the database {path}")]
-    Read { path: String, source: sqlx::Error },
+    Read { path: String, source: crate::store::StoreError },
     #[error("cannot open the database")]
     Open(#[from] crate::store::OpenError),
     #[error("the database refused the vacuum")]

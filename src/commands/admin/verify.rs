@@ -7,7 +7,7 @@ use sha2::{Digest, Sha256};
 
 use super::error::AdminError;
 use crate::domain::human_size;
-use crate::store::{FileToVerify, ReadOnlyDatabase};
+use crate::store::{FileToVerify, ReadOnlyDatabase, StoreError};
 
 /// Chunks read per SELECT (1 MiB at 32 KiB chunks): memory stays at one batch whatever the file.
 const BATCH_CHUNKS: i64 = 32;
@@ -123,7 +123,7 @@ pub async fn verify(db: &Path) -> Result<(), AdminError> {
 }
 
 /// Returns the files checked, their bytes, and how many problems were printed.
-async fn verify_all(database: &ReadOnlyDatabase) -> Result<(usize, i64, usize), sqlx::Error> {
+async fn verify_all(database: &ReadOnlyDatabase) -> Result<(usize, i64, usize), StoreError> {
     let mut problems = 0;
     let mut checked = (0, 0);
     for file in database.ready_files().await? {
@@ -152,7 +152,7 @@ async fn verify_all(database: &ReadOnlyDatabase) -> Result<(usize, i64, usize), 
 
 /// Reads a file one batch ahead: the next SELECT runs on sqlx's connection thread while this one
 /// hashes the batch in hand.
-async fn check_file(database: &ReadOnlyDatabase, file: &FileToVerify) -> Result<Vec<Problem>, sqlx::Error> {
+async fn check_file(database: &ReadOnlyDatabase, file: &FileToVerify) -> Result<Vec<Problem>, StoreError> {
     let mut check = ChunkCheck::new(file.file_size, file.chunk_size);
     let expected = check.expected_chunks();
     let batches: Vec<(i64, i64)> = (0..expected)

@@ -1,7 +1,8 @@
 //! Each file's download history: when, from where, with what.
 
-use super::{Store, StoreError};
+use super::store::Store;
 use crate::domain::FileId;
+use crate::store::StoreError;
 
 /// One counted download.
 #[derive(Debug, Clone, sqlx::FromRow)]

@@ -6,8 +6,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 use time::OffsetDateTime;
 use tokio::sync::Notify;
 
-use super::{Store, StoreError};
+use super::store::Store;
 use crate::domain::FileId;
+use crate::store::StoreError;
 
 /// The uploads this process has begun and not yet settled, and those that ended without their
 /// rows removed (the delete failed, e.g. on a full disk), which the clean-up removes instead.

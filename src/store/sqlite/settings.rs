@@ -1,6 +1,7 @@
 //! Installation-wide settings kept in the database.
 
-use super::{Store, StoreError};
+use super::store::Store;
+use crate::store::StoreError;
 
 impl Store {
     pub async fn setting(&self, key: &str) -> Result<Option<String>, StoreError> {

@@ -1,8 +1,9 @@
 //! Per-upload deletion tokens, stored as hashes: the one SQL behind `X-Url-Delete`.
 
 use super::files::VISIBLE;
-use super::{Store, StoreError};
+use super::store::Store;
 use crate::domain::FileId;
+use crate::store::StoreError;
 
 impl Store {
     /// Hides a visible file whose deletion token has this hash, in one statement. The hashes are

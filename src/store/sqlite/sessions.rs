@@ -1,6 +1,7 @@
 //! Browser sessions: only the SHA-256 of each token is stored.
 
-use super::{Store, StoreError};
+use super::store::Store;
+use crate::store::StoreError;
 
 /// A live session, as far as a request needs to know.
 #[derive(Debug, Clone, sqlx::FromRow)]

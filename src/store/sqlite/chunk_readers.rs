@@ -8,8 +8,9 @@ use std::sync::{Arc, Mutex};
 use rusqlite::{Connection, OpenFlags, params};
 use tokio::sync::Semaphore;
 
-use super::{BUSY_TIMEOUT, READER_CACHE_KIB, StoreError};
+use super::connection::{BUSY_TIMEOUT, READER_CACHE_KIB};
 use crate::domain::FileId;
+use crate::store::StoreError;
 
 const SELECT_CHUNKS: &str =
     "SELECT idx, data FROM file_chunks WHERE file_id = ?1 AND idx BETWEEN ?2 AND ?3 ORDER BY idx";

@@ -2,8 +2,9 @@
 
 use sqlx::FromRow;
 
-use super::{Store, StoreError};
+use super::store::Store;
 use crate::domain::{FileId, FileName, GuestLinkId};
+use crate::store::StoreError;
 
 /// Columns of a file row, in the order `FileRecord` reads them. Never the chunk table.
 const COLUMNS: &str = "id, filename, content_type, file_size, chunk_size, sha256, note, created_at, \

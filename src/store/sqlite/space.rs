@@ -2,7 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{Store, StoreError};
+use super::store::Store;
+use crate::store::StoreError;
 
 /// Pages released per `incremental_vacuum` step (1 MiB at 16 KiB pages): each step is one short
 /// write transaction, so uploads keep flowing between steps. A step writes the pages it moves to
@@ -25,7 +26,7 @@ impl Store {
             }
             released += (free - now_free) as u64;
             free = now_free;
-            super::pace(started.elapsed()).await;
+            super::store::pace(started.elapsed()).await;
         }
         // The file shrinks only when a checkpoint copies the truncation in: without one, small
         // steps that stay under the autocheckpoint left the space in the WAL, and uploads
@@ -89,7 +90,7 @@ impl Store {
             sqlx::query_as("SELECT COUNT(*), COALESCE(SUM(file_size), 0) FROM files WHERE state = 'ready'")
                 .fetch_one(&self.reader)
                 .await?;
-        let page_size = i64::from(super::PAGE_SIZE);
+        let page_size = i64::from(super::connection::PAGE_SIZE);
         let reclaimable_bytes = self.free_pages().await? * page_size;
         let pages: i64 = sqlx::query_scalar("PRAGMA page_count").fetch_one(&self.reader).await?;
         Ok(Usage { files, stored_bytes, reclaimable_bytes, database_bytes: pages * page_size })

@@ -2,9 +2,11 @@
 
 use sqlx::FromRow;
 
+use super::files::FileRecord;
 use super::files::make_visible;
-use super::{FileRecord, Store, StoreError};
+use super::store::Store;
 use crate::domain::{ByteSize, FileId, GuestLinkId, GuestLinkStatus, GuestLinkTerms};
+use crate::store::StoreError;
 
 const COLUMNS: &str = "id, label, created_at, expires_at, max_file_size, max_uploads, upload_count, \
                        file_lifetime_days, disabled";

@@ -5,8 +5,9 @@ use bytes::Bytes;
 use futures_util::TryStreamExt;
 use sqlx::{QueryBuilder, Row};
 
-use super::{Store, StoreError};
+use super::store::Store;
 use crate::domain::FileId;
+use crate::store::StoreError;
 
 /// Chunks removed per DELETE when a file is purged: 2 MiB. Every upload's statements wait for the
 /// one running: with 256 (8 MiB), 256-page vacuum steps and no pause, 1 KiB uploads waited p99 178 ms
@@ -98,7 +99,7 @@ impl Store {
                 return Ok(());
             }
             if paced {
-                super::pace(started.elapsed()).await;
+                super::store::pace(started.elapsed()).await;
             }
         }
     }

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use rusqlite::{Connection, DatabaseName, params};
 
-use super::FileRecord;
+use super::files::FileRecord;
 
 /// `PRAGMA application_id` of every SQLite file blobdrop writes: "bdrp".
 pub const APPLICATION_ID: i32 = 0x6264_7270;

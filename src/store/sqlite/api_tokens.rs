@@ -1,6 +1,7 @@
 //! API tokens: only the SHA-256 of each token is stored, and lookups go by that hash.
 
-use super::{Store, StoreError};
+use super::store::Store;
+use crate::store::StoreError;
 
 /// A token as the tokens page and `GET /api/tokens` show it. Times are unix seconds.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
