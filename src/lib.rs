@@ -9,4 +9,3 @@ pub mod settings;
 pub mod startup;
 pub mod store;
 pub mod telemetry;
-pub mod views;

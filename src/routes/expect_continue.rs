@@ -12,12 +12,13 @@ use actix_web::http::Method;
 use actix_web::http::header::{self, HeaderMap, HeaderValue};
 use actix_web::{HttpMessage, ResponseError, web};
 
-use super::guest::{guest_size_limit, open_guest_link};
-use super::owner::identify_head;
-use super::request_guard::screen;
-use super::upload::content_length;
-use super::{AppError, AppState, Head};
 use crate::domain::ByteSize;
+use crate::routes::error::AppError;
+use crate::routes::files::upload::content_length;
+use crate::routes::guest_links::upload::{guest_size_limit, open_guest_link};
+use crate::routes::owner::identify_head;
+use crate::routes::request_guard::screen;
+use crate::routes::state::{AppState, Head};
 
 /// The expect service for `HttpService::build().expect(...)`.
 pub fn service(

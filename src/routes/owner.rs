@@ -16,7 +16,8 @@ use serde::de::DeserializeOwned;
 // session must also prove they come from blobdrop's own pages: the session's CSRF token (and the same
 // Origin, which `request_guard` checks for every change).
 
-use super::{AppError, AppState, Head};
+use crate::routes::error::AppError;
+use crate::routes::state::{AppState, Head};
 use crate::services::auth::secret::tokens_match;
 use crate::services::auth::sessions::{self, Session};
 use crate::services::auth::tokens;
@@ -76,7 +77,7 @@ async fn identify(req: &HttpRequest, state: &AppState) -> Result<Owner, AppError
 }
 
 /// `identify` from the request's head alone, also before its body may be sent (`Expect: 100-continue`).
-pub(super) async fn identify_head(head: &Head<'_>, state: &AppState) -> Result<Owner, AppError> {
+pub(crate) async fn identify_head(head: &Head<'_>, state: &AppState) -> Result<Owner, AppError> {
     let client = state.client_ip_of(head);
     if head.headers.contains_key(header::AUTHORIZATION) {
         // A malformed header counts as a wrong credential: the same as an empty one.

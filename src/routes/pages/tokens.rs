@@ -4,13 +4,14 @@ use actix_web::{HttpResponse, web};
 use serde::Deserialize;
 use time::OffsetDateTime;
 
-use super::{SignedIn, layout, page, see_other};
 use crate::domain::TokenLabel;
 use crate::domain::{date_time, relative_time};
+use crate::routes::error::AppError;
 use crate::routes::owner::{NoFields, Owner, OwnerForm};
-use crate::routes::{AppError, AppState};
+use crate::routes::pages::page::{SignedIn, layout, page, see_other};
+use crate::routes::pages::views::{NewTokenView, TokenRow, TokensPage};
+use crate::routes::state::AppState;
 use crate::services::auth::tokens;
-use crate::views::{NewTokenView, TokenRow, TokensPage};
 
 pub async fn list(SignedIn(owner): SignedIn, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
     tokens_page(&owner, &state, None).await

@@ -4,16 +4,12 @@ use actix_web::{HttpResponse, web};
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
-use super::owner::{Owner, OwnerJson};
-use super::{AppError, AppState};
 use crate::domain::TokenLabel;
+use crate::routes::error::AppError;
+use crate::routes::owner::{Owner, OwnerJson};
+use crate::routes::state::AppState;
 use crate::services::auth::tokens;
 use crate::store::ApiTokenRecord;
-
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/api/tokens").route(web::get().to(list)).route(web::post().to(create)))
-        .route("/api/tokens/{id}", web::delete().to(revoke));
-}
 
 /// A token as the API describes it; the token itself only in the answer that created it.
 #[derive(Debug, Serialize)]
@@ -41,7 +37,7 @@ impl TokenJson {
     }
 }
 
-async fn list(owner: Owner, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
+pub async fn list(owner: Owner, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
     owner.not_a_token()?;
     let tokens = state.store.list_api_tokens().await?;
     Ok(HttpResponse::Ok().json(tokens.iter().map(|record| TokenJson::new(record, None)).collect::<Vec<_>>()))
@@ -49,12 +45,12 @@ async fn list(owner: Owner, state: web::Data<AppState>) -> Result<HttpResponse, 
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct NewToken {
+pub struct NewToken {
     label: String,
 }
 
 /// 201 with the token: the only time it is shown.
-async fn create(new: OwnerJson<NewToken>, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
+pub async fn create(new: OwnerJson<NewToken>, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
     new.owner.not_a_token()?;
     let label = TokenLabel::parse(&new.body.label).map_err(|error| AppError::BadRequest(error.to_string()))?;
     let (record, token) = tokens::create(&state.store, &label).await?;
@@ -62,7 +58,7 @@ async fn create(new: OwnerJson<NewToken>, state: web::Data<AppState>) -> Result<
 }
 
 /// 204; the token gets 401 from the next request on.
-async fn revoke(owner: Owner, id: web::Path<i64>, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
+pub async fn revoke(owner: Owner, id: web::Path<i64>, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
     owner.not_a_token()?;
     if !state.store.delete_api_token(*id).await? {
         return Err(AppError::NotFound);

@@ -4,14 +4,15 @@
 use actix_web::{HttpRequest, HttpResponse, web};
 use time::OffsetDateTime;
 
-use super::body::refuse;
-use super::upload::{receive_form, receive_put};
-use super::{AppError, AppState};
 use crate::domain::{ByteSize, GuestLinkId, GuestLinkStatus};
+use crate::routes::body::refuse;
+use crate::routes::error::AppError;
+use crate::routes::files::upload::{receive_form, receive_put};
+use crate::routes::state::AppState;
 use crate::store::GuestLinkRecord;
 
 /// The link a guest path names, if it takes uploads now; else the one-line reason it does not.
-pub(super) async fn open_guest_link(state: &AppState, raw_id: &str) -> Result<GuestLinkRecord, AppError> {
+pub(crate) async fn open_guest_link(state: &AppState, raw_id: &str) -> Result<GuestLinkRecord, AppError> {
     let id = GuestLinkId::parse(raw_id).ok_or(AppError::UnknownGuestLink)?;
     let link = state.store.find_guest_link(&id).await?.ok_or(AppError::UnknownGuestLink)?;
     match link.refusal(OffsetDateTime::now_utc().unix_timestamp()) {
@@ -21,7 +22,7 @@ pub(super) async fn open_guest_link(state: &AppState, raw_id: &str) -> Result<Gu
 }
 
 /// The largest file a guest may send through `link`: the server's limit or the link's, whichever is smaller.
-pub(super) fn guest_size_limit(state: &AppState, link: &GuestLinkRecord) -> Option<ByteSize> {
+pub(crate) fn guest_size_limit(state: &AppState, link: &GuestLinkRecord) -> Option<ByteSize> {
     match (state.max_upload, link.max_file_size()) {
         (Some(server), Some(link)) => Some(server.min(link)),
         (server, link) => server.or(link),
@@ -29,7 +30,7 @@ pub(super) fn guest_size_limit(state: &AppState, link: &GuestLinkRecord) -> Opti
 }
 
 /// The answer a link gives when it takes no upload.
-pub(super) trait GuestLinkRefusal {
+pub(crate) trait GuestLinkRefusal {
     fn refusal(&self, now: i64) -> Option<AppError>;
 }
 

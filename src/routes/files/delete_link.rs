@@ -3,7 +3,8 @@
 use actix_web::{HttpResponse, web};
 use time::OffsetDateTime;
 
-use super::{AppError, AppState, parse_id};
+use crate::routes::error::AppError;
+use crate::routes::state::{AppState, parse_id};
 use crate::services::auth::secret::token_hash;
 
 /// Deletes the file when the token is the one its upload was given. A wrong token and an unknown,

@@ -4,15 +4,19 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use serde::Deserialize;
 use time::OffsetDateTime;
 
-use super::{SignedIn, layout, page, see_other};
 use crate::domain::guess_content_type;
 use crate::domain::{CHUNK_SIZE, FileName, MAX_NOTE_LEN};
 use crate::domain::{date_input, date_time, human_size, relative_time};
-use crate::routes::files_api::new_password_hash;
+use crate::routes::error::AppError;
+use crate::routes::files::api::new_password_hash;
 use crate::routes::owner::{NoFields, Owner, OwnerForm};
-use crate::routes::{AppError, AppState, delete_visible_file, parse_id, visible_file};
+use crate::routes::pages::page::{SignedIn, layout, page, see_other};
+use crate::routes::pages::views::{FilePage, FileRow, FilesPage, HistoryRow, Preview, SortHeader};
+use crate::routes::state::AppState;
+use crate::routes::state::delete_visible_file;
+use crate::routes::state::parse_id;
+use crate::routes::state::visible_file;
 use crate::store::{FileChanges, FileListing, FileRecord, FileSort};
-use crate::views::{FilePage, FileRow, FilesPage, HistoryRow, Preview, SortHeader};
 
 const PAGE_SIZE: i64 = 50;
 const HISTORY_ROWS: i64 = 100;
@@ -198,7 +202,7 @@ pub async fn delete(
 }
 
 /// 23:59:59 UTC of a `YYYY-MM-DD` day.
-pub(super) fn end_of_day(day: &str) -> Result<i64, AppError> {
+pub(crate) fn end_of_day(day: &str) -> Result<i64, AppError> {
     let format = time::macros::format_description!("[year]-[month]-[day]");
     let date = time::Date::parse(day, &format)
         .map_err(|_| AppError::BadRequest("the expiry date must look like 2030-01-31".into()))?;

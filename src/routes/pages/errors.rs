@@ -5,7 +5,7 @@ use actix_web::http::header;
 use actix_web::middleware::ErrorHandlerResponse;
 use askama::Template;
 
-use crate::views::{ErrorPage, Layout};
+use crate::routes::pages::views::{ErrorPage, Layout};
 
 /// `ErrorHandlers` default handler: turns an error answer into an HTML page when the request asks
 /// for HTML (a browser navigating), keeping the status and the one-line reason.

@@ -8,13 +8,16 @@ use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
 use time::OffsetDateTime;
 
-use super::body::{BodyEnd, DRAIN_LIMIT, DRAIN_TIME, client_hung_up, close_unless, parser_wait, payload_error, refuse};
-use super::files_api::UploadedJson;
-use super::guest::{GuestLinkRefusal, guest_size_limit, open_guest_link};
-use super::owner::authenticate;
-use super::{AppError, AppState};
 use crate::domain::guess_content_type;
 use crate::domain::{ByteSize, FileName, OptionHeaders, UploadOptions};
+use crate::routes::body::{
+    BodyEnd, DRAIN_LIMIT, DRAIN_TIME, client_hung_up, close_unless, parser_wait, payload_error, refuse,
+};
+use crate::routes::error::AppError;
+use crate::routes::files::api::UploadedJson;
+use crate::routes::guest_links::upload::{GuestLinkRefusal, guest_size_limit, open_guest_link};
+use crate::routes::owner::authenticate;
+use crate::routes::state::AppState;
 use crate::services::cleanup::CleanupTrigger;
 use crate::services::in_flight::Slot;
 use crate::services::uploads::{Upload, UploadError, UploadMeta};
@@ -33,7 +36,7 @@ pub async fn put_file(
 }
 
 /// A raw-body upload by the owner (`guest_link` is `None`) or through a guest link (its raw id).
-pub(super) async fn receive_put(
+pub(crate) async fn receive_put(
     req: HttpRequest,
     mut body: web::Payload,
     filename: &str,
@@ -74,7 +77,7 @@ pub async fn post_files(req: HttpRequest, payload: web::Payload, state: web::Dat
 }
 
 /// A multipart upload by the owner (`guest_link` is `None`) or through a guest link (its raw id).
-pub(super) async fn receive_form(
+pub(crate) async fn receive_form(
     req: HttpRequest,
     mut body: web::Payload,
     guest_link: Option<&str>,
@@ -220,9 +223,9 @@ async fn store_form_files(
 }
 
 /// A file just stored, with the token of its deletion link (only the token's hash is kept).
-pub(super) struct StoredFile {
-    pub(super) record: FileRecord,
-    pub(super) deletion_token: String,
+pub(crate) struct StoredFile {
+    pub(crate) record: FileRecord,
+    pub(crate) deletion_token: String,
 }
 
 /// Writes a byte stream as one file with its deletion token; on any error nothing of it is kept.
@@ -308,7 +311,7 @@ fn multipart_error(error: MultipartError) -> AppError {
     }
 }
 
-pub(super) fn interrupted() -> AppError {
+pub(crate) fn interrupted() -> AppError {
     AppError::BadRequest("the upload was interrupted before the end of its body".into())
 }
 
@@ -392,12 +395,12 @@ impl Uploader {
     }
 }
 
-pub(super) fn content_length(headers: &HeaderMap) -> Option<u64> {
+pub(crate) fn content_length(headers: &HeaderMap) -> Option<u64> {
     headers.get(header::CONTENT_LENGTH)?.to_str().ok()?.parse().ok()
 }
 
 /// The body's Content-Length, if it has one; 413 at once when it says more than the limit.
-pub(super) fn declared_length(req: &HttpRequest, limit: Option<ByteSize>) -> Result<Option<u64>, AppError> {
+pub(crate) fn declared_length(req: &HttpRequest, limit: Option<ByteSize>) -> Result<Option<u64>, AppError> {
     let expected = content_length(req.headers());
     match (limit, expected) {
         (Some(limit), Some(length)) if length > limit.as_u64() => Err(AppError::TooLarge(limit)),
@@ -411,7 +414,7 @@ pub(super) fn declared_length(req: &HttpRequest, limit: Option<ByteSize>) -> Res
 /// (RFC 3339). With several files these stay out of the headers, which would grow with the form
 /// (a form of 10,000 files made 307 KB of them: curl gave up, and nginx refuses an upstream's
 /// headers past 4-8 KiB); each file's deletion link and expiry are in the JSON answer.
-pub(super) fn uploaded(req: &HttpRequest, state: &AppState, files: &[StoredFile], many: bool) -> HttpResponse {
+pub(crate) fn uploaded(req: &HttpRequest, state: &AppState, files: &[StoredFile], many: bool) -> HttpResponse {
     let described: Vec<UploadedJson> =
         files.iter().map(|file| UploadedJson::new(req, state, &file.record, &file.deletion_token)).collect();
     let mut response = HttpResponse::Created();

@@ -4,12 +4,13 @@ use actix_web::cookie::{Cookie, SameSite, time::Duration as CookieDuration};
 use actix_web::{HttpRequest, HttpResponse, web};
 use serde::Deserialize;
 
-use super::{page, see_other};
+use crate::routes::error::AppError;
 use crate::routes::owner::{NoFields, OwnerForm};
-use crate::routes::{AppError, AppState};
+use crate::routes::pages::page::{page, see_other};
+use crate::routes::pages::views::{Layout, LoginPage};
+use crate::routes::state::AppState;
 use crate::services::auth::sessions::{self, COOKIE_NAME, LIFETIME};
 use crate::services::throttling::Verdict;
-use crate::views::{Layout, LoginPage};
 
 #[derive(Deserialize)]
 pub struct SignedOut {

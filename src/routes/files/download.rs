@@ -21,9 +21,10 @@ use futures_util::StreamExt;
 use serde::Deserialize;
 use time::OffsetDateTime;
 
-use super::owner::Owner;
-use super::{AppError, AppState, visible_file};
 use crate::domain::{ByteRange, RangeRequest};
+use crate::routes::error::AppError;
+use crate::routes::owner::Owner;
+use crate::routes::state::{AppState, visible_file};
 use crate::services::downloads::stream_range;
 use crate::store::FileRecord;
 
@@ -69,7 +70,7 @@ pub async fn download(
 ) -> Result<HttpResponse, AppError> {
     let file = visible_file(&state, req.match_info().get("id").unwrap_or_default()).await?;
     if file.password_protected {
-        if let Some(password_form) = super::protected::gate(&req, &state, &file).await? {
+        if let Some(password_form) = crate::routes::files::protected::gate(&req, &state, &file).await? {
             return Ok(password_form);
         }
     }
@@ -195,7 +196,7 @@ fn is_not_modified(req: &HttpRequest, etag: &EntityTag, last_modified: SystemTim
 
 /// A Range is honoured unless If-Range names another version of the file (or bundle, which has
 /// no date: a date in If-Range then names no version).
-pub(super) fn if_range_holds(req: &HttpRequest, etag: &EntityTag, last_modified: Option<SystemTime>) -> bool {
+pub(crate) fn if_range_holds(req: &HttpRequest, etag: &EntityTag, last_modified: Option<SystemTime>) -> bool {
     if !req.headers().contains_key(header::IF_RANGE) {
         return true;
     }

@@ -3,11 +3,12 @@
 use actix_web::{HttpResponse, web};
 use serde::Deserialize;
 
-use super::{DEFAULT_EXPIRY, DEFAULT_EXPIRY_KEY, SignedIn, layout, page, see_other};
 use crate::domain::human_size;
+use crate::routes::error::AppError;
 use crate::routes::owner::OwnerForm;
-use crate::routes::{AppError, AppState};
-use crate::views::{SettingsPage, SystemPage, expiry_choices};
+use crate::routes::pages::page::{DEFAULT_EXPIRY, DEFAULT_EXPIRY_KEY, SignedIn, layout, page, see_other};
+use crate::routes::pages::views::{SettingsPage, SystemPage, expiry_choices};
+use crate::routes::state::AppState;
 
 #[derive(Deserialize)]
 pub struct SavedQuery {

@@ -7,13 +7,15 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use serde::Deserialize;
 use time::OffsetDateTime;
 
-use super::browser::{accepts_html, page, see_other};
-use super::owner::{credential, is_owner_credential, session};
-use super::{AppError, AppState, visible_file};
+use crate::routes::error::AppError;
+use crate::routes::owner::{credential, is_owner_credential, session};
+use crate::routes::pages::accepts_html;
+use crate::routes::pages::page::{page, see_other};
+use crate::routes::pages::views::{Layout, PasswordPage};
+use crate::routes::state::{AppState, visible_file};
 use crate::services::auth::passwords::{self, GRANT_LIFETIME_SECS};
 use crate::services::throttling::{Verdict, attempt_under};
 use crate::store::FileRecord;
-use crate::views::{Layout, PasswordPage};
 
 /// The grant cookie's name; its path (`/f/{id}`) scopes it to one file.
 const GRANT_COOKIE: &str = "blobdrop_file";

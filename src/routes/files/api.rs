@@ -4,12 +4,13 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use serde::{Deserialize, Deserializer, Serialize};
 use time::OffsetDateTime;
 
-use super::listing_format::{self, Format};
-use super::owner::{Owner, OwnerJson};
-use super::{AppError, AppState, delete_visible_file, parse_id, visible_file};
 use crate::domain::guess_content_type;
 use crate::domain::unix_time;
 use crate::domain::{FileId, FileName, FilePassword, MAX_NOTE_LEN, parse_time};
+use crate::routes::error::AppError;
+use crate::routes::files::listing_format::{self, Format};
+use crate::routes::owner::{Owner, OwnerJson};
+use crate::routes::state::{AppState, delete_visible_file, parse_id, visible_file};
 use crate::services::auth::passwords;
 use crate::store::{FileChanges, FileRecord};
 
@@ -152,7 +153,7 @@ pub struct Edit {
 }
 
 /// Tells a field sent as `null` (`Some(None)`) from one not sent at all (`None`).
-pub(super) fn present<'de, T: Deserialize<'de>, D: Deserializer<'de>>(
+pub(crate) fn present<'de, T: Deserialize<'de>, D: Deserializer<'de>>(
     deserializer: D,
 ) -> Result<Option<Option<T>>, D::Error> {
     Option::<T>::deserialize(deserializer).map(Some)

@@ -5,16 +5,17 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use serde::Deserialize;
 use time::OffsetDateTime;
 
-use super::files::end_of_day;
-use super::{SignedIn, layout, page, see_other};
 use crate::domain::{ByteSize, GuestLinkTerms, MAX_LIFETIME_DAYS, future_expiry};
 use crate::domain::{date_input, date_time, human_size, relative_time};
-use crate::routes::guest::{guest_size_limit, open_guest_link};
-use crate::routes::guest_links_api::{find, guest_link_url};
+use crate::routes::error::AppError;
+use crate::routes::guest_links::api::{find, guest_link_url};
+use crate::routes::guest_links::upload::{guest_size_limit, open_guest_link};
 use crate::routes::owner::{NoFields, OwnerForm};
-use crate::routes::{AppError, AppState};
+use crate::routes::pages::files::end_of_day;
+use crate::routes::pages::page::{SignedIn, layout, page, see_other};
+use crate::routes::pages::views::{GuestLinkPage, GuestLinkRow, GuestLinksPage, GuestUploadPage, Layout};
+use crate::routes::state::AppState;
 use crate::store::GuestLinkRecord;
-use crate::views::{GuestLinkPage, GuestLinkRow, GuestLinksPage, GuestUploadPage, Layout};
 
 pub async fn list(
     req: HttpRequest,

@@ -3,8 +3,9 @@
 use actix_web::{HttpResponse, web};
 use serde::Serialize;
 
-use super::owner::Owner;
-use super::{AppError, AppState};
+use crate::routes::error::AppError;
+use crate::routes::owner::Owner;
+use crate::routes::state::AppState;
 
 /// Sizes in bytes. `reclaimable_bytes` are free pages inside the database file that the clean-up
 /// gives back to the file system.
@@ -28,4 +29,19 @@ pub async fn show(_owner: Owner, state: web::Data<AppState>) -> Result<HttpRespo
         database_bytes: usage.database_bytes,
         free_disk_bytes: state.store.free_disk_bytes(),
     }))
+}
+
+/// 200 when the database answers a query, 503 otherwise.
+pub async fn health(state: web::Data<AppState>) -> HttpResponse {
+    if state.store.is_healthy().await {
+        HttpResponse::Ok().content_type("text/plain").body("ok\n")
+    } else {
+        HttpResponse::ServiceUnavailable().content_type("text/plain").body("database unavailable\n")
+    }
+}
+
+/// Prometheus metrics, for the owner (scrape with `authorization: {credentials: SECRET}`).
+pub async fn metrics(_owner: Owner, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
+    let text = state.metrics.render(&state.store, &state.upload_memory).await?;
+    Ok(HttpResponse::Ok().content_type("text/plain; version=0.0.4; charset=utf-8").body(text))
 }

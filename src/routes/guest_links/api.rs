@@ -4,10 +4,11 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
-use super::files_api::present;
-use super::owner::{Owner, OwnerJson};
-use super::{AppError, AppState};
 use crate::domain::{ByteSize, GuestLinkId, GuestLinkTerms, future_expiry, parse_time};
+use crate::routes::error::AppError;
+use crate::routes::files::api::present;
+use crate::routes::owner::{Owner, OwnerJson};
+use crate::routes::state::AppState;
 use crate::store::GuestLinkRecord;
 
 /// One guest link as the API describes it. Times are RFC 3339.
