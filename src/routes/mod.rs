@@ -162,7 +162,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/", web::put().to(upload::put_without_name))
         .route("/healthz", web::get().to(pages::health))
         .route("/metrics", web::get().to(pages::metrics))
-        .route("/static/{name}", web::get().to(pages::asset))
+        .route("/static/{path:.*}", web::get().to(pages::asset))
         .route("/api/files", web::get().to(files_api::list))
         .route("/api/system", web::get().to(system_api::show))
         .service(
