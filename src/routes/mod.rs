@@ -54,7 +54,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/api/system", web::get().to(system::show))
         .route("/healthz", web::get().to(system::health))
         .route("/metrics", web::get().to(system::metrics))
-        .route("/static/{name}", web::get().to(assets::asset))
+        .route("/static/{path:.*}", web::get().to(assets::asset))
         // Files: the owner's pages, downloads, deletion links, the JSON API and bundles.
         .route("/files", web::get().to(file_pages::list))
         .route("/files/{id}", web::get().to(file_pages::show))
