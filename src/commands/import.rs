@@ -4,8 +4,10 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::domain::ByteSize;
+use crate::domain::{ByteSize, Clock};
+use crate::services::Context;
 use crate::services::bundles::{ImportError, import};
+use crate::services::cleanup::CleanupTrigger;
 use crate::store::{Store, StoreOptions};
 
 /// `blobdrop import BUNDLE`: the files of a bundle into the database, next to a running server.
@@ -49,7 +51,8 @@ pub async fn import_command(args: &ImportArgs) -> Result<(), ImportCommandError>
         return Err(ImportCommandError::TooLarge(limit));
     }
     let store = Store::open(&args.db, StoreOptions::default()).await?;
-    let imported = import(&store, &args.bundle, args.max_upload).await;
+    let ctx = Context::new(store.clone(), Clock::system(), CleanupTrigger::default());
+    let imported = import(&ctx, &args.bundle, args.max_upload).await;
     store.close().await;
     for file in imported? {
         println!("{}\t{}\t{}", file.id, file.size, file.name);

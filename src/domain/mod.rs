@@ -2,6 +2,7 @@
 
 mod byte_range;
 mod byte_size;
+mod clock;
 mod content_type;
 mod display;
 mod file_id;
@@ -18,6 +19,7 @@ mod upload_options;
 
 pub use byte_range::{ByteRange, RangeRequest};
 pub use byte_size::ByteSize;
+pub use clock::Clock;
 pub use content_type::guess_content_type;
 pub use display::{date_input, date_time, human_size, relative_time, unix_time};
 pub use file_id::FileId;
@@ -31,7 +33,7 @@ pub use links::{PATH_SEGMENT, PublicUrl};
 pub use timestamp::parse_time;
 pub use token_label::{TokenLabel, TokenLabelError};
 pub use trusted_proxies::{ForwardingHeaders, PublicOrigin, TrustedProxies, valid_host};
-pub use upload_options::{MaxDownloads, OptionHeaders, UploadOptions};
+pub use upload_options::{MaxDownloads, OptionHeaders, UploadOptions, UploadOptionsError};
 
 /// What the property tests beside each parser share.
 #[cfg(test)]

@@ -37,9 +37,13 @@ use pages::{admin, files as file_pages, guest_links as guest_link_pages, home, s
 /// `.route()` of a pattern comes before a `web::resource` of the same pattern, and the catch-all
 /// `PUT /{filename}` comes last. `tests/api/route_table.rs` pins every pattern's answers.
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.app_data(web::JsonConfig::default().error_handler(|error, _| AppError::BadRequest(error.to_string()).into()))
-        .app_data(web::QueryConfig::default().error_handler(|error, _| AppError::BadRequest(error.to_string()).into()))
-        .app_data(web::PathConfig::default().error_handler(|_, _| AppError::NotFound.into()))
+    cfg.app_data(web::JsonConfig::default().error_handler(|error, _| AppError::from(error).into()))
+        .app_data(web::QueryConfig::default().error_handler(|error, _| AppError::from(error).into()))
+        // A path whose id is not one: 404, in the words of the resource it names.
+        .app_data(web::PathConfig::default().error_handler(|_, req| {
+            let guest_link = ["/g/", "/guest-links/", "/api/guest-links/"].iter().any(|at| req.path().starts_with(at));
+            if guest_link { AppError::UnknownGuestLink } else { AppError::NotFound }.into()
+        }))
         // The upload page, and uploads to the root.
         .route("/", web::get().to(home::index))
         .route("/", web::post().to(upload::post_files))

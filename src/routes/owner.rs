@@ -83,7 +83,7 @@ pub(crate) async fn identify_head(head: &Head<'_>, state: &AppState) -> Result<O
         // A malformed header counts as a wrong credential: the same as an empty one.
         let candidate = credential_in(head.headers).unwrap_or_default();
         let secret = state.secret.verify(&candidate);
-        let verify = async { Ok::<_, AppError>(secret || tokens::authenticate(&state.store, &candidate).await?) };
+        let verify = async { Ok::<_, AppError>(secret || tokens::authenticate(&state.ctx, &candidate).await?) };
         return match state.throttles.owner.attempt(client, verify).await? {
             Verdict::Right if secret => Ok(Owner::Secret),
             Verdict::Right => Ok(Owner::Token),
@@ -112,12 +112,12 @@ async fn session_in(headers: &HeaderMap, client: IpAddr, state: &AppState) -> Re
         return Ok(None);
     };
     state.throttles.owner.admit(client)?;
-    Ok(sessions::find(&state.store, cookie.value()).await?)
+    Ok(sessions::find(&state.ctx, cookie.value()).await?)
 }
 
 /// True for the shared secret and for live API tokens; both are compared by digest only.
 pub async fn is_owner_credential(state: &AppState, candidate: &str) -> Result<bool, AppError> {
-    Ok(state.secret.verify(candidate) || tokens::authenticate(&state.store, candidate).await?)
+    Ok(state.secret.verify(candidate) || tokens::authenticate(&state.ctx, candidate).await?)
 }
 
 /// The secret, token or password in the Authorization header, if it holds one.

@@ -9,22 +9,19 @@ use actix_web::http::{Method, Version};
 
 use crate::domain::{ByteSize, FileId, FileName, ForwardingHeaders, TrustedProxies};
 use crate::domain::{PATH_SEGMENT, PublicUrl};
+use crate::services::Context;
 use crate::services::auth::passwords::GrantKey;
 use crate::services::auth::secret::OwnerSecret;
-use crate::services::cleanup::CleanupTrigger;
 use crate::services::in_flight::InFlight;
 use crate::services::metrics::Metrics;
 use crate::services::throttling::Throttles;
 use crate::services::uploads::UploadMemory;
-use crate::store::{FileRecord, Store};
-
-use crate::routes::error::AppError;
 
 /// What every handler may need, shared by all workers.
 #[derive(Debug, Clone)]
 pub struct AppState {
-    pub store: Store,
-    pub cleanup: CleanupTrigger,
+    /// The store, the clock and the clean-up, for service calls.
+    pub ctx: Context,
     pub metrics: Metrics,
     pub secret: OwnerSecret,
     pub public_url: Option<PublicUrl>,
@@ -122,28 +119,4 @@ impl<'a> Head<'a> {
     pub(crate) fn peer_ip(&self) -> IpAddr {
         self.peer.map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |addr| addr.ip())
     }
-}
-
-/// The visible file a path names, or 404.
-pub(crate) async fn visible_file(state: &AppState, raw_id: &str) -> Result<FileRecord, AppError> {
-    let id = parse_id(raw_id)?;
-    let now = time::OffsetDateTime::now_utc().unix_timestamp();
-    state.store.find_file(&id, now).await?.ok_or(AppError::NotFound)
-}
-
-/// Hides the visible file a path names at once (404 if there is none) and wakes the clean-up,
-/// which purges its chunks right after the answer.
-pub(crate) async fn delete_visible_file(state: &AppState, raw_id: &str) -> Result<(), AppError> {
-    let id = parse_id(raw_id)?;
-    let now = time::OffsetDateTime::now_utc().unix_timestamp();
-    if !state.store.delete_file(&id, now).await? {
-        return Err(AppError::NotFound);
-    }
-    state.cleanup.wake();
-    Ok(())
-}
-
-/// The id in a path, or 404 for anything that cannot be one.
-pub(crate) fn parse_id(raw: &str) -> Result<FileId, AppError> {
-    FileId::parse(raw).ok_or(AppError::NotFound)
 }

@@ -6,6 +6,7 @@ use serde::Serialize;
 use crate::routes::error::AppError;
 use crate::routes::owner::Owner;
 use crate::routes::state::AppState;
+use crate::services::system;
 
 /// Sizes in bytes. `reclaimable_bytes` are free pages inside the database file that the clean-up
 /// gives back to the file system.
@@ -20,20 +21,20 @@ struct SystemJson {
 }
 
 pub async fn show(_owner: Owner, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
-    let usage = state.store.usage().await?;
+    let usage = system::usage(&state.ctx).await?;
     Ok(HttpResponse::Ok().json(SystemJson {
         version: env!("CARGO_PKG_VERSION"),
         files: usage.files,
         stored_bytes: usage.stored_bytes,
         reclaimable_bytes: usage.reclaimable_bytes,
         database_bytes: usage.database_bytes,
-        free_disk_bytes: state.store.free_disk_bytes(),
+        free_disk_bytes: system::free_disk_bytes(&state.ctx),
     }))
 }
 
 /// 200 when the database answers a query, 503 otherwise.
 pub async fn health(state: web::Data<AppState>) -> HttpResponse {
-    if state.store.is_healthy().await {
+    if system::is_healthy(&state.ctx).await {
         HttpResponse::Ok().content_type("text/plain").body("ok\n")
     } else {
         HttpResponse::ServiceUnavailable().content_type("text/plain").body("database unavailable\n")
@@ -42,6 +43,6 @@ pub async fn health(state: web::Data<AppState>) -> HttpResponse {
 
 /// Prometheus metrics, for the owner (scrape with `authorization: {credentials: SECRET}`).
 pub async fn metrics(_owner: Owner, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
-    let text = state.metrics.render(&state.store, &state.upload_memory).await?;
+    let text = state.metrics.render(&state.ctx, &state.upload_memory).await?;
     Ok(HttpResponse::Ok().content_type("text/plain; version=0.0.4; charset=utf-8").body(text))
 }

@@ -39,7 +39,7 @@ impl TokenJson {
 
 pub async fn list(owner: Owner, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
     owner.not_a_token()?;
-    let tokens = state.store.list_api_tokens().await?;
+    let tokens = tokens::list(&state.ctx).await?;
     Ok(HttpResponse::Ok().json(tokens.iter().map(|record| TokenJson::new(record, None)).collect::<Vec<_>>()))
 }
 
@@ -52,15 +52,15 @@ pub struct NewToken {
 /// 201 with the token: the only time it is shown.
 pub async fn create(new: OwnerJson<NewToken>, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
     new.owner.not_a_token()?;
-    let label = TokenLabel::parse(&new.body.label).map_err(|error| AppError::BadRequest(error.to_string()))?;
-    let (record, token) = tokens::create(&state.store, &label).await?;
+    let label = TokenLabel::parse(&new.body.label).map_err(AppError::from)?;
+    let (record, token) = tokens::create(&state.ctx, &label).await?;
     Ok(HttpResponse::Created().json(TokenJson::new(&record, Some(token))))
 }
 
 /// 204; the token gets 401 from the next request on.
 pub async fn revoke(owner: Owner, id: web::Path<i64>, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
     owner.not_a_token()?;
-    if !state.store.delete_api_token(*id).await? {
+    if !tokens::revoke(&state.ctx, *id).await? {
         return Err(AppError::NotFound);
     }
     Ok(HttpResponse::NoContent().finish())

@@ -12,6 +12,7 @@ use tokio::sync::mpsc;
 
 use crate::domain::guess_content_type;
 use crate::domain::{ByteSize, FileId, FileName, UploadOptions};
+use crate::services::Context;
 use crate::services::downloads::READ_BATCH_CHUNKS;
 use crate::services::uploads::{SealedUpload, Upload, UploadError, UploadMemory, UploadMeta};
 use crate::store::export::BundleWriter;
@@ -49,7 +50,7 @@ pub struct BuiltBundle {
 /// Writes `files` (with their bytes) into a new bundle in a temporary folder inside `folder`.
 /// Files larger than `sqlar_max_file` go to the chunk table instead of `sqlar`.
 pub async fn build(
-    store: &Store,
+    ctx: &Context,
     files: Vec<FileRecord>,
     folder: &Path,
     sqlar_max_file: u64,
@@ -61,7 +62,7 @@ pub async fn build(
         let (path, files) = (path.clone(), files.clone());
         move || write_bundle(&path, &files, sqlar_max_file, received)
     });
-    let read = send_batches(store, &files, batches).await;
+    let read = send_batches(&ctx.store, &files, batches).await;
     writer.await??; // the writer's own error first: a reader that stopped early only says "interrupted"
     read?;
     let file = std::fs::File::open(&path)?;
@@ -112,6 +113,44 @@ fn write_bundle(
     Ok(bundle.finish()?)
 }
 
+/// The visible files `ids` names, each once, in the order named; `None` if one of them is not
+/// there. At most `MAX_BUNDLE_IDS`.
+pub async fn find_files(ctx: &Context, ids: &[FileId]) -> Result<Option<Vec<FileRecord>>, StoreError> {
+    let mut unique: Vec<&FileId> = Vec::with_capacity(ids.len());
+    for id in ids {
+        if !unique.contains(&id) {
+            unique.push(id);
+        }
+    }
+    let now = ctx.now();
+    let mut files = Vec::with_capacity(unique.len());
+    for id in unique {
+        match ctx.store.find_file(id, now).await? {
+            Some(file) => files.push(file),
+            None => return Ok(None),
+        }
+    }
+    Ok(Some(files))
+}
+
+/// Names a bundle's exact bytes (hex): the same files with the same metadata always build the
+/// same file.
+pub fn etag(files: &[FileRecord]) -> String {
+    use sha2::{Digest, Sha256};
+    let mut hash = Sha256::new();
+    hash.update(crate::store::export::BUNDLE_VERSION.to_be_bytes());
+    hash.update(SQLAR_MAX_FILE.to_be_bytes());
+    for file in files {
+        for part in [file.id.as_str(), file.sha256.as_str(), file.filename.as_str(), file.content_type.as_str()] {
+            hash.update(part.as_bytes());
+            hash.update([0]);
+        }
+        hash.update(file.note.as_deref().unwrap_or("\u{0}none").as_bytes());
+        hash.update(file.created_at.to_be_bytes());
+    }
+    hex::encode(&hash.finalize()[..16])
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum ImportError {
     #[error(transparent)]
@@ -136,7 +175,7 @@ pub struct ImportedFile {
 
 /// Checks the bundle at `path`, then stores all its files, visible together at the end. On any
 /// failure nothing becomes visible and what was written is deleted. Each file obeys `max_size`.
-pub async fn import(store: &Store, path: &Path, max_size: Option<ByteSize>) -> Result<Vec<ImportedFile>, ImportError> {
+pub async fn import(ctx: &Context, path: &Path, max_size: Option<ByteSize>) -> Result<Vec<ImportedFile>, ImportError> {
     let path = path.to_owned();
     let reader = tokio::task::spawn_blocking(move || BundleReader::open(&path)).await??;
     let files = reader.files.clone();
@@ -150,7 +189,7 @@ pub async fn import(store: &Store, path: &Path, max_size: Option<ByteSize>) -> R
         Ok::<_, BundleError>(())
     });
     let mut sealed = Vec::with_capacity(files.len());
-    let stored = store_files(store, &files, max_size, &mut received, &mut sealed).await;
+    let stored = store_files(ctx, &files, max_size, &mut received, &mut sealed).await;
     let imported: Vec<ImportedFile> = sealed
         .iter()
         .zip(&files)
@@ -179,9 +218,27 @@ pub async fn import(store: &Store, path: &Path, max_size: Option<ByteSize>) -> R
     outcome.map(|()| imported)
 }
 
+/// Imports a bundle (see `import`) and returns the files it made visible, with their deletion tokens.
+pub async fn import_visible(
+    ctx: &Context,
+    path: &Path,
+    max_size: Option<ByteSize>,
+) -> Result<Vec<(FileRecord, String)>, ImportError> {
+    let imported = import(ctx, path, max_size).await?;
+    let now = ctx.now();
+    let mut files = Vec::with_capacity(imported.len());
+    for file in imported {
+        let found = ctx.store.find_file(&file.id, now).await.map_err(UploadError::Store)?;
+        if let Some(record) = found {
+            files.push((record, file.deletion_token));
+        }
+    }
+    Ok(files)
+}
+
 /// Stores each file from the pieces the reader sends, checking its hash, leaving it invisible.
 async fn store_files(
-    store: &Store,
+    ctx: &Context,
     files: &[BundledFile],
     max_size: Option<ByteSize>,
     pieces: &mut mpsc::Receiver<Vec<u8>>,
@@ -196,7 +253,7 @@ async fn store_files(
             options: UploadOptions::default(),
             guest_link: None,
         };
-        let mut upload = Upload::begin(store, &meta, max_size, &memory).await?;
+        let mut upload = Upload::begin(ctx, &meta, max_size, &memory).await?;
         while upload.received() < file.size {
             let Some(piece) = pieces.recv().await else {
                 upload.abandon().await?;
@@ -220,14 +277,14 @@ mod tests {
     use super::*;
     use crate::domain::FileName;
 
-    async fn stored(store: &Store, name: &str, bytes: &[u8]) -> FileRecord {
+    async fn stored(ctx: &Context, name: &str, bytes: &[u8]) -> FileRecord {
         let meta = UploadMeta {
             filename: FileName::parse(name).unwrap(),
             content_type: "application/octet-stream".into(),
             options: UploadOptions::default(),
             guest_link: None,
         };
-        let mut upload = Upload::begin(store, &meta, None, &UploadMemory::for_one_upload()).await.unwrap();
+        let mut upload = Upload::begin(ctx, &meta, None, &UploadMemory::for_one_upload()).await.unwrap();
         upload.write(bytes.to_vec().into()).await.unwrap();
         upload.finish().await.unwrap()
     }
@@ -238,9 +295,10 @@ mod tests {
     async fn a_file_over_the_blob_limit_goes_to_chunk_rows_that_reassemble_and_import() {
         let folder = tempfile::tempdir().unwrap();
         let store = Store::open(&folder.path().join("t.db"), Default::default()).await.unwrap();
+        let ctx = Context::new(store.clone(), crate::domain::Clock::system(), Default::default());
         let large: Vec<u8> = (0..3_000_000u32).map(|i| (i * 7 % 251) as u8).collect();
-        let files = vec![stored(&store, "large.bin", &large).await, stored(&store, "small.txt", b"small").await];
-        let bundle = build(&store, files, folder.path(), 100_000).await.unwrap();
+        let files = vec![stored(&ctx, "large.bin", &large).await, stored(&ctx, "small.txt", b"small").await];
+        let bundle = build(&ctx, files, folder.path(), 100_000).await.unwrap();
         let path = folder.path().join("bundle.sqlite");
         let mut copy = std::fs::File::create(&path).unwrap();
         std::io::copy(&mut &bundle.file, &mut copy).unwrap();
@@ -251,7 +309,7 @@ mod tests {
         assert!(status.success());
         assert_eq!(std::fs::read(folder.path().join("large.bin")).unwrap(), large);
 
-        let imported = import(&store, &path, None).await.unwrap();
+        let imported = import(&ctx, &path, None).await.unwrap();
         assert_eq!(imported.len(), 2);
         let now = time::OffsetDateTime::now_utc().unix_timestamp();
         let record = store.find_file(&imported[0].id, now).await.unwrap().unwrap();

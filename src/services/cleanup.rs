@@ -4,10 +4,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use time::OffsetDateTime;
 use tokio::sync::Notify;
 
-use crate::store::{Store, StoreError};
+use crate::services::Context;
+use crate::store::StoreError;
 
 /// How long a used-up file's chunks stay after its last download started, so that download can
 /// finish. The file itself is 404 from the moment its last allowed download began.
@@ -36,19 +36,19 @@ pub struct Collected {
 
 /// Run once at startup, before any request: an upload still marked as running was cut off by a
 /// crash, so it and its chunks go.
-pub async fn purge_interrupted_uploads(store: &Store) -> Result<u64, StoreError> {
-    let interrupted = store.mark_interrupted_uploads_deleted().await?;
+pub async fn purge_interrupted_uploads(ctx: &Context) -> Result<u64, StoreError> {
+    let interrupted = ctx.store.mark_interrupted_uploads_deleted().await?;
     if interrupted > 0 {
         tracing::info!(interrupted, "removing uploads interrupted by the last stop");
     }
-    collect(store).await?;
+    collect(ctx).await?;
     Ok(interrupted)
 }
 
 /// One pass: hide expired, used-up and abandoned files, purge every deleted file's chunks, give
 /// free pages back (also those a crash left before they were given back), restore the reserve.
-pub async fn collect(store: &Store) -> Result<Collected, StoreError> {
-    let now = OffsetDateTime::now_utc().unix_timestamp();
+pub async fn collect(ctx: &Context) -> Result<Collected, StoreError> {
+    let (store, now) = (&ctx.store, ctx.now());
     let expired = store.mark_expired_files_deleted(now, now - USED_UP_GRACE_SECS).await?;
     let abandoned = store.mark_abandoned_uploads_deleted().await?;
     let purged = store.purge_deleted_files().await?;
@@ -61,9 +61,9 @@ pub async fn collect(store: &Store) -> Result<Collected, StoreError> {
 /// a pass that left uploads it could not delete: soon, but not in a busy loop.
 const RETRY_DELAY: Duration = Duration::from_secs(2);
 
-/// Runs `collect` every `interval`, whenever `trigger` is woken, whenever an upload ended without
+/// Runs `collect` every `interval`, whenever the context's trigger is woken, whenever an upload ended without
 /// becoming a file, and `RETRY_DELAY` after a pass that failed, until the task is dropped.
-pub async fn run_periodically(store: Store, interval: Duration, trigger: CleanupTrigger) {
+pub async fn run_periodically(ctx: Context, interval: Duration) {
     let mut ticker = tokio::time::interval(interval);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     ticker.tick().await; // the first tick is immediate; startup already collected
@@ -71,11 +71,11 @@ pub async fn run_periodically(store: Store, interval: Duration, trigger: Cleanup
     loop {
         tokio::select! {
             _ = ticker.tick() => {}
-            () = trigger.0.notified() => {}
-            () = store.upload_abandoned() => {}
+            () = ctx.cleanup.0.notified() => {}
+            () = ctx.store.upload_abandoned() => {}
             () = tokio::time::sleep(RETRY_DELAY), if retry_soon => {}
         }
-        retry_soon = match collect(&store).await {
+        retry_soon = match collect(&ctx).await {
             Ok(collected) => {
                 if collected != Collected::default() {
                     tracing::info!(?collected, "clean-up done");

@@ -9,6 +9,7 @@ use futures_util::Stream;
 use tokio::sync::mpsc;
 
 use crate::domain::{ByteRange, FileId};
+use crate::services::Context;
 use crate::store::{FileRecord, Store, StoreError};
 
 /// Chunks per SELECT (1 MiB): each statement costs a hop to the blocking pool, so many
@@ -27,18 +28,29 @@ const QUEUED_PIECES: usize = 4;
 /// The bytes of `range` of `file`, in order. Ends with an error if a chunk is missing or has the
 /// wrong length; the server then aborts the response rather than send wrong bytes.
 pub fn stream_range(
-    store: Store,
+    ctx: &Context,
     file: &FileRecord,
     range: ByteRange,
 ) -> impl Stream<Item = Result<Bytes, StoreError>> + 'static {
     let (sender, receiver) = mpsc::channel(QUEUED_PIECES);
     let layout =
         Layout { file_id: file.id.clone(), file_size: file.file_size as u64, chunk_size: file.chunk_size as u64 };
-    tokio::spawn(produce(store, layout, range, sender));
+    tokio::spawn(produce(ctx.store.clone(), layout, range, sender));
     futures_util::stream::unfold(
         receiver,
         |mut receiver| async move { receiver.recv().await.map(|item| (item, receiver)) },
     )
+}
+
+/// Counts one download of a visible file and re-checks its limit in the same statement, so the
+/// loser of a race for the last download gets `None`; returns the file as it is now.
+pub async fn count(ctx: &Context, id: &FileId) -> Result<Option<FileRecord>, StoreError> {
+    ctx.store.count_download(id, ctx.now()).await
+}
+
+/// Notes a download in the file's history (for the owner's file page).
+pub async fn record(ctx: &Context, id: &FileId, client_ip: &str, user_agent: &str) -> Result<(), StoreError> {
+    ctx.store.record_download(id, ctx.now(), client_ip, user_agent).await
 }
 
 #[derive(Clone)]

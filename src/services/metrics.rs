@@ -10,8 +10,9 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
+use crate::services::Context;
 use crate::services::uploads::UploadMemory;
-use crate::store::{Store, StoreError};
+use crate::store::StoreError;
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RouteLabels {
@@ -90,10 +91,10 @@ impl Default for Metrics {
 
 impl Metrics {
     /// The Prometheus text exposition, with the store's and the upload memory's gauges read now.
-    pub async fn render(&self, store: &Store, memory: &UploadMemory) -> Result<String, StoreError> {
+    pub async fn render(&self, ctx: &Context, memory: &UploadMemory) -> Result<String, StoreError> {
         self.upload_memory_bytes.set(i64::try_from(memory.in_use()).unwrap_or(i64::MAX));
         self.upload_memory_peak_bytes.set(i64::try_from(memory.peak()).unwrap_or(i64::MAX));
-        let usage = store.usage().await?;
+        let usage = ctx.store.usage().await?;
         self.files.set(usage.files);
         self.stored_bytes.set(usage.stored_bytes);
         self.reclaimable_bytes.set(usage.reclaimable_bytes);

@@ -4,8 +4,15 @@
 pub mod auth;
 pub mod bundles;
 pub mod cleanup;
+mod context;
 pub mod downloads;
+pub mod files;
+pub mod guest_links;
 pub mod in_flight;
 pub mod metrics;
+pub mod preferences;
+pub mod system;
 pub mod throttling;
 pub mod uploads;
+
+pub use context::Context;

@@ -14,7 +14,8 @@ use time::OffsetDateTime;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio::task::JoinHandle;
 
-use crate::domain::{ByteSize, CHUNK_SIZE, FileId, FileName, GuestLinkId, UploadOptions};
+use crate::domain::{ByteSize, CHUNK_SIZE, Clock, FileId, FileName, GuestLinkId, UploadOptions};
+use crate::services::Context;
 use crate::services::auth::secret::{generate_secret, token_hash};
 use crate::store::{FileRecord, LiveUpload, NewFile, SealedFile, Store, StoreError};
 
@@ -107,6 +108,17 @@ pub enum UploadError {
     GuestLinkRefused,
 }
 
+/// Takes back files stored for a request that then failed (the client got no links): hidden at
+/// once, so a guest link gets its uploads back, and purged by the clean-up like any deleted file.
+pub async fn withdraw(ctx: &Context, ids: &[FileId]) {
+    for id in ids {
+        if let Err(error) = ctx.store.withdraw_upload(id).await {
+            tracing::warn!(file_id = %id, ?error, "could not delete a file of a failed request");
+        }
+    }
+    ctx.cleanup.wake();
+}
+
 /// What `Upload::begin` needs to know about the file.
 #[derive(Debug, Clone)]
 pub struct UploadMeta {
@@ -121,6 +133,7 @@ pub struct UploadMeta {
 /// dropped or fails before then, its row and chunks are deleted.
 pub struct Upload {
     store: Store,
+    clock: Clock,
     id: FileId,
     /// The token of the file's deletion link (only its hash is stored, with the file's row).
     deletion_token: String,
@@ -143,17 +156,18 @@ pub struct Upload {
 impl Upload {
     /// Records the (still invisible) file and starts the task that writes its batches.
     pub async fn begin(
-        store: &Store,
+        ctx: &Context,
         meta: &UploadMeta,
         max_size: Option<ByteSize>,
         memory: &UploadMemory,
     ) -> Result<Self, UploadError> {
+        let store = &ctx.store;
         // Refused before a byte is read; every batch is checked again as it is inserted.
-        store.check_room_for_uploads()?;
+        store.check_room_for_uploads().await?;
         let id = FileId::random();
         let live = store.register_upload(&id);
         let deletion_token = generate_secret();
-        let now = OffsetDateTime::now_utc();
+        let now = ctx.clock.now();
         store
             .create_upload(&NewFile {
                 id: &id,
@@ -170,6 +184,7 @@ impl Upload {
         let writer = tokio::spawn(write_batches(store.clone(), id.clone(), queue));
         Ok(Upload {
             store: store.clone(),
+            clock: ctx.clock.clone(),
             id,
             deletion_token,
             guest_link: meta.guest_link.clone(),
@@ -246,7 +261,7 @@ impl Upload {
         let record = match &self.guest_link {
             None => self.store.finish_upload(&self.id, size, &sha256).await?,
             Some(link) => {
-                let now = OffsetDateTime::now_utc().unix_timestamp();
+                let now = self.clock.unix();
                 match self.store.finish_guest_upload(&self.id, size, &sha256, link, now).await? {
                     Some(record) => record,
                     None => {

@@ -15,14 +15,15 @@ use actix_web::rt::net::TcpStream;
 use actix_web::{App, web};
 use tracing_actix_web::TracingLogger;
 
+use crate::domain::Clock;
 use crate::routes::{self, AppState, middleware};
 use crate::services::auth::passwords::GrantKey;
 use crate::services::auth::secret::OwnerSecret;
-use crate::services::cleanup;
 use crate::services::in_flight::{InFlight, InFlightLimits};
 use crate::services::metrics::Metrics;
 use crate::services::throttling::{ThrottleLimits, Throttles};
 use crate::services::uploads::UploadMemory;
+use crate::services::{Context, cleanup};
 use crate::settings::Settings;
 use crate::store::{OpenError, Store, StoreError, StoreOptions};
 use shutdown::StopSignals;
@@ -47,6 +48,7 @@ pub enum StartupError {
 pub struct Application {
     port: u16,
     server: Server,
+    ctx: Context,
     store: Store,
     running: shutdown::Running,
     shutdown_timeout: std::time::Duration,
@@ -58,13 +60,20 @@ impl Application {
     /// Opens the database, cleans up after any crash, binds the port (0 picks a free one) and
     /// prepares the server. Nothing is served until `run_until_stopped`.
     pub async fn build(settings: Settings) -> Result<Self, StartupError> {
+        Self::build_with_clock(settings, Clock::system()).await
+    }
+
+    /// `build`, with the clock every rule reads: tests pass a manual one and move it.
+    pub async fn build_with_clock(settings: Settings, clock: Clock) -> Result<Self, StartupError> {
         let store_options = StoreOptions {
             max_db_size: settings.max_db_size.map(|size| size.as_u64()),
             wal_autocheckpoint: settings.wal_autocheckpoint,
             min_free_space: settings.min_free_space.map(|size| size.as_u64()),
         };
         let store = Store::open(&settings.db, store_options).await?;
-        match cleanup::purge_interrupted_uploads(&store).await {
+        let cleanup = cleanup::CleanupTrigger::default();
+        let ctx = Context::new(store.clone(), clock, cleanup);
+        match cleanup::purge_interrupted_uploads(&ctx).await {
             Ok(_) => {}
             // A disk filled from outside blobdrop: serve downloads and deletes all the same; the
             // clean-up task tries again as soon as it runs.
@@ -91,12 +100,10 @@ impl Application {
             );
         }
 
-        let cleanup = cleanup::CleanupTrigger::default();
         let metrics = Metrics::default();
         let throttles = Throttles::new(throttle_limits(&settings));
         let state = web::Data::new(AppState {
-            store: store.clone(),
-            cleanup: cleanup.clone(),
+            ctx: ctx.clone(),
             metrics: metrics.clone(),
             secret,
             public_url: settings.public_url.clone(),
@@ -155,7 +162,7 @@ impl Application {
             })
             .map_err(bind_error)?
             .run();
-        let gc = tokio::spawn(cleanup::run_periodically(store.clone(), settings.gc_interval(), cleanup));
+        let gc = tokio::spawn(cleanup::run_periodically(ctx.clone(), settings.gc_interval()));
         let forget_failures = tokio::spawn(throttles.forget_periodically());
         let address = format!("{}:{port}", settings.bind);
         tracing::info!(%address, port, db = %settings.db.display(), "blobdrop is listening");
@@ -163,7 +170,7 @@ impl Application {
             tracing::warn!(%address, "listening beyond loopback without BLOBDROP_PUBLIC_URL: links are built from each request's Host header, which any client chooses; set BLOBDROP_PUBLIC_URL");
         }
         let shutdown_timeout = settings.shutdown_timeout();
-        Ok(Application { port, server, store, running, shutdown_timeout, gc, forget_failures })
+        Ok(Application { port, server, ctx, store, running, shutdown_timeout, gc, forget_failures })
     }
 
     pub fn port(&self) -> u16 {
@@ -192,7 +199,7 @@ impl Application {
         // are bounded: the clean-up runs every deleted file's paced purge (minutes for gigabytes),
         // and a connection held by a task of a force-stopped worker is never returned to its pool,
         // which `close` would wait for. Whatever is left, the next start finishes.
-        match tokio::time::timeout(CLEANUP_AT_STOP, cleanup::purge_interrupted_uploads(&self.store)).await {
+        match tokio::time::timeout(CLEANUP_AT_STOP, cleanup::purge_interrupted_uploads(&self.ctx)).await {
             Ok(Ok(_)) => {}
             Ok(Err(error)) => tracing::warn!(?error, "could not remove interrupted uploads; the next start will"),
             Err(_) => tracing::warn!("the clean-up did not finish in time; the next start goes on with it"),

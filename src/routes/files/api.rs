@@ -4,15 +4,14 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use serde::{Deserialize, Deserializer, Serialize};
 use time::OffsetDateTime;
 
-use crate::domain::guess_content_type;
 use crate::domain::unix_time;
-use crate::domain::{FileId, FileName, FilePassword, MAX_NOTE_LEN, parse_time};
+use crate::domain::{FileId, FileName, FilePassword, parse_time};
 use crate::routes::error::AppError;
 use crate::routes::files::listing_format::{self, Format};
 use crate::routes::owner::{Owner, OwnerJson};
-use crate::routes::state::{AppState, delete_visible_file, parse_id, visible_file};
-use crate::services::auth::passwords;
-use crate::store::{FileChanges, FileRecord};
+use crate::routes::state::AppState;
+use crate::services::files::{self, FileEdit};
+use crate::store::FileRecord;
 
 const DEFAULT_PAGE: i64 = 1000;
 const MAX_PAGE: i64 = 10_000;
@@ -115,8 +114,7 @@ pub async fn list(
     let format = Format::of(&req, page.format.as_deref())?;
     let limit = page.limit.unwrap_or(DEFAULT_PAGE).clamp(1, MAX_PAGE);
     let offset = page.offset.unwrap_or(0).max(0);
-    let now = OffsetDateTime::now_utc().unix_timestamp();
-    let files = state.store.list_files(now, limit, offset).await?;
+    let files = files::list(&state.ctx, limit, offset).await?;
     listing_format::answer(&req, &state, format, files, |files| {
         serde_json::to_vec(&files.iter().map(|file| FileJson::new(&req, &state, file)).collect::<Vec<_>>())
     })
@@ -126,12 +124,12 @@ pub async fn list(
 pub async fn show(
     _owner: Owner,
     req: HttpRequest,
-    id: web::Path<String>,
+    id: web::Path<FileId>,
     query: web::Query<FormatQuery>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
     let format = Format::of(&req, query.format.as_deref())?;
-    let file = visible_file(&state, &id).await?;
+    let file = files::find(&state.ctx, &id).await?.ok_or(AppError::NotFound)?;
     listing_format::answer(&req, &state, format, vec![file], |files| {
         serde_json::to_vec(&files.iter().map(|file| FileJson::new(&req, &state, file)).next())
     })
@@ -160,61 +158,45 @@ pub(crate) fn present<'de, T: Deserialize<'de>, D: Deserializer<'de>>(
 }
 
 impl Edit {
-    async fn into_changes(self) -> Result<FileChanges, AppError> {
-        let bad = |reason: String| AppError::BadRequest(reason);
-        let filename = self.filename.map(|raw| FileName::parse(&raw)).transpose().map_err(|e| bad(e.to_string()))?;
-        if self.note.as_ref().and_then(Option::as_ref).is_some_and(|note| note.len() > MAX_NOTE_LEN) {
-            return Err(bad(format!("the note is longer than {MAX_NOTE_LEN} bytes")));
-        }
+    fn into_edit(self) -> Result<FileEdit, AppError> {
+        let filename = self.filename.map(|raw| FileName::parse(&raw)).transpose()?;
         let expires_at = match self.expires {
             None => None,
             Some(None) => Some(None),
             Some(Some(raw)) => {
                 let at = parse_time(&raw).ok_or_else(|| {
-                    bad("expires must be an RFC 3339 time such as 2030-01-31T12:00:00Z, or null".into())
+                    AppError::BadRequest(
+                        "expires must be an RFC 3339 time such as 2030-01-31T12:00:00Z, or null".into(),
+                    )
                 })?;
                 Some(Some(at.unix_timestamp()))
             }
         };
-        // A new extension brings its own type; a name without a known one keeps the old type.
-        let content_type = filename
-            .as_ref()
-            .map(|name| guess_content_type(name, None))
-            .filter(|guess| guess != "application/octet-stream");
-        let password_hash = new_password_hash(self.password).await?;
-        Ok(FileChanges { filename, content_type, note: self.note, expires_at, password_hash })
+        let password =
+            self.password.map(|password| password.map(|raw| FilePassword::parse(&raw)).transpose()).transpose()?;
+        Ok(FileEdit { filename, note: self.note, expires_at, password })
     }
-}
-
-/// What a requested password change stores: `None` leaves the password, `Some(None)` removes it,
-/// and a new password is validated and hashed (off the async executor).
-pub async fn new_password_hash(password: Option<Option<String>>) -> Result<Option<Option<String>>, AppError> {
-    let Some(Some(raw)) = password else {
-        return Ok(password.map(|_| None));
-    };
-    let password = FilePassword::parse(&raw).map_err(|error| AppError::BadRequest(error.to_string()))?;
-    Ok(Some(Some(passwords::hash(password).await.map_err(AppError::internal)?)))
 }
 
 pub async fn edit(
     req: HttpRequest,
-    id: web::Path<String>,
+    id: web::Path<FileId>,
     edit: OwnerJson<Edit>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    let id = parse_id(&id)?;
-    let changes = edit.body.into_changes().await?;
-    let now = OffsetDateTime::now_utc().unix_timestamp();
-    let file = state.store.update_file(&id, &changes, now).await?.ok_or(AppError::NotFound)?;
+    let edit = edit.body.into_edit()?;
+    let file = files::edit(&state.ctx, &id, edit).await?.ok_or(AppError::NotFound)?;
     Ok(HttpResponse::Ok().json(FileJson::new(&req, &state, &file)))
 }
 
 /// Hides the file at once; its chunks are purged in the background right after.
 pub async fn delete(
     _owner: Owner,
-    id: web::Path<String>,
+    id: web::Path<FileId>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    delete_visible_file(&state, &id).await?;
+    if !files::delete(&state.ctx, &id).await? {
+        return Err(AppError::NotFound);
+    }
     Ok(HttpResponse::NoContent().finish())
 }

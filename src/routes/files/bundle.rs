@@ -11,17 +11,15 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use bytes::Bytes;
 use futures_util::StreamExt;
 use serde::Deserialize;
-use sha2::{Digest, Sha256};
-use time::OffsetDateTime;
 
-use crate::domain::{ByteRange, RangeRequest};
+use crate::domain::{ByteRange, FileId, RangeRequest};
 use crate::routes::body::{client_hung_up, payload_error, refuse};
 use crate::routes::error::AppError;
 use crate::routes::files::download::if_range_holds;
 use crate::routes::files::listing_format::SQLITE_TYPE;
 use crate::routes::files::upload::{StoredFile, declared_length, interrupted, uploaded};
 use crate::routes::owner::{Owner, authenticate};
-use crate::routes::state::{AppState, parse_id};
+use crate::routes::state::AppState;
 use crate::services::bundles::{self, BuildError, ImportError, MAX_BUNDLE_IDS, SQLAR_MAX_FILE};
 use crate::services::uploads::UploadError;
 use crate::store::FileRecord;
@@ -43,12 +41,12 @@ pub async fn download_bundle(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
     let files = requested_files(&state, &query.ids).await?;
-    let etag = bundle_etag(&files);
+    let etag = EntityTag::new_strong(bundles::etag(&files));
     if matches!(IfNoneMatch::parse(&req), Ok(IfNoneMatch::Items(tags)) if tags.iter().any(|tag| tag.weak_eq(&etag))) {
         return Ok(HttpResponse::NotModified().insert_header(header::ETag(etag)).finish());
     }
     let bundle =
-        bundles::build(&state.store, files, &state.db_folder, SQLAR_MAX_FILE).await.map_err(|error| match error {
+        bundles::build(&state.ctx, files, &state.db_folder, SQLAR_MAX_FILE).await.map_err(|error| match error {
             BuildError::Store(store) => AppError::from(store),
             BuildError::Io(io) => disk_error(io),
             BuildError::Sqlite(rusqlite::Error::SqliteFailure(failure, _))
@@ -84,40 +82,18 @@ pub async fn download_bundle(
 
 /// The visible files `ids` names, in its order, each once. 404 if one is not there.
 async fn requested_files(state: &AppState, ids: &str) -> Result<Vec<FileRecord>, AppError> {
-    let mut names: Vec<&str> = Vec::new();
-    for id in ids.split(',').map(str::trim).filter(|id| !id.is_empty()) {
-        if !names.contains(&id) {
-            names.push(id);
-        }
-    }
+    let names: Vec<&str> = ids.split(',').map(str::trim).filter(|id| !id.is_empty()).collect();
     if names.is_empty() {
         return Err(AppError::BadRequest("name the files: /api/bundle?ids=ID1,ID2".into()));
     }
-    if names.len() > MAX_BUNDLE_IDS {
+    let ids = names.iter().map(|name| FileId::parse(name).ok_or(AppError::NotFound)).collect::<Result<Vec<_>, _>>()?;
+    let mut distinct = ids.clone();
+    distinct.sort_by(|a, b| a.as_str().cmp(b.as_str()));
+    distinct.dedup();
+    if distinct.len() > MAX_BUNDLE_IDS {
         return Err(AppError::BadRequest(format!("a bundle holds at most {MAX_BUNDLE_IDS} files")));
     }
-    let now = OffsetDateTime::now_utc().unix_timestamp();
-    let mut files = Vec::with_capacity(names.len());
-    for name in names {
-        files.push(state.store.find_file(&parse_id(name)?, now).await?.ok_or(AppError::NotFound)?);
-    }
-    Ok(files)
-}
-
-/// Names the bundle's exact bytes: the same files with the same metadata always build the same file.
-fn bundle_etag(files: &[FileRecord]) -> EntityTag {
-    let mut hash = Sha256::new();
-    hash.update(crate::store::export::BUNDLE_VERSION.to_be_bytes());
-    hash.update(SQLAR_MAX_FILE.to_be_bytes());
-    for file in files {
-        for part in [file.id.as_str(), file.sha256.as_str(), file.filename.as_str(), file.content_type.as_str()] {
-            hash.update(part.as_bytes());
-            hash.update([0]);
-        }
-        hash.update(file.note.as_deref().unwrap_or("\u{0}none").as_bytes());
-        hash.update(file.created_at.to_be_bytes());
-    }
-    EntityTag::new_strong(hex::encode(&hash.finalize()[..16]))
+    bundles::find_files(&state.ctx, &ids).await?.ok_or(AppError::NotFound)
 }
 
 /// `range` of the bundle file, a piece at a time off the async threads.
@@ -168,15 +144,11 @@ pub async fn upload_bundle(req: HttpRequest, mut body: web::Payload, state: web:
             None if client_hung_up(&req) => return Err(interrupted()),
             _ => {}
         }
-        let imported = bundles::import(&state.store, &path, state.max_upload).await.map_err(import_error)?;
-        let now = OffsetDateTime::now_utc().unix_timestamp();
-        let mut files = Vec::with_capacity(imported.len());
-        for file in imported {
-            if let Some(record) = state.store.find_file(&file.id, now).await? {
-                files.push(StoredFile { record, deletion_token: file.deletion_token });
-            }
-        }
-        Ok(files)
+        let imported = bundles::import_visible(&state.ctx, &path, state.max_upload).await.map_err(import_error)?;
+        Ok(imported
+            .into_iter()
+            .map(|(record, deletion_token)| StoredFile { record, deletion_token })
+            .collect::<Vec<_>>())
     }
     .await;
     match imported {

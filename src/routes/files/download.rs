@@ -19,13 +19,13 @@ use actix_web::http::{Method, StatusCode};
 use actix_web::{HttpRequest, HttpResponse, web};
 use futures_util::StreamExt;
 use serde::Deserialize;
-use time::OffsetDateTime;
 
-use crate::domain::{ByteRange, RangeRequest};
+use crate::domain::{ByteRange, FileId, RangeRequest};
 use crate::routes::error::AppError;
 use crate::routes::owner::Owner;
-use crate::routes::state::{AppState, visible_file};
-use crate::services::downloads::stream_range;
+use crate::routes::state::AppState;
+use crate::services::downloads::{self, stream_range};
+use crate::services::files;
 use crate::store::FileRecord;
 
 /// Types a browser may show in place. Everything else (HTML, SVG, XML, JavaScript, ...) is sent as
@@ -56,6 +56,12 @@ impl DownloadQuery {
     }
 }
 
+/// `/f/{id}` and `/f/{id}/{filename}`: the name is the browser's to save under, only the id counts.
+#[derive(Debug, Deserialize)]
+pub struct FileLink {
+    pub id: FileId,
+}
+
 /// Who the bytes go to. Only a visitor's download counts; the owner's preview never does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Audience {
@@ -65,10 +71,11 @@ enum Audience {
 
 pub async fn download(
     req: HttpRequest,
+    link: web::Path<FileLink>,
     query: web::Query<DownloadQuery>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    let file = visible_file(&state, req.match_info().get("id").unwrap_or_default()).await?;
+    let file = files::find(&state.ctx, &link.id).await?.ok_or(AppError::NotFound)?;
     if file.password_protected {
         if let Some(password_form) = crate::routes::files::protected::gate(&req, &state, &file).await? {
             return Ok(password_form);
@@ -83,11 +90,11 @@ pub async fn download(
 pub async fn preview(
     req: HttpRequest,
     _owner: Owner,
-    id: web::Path<String>,
+    id: web::Path<FileId>,
     query: web::Query<DownloadQuery>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    let file = visible_file(&state, &id).await?;
+    let file = files::find(&state.ctx, &id).await?.ok_or(AppError::NotFound)?;
     send(&req, &state, file, &query, Audience::Owner).await
 }
 
@@ -100,7 +107,6 @@ async fn send(
     query: &DownloadQuery,
     audience: Audience,
 ) -> Result<HttpResponse, AppError> {
-    let now = OffsetDateTime::now_utc().unix_timestamp();
     let etag = EntityTag::new_strong(file.sha256.clone());
     let last_modified = modified_time(&file);
 
@@ -127,9 +133,9 @@ async fn send(
     let counts = file.max_downloads.is_some() || range.is_none_or(|r| r.first == 0);
     if audience == Audience::Visitor && req.method() == Method::GET && counts {
         // Counting also re-checks the limit atomically: the loser of a race for the last download gets 404.
-        file = state.store.count_download(&file.id, now).await?.ok_or(AppError::NotFound)?;
+        file = downloads::count(&state.ctx, &file.id).await?.ok_or(AppError::NotFound)?;
         state.metrics.downloads.inc();
-        record_history(req, state, &file, now).await;
+        record_history(req, state, &file).await;
     }
     // Only the browser that proved the password, or the owner, may keep these bytes: never a shared cache.
     let private = file.password_protected || audience == Audience::Owner;
@@ -151,7 +157,7 @@ async fn send(
     let body = match range {
         Some(range) if req.method() == Method::GET => {
             let (transfer, sent) = (state.metrics.transfer(), state.metrics.bytes_out.clone());
-            stream_range(state.store.clone(), &file, range)
+            stream_range(&state.ctx, &file, range)
                 .map(move |item| {
                     let _in_progress = &transfer; // dropped with the stream, when the response ends
                     let bytes = item.map_err(|error| actix_web::Error::from(AppError::from(error)))?;
@@ -167,10 +173,10 @@ async fn send(
 
 /// Notes who downloaded, for the file page: the TCP peer, or X-Forwarded-For only from trusted
 /// proxies (any client can write the header). A failure here must not fail the download.
-async fn record_history(req: &HttpRequest, state: &AppState, file: &FileRecord, now: i64) {
+async fn record_history(req: &HttpRequest, state: &AppState, file: &FileRecord) {
     let client_ip = state.client_ip(req).to_string();
     let user_agent = req.headers().get(header::USER_AGENT).and_then(|v| v.to_str().ok()).unwrap_or_default();
-    if let Err(error) = state.store.record_download(&file.id, now, &client_ip, user_agent).await {
+    if let Err(error) = downloads::record(&state.ctx, &file.id, &client_ip, user_agent).await {
         tracing::warn!(?error, "could not record a download in the history");
     }
 }

@@ -5,15 +5,16 @@ use actix_web::cookie::{Cookie, SameSite, time::Duration as CookieDuration};
 use actix_web::http::{Method, StatusCode, header};
 use actix_web::{HttpRequest, HttpResponse, web};
 use serde::Deserialize;
-use time::OffsetDateTime;
 
 use crate::routes::error::AppError;
+use crate::routes::files::download::FileLink;
 use crate::routes::owner::{credential, is_owner_credential, session};
 use crate::routes::pages::accepts_html;
 use crate::routes::pages::page::{page, see_other};
 use crate::routes::pages::views::{Layout, PasswordPage};
-use crate::routes::state::{AppState, visible_file};
+use crate::routes::state::AppState;
 use crate::services::auth::passwords::{self, GRANT_LIFETIME_SECS};
+use crate::services::files;
 use crate::services::throttling::{Verdict, attempt_under};
 use crate::store::FileRecord;
 
@@ -26,8 +27,8 @@ const GRANT_COOKIE: &str = "blobdrop_file";
 /// passwords are throttled per client. Runs before conditional and Range handling, so HEAD, 304
 /// and 206 answers follow the same rule.
 pub async fn gate(req: &HttpRequest, state: &AppState, file: &FileRecord) -> Result<Option<HttpResponse>, AppError> {
-    let now = OffsetDateTime::now_utc().unix_timestamp();
-    let Some(password_hash) = state.store.file_password_hash(&file.id, now).await? else {
+    let now = state.ctx.now();
+    let Some(password_hash) = files::password_hash(&state.ctx, &file.id).await? else {
         return Ok(None); // the password was removed since the file was read
     };
     if req.cookie(GRANT_COOKIE).is_some_and(|grant| state.grant_key.check(grant.value(), &file.id, &password_hash, now))
@@ -70,13 +71,14 @@ pub struct Unlock {
 /// sends the browser back to the same link; a wrong one shows the form again with an error.
 pub async fn unlock(
     req: HttpRequest,
+    link: web::Path<FileLink>,
     form: web::Form<Unlock>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    let file = visible_file(&state, req.match_info().get("id").unwrap_or_default()).await?;
+    let file = files::find(&state.ctx, &link.id).await?.ok_or(AppError::NotFound)?;
     let back = req.uri().path_and_query().map_or("/", |path| path.as_str()).to_owned();
-    let now = OffsetDateTime::now_utc().unix_timestamp();
-    let Some(password_hash) = state.store.file_password_hash(&file.id, now).await? else {
+    let now = state.ctx.now();
+    let Some(password_hash) = files::password_hash(&state.ctx, &file.id).await? else {
         return Ok(see_other(&back));
     };
     let verify = async { passwords::verify(password_hash.clone(), form.into_inner().password).await };

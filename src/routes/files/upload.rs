@@ -6,7 +6,6 @@ use actix_web::http::header::{self, HeaderMap};
 use actix_web::{HttpRequest, HttpResponse, ResponseError, web};
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
-use time::OffsetDateTime;
 
 use crate::domain::guess_content_type;
 use crate::domain::{ByteSize, FileName, OptionHeaders, UploadOptions};
@@ -15,13 +14,12 @@ use crate::routes::body::{
 };
 use crate::routes::error::AppError;
 use crate::routes::files::api::UploadedJson;
-use crate::routes::guest_links::upload::{GuestLinkRefusal, guest_size_limit, open_guest_link};
 use crate::routes::owner::authenticate;
 use crate::routes::state::AppState;
-use crate::services::cleanup::CleanupTrigger;
 use crate::services::in_flight::Slot;
-use crate::services::uploads::{Upload, UploadError, UploadMeta};
-use crate::store::{FileRecord, GuestLinkRecord, Store};
+use crate::services::uploads::{self, Upload, UploadError, UploadMeta};
+use crate::services::{Context, guest_links};
+use crate::store::{FileRecord, GuestLinkRecord};
 
 /// Largest form field that is not a file (such fields are read and ignored).
 const MAX_FORM_FIELD: usize = 64 * 1024;
@@ -46,9 +44,9 @@ pub(crate) async fn receive_put(
     let stored = async {
         let uploader = Uploader::identify(&req, &state, guest_link).await?;
         let expected = declared_length(&req, uploader.max_size(&state))?;
-        let filename = FileName::parse(filename).map_err(|error| AppError::BadRequest(error.to_string()))?;
+        let filename = FileName::parse(filename).map_err(AppError::from)?;
         let declared = req.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok());
-        let meta = uploader.upload_meta(&req, filename, declared)?;
+        let meta = uploader.upload_meta(&req, &state, filename, declared)?;
         let pieces = (&mut body).map(|item| item.map_err(payload_error));
         // actix-web ends a body cut off by a disconnect as if it were complete: a body with a
         // length must have all of it, and a chunked one must end with the client still there.
@@ -94,7 +92,7 @@ pub(crate) async fn receive_form(
     };
     let (body, end) = BodyEnd::watch(body);
     let mut form = FormReader { form: Multipart::new(req.headers(), body), end, idle: state.idle_timeout };
-    let mut stored = FormFiles { store: state.store.clone(), cleanup: state.cleanup.clone(), files: Vec::new() };
+    let mut stored = FormFiles { ctx: state.ctx.clone(), files: Vec::new() };
     let error = match store_form_files(&req, &state, &uploader, &mut form, &mut stored.files).await {
         Ok(()) if !stored.files.is_empty() => return uploaded(&req, &state, &stored.keep(), true),
         Ok(()) => AppError::BadRequest("the form holds no file".into()),
@@ -137,8 +135,7 @@ impl FormReader {
 /// Files stored from one form. Unless the request succeeds and `keep` is called, they are
 /// deleted when this is dropped: the client got no links, so no file is kept.
 struct FormFiles {
-    store: Store,
-    cleanup: CleanupTrigger,
+    ctx: Context,
     files: Vec<StoredFile>,
 }
 
@@ -153,17 +150,9 @@ impl Drop for FormFiles {
         if self.files.is_empty() {
             return;
         }
-        let (store, cleanup, files) = (self.store.clone(), self.cleanup.clone(), std::mem::take(&mut self.files));
-        // Hidden here (a guest link gets the uploads back), purged by the clean-up task like any
-        // deleted file.
-        tokio::spawn(async move {
-            for file in files {
-                if let Err(error) = store.withdraw_upload(&file.record.id).await {
-                    tracing::warn!(file_id = %file.record.id, ?error, "could not delete a file of a failed form");
-                }
-            }
-            cleanup.wake();
-        });
+        let ctx = self.ctx.clone();
+        let ids: Vec<_> = std::mem::take(&mut self.files).into_iter().map(|file| file.record.id).collect();
+        tokio::spawn(async move { uploads::withdraw(&ctx, &ids).await });
     }
 }
 
@@ -198,10 +187,9 @@ async fn store_form_files(
         if stored.len() >= state.max_form_files as usize {
             return Err(FormFailure::Refused(AppError::TooManyFiles(state.max_form_files)));
         }
-        let filename = FileName::parse(&raw_name)
-            .map_err(|error| FormFailure::Refused(AppError::BadRequest(error.to_string())))?;
+        let filename = FileName::parse(&raw_name).map_err(|error| FormFailure::Refused(error.into()))?;
         let declared = field.content_type().map(|mime| mime.essence_str().to_owned());
-        let meta = uploader.upload_meta(req, filename, declared.as_deref()).map_err(FormFailure::Refused)?;
+        let meta = uploader.upload_meta(req, state, filename, declared.as_deref()).map_err(FormFailure::Refused)?;
         let form_failed = std::cell::Cell::new(false);
         let pieces = futures_util::stream::unfold(&mut field, |field| async {
             match form.next_piece(field).await {
@@ -238,7 +226,7 @@ async fn store_stream(
     check_complete: impl FnOnce(u64) -> Result<(), AppError>,
 ) -> Result<StoredFile, AppError> {
     let _transfer = state.metrics.transfer();
-    let mut upload = Upload::begin(&state.store, meta, uploader.max_size(state), &state.upload_memory).await?;
+    let mut upload = Upload::begin(&state.ctx, meta, uploader.max_size(state), &state.upload_memory).await?;
     let mut body = std::pin::pin!(body);
     let mut written = Ok(());
     while let Some(piece) = body.next().await {
@@ -330,7 +318,7 @@ impl Uploader {
         match guest_link {
             None => authenticate(req, state).await.map(|_| Uploader::Owner),
             Some(raw) => {
-                let link = open_guest_link(state, raw).await?;
+                let link = guest_links::open(&state.ctx, raw).await?;
                 let slot = state.in_flight.enter(&link.id, state.client_ip(req))?;
                 Ok(Uploader::Guest(link, slot))
             }
@@ -341,7 +329,7 @@ impl Uploader {
     fn max_size(&self, state: &AppState) -> Option<ByteSize> {
         match self {
             Uploader::Owner => state.max_upload,
-            Uploader::Guest(link, _) => guest_size_limit(state, link),
+            Uploader::Guest(link, _) => guest_links::size_limit(state.max_upload, link),
         }
     }
 
@@ -350,25 +338,22 @@ impl Uploader {
     fn upload_meta(
         &self,
         req: &HttpRequest,
+        state: &AppState,
         filename: FileName,
         declared_type: Option<&str>,
     ) -> Result<UploadMeta, AppError> {
         let header = |name: &str| req.headers().get(name).and_then(|v| v.to_str().ok());
-        let now = OffsetDateTime::now_utc();
+        let now = state.ctx.clock.now();
         let headers = OptionHeaders {
             max_days: header("max-days"),
             max_downloads: header("max-downloads"),
             expires_at: header("expires-at"),
             expire: header("expire"),
         };
-        let mut options =
-            UploadOptions::from_headers(headers, now).map_err(|error| AppError::BadRequest(error.to_string()))?;
+        let mut options = UploadOptions::from_headers(headers, now)?;
         let mut guest_link = None;
         if let Uploader::Guest(link, _) = self {
-            if let Some(days) = link.file_lifetime_days {
-                let end = now + time::Duration::days(days);
-                options.expires_at = Some(options.expires_at.map_or(end, |asked| asked.min(end)));
-            }
+            options = guest_links::cap_options(link, options, now);
             guest_link = Some(link.id.clone());
         }
         let content_type = guess_content_type(&filename, declared_type);
@@ -381,17 +366,7 @@ impl Uploader {
         let Uploader::Guest(link, _) = self else {
             return AppError::internal(UploadError::GuestLinkRefused);
         };
-        let now = OffsetDateTime::now_utc().unix_timestamp();
-        match state.store.find_guest_link(&link.id).await {
-            Ok(Some(link)) => match (link.refusal(now), link.max_file_size()) {
-                (Some(error), _) => error,
-                (None, Some(limit)) if received > limit.as_u64() => AppError::TooLarge(limit),
-                // Closed at the finish and open again just after (the owner re-enabled it).
-                (None, _) => AppError::Gone("this guest link changed during the upload; try again"),
-            },
-            Ok(None) => AppError::UnknownGuestLink,
-            Err(error) => error.into(),
-        }
+        guest_links::refused_at_finish(&state.ctx, &link.id, received).await.into()
     }
 }
 

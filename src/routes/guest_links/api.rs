@@ -9,6 +9,7 @@ use crate::routes::error::AppError;
 use crate::routes::files::api::present;
 use crate::routes::owner::{Owner, OwnerJson};
 use crate::routes::state::AppState;
+use crate::services::guest_links;
 use crate::store::GuestLinkRecord;
 
 /// One guest link as the API describes it. Times are RFC 3339.
@@ -103,7 +104,7 @@ pub struct Edit {
 fn new_expiry(raw: &str, now: i64) -> Result<i64, AppError> {
     let at = parse_time(raw)
         .ok_or_else(|| AppError::BadRequest("expires must be an RFC 3339 time such as 2030-01-31T12:00:00Z".into()))?;
-    future_expiry(at.unix_timestamp(), now).map_err(|error| AppError::BadRequest(error.to_string()))
+    future_expiry(at.unix_timestamp(), now).map_err(AppError::from)
 }
 
 fn terms(
@@ -113,13 +114,12 @@ fn terms(
     max_uploads: Option<i64>,
     file_lifetime_days: Option<i64>,
 ) -> Result<GuestLinkTerms, AppError> {
-    GuestLinkTerms::new(label, expires_at, max_file_size, max_uploads, file_lifetime_days)
-        .map_err(|error| AppError::BadRequest(error.to_string()))
+    GuestLinkTerms::new(label, expires_at, max_file_size, max_uploads, file_lifetime_days).map_err(AppError::from)
 }
 
 pub async fn list(_owner: Owner, req: HttpRequest, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
-    let now = OffsetDateTime::now_utc().unix_timestamp();
-    let links = state.store.guest_links().await?;
+    let now = state.ctx.now();
+    let links = guest_links::list(&state.ctx).await?;
     let links: Vec<GuestLinkJson> = links.iter().map(|link| GuestLinkJson::new(&req, &state, link, now)).collect();
     Ok(HttpResponse::Ok().json(links))
 }
@@ -129,12 +129,12 @@ pub async fn create(
     body: OwnerJson<NewLink>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    let now = OffsetDateTime::now_utc().unix_timestamp();
+    let now = state.ctx.now();
     let body = body.body;
     let expires_at = body.expires.as_deref().map(|raw| new_expiry(raw, now)).transpose()?;
     let max_file_size = body.max_file_size.map(SizeInput::parse).transpose()?;
     let terms = terms(&body.label, expires_at, max_file_size, body.max_uploads, body.file_lifetime_days)?;
-    let link = state.store.create_guest_link(&GuestLinkId::random(), &terms, now).await?;
+    let link = guest_links::create(&state.ctx, &terms).await?;
     let json = GuestLinkJson::new(&req, &state, &link, now);
     Ok(HttpResponse::Created().insert_header(("Location", json.url.clone())).json(json))
 }
@@ -142,22 +142,22 @@ pub async fn create(
 pub async fn show(
     _owner: Owner,
     req: HttpRequest,
-    id: web::Path<String>,
+    id: web::Path<GuestLinkId>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
     let link = find(&state, &id).await?;
-    let now = OffsetDateTime::now_utc().unix_timestamp();
+    let now = state.ctx.now();
     Ok(HttpResponse::Ok().json(GuestLinkJson::new(&req, &state, &link, now)))
 }
 
 pub async fn edit(
     req: HttpRequest,
-    id: web::Path<String>,
+    id: web::Path<GuestLinkId>,
     body: OwnerJson<Edit>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
     let link = find(&state, &id).await?;
-    let now = OffsetDateTime::now_utc().unix_timestamp();
+    let now = state.ctx.now();
     let edit = body.body;
     let expires_at = match edit.expires {
         None => link.expires_at,
@@ -176,25 +176,23 @@ pub async fn edit(
         edit.file_lifetime_days.unwrap_or(link.file_lifetime_days),
     )?;
     let link =
-        state.store.update_guest_link(&link.id, &terms, edit.disabled).await?.ok_or(AppError::UnknownGuestLink)?;
+        guest_links::update(&state.ctx, &link.id, &terms, edit.disabled).await?.ok_or(AppError::UnknownGuestLink)?;
     Ok(HttpResponse::Ok().json(GuestLinkJson::new(&req, &state, &link, now)))
 }
 
 /// Deletes the link; files uploaded through it stay.
 pub async fn delete(
     _owner: Owner,
-    id: web::Path<String>,
+    id: web::Path<GuestLinkId>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    let id = GuestLinkId::parse(&id).ok_or(AppError::UnknownGuestLink)?;
-    if !state.store.delete_guest_link(&id).await? {
+    if !guest_links::delete(&state.ctx, &id).await? {
         return Err(AppError::UnknownGuestLink);
     }
     Ok(HttpResponse::NoContent().finish())
 }
 
 /// The link a path names, in any state, or 404.
-pub async fn find(state: &AppState, raw_id: &str) -> Result<GuestLinkRecord, AppError> {
-    let id = GuestLinkId::parse(raw_id).ok_or(AppError::UnknownGuestLink)?;
-    state.store.find_guest_link(&id).await?.ok_or(AppError::UnknownGuestLink)
+pub async fn find(state: &AppState, id: &GuestLinkId) -> Result<GuestLinkRecord, AppError> {
+    guest_links::find(&state.ctx, id).await?.ok_or(AppError::UnknownGuestLink)
 }

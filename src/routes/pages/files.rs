@@ -2,21 +2,15 @@
 
 use actix_web::{HttpRequest, HttpResponse, web};
 use serde::Deserialize;
-use time::OffsetDateTime;
 
-use crate::domain::guess_content_type;
-use crate::domain::{CHUNK_SIZE, FileName, MAX_NOTE_LEN};
-use crate::domain::{date_input, date_time, human_size, relative_time};
+use crate::domain::{FileId, FileName, FilePassword, date_input, date_time, human_size, relative_time};
 use crate::routes::error::AppError;
-use crate::routes::files::api::new_password_hash;
 use crate::routes::owner::{NoFields, Owner, OwnerForm};
 use crate::routes::pages::page::{SignedIn, layout, page, see_other};
 use crate::routes::pages::views::{FilePage, FileRow, FilesPage, HistoryRow, Preview, SortHeader};
 use crate::routes::state::AppState;
-use crate::routes::state::delete_visible_file;
-use crate::routes::state::parse_id;
-use crate::routes::state::visible_file;
-use crate::store::{FileChanges, FileListing, FileRecord, FileSort};
+use crate::services::files::{self, FileEdit};
+use crate::store::{FileListing, FileRecord, FileSort};
 
 const PAGE_SIZE: i64 = 50;
 const HISTORY_ROWS: i64 = 100;
@@ -57,7 +51,7 @@ pub async fn list(
     query: web::Query<ListQuery>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    let now = OffsetDateTime::now_utc().unix_timestamp();
+    let now = state.ctx.now();
     let descending = query.descending();
     let page_number = query.page.unwrap_or(1).max(1);
     let listing = FileListing {
@@ -67,7 +61,7 @@ pub async fn list(
         limit: PAGE_SIZE,
         offset: (page_number - 1) * PAGE_SIZE,
     };
-    let (files, total) = state.store.browse_files(now, &listing).await?;
+    let (files, total) = files::browse(&state.ctx, &listing).await?;
     let pages = ((total + PAGE_SIZE - 1) / PAGE_SIZE).max(1);
     let headers = [
         ("Name", FileSort::Name),
@@ -107,13 +101,13 @@ pub async fn list(
 pub async fn show(
     req: HttpRequest,
     SignedIn(owner): SignedIn,
-    id: web::Path<String>,
+    id: web::Path<FileId>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    let file = visible_file(&state, &id).await?;
-    let now = OffsetDateTime::now_utc().unix_timestamp();
+    let file = files::find(&state.ctx, &id).await?.ok_or(AppError::NotFound)?;
+    let now = state.ctx.now();
     let preview = preview(&state, &file).await?;
-    let history = state.store.download_history(&file.id, HISTORY_ROWS).await?;
+    let history = files::history(&state.ctx, &file.id, HISTORY_ROWS).await?;
     page(&FilePage {
         layout: layout(file.filename.as_str(), &owner),
         file: row(&req, &state, &file, now),
@@ -133,10 +127,10 @@ pub async fn show(
 pub async fn qr_code(
     req: HttpRequest,
     _owner: Owner,
-    id: web::Path<String>,
+    id: web::Path<FileId>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    let file = visible_file(&state, &id).await?;
+    let file = files::find(&state.ctx, &id).await?.ok_or(AppError::NotFound)?;
     let url = state.download_url(&req, &file.id, &file.filename);
     let code = qrcode::QrCode::new(url.as_bytes()).map_err(AppError::internal)?;
     let svg = code.render::<qrcode::render::svg::Color>().min_dimensions(200, 200).quiet_zone(true).build();
@@ -159,45 +153,40 @@ pub struct EditForm {
 }
 
 pub async fn edit(
-    id: web::Path<String>,
+    id: web::Path<FileId>,
     form: OwnerForm<EditForm>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    let id = parse_id(&id)?;
     let fields = form.fields;
-    let filename = FileName::parse(&fields.filename).map_err(|error| AppError::BadRequest(error.to_string()))?;
+    let filename = FileName::parse(&fields.filename)?;
     let expires_at = match fields.expires.trim() {
         "" => None,
         day => Some(end_of_day(day)?),
     };
     let note = fields.note.trim();
-    if note.len() > MAX_NOTE_LEN {
-        return Err(AppError::BadRequest(format!("the note is longer than {MAX_NOTE_LEN} bytes")));
-    }
-    let content_type = Some(guess_content_type(&filename, None)).filter(|guess| guess != "application/octet-stream");
     let password = match (fields.remove_password.is_some(), fields.password.is_empty()) {
         (true, _) => Some(None),
         (false, true) => None,
-        (false, false) => Some(Some(fields.password)),
+        (false, false) => Some(Some(FilePassword::parse(&fields.password)?)),
     };
-    let changes = FileChanges {
+    let edit = FileEdit {
         filename: Some(filename),
-        content_type,
         note: Some((!note.is_empty()).then(|| note.to_owned())),
         expires_at: Some(expires_at),
-        password_hash: new_password_hash(password).await?,
+        password,
     };
-    let now = OffsetDateTime::now_utc().unix_timestamp();
-    state.store.update_file(&id, &changes, now).await?.ok_or(AppError::NotFound)?;
+    files::edit(&state.ctx, &id, edit).await?.ok_or(AppError::NotFound)?;
     Ok(see_other(&format!("/files/{id}")))
 }
 
 pub async fn delete(
-    id: web::Path<String>,
+    id: web::Path<FileId>,
     _form: OwnerForm<NoFields>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    delete_visible_file(&state, &id).await?;
+    if !files::delete(&state.ctx, &id).await? {
+        return Err(AppError::NotFound);
+    }
     Ok(see_other("/files"))
 }
 
@@ -239,20 +228,10 @@ async fn preview(state: &AppState, file: &FileRecord) -> Result<Preview, AppErro
         _ if kind.starts_with("video/") => Preview::Video,
         "application/pdf" => Preview::Pdf,
         _ if kind.starts_with("text/") || kind == "application/json" => {
-            let wanted = (file.file_size as usize).min(TEXT_PREVIEW);
-            let last_chunk = (wanted.max(1) - 1) / CHUNK_SIZE;
-            let mut bytes = Vec::with_capacity(wanted);
-            if wanted > 0 {
-                let take = |_, chunk: &[u8]| {
-                    bytes.extend_from_slice(chunk);
-                    Ok(())
-                };
-                state.store.read_chunks(&file.id, 0, last_chunk as i64, take).await?;
-            }
-            bytes.truncate(wanted);
+            let bytes = files::first_bytes(&state.ctx, file, TEXT_PREVIEW).await?;
             Preview::Text {
+                truncated: file.file_size as usize > bytes.len(),
                 text: String::from_utf8_lossy(&bytes).into_owned(),
-                truncated: file.file_size as usize > wanted,
             }
         }
         _ => Preview::None,
@@ -274,7 +253,7 @@ mod tests {
             raw in prop_oneof![any::<String>(), "[0-9]{4}-[0-9]{2}-[0-9]{2}", "[+-]?[0-9]{1,6}-[01][0-9]-[0-3][0-9]"]
         ) {
             if let Ok(at) = end_of_day(&raw) {
-                let time = OffsetDateTime::from_unix_timestamp(at).map_err(|e| TestCaseError::fail(e.to_string()))?;
+                let time = time::OffsetDateTime::from_unix_timestamp(at).map_err(|e| TestCaseError::fail(e.to_string()))?;
                 prop_assert_eq!((time.hour(), time.minute(), time.second()), (23, 59, 59));
                 prop_assert_eq!(end_of_day(&date_input(Some(at))).ok(), Some(at));
             }

@@ -3,18 +3,17 @@
 
 use actix_web::{HttpRequest, HttpResponse, web};
 use serde::Deserialize;
-use time::OffsetDateTime;
 
-use crate::domain::{ByteSize, GuestLinkTerms, MAX_LIFETIME_DAYS, future_expiry};
+use crate::domain::{ByteSize, GuestLinkId, GuestLinkTerms, MAX_LIFETIME_DAYS, future_expiry};
 use crate::domain::{date_input, date_time, human_size, relative_time};
 use crate::routes::error::AppError;
 use crate::routes::guest_links::api::{find, guest_link_url};
-use crate::routes::guest_links::upload::{guest_size_limit, open_guest_link};
 use crate::routes::owner::{NoFields, OwnerForm};
 use crate::routes::pages::files::end_of_day;
 use crate::routes::pages::page::{SignedIn, layout, page, see_other};
 use crate::routes::pages::views::{GuestLinkPage, GuestLinkRow, GuestLinksPage, GuestUploadPage, Layout};
 use crate::routes::state::AppState;
+use crate::services::guest_links;
 use crate::store::GuestLinkRecord;
 
 pub async fn list(
@@ -22,8 +21,8 @@ pub async fn list(
     SignedIn(owner): SignedIn,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    let now = OffsetDateTime::now_utc().unix_timestamp();
-    let links = state.store.guest_links().await?;
+    let now = state.ctx.now();
+    let links = guest_links::list(&state.ctx).await?;
     page(&GuestLinksPage {
         layout: layout("Guest links", &owner),
         links: links.iter().map(|link| row(&req, &state, link, now)).collect(),
@@ -35,11 +34,11 @@ pub async fn list(
 pub async fn show(
     req: HttpRequest,
     SignedIn(owner): SignedIn,
-    id: web::Path<String>,
+    id: web::Path<GuestLinkId>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
     let link = find(&state, &id).await?;
-    let now = OffsetDateTime::now_utc().unix_timestamp();
+    let now = state.ctx.now();
     page(&GuestLinkPage {
         layout: layout(&link.label, &owner),
         link: row(&req, &state, &link, now),
@@ -71,7 +70,7 @@ impl LinkForm {
         let expires_at = match current {
             Some(link) if date_input(link.expires_at) == day => link.expires_at,
             _ if day.is_empty() => None,
-            _ => Some(future_expiry(end_of_day(day)?, now).map_err(|error| AppError::BadRequest(error.to_string()))?),
+            _ => Some(future_expiry(end_of_day(day)?, now).map_err(AppError::from)?),
         };
         let max_file_size = optional(&self.max_file_size, |raw| raw.parse::<ByteSize>().map_err(AppError::BadRequest))?;
         let whole = |what: &'static str| {
@@ -81,8 +80,7 @@ impl LinkForm {
         };
         let max_uploads = optional(&self.max_uploads, whole("the maximum number of uploads"))?;
         let lifetime = optional(&self.file_lifetime_days, whole("the file lifetime in days"))?;
-        GuestLinkTerms::new(&self.label, expires_at, max_file_size, max_uploads, lifetime)
-            .map_err(|error| AppError::BadRequest(error.to_string()))
+        GuestLinkTerms::new(&self.label, expires_at, max_file_size, max_uploads, lifetime).map_err(AppError::from)
     }
 }
 
@@ -93,26 +91,25 @@ fn optional<T>(raw: &str, parse: impl FnOnce(&str) -> Result<T, AppError>) -> Re
 }
 
 pub async fn create(form: OwnerForm<LinkForm>, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
-    let now = OffsetDateTime::now_utc().unix_timestamp();
-    let terms = form.fields.terms(None, now)?;
-    let link = state.store.create_guest_link(&crate::domain::GuestLinkId::random(), &terms, now).await?;
+    let terms = form.fields.terms(None, state.ctx.now())?;
+    let link = guest_links::create(&state.ctx, &terms).await?;
     Ok(see_other(&format!("/guest-links#link-{}", link.id)))
 }
 
 pub async fn edit(
-    id: web::Path<String>,
+    id: web::Path<GuestLinkId>,
     form: OwnerForm<LinkForm>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
     let link = find(&state, &id).await?;
-    let now = OffsetDateTime::now_utc().unix_timestamp();
+    let now = state.ctx.now();
     let terms = form.fields.terms(Some(&link), now)?;
-    state.store.update_guest_link(&link.id, &terms, None).await?.ok_or(AppError::UnknownGuestLink)?;
+    guest_links::update(&state.ctx, &link.id, &terms, None).await?.ok_or(AppError::UnknownGuestLink)?;
     Ok(see_other("/guest-links"))
 }
 
 pub async fn disable(
-    id: web::Path<String>,
+    id: web::Path<GuestLinkId>,
     _form: OwnerForm<NoFields>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
@@ -120,26 +117,24 @@ pub async fn disable(
 }
 
 pub async fn enable(
-    id: web::Path<String>,
+    id: web::Path<GuestLinkId>,
     _form: OwnerForm<NoFields>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
     set_disabled(&state, &id, false).await
 }
 
-async fn set_disabled(state: &AppState, raw_id: &str, disabled: bool) -> Result<HttpResponse, AppError> {
-    let link = find(state, raw_id).await?;
-    state.store.set_guest_link_disabled(&link.id, disabled).await?.ok_or(AppError::UnknownGuestLink)?;
+async fn set_disabled(state: &AppState, id: &GuestLinkId, disabled: bool) -> Result<HttpResponse, AppError> {
+    guest_links::set_disabled(&state.ctx, id, disabled).await?.ok_or(AppError::UnknownGuestLink)?;
     Ok(see_other("/guest-links"))
 }
 
 pub async fn delete(
-    id: web::Path<String>,
+    id: web::Path<GuestLinkId>,
     _form: OwnerForm<NoFields>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    let link = find(&state, &id).await?;
-    if !state.store.delete_guest_link(&link.id).await? {
+    if !guest_links::delete(&state.ctx, &id).await? {
         return Err(AppError::UnknownGuestLink);
     }
     Ok(see_other("/guest-links"))
@@ -147,8 +142,8 @@ pub async fn delete(
 
 /// `/g/{id}` in a browser: the upload page, or the reason the link takes no upload.
 pub async fn guest_upload(id: web::Path<String>, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
-    let link = open_guest_link(&state, &id).await?;
-    let limit = guest_size_limit(&state, &link);
+    let link = guest_links::open(&state.ctx, &id).await?;
+    let limit = guest_links::size_limit(state.max_upload, &link);
     let plural = |n: i64, unit: &str| format!("{n} {unit}{}", if n == 1 { "" } else { "s" });
     page(&GuestUploadPage {
         layout: Layout { title: "Upload".into(), csrf_token: String::new() },

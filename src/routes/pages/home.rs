@@ -4,9 +4,10 @@ use actix_web::{HttpRequest, HttpResponse, web};
 
 use crate::routes::error::AppError;
 use crate::routes::owner::Owner;
-use crate::routes::pages::page::{DEFAULT_EXPIRY, DEFAULT_EXPIRY_KEY, layout, page};
+use crate::routes::pages::page::{layout, page};
 use crate::routes::pages::views::{HomePage, Layout, UploadPage, expiry_choices};
 use crate::routes::state::AppState;
+use crate::services::preferences;
 
 /// The upload page for the owner; a short landing page for everyone else.
 pub async fn index(
@@ -19,7 +20,7 @@ pub async fn index(
         let layout = Layout { title: "Share files".into(), csrf_token: String::new() };
         return page(&HomePage { layout, base_url: &base_url, version: env!("CARGO_PKG_VERSION") });
     };
-    let default = state.store.setting(DEFAULT_EXPIRY_KEY).await?.unwrap_or_else(|| DEFAULT_EXPIRY.to_owned());
+    let default = preferences::default_expiry(&state.ctx).await?;
     page(&UploadPage {
         layout: layout("Upload", &owner),
         expiry_choices: expiry_choices(&default),

@@ -8,10 +8,6 @@ use crate::routes::error::AppError;
 use crate::routes::owner::Owner;
 use crate::routes::pages::views::Layout;
 
-/// Settings key of the expiry preselected on the upload page.
-pub(crate) const DEFAULT_EXPIRY_KEY: &str = "default_expiry";
-pub(crate) const DEFAULT_EXPIRY: &str = "30";
-
 pub(crate) fn layout(title: &str, owner: &Owner) -> Layout {
     Layout { title: title.to_owned(), csrf_token: owner.csrf_token().to_owned() }
 }

@@ -46,9 +46,9 @@ pub async fn sign_in(
         return Ok(response);
     }
     if let Some(old) = req.cookie(COOKIE_NAME) {
-        sessions::end(&state.store, old.value()).await?;
+        sessions::end(&state.ctx, old.value()).await?;
     }
-    let session = sessions::start(&state.store).await?;
+    let session = sessions::start(&state.ctx).await?;
     let cookie = Cookie::build(COOKIE_NAME, session.token)
         .path("/")
         .http_only(true)
@@ -67,7 +67,7 @@ pub async fn sign_out(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
     if let Some(cookie) = req.cookie(COOKIE_NAME) {
-        sessions::end(&state.store, cookie.value()).await?;
+        sessions::end(&state.ctx, cookie.value()).await?;
     }
     let mut response = see_other("/login?signed_out=1");
     let mut expired = Cookie::build(COOKIE_NAME, "").path("/").finish();

@@ -2,7 +2,6 @@
 
 use actix_web::{HttpResponse, web};
 use serde::Deserialize;
-use time::OffsetDateTime;
 
 use crate::domain::TokenLabel;
 use crate::domain::{date_time, relative_time};
@@ -24,8 +23,8 @@ pub struct CreateForm {
 
 /// Answers with the page itself (no redirect), so the new token is on this one page only.
 pub async fn create(form: OwnerForm<CreateForm>, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
-    let label = TokenLabel::parse(&form.fields.label).map_err(|error| AppError::BadRequest(error.to_string()))?;
-    let (record, token) = tokens::create(&state.store, &label).await?;
+    let label = TokenLabel::parse(&form.fields.label).map_err(AppError::from)?;
+    let (record, token) = tokens::create(&state.ctx, &label).await?;
     let mut response = tokens_page(&form.owner, &state, Some(NewTokenView { label: record.label, token })).await?;
     response
         .headers_mut()
@@ -38,7 +37,7 @@ pub async fn revoke(
     _form: OwnerForm<NoFields>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    if !state.store.delete_api_token(*id).await? {
+    if !tokens::revoke(&state.ctx, *id).await? {
         return Err(AppError::NotFound);
     }
     Ok(see_other("/tokens"))
@@ -49,8 +48,8 @@ async fn tokens_page(
     state: &AppState,
     new_token: Option<NewTokenView>,
 ) -> Result<HttpResponse, AppError> {
-    let now = OffsetDateTime::now_utc().unix_timestamp();
-    let tokens = state.store.list_api_tokens().await?;
+    let now = state.ctx.now();
+    let tokens = tokens::list(&state.ctx).await?;
     page(&TokensPage {
         layout: layout("API tokens", owner),
         tokens: tokens

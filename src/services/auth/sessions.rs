@@ -3,8 +3,9 @@
 
 use time::{Duration, OffsetDateTime};
 
+use crate::services::Context;
 use crate::services::auth::secret::{generate_secret, token_hash};
-use crate::store::{Store, StoreError};
+use crate::store::StoreError;
 
 pub const COOKIE_NAME: &str = "blobdrop_session";
 
@@ -24,20 +25,21 @@ pub struct Session {
     pub csrf_token: String,
 }
 
-pub async fn start(store: &Store) -> Result<NewSession, StoreError> {
+pub async fn start(ctx: &Context) -> Result<NewSession, StoreError> {
     let (token, csrf_token) = (generate_secret(), generate_secret());
-    let now = OffsetDateTime::now_utc();
+    let now = ctx.clock.now();
     let expires_at = now + LIFETIME;
-    store.create_session(&token_hash(&token), &csrf_token, now.unix_timestamp(), expires_at.unix_timestamp()).await?;
+    ctx.store
+        .create_session(&token_hash(&token), &csrf_token, now.unix_timestamp(), expires_at.unix_timestamp())
+        .await?;
     Ok(NewSession { token, expires_at })
 }
 
-pub async fn find(store: &Store, token: &str) -> Result<Option<Session>, StoreError> {
-    let now = OffsetDateTime::now_utc().unix_timestamp();
-    let found = store.find_session(&token_hash(token), now).await?;
+pub async fn find(ctx: &Context, token: &str) -> Result<Option<Session>, StoreError> {
+    let found = ctx.store.find_session(&token_hash(token), ctx.now()).await?;
     Ok(found.map(|record| Session { csrf_token: record.csrf_token }))
 }
 
-pub async fn end(store: &Store, token: &str) -> Result<(), StoreError> {
-    store.delete_session(&token_hash(token)).await
+pub async fn end(ctx: &Context, token: &str) -> Result<(), StoreError> {
+    ctx.store.delete_session(&token_hash(token)).await
 }

@@ -152,14 +152,17 @@ impl DiskReserve {
     /// `StorageFull` when an upload would eat into the reserve. One statvfs call: cheap enough
     /// for every batch. An unreadable file system is not a reason to refuse.
     /// `writing` is what the caller is about to add: twice its bytes are counted, since chunks reach
-    /// the WAL first and the database file at the next checkpoint.
-    pub fn check_room_for_uploads(&self, writing: u64) -> Result<(), StoreError> {
+    /// the WAL first and the database file at the next checkpoint. `reusable` is free space inside
+    /// the database file (its free pages), which SQLite fills before it grows the file.
+    pub fn check_room_for_uploads(&self, writing: u64, reusable: u64) -> Result<(), StoreError> {
         if self.bytes == 0 {
             return Ok(());
         }
         let needed = self.bytes.saturating_add(writing.saturating_mul(2));
         match self.free_bytes() {
-            Some(free) if free.saturating_add(self.ballast_on_disk()) < needed => Err(StoreError::StorageFull),
+            Some(free) if free.saturating_add(self.ballast_on_disk()).saturating_add(reusable) < needed => {
+                Err(StoreError::StorageFull)
+            }
             _ => Ok(()),
         }
     }
@@ -216,6 +219,11 @@ fn write_zeros(path: &Path, len: u64) -> std::io::Result<()> {
     file.sync_all()
 }
 
+/// Bytes of `free_pages` pages of the database.
+pub(super) fn reusable_bytes(free_pages: i64) -> u64 {
+    (free_pages.max(0) as u64).saturating_mul(u64::from(super::connection::PAGE_SIZE))
+}
+
 /// Bytes an unprivileged process may still write in `folder`'s file system.
 pub fn free_bytes(folder: &Path) -> Option<u64> {
     let stats = rustix::fs::statvfs(folder).ok()?;
@@ -224,9 +232,15 @@ pub fn free_bytes(folder: &Path) -> Option<u64> {
 
 impl Store {
     /// `StorageFull` while free space is below the reserve: checked before an upload starts and
-    /// before each of its batches.
-    pub fn check_room_for_uploads(&self) -> Result<(), StoreError> {
-        self.reserve.check_room_for_uploads(0)
+    /// before each of its batches. Free pages inside the database count as room: a refused or
+    /// deleted upload's pages take the next one at once, before the clean-up gives them back to
+    /// the file system in its paced steps.
+    pub async fn check_room_for_uploads(&self) -> Result<(), StoreError> {
+        if self.reserve.check_room_for_uploads(0, 0).is_ok() {
+            return Ok(());
+        }
+        let free_pages: i64 = sqlx::query_scalar("PRAGMA freelist_count").fetch_one(&self.reader).await?;
+        self.reserve.check_room_for_uploads(0, reusable_bytes(free_pages))
     }
 
     /// Free bytes on the database's file system, for the system page.
