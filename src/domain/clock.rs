@@ -1,5 +1,5 @@
 //! The time every rule reads (expiry, sessions, download limits): the system's clock, or in tests
-//! a clock they move by hand instead of sleeping.
+//! the system's clock shifted by hand, so a test jumps an hour ahead instead of sleeping.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -9,26 +9,25 @@ use time::OffsetDateTime;
 
 #[derive(Clone, Debug, Default)]
 pub struct Clock {
-    /// `None` reads the system clock; `Some` holds a hand-moved time in unix nanoseconds.
-    manual: Option<Arc<AtomicI64>>,
+    /// `None` reads the system clock as it is; `Some` holds how far (in nanoseconds) tests moved it.
+    shift: Option<Arc<AtomicI64>>,
 }
 
 impl Clock {
     pub fn system() -> Self {
-        Clock { manual: None }
+        Clock { shift: None }
     }
 
-    /// A clock that stands still at `start` until `advance` moves it.
-    pub fn manual(start: OffsetDateTime) -> Self {
-        let nanos = i64::try_from(start.unix_timestamp_nanos()).unwrap_or(i64::MAX);
-        Clock { manual: Some(Arc::new(AtomicI64::new(nanos))) }
+    /// The system clock, which `advance` moves ahead; it keeps running from there.
+    pub fn adjustable() -> Self {
+        Clock { shift: Some(Arc::new(AtomicI64::new(0))) }
     }
 
     pub fn now(&self) -> OffsetDateTime {
-        match &self.manual {
-            None => OffsetDateTime::now_utc(),
-            Some(nanos) => OffsetDateTime::from_unix_timestamp_nanos(i128::from(nanos.load(Ordering::SeqCst)))
-                .unwrap_or(OffsetDateTime::UNIX_EPOCH),
+        let now = OffsetDateTime::now_utc();
+        match &self.shift {
+            None => now,
+            Some(shift) => now + time::Duration::nanoseconds(shift.load(Ordering::SeqCst)),
         }
     }
 
@@ -37,11 +36,11 @@ impl Clock {
         self.now().unix_timestamp()
     }
 
-    /// Moves a manual clock forward; the system clock cannot be moved, so this does nothing there.
+    /// Moves an adjustable clock (and every clone of it) ahead; the system clock cannot be moved,
+    /// so this does nothing there.
     pub fn advance(&self, by: Duration) {
-        if let Some(nanos) = &self.manual {
-            let by = i64::try_from(by.as_nanos()).unwrap_or(i64::MAX);
-            nanos.fetch_add(by, Ordering::SeqCst);
+        if let Some(shift) = &self.shift {
+            shift.fetch_add(i64::try_from(by.as_nanos()).unwrap_or(i64::MAX), Ordering::SeqCst);
         }
     }
 }
@@ -51,11 +50,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_manual_clock_stands_still_until_moved() {
-        let start = OffsetDateTime::from_unix_timestamp(1_800_000_000).unwrap();
-        let clock = Clock::manual(start);
-        assert_eq!(clock.unix(), 1_800_000_000);
-        clock.clone().advance(Duration::from_secs(90));
-        assert_eq!(clock.unix(), 1_800_000_090);
+    fn an_adjustable_clock_jumps_ahead_and_its_clones_with_it() {
+        let clock = Clock::adjustable();
+        let before = clock.unix();
+        clock.clone().advance(Duration::from_secs(7200));
+        let after = clock.unix();
+        assert!((7200..7300).contains(&(after - before)), "{before} -> {after}");
+
+        let system = Clock::system();
+        system.advance(Duration::from_secs(7200));
+        assert!(system.unix() - OffsetDateTime::now_utc().unix_timestamp() < 5);
     }
 }
