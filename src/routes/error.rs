@@ -12,7 +12,7 @@ use crate::services::guest_links;
 use crate::services::in_flight::{Busy, RETRY_AFTER};
 use crate::services::throttling::Refused;
 use crate::services::uploads::UploadError;
-use crate::store::StoreError;
+use crate::services::StoreError;
 
 /// A failed request. The `Display` text is the one-line reason sent to the client; causes of
 /// server errors are logged and never sent.
