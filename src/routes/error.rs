@@ -7,12 +7,12 @@ use actix_web::{HttpResponse, ResponseError};
 use crate::domain::{
     ByteSize, FileNameError, FilePasswordError, GuestLinkError, LifetimeError, TokenLabelError, UploadOptionsError,
 };
+use crate::services::StoreError;
 use crate::services::files::EditError;
 use crate::services::guest_links;
 use crate::services::in_flight::{Busy, RETRY_AFTER};
 use crate::services::throttling::Refused;
 use crate::services::uploads::UploadError;
-use crate::services::StoreError;
 
 /// A failed request. The `Display` text is the one-line reason sent to the client; causes of
 /// server errors are logged and never sent.

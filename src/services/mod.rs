@@ -15,7 +15,7 @@ pub mod system;
 pub mod throttling;
 pub mod uploads;
 
-pub use context::Context;
 /// What a service call fails with when the storage does (full, or broken): part of every service's
 /// answer, so the HTTP layer maps it without reaching into the store.
 pub use crate::store::StoreError;
+pub use context::Context;

@@ -22,6 +22,7 @@ use serde::Deserialize;
 
 use crate::domain::{ByteRange, FileId, RangeRequest};
 use crate::routes::error::AppError;
+use crate::routes::files::link::FileLink;
 use crate::routes::owner::Owner;
 use crate::routes::state::AppState;
 use crate::services::downloads::{self, stream_range};
@@ -54,12 +55,6 @@ impl DownloadQuery {
     fn forces_attachment(&self) -> bool {
         self.download.as_deref().is_some_and(|value| !matches!(value, "0" | "false"))
     }
-}
-
-/// `/f/{id}` and `/f/{id}/{filename}`: the name is the browser's to save under, only the id counts.
-#[derive(Debug, Deserialize)]
-pub struct FileLink {
-    pub id: FileId,
 }
 
 /// Who the bytes go to. Only a visitor's download counts; the owner's preview never does.

@@ -5,6 +5,7 @@ pub mod api;
 pub mod bundle;
 pub mod delete_link;
 pub mod download;
+pub mod link;
 pub mod listing_format;
 pub mod protected;
 pub mod upload;

@@ -7,7 +7,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use serde::Deserialize;
 
 use crate::routes::error::AppError;
-use crate::routes::files::download::FileLink;
+use crate::routes::files::link::FileLink;
 use crate::routes::owner::{credential, is_owner_credential, session};
 use crate::routes::pages::accepts_html;
 use crate::routes::pages::page::{page, see_other};
