@@ -1,0 +1,356 @@
+"""Each scenario of the benchmark: it measures blobdrop beside its baseline and adds its figures to `bench.r`."""
+import hashlib, http.client, json, os, shutil, subprocess, time, urllib.parse
+
+from .baseline import DD_MIB, RawSqlite, dd_rate, raw_sqlite
+from .constants import AUTH, MIB, SECRET
+from .measure import (CURL_CPU, curl, download, get_latencies, log, med, percentile, put_small, session_cookie,
+                      sha256_of_url, system, upload, written_bytes)
+from .nginx import Nginx
+from .server import Rustypaste, Server, rustypaste_binary
+
+
+class Bench:
+    """One run: its arguments, its temporary folder, the source files written so far, the results."""
+
+    def __init__(self, args, work: str, nginx_binary: str | None = None, rustypaste_install=None):
+        self.args, self.work = args, work
+        self.nginx_binary, self.rustypaste_install = nginx_binary, rustypaste_install
+        self.r: dict = {}
+        self.files = os.path.join(work, "files")
+        self._sources: dict[str, tuple[str, str, int]] = {}
+
+    def source(self, label: str, mib: int) -> tuple[str, str]:
+        """`files/label.bin` of `mib` MiB of random bytes (written once per run) and its SHA-256."""
+        if label not in self._sources:
+            os.makedirs(self.files, exist_ok=True)
+            self._sources[label] = (*write_source(self.files, label, mib), mib)
+        path, digest, _ = self._sources[label]
+        return path, digest
+
+    def sizes(self) -> dict[str, int]:
+        return {"small": self.args.small, "large": self.args.large}
+
+
+def write_source(folder: str, label: str, mib: int) -> tuple[str, str]:
+    """`folder/label.bin`, `mib` MiB of random bytes, synced; returns its path and SHA-256."""
+    path = os.path.join(folder, f"{label}.bin")
+    log(f"writing {mib} MiB of random bytes to {path} ...")
+    digest = hashlib.sha256()
+    with open(path, "wb") as f:
+        for _ in range(mib):
+            block = os.urandom(MIB)
+            digest.update(block)
+            f.write(block)
+    os.chmod(path, 0o644)
+    os.sync()
+    return path, digest.hexdigest()
+
+
+def need_free(folder: str, mib: float, what: str) -> None:
+    free = shutil.disk_usage(folder).free
+    if free < mib * MIB:
+        raise SystemExit(f"{folder} has {free / 2**30:.1f} GiB free; {what} needs about {mib / 1024:.1f} GiB")
+
+
+def raw(b: Bench) -> None:
+    """Raw SQLite, the upload and read baseline: each size RUNS times into a fresh database."""
+    for label, mib in b.sizes().items():
+        source, _ = b.source(label, mib)
+        writes, reads, cpus, read_cpus = [], [], [], []
+        for i in range(b.args.runs):
+            log(f"raw SQLite, {label}, run {i + 1} ...")
+            w, rd, cpu, read_cpu = raw_sqlite(source, b.work)
+            writes.append(w)
+            reads.append(rd)
+            cpus.append(cpu)
+            read_cpus.append(read_cpu)
+            os.sync()
+        b.r[f"raw_insert_{label}"], b.r[f"raw_read_{label}"] = med(writes), med(reads)
+        b.r[f"raw_cpu_{label}"], b.r[f"raw_read_cpu_{label}"] = med(cpus), med(read_cpus)
+
+
+def uploads(b: Bench) -> None:
+    """`curl -T` and `curl -F` of each size, each to a fresh server on a fresh database. The large
+    `curl -T` uploads' servers give the peak RSS through a large upload."""
+    upload_rss = []
+    for label, mib in b.sizes().items():
+        source, digest = b.source(label, mib)
+        for multipart in (False, True):
+            rates, server_cpu, client_cpu = [], [], []
+            for i in range(b.args.runs):
+                log(f"upload {'curl -F' if multipart else 'curl -T'}, {label}, run {i + 1} ...")
+                with Server(os.path.join(b.work, "upload")) as server:
+                    curl_before = CURL_CPU[0]
+                    file = upload(server, source, f"{label}.bin", multipart)
+                    server_cpu.append(server.cpu_seconds() / (mib / 1024))
+                    client_cpu.append((CURL_CPU[0] - curl_before) / (mib / 1024))
+                    if file["sha256"] != digest or file["size"] != mib * MIB:
+                        raise SystemExit(f"the server stored other bytes than were sent: {file}")
+                    rates.append(mib / file["seconds"])
+                    if label == "large" and not multipart:
+                        upload_rss.append(server.status("VmHWM"))
+                shutil.rmtree(os.path.join(b.work, "upload"))
+                os.sync()
+            kind = "form" if multipart else "put"
+            b.r[f"upload_{kind}_{label}"] = med(rates)
+            b.r[f"upload_cpu_{kind}_{label}"] = (med(server_cpu), med(client_cpu))
+    b.r["rss_upload"] = max(upload_rss)
+
+
+def downloads(b: Bench) -> None:
+    """Whole file and middle half of each size from one database, in turns with nginx serving the
+    same bytes; then the peak RSS of a fresh server through concurrent downloads of the small file."""
+    sizes = b.sizes()
+    sources = {label: b.source(label, mib) for label, mib in sizes.items()}
+    data = os.path.join(b.work, "data")
+    os.chmod(b.work, 0o755)  # nginx's worker reads the files
+    nginx = Nginx(b.nginx_binary, os.path.join(b.work, "nginx"), b.files)
+    try:
+        with Server(data) as server:
+            paths = {label: urllib.parse.urlsplit(upload(server, source, f"{label}.bin", False)["url"]).path
+                     for label, (source, _) in sources.items()}
+            urls = {label: server.base + path for label, path in paths.items()}
+            os.sync()
+            log("checking that a download returns the uploaded bytes ...")
+            if sha256_of_url(urls["small"]) != sources["small"][1]:
+                raise SystemExit("a download returned other bytes than were uploaded")
+            for label in sources:
+                total = sizes[label] * MIB
+                middle = f"{total // 4}-{total // 4 + total // 2 - 1}"
+                for kind, byte_range, mib in (("whole", None, sizes[label]), ("range", middle, sizes[label] / 2)):
+                    ours, theirs = [], []
+                    download(urls[label], byte_range)  # warm the page cache for both servers alike
+                    download(f"{nginx.base}/{label}.bin", byte_range)
+                    cpu, nginx_cpu = 0.0, 0.0
+                    for i in range(b.args.runs):
+                        log(f"download {kind}, {label}, run {i + 1} ...")
+                        cpu -= server.cpu_seconds()
+                        ours.append(mib / download(urls[label], byte_range))
+                        cpu += server.cpu_seconds()
+                        nginx_cpu -= nginx.cpu_seconds()
+                        theirs.append(mib / download(f"{nginx.base}/{label}.bin", byte_range))
+                        nginx_cpu += nginx.cpu_seconds()
+                    b.r[f"down_{kind}_{label}"], b.r[f"nginx_{kind}_{label}"] = med(ours), med(theirs)
+                    gib = b.args.runs * mib / 1024
+                    b.r[f"down_cpu_{kind}_{label}"] = (cpu / gib, nginx_cpu / gib)
+    finally:
+        nginx.stop()
+
+    # Peak RSS through concurrent downloads: a fresh process on the same database.
+    with Server(data) as server:
+        log(f"{b.args.clients} concurrent downloads of the small file ...")
+        clients = [subprocess.Popen(["curl", "-sS", "--fail", "-o", "/dev/null", server.base + paths["small"]])
+                   for _ in range(b.args.clients)]
+        if any(client.wait() != 0 for client in clients):
+            raise SystemExit("a concurrent download failed")
+        b.r["rss_downloads"] = server.status("VmHWM")
+    shutil.rmtree(data)  # each phase frees its disk space: a full disk would fail the next one
+
+
+def listings(b: Bench) -> None:
+    """Two servers with the same tiny files, one with the large file among them too, asked in turns."""
+    large_source, _ = b.source("large", b.args.large)
+    with Server(os.path.join(b.work, "tiny")) as tiny, Server(os.path.join(b.work, "large")) as large:
+        log(f"{b.args.files} files on each of two servers, one of them the large file on the second ...")
+        for server, count in ((tiny, b.args.files), (large, b.args.files - 1)):
+            connection = http.client.HTTPConnection(f"127.0.0.1:{server.port}", timeout=60)
+            for i in range(count):
+                put_small(connection, f"tiny-{i:04}.txt", b"x" * 100)
+            connection.close()
+        upload(large, large_source, "large.bin", False)
+        os.sync()
+        log("listing latency ...")
+        for key, path in (("api", "/api/files"), ("page", "/files")):
+            targets = [(server.base, path, AUTH if key == "api" else {"Cookie": session_cookie(server.base)})
+                       for server in (tiny, large)]
+            b.r[f"{key}_tiny"], b.r[f"{key}_large"] = get_latencies(targets, b.args.requests)
+    shutil.rmtree(os.path.join(b.work, "tiny"))
+    shutil.rmtree(os.path.join(b.work, "large"))
+
+
+def guests(b: Bench) -> None:
+    b.r["rss_guests"], b.r["guest_codes"] = guest_uploads_rss(b.work, b.args.guest_uploads, b.args.guest_upload_size, False)
+    b.r["rss_guest_forms"], b.r["guest_form_codes"] = guest_uploads_rss(b.work, b.args.guest_uploads,
+                                                                        b.args.guest_upload_size, True)
+
+
+def guest_uploads_rss(work: str, uploads: int, mib: int, form: bool) -> tuple[float, dict]:
+    """Peak RSS of a fresh server while `uploads` clients each send `mib` MiB at once with `curl -T`
+    (or `curl -F` if `form`) through one guest link, and how many answers of each status came back. The limits on guest
+    uploads in flight per link and per address are raised to `uploads` (every client here is
+    127.0.0.1), so that all of them run at once and only the shared upload memory bounds the RSS."""
+    folder = os.path.join(work, "guests")
+    os.makedirs(folder)
+    source = os.path.join(folder, "guest.bin")
+    with open(source, "wb") as f:
+        for _ in range(mib):
+            f.write(os.urandom(MIB))
+    limits = {"BLOBDROP_GUEST_LINK_UPLOADS": str(uploads), "BLOBDROP_CLIENT_UPLOADS": str(uploads)}
+    with Server(os.path.join(folder, "data"), limits) as server:
+        _, body = curl(["-u", f":{SECRET}", "-H", "Content-Type: application/json", "-d", '{"label": "bench"}',
+                        f"{server.base}/api/guest-links"])
+        link = json.loads(body)["url"]
+        log(f"{uploads} concurrent guest uploads of {mib} MiB {'(forms)' if form else ''}...")
+        sends = [["-F", f"file=@{source};filename=guest-{i}.bin", link] if form else ["-T", source, f"{link}/guest-{i}.bin"]
+                 for i in range(uploads)]
+        clients = [subprocess.Popen(["curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", *send],
+                                    stdout=subprocess.PIPE, text=True) for send in sends]
+        codes = [client.communicate()[0].strip() for client in clients]
+        rss = server.status("VmHWM")
+    shutil.rmtree(folder)
+    return rss, {code: codes.count(code) for code in sorted(set(codes))}
+
+
+def latency(b: Bench) -> None:
+    """1 KiB uploads one after another while a large upload runs."""
+    large_source, _ = b.source("large", b.args.large)
+    with Server(os.path.join(b.work, "latency")) as server:
+        log(f"{b.args.small_uploads} uploads of 1 KiB during a large upload ...")
+        big = subprocess.Popen(["curl", "-sS", "--fail", "-o", "/dev/null", "-u", f":{SECRET}", "-T", large_source,
+                                f"{server.base}/large.bin"])
+        time.sleep(1.0)  # let the large upload get going
+        connection = http.client.HTTPConnection(f"127.0.0.1:{server.port}", timeout=60)
+        times = [put_small(connection, f"small-{i}.txt", os.urandom(1024)) for i in range(b.args.small_uploads)]
+        connection.close()
+        b.r["big_still_running"] = big.poll() is None
+        if big.wait() != 0:
+            raise SystemExit("the large upload failed")
+        b.r["small_upload"] = (percentile(times, 50), percentile(times, 99))
+    shutil.rmtree(os.path.join(b.work, "latency"))
+
+
+PURGE_UPLOAD_EVERY = 0.02  # seconds between the starts of two 1 KiB uploads during a purge
+
+
+def purge(b: Bench) -> None:
+    """p50, p99 and max ms of 1 KiB uploads, one started every PURGE_UPLOAD_EVERY seconds (or when the
+    one before ends, if later), from the moment `--purge-files` uploads of the large file are deleted
+    until the clean-up has removed their chunks and given the pages back; the number of uploads; the
+    seconds the purge took. The small file is uploaded after them and stays, so giving the pages back
+    moves its pages down into the freed space, as it does when old files go and newer ones stay.
+    Uploads at a steady rate sample the purge evenly in time: back-to-back uploads would mostly
+    sample the moments the write connection is free."""
+    args = b.args
+    source, _ = b.source("large", args.large)
+    kept, _ = b.source("small", args.small)
+    with Server(os.path.join(b.work, "purge")) as server:
+        ids = []
+        for i in range(args.purge_files):
+            log(f"purge: uploading the large file, copy {i + 1} of {args.purge_files} ...")
+            ids.append(upload(server, source, f"purged-{i}.bin", False)["id"])
+        upload(server, kept, "kept.bin", False)
+        os.sync()  # the purge reads the chunks' pages from disk, as after a while they would be
+        baseline = system(server.base)["database_bytes"] - args.purge_files * args.large * MIB
+        log(f"purge: deleting {args.purge_files} x {args.large} MiB, then 1 KiB uploads until it is all given back ...")
+        connection = http.client.HTTPConnection(f"127.0.0.1:{server.port}", timeout=60)
+        start = time.perf_counter()
+        for file_id in ids:
+            connection.request("DELETE", f"/api/files/{file_id}", headers=AUTH)
+            response = connection.getresponse()
+            response.read()
+            if response.status != 204:
+                raise SystemExit(f"DELETE {file_id}: {response.status}")
+        times: list[float] = []
+        while True:
+            for _ in range(10):
+                took = put_small(connection, f"during-{len(times)}.txt", os.urandom(1024))
+                times.append(took)
+                time.sleep(max(0.0, PURGE_UPLOAD_EVERY - took / 1000))
+            now = system(server.base)
+            if now["reclaimable_bytes"] == 0 and now["database_bytes"] <= baseline + 64 * MIB:
+                break
+            if time.perf_counter() - start > 1800:
+                raise SystemExit("the purge took more than 30 minutes")
+        seconds = time.perf_counter() - start
+        connection.close()
+    shutil.rmtree(os.path.join(b.work, "purge"))
+    b.r["purge"] = (percentile(times, 50), percentile(times, 99), max(times), len(times), seconds)
+
+
+def growth(b: Bench) -> None:
+    """`--growth N x MiB`: N uploads (`curl -T`) of one file in a row into one database, each in
+    turn with raw SQLite storing the same file into a database of its own that grows alike, and
+    `dd conv=fdatasync` of the same size (at least DD_MIB) on the same folder before and after, the
+    disk's limit.
+    Each upload: MiB/s, the server's CPU seconds per GiB, the bytes it wrote per byte stored
+    (/proc/PID/io: the WAL and the database), the WAL's size after it, and how long the `sync`
+    after it took (what was still dirty in the page cache)."""
+    n, mib = b.args.growth
+    label = "large" if mib == b.args.large else "growth"
+    source, digest = b.source(label, mib)
+    folder = os.path.join(b.work, "growth")
+    os.makedirs(folder)
+    need_free(folder, max(2 * n * mib * 1.1, DD_MIB) + 512, f"the growth scenario ({n} x {mib} MiB, twice)")
+    rows = []
+    dd_mib = max(mib, DD_MIB)
+    dd = [dd_rate(folder, dd_mib)]
+    log(f"growth: dd {dd_mib} MiB: {dd[0]:.0f} MiB/s")
+    raw_db = RawSqlite(os.path.join(folder, "raw.db"))
+    try:
+        with Server(os.path.join(folder, "data")) as server:
+            for i in range(n):
+                log(f"growth: upload {i + 1} of {n} ({mib} MiB), raw SQLite then blobdrop ...")
+                raw_row = raw_db.insert(source, f"file-{i}")
+                start = time.perf_counter()
+                os.sync()
+                raw_sync = time.perf_counter() - start
+                cpu, written = server.cpu_seconds(), written_bytes(server.process.pid)
+                file = upload(server, source, f"growth-{i}.bin", False)
+                cpu, written = server.cpu_seconds() - cpu, written_bytes(server.process.pid) - written
+                if file["sha256"] != digest:
+                    raise SystemExit(f"the server stored other bytes than were sent: {file}")
+                wal = server.file_bytes("-wal")
+                start = time.perf_counter()
+                os.sync()
+                rows.append({"rate": mib / file["seconds"], "cpu": cpu / (mib / 1024), "written": written / (mib * MIB),
+                             "wal": wal / MIB, "sync": time.perf_counter() - start, "db": server.file_bytes() / 2**30,
+                             "raw": raw_row["rate"], "raw_cpu": raw_row["cpu"], "raw_written": raw_row["written"],
+                             "raw_sync": raw_sync})
+                log(f"growth: {rows[-1]['rate']:.0f} MiB/s (raw SQLite {raw_row['rate']:.0f})")
+    finally:
+        raw_db.close()
+    dd.append(dd_rate(folder, dd_mib))
+    shutil.rmtree(folder)
+    b.r["growth"] = rows
+    b.r["growth_dd"] = dd
+    b.r["growth_dd_mib"] = dd_mib
+
+
+def rustypaste(b: Bench) -> None:
+    """The large file, `curl -F` up and `curl` down, to blobdrop and rustypaste in turns, each run on
+    fresh processes and fresh folders: MiB/s and CPU seconds per GiB of each, and each one's peak RSS."""
+    binary = rustypaste_binary(b.rustypaste_install)
+    mib = b.args.large
+    source, digest = b.source("large", mib)
+    gib = mib / 1024
+    runs: dict[str, list] = {"ours": [], "theirs": []}
+    for i in range(b.args.runs):
+        for who in ("ours", "theirs"):
+            folder = os.path.join(b.work, "side-by-side")
+            log(f"side by side, {'blobdrop' if who == 'ours' else 'rustypaste'}, run {i + 1} ...")
+            server = Server(folder) if who == "ours" else Rustypaste(binary, folder, mib)
+            try:
+                cpu = server.cpu_seconds()
+                if who == "ours":
+                    file = upload(server, source, "large.bin", True)
+                    if file["sha256"] != digest:
+                        raise SystemExit(f"the server stored other bytes than were sent: {file}")
+                    up, url = file["seconds"], file["url"]
+                else:
+                    up, body = curl(["-F", f"file=@{source};filename=large.bin", f"{server.base}/"])
+                    url = body.strip().splitlines()[-1]
+                    stored = os.path.join(folder, "upload", urllib.parse.urlsplit(url).path.lstrip("/"))
+                    if os.path.getsize(stored) != mib * MIB:
+                        raise SystemExit(f"rustypaste stored {os.path.getsize(stored)} bytes of {mib * MIB}")
+                up_cpu = server.cpu_seconds() - cpu
+                cpu = server.cpu_seconds()
+                down = download(url)
+                down_cpu = server.cpu_seconds() - cpu
+                runs[who].append((mib / up, up_cpu / gib, mib / down, down_cpu / gib, server.status("VmHWM")))
+            finally:
+                server.stop()
+                shutil.rmtree(folder, ignore_errors=True)
+            os.sync()
+    for who, figures in runs.items():
+        columns = list(zip(*figures))
+        b.r[f"paste_{who}"] = (*(med(column) for column in columns[:4]), max(columns[4]))
