@@ -171,11 +171,16 @@ async function assertAssetsServed(server) {
  */
 async function serveLocalStatic(context) {
   const types = { '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8' };
-  await context.route(/\/static\/[^/]+$/, async (route) => {
-    const name = path.basename(new URL(route.request().url()).pathname);
+  const root = path.resolve(here, '../static');
+  // /static/{name}, /static/js/{name}, or either under a version segment as the pages link them.
+  await context.route(/\/static\/(?:[^/]+\/)?(?:js\/)?[^/]+$/, async (route) => {
+    const parts = new URL(route.request().url()).pathname.split('/').slice(2);
+    if (parts.length > 1 && parts[0] !== 'js') parts.shift();
+    const file = path.resolve(root, ...parts);
     try {
-      const body = await readFile(path.resolve(here, '../static', name));
-      await route.fulfill({ status: 200, body, contentType: types[path.extname(name)] ?? 'application/octet-stream' });
+      if (!file.startsWith(`${root}${path.sep}`)) throw new Error('outside static/');
+      const body = await readFile(file);
+      await route.fulfill({ status: 200, body, contentType: types[path.extname(file)] ?? 'application/octet-stream' });
     } catch {
       await route.continue();
     }

@@ -6,7 +6,7 @@ Run from a repository root:  python3 scripts/check-imports.py [--src src] [--no-
 
 Every .rs file under src/ gets a layer from its path:
   src/{routes,services,store,domain,commands}/...   -> that layer
-  src/{main,cli,settings,startup,telemetry,lib}.rs  -> a root layer of that name
+  src/{main,cli,settings,startup,telemetry,lib}.rs  -> a root layer of that name (startup/ too)
   anything else                                      -> "unknown" (shown with its top module)
 Arrows are read from `use` statements (grouped and multi-line `use crate::{a, b::{c, d}}` too),
 from `crate::x::` / `super::` / `self::` paths anywhere in the code, from a mod.rs's own child
@@ -263,6 +263,8 @@ def layer_of(rel):
     parts = rel.split("/")
     if parts[0] in LAYER_FOLDERS and len(parts) > 1:
         return parts[0]
+    if parts[0] == "startup" and len(parts) > 1:  # startup/mod.rs and its children (shutdown.rs)
+        return "startup"
     if len(parts) == 1 and parts[0].removesuffix(".rs") in ROOT_FILES:
         return parts[0].removesuffix(".rs")
     return "unknown"

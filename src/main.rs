@@ -1,6 +1,7 @@
-use blobdrop::config::{Cli, Command, Settings};
-use blobdrop::startup::{Application, StartupError};
-use blobdrop::telemetry;
+//! `blobdrop`: parse the command line, run the command, print a failure as one line.
+
+use blobdrop::cli::{Cli, Command};
+use blobdrop::{commands, startup};
 use clap::Parser;
 
 #[tokio::main]
@@ -17,12 +18,12 @@ async fn main() -> std::process::ExitCode {
         }
     };
     let result: Result<(), Box<dyn std::error::Error>> = match cli.into_command() {
-        Command::Serve(settings) => serve(settings).await.map_err(Into::into),
-        Command::Healthcheck(args) => blobdrop::healthcheck::check(&args).map_err(Into::into),
-        Command::Backup(args) => blobdrop::backup::backup(&args).await.map_err(Into::into),
-        Command::Admin(command) => blobdrop::admin::run(command).await.map_err(Into::into),
-        Command::Client(command) => blobdrop::client::run(command).await.map_err(Into::into),
-        Command::Import(args) => blobdrop::bundles::import_command(&args).await.map_err(Into::into),
+        Command::Serve(settings) => startup::serve(settings).await.map_err(Into::into),
+        Command::Healthcheck(args) => commands::healthcheck::check(&args).map_err(Into::into),
+        Command::Backup(args) => commands::backup::backup(&args).await.map_err(Into::into),
+        Command::Admin(command) => commands::admin::run(command).await.map_err(Into::into),
+        Command::Client(command) => commands::client::run(command).await.map_err(Into::into),
+        Command::Import(args) => commands::import::import_command(&args).await.map_err(Into::into),
     };
     let Err(error) = result else {
         return std::process::ExitCode::SUCCESS;
@@ -36,10 +37,4 @@ async fn main() -> std::process::ExitCode {
     }
     eprintln!("{message}");
     std::process::ExitCode::FAILURE
-}
-
-async fn serve(settings: Settings) -> Result<(), StartupError> {
-    telemetry::init(settings.log_format);
-    let app = Application::build(settings).await?;
-    app.run_until_stopped().await
 }

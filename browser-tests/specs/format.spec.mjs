@@ -1,5 +1,5 @@
-// The upload list's numbers, checked without a browser: app.js sets up pages only when a document
-// exists, so Node can import its pure helpers.
+// The upload list's numbers, checked without a browser: static/js/format.js imports nothing and
+// touches no document, so Node can load it alone.
 
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
@@ -7,7 +7,7 @@ import test from 'node:test';
 
 // Through a data: URL, as an ES module: static/ has no package.json saying so, and older Node 20
 // releases would load a .js file there as CommonJS.
-const source = await readFile(new URL('../../static/app.js', import.meta.url), 'utf8');
+const source = await readFile(new URL('../../static/js/format.js', import.meta.url), 'utf8');
 const { formatBytes, formatSpeed, formatTimeLeft, pastedName } = await import(
   `data:text/javascript;charset=utf-8,${encodeURIComponent(source)}`
 );

@@ -3,7 +3,7 @@
 
 /// Defines a newtype holding 122 random bits of a v4 UUID, written as 22 URL-safe base64
 /// characters: `random()`, `parse()` (accepts exactly what `random` produces), `as_str()`,
-/// `Display`, `Serialize` and `TryFrom<String>` (for reading ids back from the database: a stored
+/// `Display`, `Serialize`, `Deserialize` (ids in paths) and `TryFrom<String>` (for reading ids back from the database: a stored
 /// id that is not one is an error, not a panic).
 macro_rules! random_id {
     ($(#[$doc:meta])* $name:ident, $malformed:ident, $what:literal) => {
@@ -45,6 +45,15 @@ macro_rules! random_id {
         impl serde::Serialize for $name {
             fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
                 serializer.serialize_str(&self.0)
+            }
+        }
+
+        /// Ids arrive in paths: anything that is not one fails to deserialize (a 404 by
+        /// construction, through the app's `PathConfig`).
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                let raw = <std::borrow::Cow<'de, str>>::deserialize(deserializer)?;
+                $name::parse(&raw).ok_or_else(|| serde::de::Error::custom(concat!("not a ", $what)))
             }
         }
 

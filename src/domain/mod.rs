@@ -2,11 +2,16 @@
 
 mod byte_range;
 mod byte_size;
+mod clock;
+mod content_type;
+mod display;
 mod file_id;
 mod file_name;
 mod file_password;
 mod guest_link;
 mod lifetime;
+mod limits;
+mod links;
 mod timestamp;
 mod token_label;
 mod trusted_proxies;
@@ -14,19 +19,21 @@ mod upload_options;
 
 pub use byte_range::{ByteRange, RangeRequest};
 pub use byte_size::ByteSize;
+pub use clock::Clock;
+pub use content_type::guess_content_type;
+pub use display::{date_input, date_time, human_size, relative_time, unix_time};
 pub use file_id::FileId;
 pub use file_name::FileName;
 pub use file_name::FileNameError;
 pub use file_password::{FilePassword, FilePasswordError};
 pub use guest_link::{GuestLinkError, GuestLinkId, GuestLinkStatus, GuestLinkTerms, MAX_LIFETIME_DAYS, future_expiry};
 pub use lifetime::{Lifetime, LifetimeError};
+pub use limits::{CHUNK_SIZE, MAX_BUNDLE_IDS, MAX_NOTE_LEN};
+pub use links::{PATH_SEGMENT, PublicUrl};
 pub use timestamp::parse_time;
 pub use token_label::{TokenLabel, TokenLabelError};
 pub use trusted_proxies::{ForwardingHeaders, PublicOrigin, TrustedProxies, valid_host};
-pub use upload_options::{MaxDownloads, OptionHeaders, UploadOptions};
-
-/// Every upload is cut into chunks of this many bytes; each chunk is one BLOB row.
-pub const CHUNK_SIZE: usize = 32 * 1024;
+pub use upload_options::{MaxDownloads, OptionHeaders, UploadOptions, UploadOptionsError};
 
 /// What the property tests beside each parser share.
 #[cfg(test)]

@@ -17,7 +17,8 @@ use actix_web::{HttpRequest, HttpResponse, ResponseError, web};
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
 
-use super::{AppError, AppState};
+use crate::routes::error::AppError;
+use crate::routes::state::AppState;
 
 /// Most bytes, and longest time, spent reading and throwing away the rest of a refused upload so
 /// that the client still reads its error response. Past either the connection is closed instead,

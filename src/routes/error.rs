@@ -4,11 +4,15 @@ use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::{HttpResponse, ResponseError};
 
-use crate::domain::ByteSize;
-use crate::in_flight::{Busy, RETRY_AFTER};
-use crate::store::StoreError;
-use crate::throttle::Refused;
-use crate::uploads::UploadError;
+use crate::domain::{
+    ByteSize, FileNameError, FilePasswordError, GuestLinkError, LifetimeError, TokenLabelError, UploadOptionsError,
+};
+use crate::services::StoreError;
+use crate::services::files::EditError;
+use crate::services::guest_links;
+use crate::services::in_flight::{Busy, RETRY_AFTER};
+use crate::services::throttling::Refused;
+use crate::services::uploads::UploadError;
 
 /// A failed request. The `Display` text is the one-line reason sent to the client; causes of
 /// server errors are logged and never sent.
@@ -89,6 +93,53 @@ impl From<UploadError> for AppError {
             UploadError::TooLarge(limit) => AppError::TooLarge(limit),
             UploadError::Store(store) => store.into(),
             other => AppError::internal(other),
+        }
+    }
+}
+
+/// Input a domain type refused: its one-line reason goes back as a 400.
+macro_rules! bad_request_from {
+    ($($error:ty),+ $(,)?) => {
+        $(impl From<$error> for AppError {
+            fn from(error: $error) -> Self {
+                AppError::BadRequest(error.to_string())
+            }
+        })+
+    };
+}
+
+bad_request_from!(
+    FileNameError,
+    FilePasswordError,
+    GuestLinkError,
+    LifetimeError,
+    TokenLabelError,
+    UploadOptionsError,
+    actix_web::error::JsonPayloadError,
+    actix_web::error::UrlencodedError,
+    actix_web::error::QueryPayloadError,
+);
+
+impl From<EditError> for AppError {
+    fn from(error: EditError) -> Self {
+        match error {
+            EditError::NoteTooLong => AppError::BadRequest(error.to_string()),
+            EditError::Password(error) => AppError::internal(error),
+            EditError::Store(error) => error.into(),
+        }
+    }
+}
+
+impl From<guest_links::Refusal> for AppError {
+    fn from(refusal: guest_links::Refusal) -> Self {
+        use guest_links::Refusal;
+        match refusal {
+            Refusal::Unknown => AppError::UnknownGuestLink,
+            Refusal::Disabled(reason) => AppError::Forbidden(reason),
+            Refusal::Closed(reason) => AppError::Gone(reason),
+            Refusal::TooLarge(limit) => AppError::TooLarge(limit),
+            Refusal::Changed => AppError::Gone("this guest link changed during the upload; try again"),
+            Refusal::Store(error) => error.into(),
         }
     }
 }

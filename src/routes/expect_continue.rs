@@ -12,12 +12,13 @@ use actix_web::http::Method;
 use actix_web::http::header::{self, HeaderMap, HeaderValue};
 use actix_web::{HttpMessage, ResponseError, web};
 
-use super::guest::{guest_size_limit, open_guest_link};
-use super::owner::identify_head;
-use super::request_guard::screen;
-use super::upload::content_length;
-use super::{AppError, AppState, Head};
 use crate::domain::ByteSize;
+use crate::routes::error::AppError;
+use crate::routes::files::upload::content_length;
+use crate::routes::owner::identify_head;
+use crate::routes::request_guard::screen;
+use crate::routes::state::{AppState, Head};
+use crate::services::guest_links;
 
 /// The expect service for `HttpService::build().expect(...)`.
 pub fn service(
@@ -68,11 +69,11 @@ async fn before_continue(head: &Head<'_>, state: &AppState) -> Result<(), AppErr
         ["f", _, ..] => Ok(()),
         ["login"] if is_post => Ok(()),
         ["g", link, rest @ ..] => {
-            let link = open_guest_link(state, link).await?;
+            let link = guest_links::open(&state.ctx, link).await?;
             // A place among the uploads in flight is only tried here; the handler takes its own.
             drop(state.in_flight.enter(&link.id, state.client_ip_of(head))?);
             let is_put = *head.method == Method::PUT && !rest.is_empty();
-            declared_within(head.headers, if is_put { guest_size_limit(state, &link) } else { None })
+            declared_within(head.headers, if is_put { guest_links::size_limit(state.max_upload, &link) } else { None })
         }
         _ => {
             identify_head(head, state).await?;

@@ -16,11 +16,12 @@ use serde::de::DeserializeOwned;
 // session must also prove they come from blobdrop's own pages: the session's CSRF token (and the same
 // Origin, which `request_guard` checks for every change).
 
-use super::{AppError, AppState, Head};
-use crate::api_tokens;
-use crate::auth::tokens_match;
-use crate::sessions::{self, Session};
-use crate::throttle::Verdict;
+use crate::routes::error::AppError;
+use crate::routes::state::{AppState, Head};
+use crate::services::auth::secret::tokens_match;
+use crate::services::auth::sessions::{self, Session};
+use crate::services::auth::tokens;
+use crate::services::throttling::Verdict;
 
 /// Header that scripts of blobdrop's pages send the CSRF token in.
 pub const CSRF_HEADER: &str = "x-csrf-token";
@@ -76,13 +77,13 @@ async fn identify(req: &HttpRequest, state: &AppState) -> Result<Owner, AppError
 }
 
 /// `identify` from the request's head alone, also before its body may be sent (`Expect: 100-continue`).
-pub(super) async fn identify_head(head: &Head<'_>, state: &AppState) -> Result<Owner, AppError> {
+pub(crate) async fn identify_head(head: &Head<'_>, state: &AppState) -> Result<Owner, AppError> {
     let client = state.client_ip_of(head);
     if head.headers.contains_key(header::AUTHORIZATION) {
         // A malformed header counts as a wrong credential: the same as an empty one.
         let candidate = credential_in(head.headers).unwrap_or_default();
         let secret = state.secret.verify(&candidate);
-        let verify = async { Ok::<_, AppError>(secret || api_tokens::authenticate(&state.store, &candidate).await?) };
+        let verify = async { Ok::<_, AppError>(secret || tokens::authenticate(&state.ctx, &candidate).await?) };
         return match state.throttles.owner.attempt(client, verify).await? {
             Verdict::Right if secret => Ok(Owner::Secret),
             Verdict::Right => Ok(Owner::Token),
@@ -111,12 +112,12 @@ async fn session_in(headers: &HeaderMap, client: IpAddr, state: &AppState) -> Re
         return Ok(None);
     };
     state.throttles.owner.admit(client)?;
-    Ok(sessions::find(&state.store, cookie.value()).await?)
+    Ok(sessions::find(&state.ctx, cookie.value()).await?)
 }
 
 /// True for the shared secret and for live API tokens; both are compared by digest only.
 pub async fn is_owner_credential(state: &AppState, candidate: &str) -> Result<bool, AppError> {
-    Ok(state.secret.verify(candidate) || api_tokens::authenticate(&state.store, candidate).await?)
+    Ok(state.secret.verify(candidate) || tokens::authenticate(&state.ctx, candidate).await?)
 }
 
 /// The secret, token or password in the Authorization header, if it holds one.

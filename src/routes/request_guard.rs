@@ -7,8 +7,9 @@ use actix_web::http::{Method, Version};
 use actix_web::middleware::Next;
 use actix_web::web;
 
-use super::{AppError, AppState, Head};
 use crate::domain::valid_host;
+use crate::routes::error::AppError;
+use crate::routes::state::{AppState, Head};
 
 /// Middleware: answers 400 or 403 (see `screen`) instead of calling the handler.
 pub async fn screen_requests(
@@ -33,7 +34,7 @@ pub async fn screen_requests(
 /// when a browser says another site sent it, whatever credential it carries: browsers replay
 /// Basic credentials and cookies to cross-site forms, and guest, deletion and password links are
 /// credentials of their own. Scripts send no `Origin`, so curl and wget pass.
-pub(super) fn screen(head: &Head<'_>, state: &AppState) -> Result<(), AppError> {
+pub(crate) fn screen(head: &Head<'_>, state: &AppState) -> Result<(), AppError> {
     let headers = head.headers;
     let mut hosts = headers.get_all(header::HOST);
     let host_ok = match (hosts.next(), hosts.next()) {

@@ -268,3 +268,97 @@ async fn every_row_action_is_named_for_its_row() {
     // The CSRF field comes from one macro and still carries the session's token.
     assert!(files.contains(&format!("name=\"csrf_token\" value=\"{}\"", browser.csrf)));
 }
+
+/// The relative URLs a module names in its `import ... from '...'` and `import '...'` lines.
+fn imported_paths(source: &str) -> Vec<String> {
+    let mut paths = Vec::new();
+    let mut statement = String::new();
+    for line in source.lines() {
+        let line = line.trim();
+        if statement.is_empty() && !line.starts_with("import ") {
+            continue;
+        }
+        // An import may span lines (`import {\n a,\n b,\n} from './x.js';`): it ends at its `;`.
+        statement.push_str(line);
+        if !line.ends_with(';') {
+            continue;
+        }
+        let quoted = statement.trim_end_matches(';').trim_end();
+        let quote = quoted.chars().last().unwrap();
+        assert!(quote == '\'' || quote == '"', "an import that names no URL: {statement}");
+        let start = quoted[..quoted.len() - 1].rfind(quote).unwrap() + 1;
+        paths.push(quoted[start..quoted.len() - 1].to_owned());
+        statement.clear();
+    }
+    paths
+}
+
+#[tokio::test]
+async fn every_module_the_page_script_imports_is_served_as_javascript_under_the_version() {
+    let app = spawn_app().await;
+    let html = app.get(&app.url("/login")).await.text().await.unwrap();
+    let entry = html.split("<script type=\"module\" src=\"").nth(1).unwrap().split('"').next().unwrap();
+    assert!(entry.starts_with(&format!("/static/{}/", env!("CARGO_PKG_VERSION"))), "unversioned script: {entry}");
+    let style = html.split("<link rel=\"stylesheet\" href=\"").nth(1).unwrap().split('"').next().unwrap();
+    assert_eq!(app.get(&app.url(style)).await.status(), StatusCode::OK, "{style}");
+
+    // Walks the import graph from the entry, as the browser does, resolving each URL against its module's.
+    let mut pending = vec![reqwest::Url::parse(&app.url(entry)).unwrap()];
+    let mut served = std::collections::BTreeSet::new();
+    while let Some(url) = pending.pop() {
+        if !served.insert(url.path().to_owned()) {
+            continue;
+        }
+        let response = app.get(url.as_str()).await;
+        assert_eq!(response.status(), StatusCode::OK, "{url}");
+        let content_type = response.headers()["content-type"].to_str().unwrap().to_owned();
+        assert!(content_type.starts_with("text/javascript"), "{url}: {content_type}");
+        assert!(response.headers()["cache-control"].to_str().unwrap().contains("immutable"), "{url}");
+        for path in imported_paths(&response.text().await.unwrap()) {
+            assert!(path.starts_with("./") || path.starts_with("../"), "{url} imports {path}: not relative");
+            pending.push(url.join(&path).unwrap());
+        }
+    }
+    // Every module in static/js is reached, so none is left out of the binary's table or unused.
+    for file in std::fs::read_dir("static/js").unwrap() {
+        let name = file.unwrap().file_name().into_string().unwrap();
+        let path = format!("/static/{}/js/{name}", env!("CARGO_PKG_VERSION"));
+        assert!(served.contains(&path), "{path} is not imported by the page script; served: {served:?}");
+    }
+}
+
+/// Sends `GET {path}` as written, without the URL normalization of an HTTP client (which drops `..`).
+async fn raw_get_status(app: &TestApp, path: &str) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let port = reqwest::Url::parse(&app.address).unwrap().port().unwrap();
+    let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+    let request = format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = Vec::new();
+    let read = tokio::time::timeout(std::time::Duration::from_secs(20), stream.read_to_end(&mut answer)).await;
+    assert!(read.is_ok(), "no answer to GET {path}");
+    String::from_utf8_lossy(&answer).lines().next().unwrap_or_default().to_owned()
+}
+
+#[tokio::test]
+async fn a_static_path_outside_the_embedded_files_is_404() {
+    let app = spawn_app().await;
+    let version = env!("CARGO_PKG_VERSION");
+    for path in [
+        format!("/static/{version}/js/../app.js"),
+        format!("/static/{version}/../Cargo.toml"),
+        format!("/static/{version}/js/../../src/main.rs"),
+        "/static/../Cargo.toml".to_owned(),
+        format!("/static/{version}/js/missing.js"),
+        format!("/static/{version}/js/js/format.js"),
+        format!("/static/{version}/format.js"),
+        format!("/static/{version}/"),
+        "/static/0.0.0-elsewhere/app.js".to_owned(),
+        format!("/static/{version}/{version}/app.js"),
+    ] {
+        assert_eq!(raw_get_status(&app, &path).await, "HTTP/1.1 404 Not Found", "{path}");
+    }
+    // The unversioned names answer as before versioned URLs, for scripts that link them.
+    assert_eq!(raw_get_status(&app, "/static/js/format.js").await, "HTTP/1.1 200 OK");
+    assert_eq!(raw_get_status(&app, &format!("/static/{version}/js/format.js")).await, "HTTP/1.1 200 OK");
+}

@@ -521,3 +521,41 @@ async fn concurrent_uploads_into_a_filling_disk_leave_the_reserve_to_the_owner()
     let restarted = Server::start(&disk, logs.path(), &[]).await;
     restarted.stop().await;
 }
+
+/// Pages a refused upload's chunks leave free inside the database are room for the next upload at
+/// once, before the clean-up gives them back to the file system in its paced steps: under load
+/// those steps lag, and the next upload got 507 on a disk whose database had room inside.
+#[tokio::test]
+async fn room_freed_inside_the_database_takes_the_next_upload_before_the_clean_up_returns_it() {
+    use blobdrop::domain::{Clock, FileName, UploadOptions};
+    use blobdrop::services::Context;
+    use blobdrop::services::uploads::{Upload, UploadError, UploadMemory, UploadMeta};
+    use blobdrop::store::{Store, StoreError, StoreOptions};
+
+    let disk = Tmpfs::mount("48m");
+    let store = Store::open(&disk.db(), StoreOptions::default()).await.unwrap();
+    let ctx = Context::new(store.clone(), Clock::system(), Default::default());
+    let meta = |name: &str| UploadMeta {
+        filename: FileName::parse(name).unwrap(),
+        content_type: "application/octet-stream".into(),
+        options: UploadOptions::default(),
+        guest_link: None,
+    };
+    let memory = UploadMemory::for_one_upload();
+    // Until the disk is down to its reserve; the refused upload's chunks are deleted (their pages
+    // stay in the database file, free), and no clean-up pass runs here to give them back.
+    let mut upload = Upload::begin(&ctx, &meta("big.bin"), None, &memory).await.unwrap();
+    let refused = loop {
+        if let Err(error) = upload.write(test_bytes(MIB).into()).await {
+            break error;
+        }
+    };
+    assert!(matches!(refused, UploadError::Store(StoreError::StorageFull)), "{refused:?}");
+    upload.abandon().await.unwrap();
+
+    let mut next = Upload::begin(&ctx, &meta("next.bin"), None, &memory).await.expect("room inside the database");
+    next.write(test_bytes(4 * MIB).into()).await.unwrap();
+    let file = next.finish().await.unwrap();
+    assert_eq!(file.file_size as usize, 4 * MIB);
+    store.close().await;
+}

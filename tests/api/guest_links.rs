@@ -206,11 +206,11 @@ async fn a_disabled_guest_link_stores_nothing_until_enabled() {
 #[tokio::test]
 async fn an_expired_guest_link_stores_nothing_and_stays_listed_as_expired() {
     let app = spawn_app().await;
-    let soon = time::OffsetDateTime::now_utc() + time::Duration::seconds(2);
+    let soon = app.clock.now() + time::Duration::seconds(60);
     let soon = soon.replace_nanosecond(0).unwrap().format(&time::format_description::well_known::Rfc3339).unwrap();
     let link = create_link(&app, json!({"label": "x", "expires": soon})).await;
     assert_eq!(guest_put(&app, &link, "early.txt", b"in time".to_vec()).await.status(), StatusCode::CREATED);
-    tokio::time::sleep(Duration::from_millis(3000)).await;
+    app.clock.advance(Duration::from_secs(61));
 
     let refused = guest_put(&app, &link, "late.bin", test_bytes(300_000)).await;
     assert_refused(refused, StatusCode::GONE, "expired").await;

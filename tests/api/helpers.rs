@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use blobdrop::config::Settings;
+use blobdrop::settings::Settings;
 use blobdrop::startup::Application;
 use reqwest::{Client, RequestBuilder, Response, StatusCode};
 use sha2::{Digest, Sha256};
@@ -14,6 +14,8 @@ pub struct TestApp {
     pub address: String,
     pub client: Client,
     pub db_path: PathBuf,
+    /// The clock the app's rules read: `app.clock.advance(..)` instead of sleeping.
+    pub clock: blobdrop::domain::Clock,
     /// Kept so the data folder lives as long as the app.
     _folder: tempfile::TempDir,
 }
@@ -71,13 +73,14 @@ pub async fn spawn_app_with(configure: impl FnOnce(&mut Settings)) -> TestApp {
 pub async fn spawn_app_on(folder: tempfile::TempDir, settings: Settings) -> TestApp {
     blobdrop::telemetry::init(blobdrop::telemetry::LogFormat::Text);
     let db_path = settings.db.clone();
-    let app = Application::build(settings).await.expect("the app starts");
+    let clock = blobdrop::domain::Clock::adjustable();
+    let app = Application::build_with_clock(settings, clock.clone()).await.expect("the app starts");
     let address = format!("http://127.0.0.1:{}", app.port());
     tokio::spawn(async move {
         app.run_until_stopped().await.expect("the app runs");
     });
     let client = Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
-    TestApp { address, client, db_path, _folder: folder }
+    TestApp { address, client, db_path, clock, _folder: folder }
 }
 
 impl TestApp {

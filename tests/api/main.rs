@@ -23,6 +23,7 @@ mod observability;
 mod passwords;
 mod previews;
 mod range;
+mod route_table;
 mod security_headers;
 mod shell_shapes;
 mod space;

@@ -165,7 +165,7 @@ async fn clean_up_removes_used_up_files_once_their_last_download_had_time_to_fin
     assert_eq!(count_burned().await, 1);
 
     // An hour later it goes, chunks and all.
-    sqlx::query("UPDATE files SET last_download_at = last_download_at - 7200").execute(&db).await.unwrap();
+    app.clock.advance(std::time::Duration::from_secs(7200));
     let another = app.upload("another.txt", b"y".to_vec()).await;
     assert_eq!(delete(id_of(&another)).await.unwrap().status(), StatusCode::NO_CONTENT);
     db.close().await;

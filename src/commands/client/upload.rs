@@ -1,0 +1,155 @@
+//! `blobdrop upload FILE...`: streams each file (or standard input) with `PUT /{name}`.
+
+use std::num::NonZeroU32;
+use std::path::PathBuf;
+
+use bytes::Bytes;
+use clap::Args;
+use futures_util::Stream;
+use indicatif::ProgressBar;
+use reqwest::Method;
+use reqwest::header::{ACCEPT, CONTENT_LENGTH};
+use serde::Deserialize;
+use tokio::io::{AsyncRead, AsyncReadExt};
+
+use super::connection::{ClientError, Connection, ServerArgs, file_id, header_value, on_terminal, progress_bar};
+use crate::domain::PATH_SEGMENT;
+use crate::domain::{FileName, Lifetime};
+
+/// Bytes read from a file per piece of the request body.
+const READ_SIZE: usize = 256 * 1024;
+
+#[derive(Debug, Args)]
+pub struct UploadArgs {
+    #[command(flatten)]
+    server: ServerArgs,
+
+    /// Files to upload; `-` reads standard input.
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+
+    /// Delete each file after this long: 90s, 10min, 2h, 7d, 2w.
+    #[arg(long)]
+    expires: Option<Lifetime>,
+
+    /// Delete each file after this many downloads.
+    #[arg(long)]
+    max_downloads: Option<NonZeroU32>,
+
+    /// A note to keep with each file (shown to the owner only).
+    #[arg(long)]
+    note: Option<String>,
+
+    /// The name to give standard input (default: stdin).
+    #[arg(long)]
+    name: Option<String>,
+}
+
+/// The fields of the server's JSON upload answer that the client prints.
+#[derive(Debug, Deserialize)]
+struct Uploaded {
+    url: String,
+    delete_url: String,
+    expires_at: Option<String>,
+}
+
+/// One thing to send: its name, its bytes and their length when known.
+struct Source {
+    name: FileName,
+    reader: Box<dyn AsyncRead + Send + Unpin>,
+    length: Option<u64>,
+}
+
+pub async fn upload(args: UploadArgs) -> Result<(), ClientError> {
+    let connection = Connection::new(&args.server)?;
+    connection.server()?;
+    // Every file is opened before the first is sent, so a typo fails before anything is uploaded.
+    let mut sources = Vec::new();
+    for path in &args.files {
+        sources.push(open(path, args.name.as_deref()).await?);
+    }
+    for source in sources {
+        let uploaded = send(&connection, &args, source).await?;
+        println!("{}", uploaded.url);
+        if on_terminal() {
+            println!("  delete: curl -X DELETE {}", uploaded.delete_url);
+            if let Some(expires) = &uploaded.expires_at {
+                println!("  expires: {expires}");
+            }
+        }
+        if let Some(note) = &args.note {
+            add_note(&connection, &uploaded.url, note)
+                .await
+                .map_err(|error| ClientError::NoteRefused(Box::new(error)))?;
+        }
+    }
+    Ok(())
+}
+
+/// The upload API takes no note, so it is set right after with the owner's `PATCH`.
+async fn add_note(connection: &Connection, url: &str, note: &str) -> Result<(), ClientError> {
+    let id = file_id(url)?;
+    let request = connection.owner(Method::PATCH, &format!("api/files/{id}"))?;
+    connection.send(request.json(&serde_json::json!({ "note": note })), "the uploaded file").await?;
+    Ok(())
+}
+
+async fn open(path: &std::path::Path, stdin_name: Option<&str>) -> Result<Source, ClientError> {
+    let read_error = |source| ClientError::Read { path: path.display().to_string(), source };
+    if path.as_os_str() == "-" {
+        let name = FileName::parse(stdin_name.unwrap_or("stdin")).map_err(|e| invalid_name(stdin_name, e))?;
+        return Ok(Source { name, reader: Box::new(tokio::io::stdin()), length: None });
+    }
+    let file = tokio::fs::File::open(path).await.map_err(read_error)?;
+    let metadata = file.metadata().await.map_err(read_error)?;
+    if metadata.is_dir() {
+        let error = std::io::Error::other(
+            "it is a folder: upload an archive, e.g. tar czf - DIR | blobdrop upload - --name DIR.tgz",
+        );
+        return Err(read_error(error));
+    }
+    let raw_name = path.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = FileName::parse(&raw_name).map_err(|e| invalid_name(Some(&raw_name), e))?;
+    Ok(Source { name, reader: Box::new(file), length: Some(metadata.len()) })
+}
+
+fn invalid_name(name: Option<&str>, error: crate::domain::FileNameError) -> ClientError {
+    ClientError::Refused { status: 400, reason: format!("{:?}: {error}", name.unwrap_or_default()) }
+}
+
+async fn send(connection: &Connection, args: &UploadArgs, source: Source) -> Result<Uploaded, ClientError> {
+    let encoded = percent_encoding::utf8_percent_encode(source.name.as_str(), PATH_SEGMENT).to_string();
+    let progress = progress_bar(source.length, source.name.as_str());
+    let body = reqwest::Body::wrap_stream(read_pieces(source.reader, progress.clone()));
+    let mut request = connection.owner(Method::PUT, &encoded)?.header(ACCEPT, "application/json").body(body);
+    if let Some(length) = source.length {
+        // The server refuses an oversized file at once instead of after reading it all.
+        request = request.header(CONTENT_LENGTH, length);
+    }
+    if let Some(expires) = args.expires {
+        request = request.header("Expire", header_value("Expire", &expires.to_string())?);
+    }
+    if let Some(max) = args.max_downloads {
+        request = request.header("Max-Downloads", max.get());
+    }
+    let answer = connection.send(request, "the upload address").await;
+    progress.finish_and_clear();
+    answer?.json().await.map_err(ClientError::BadAnswer)
+}
+
+/// The reader's bytes as a body stream, a piece at a time, moving the progress bar.
+fn read_pieces(
+    reader: Box<dyn AsyncRead + Send + Unpin>,
+    progress: ProgressBar,
+) -> impl Stream<Item = std::io::Result<Bytes>> + Send + 'static {
+    futures_util::stream::try_unfold((reader, progress), |(mut reader, progress)| async move {
+        let mut buffer = vec![0; READ_SIZE];
+        let read = reader.read(&mut buffer).await?;
+        if read == 0 {
+            return Ok(None);
+        }
+        buffer.truncate(read);
+        progress.inc(read as u64);
+        Ok(Some((Bytes::from(buffer), (reader, progress))))
+    })
+}

@@ -1,0 +1,46 @@
+//! The embedded static files and the fallback 404.
+
+use actix_web::http::header;
+use actix_web::{HttpResponse, web};
+
+use crate::routes::error::AppError;
+
+/// Static files, compiled into the binary so that it runs from anywhere with no files beside it.
+/// Keyed by their path under static/; the ES modules of js/ import each other by relative URL.
+const ASSETS: &[(&str, &str, &str)] = &[
+    ("style.css", "text/css; charset=utf-8", include_str!("../../static/style.css")),
+    ("app.js", JS, include_str!("../../static/app.js")),
+    ("js/confirm.js", JS, include_str!("../../static/js/confirm.js")),
+    ("js/copy.js", JS, include_str!("../../static/js/copy.js")),
+    ("js/expiry.js", JS, include_str!("../../static/js/expiry.js")),
+    ("js/format.js", JS, include_str!("../../static/js/format.js")),
+    ("js/nav.js", JS, include_str!("../../static/js/nav.js")),
+    ("js/tables.js", JS, include_str!("../../static/js/tables.js")),
+    ("js/upload-page.js", JS, include_str!("../../static/js/upload-page.js")),
+    ("js/upload-queue.js", JS, include_str!("../../static/js/upload-queue.js")),
+    ("js/upload-row.js", JS, include_str!("../../static/js/upload-row.js")),
+    ("js/upload-send.js", JS, include_str!("../../static/js/upload-send.js")),
+    ("js/upload-sources.js", JS, include_str!("../../static/js/upload-sources.js")),
+];
+const JS: &str = "text/javascript; charset=utf-8";
+
+/// The pages link `/static/{ASSET_VERSION}/{path}` (views.rs `Layout::asset_version`): a release's
+/// files never change under their URL, so browsers keep them; the relative imports between the
+/// modules carry the version along.
+const ASSET_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// `/static/{path}` with `path` either `{ASSET_VERSION}/{name}` (cached for a year) or a bare
+/// `{name}` as before versioned URLs (cached for an hour). Only the table's exact names answer, so
+/// `..`, other versions and unknown names are 404.
+pub async fn asset(path: web::Path<String>) -> Result<HttpResponse, AppError> {
+    let (name, cache) = match path.strip_prefix(ASSET_VERSION).and_then(|rest| rest.strip_prefix('/')) {
+        Some(name) => (name, "public, max-age=31536000, immutable"),
+        None => (path.as_str(), "public, max-age=3600"),
+    };
+    let (_, content_type, body) = ASSETS.iter().find(|(file, _, _)| *file == name).ok_or(AppError::NotFound)?;
+    Ok(HttpResponse::Ok().content_type(*content_type).insert_header((header::CACHE_CONTROL, cache)).body(*body))
+}
+
+pub async fn not_found() -> Result<HttpResponse, AppError> {
+    Err(AppError::NotFound)
+}

@@ -1,0 +1,202 @@
+//! The owner's API: `GET /api/files`, `GET`/`PATCH`/`DELETE /api/files/{id}` (JSON; listings also as SQLite).
+
+use actix_web::{HttpRequest, HttpResponse, web};
+use serde::{Deserialize, Deserializer, Serialize};
+use time::OffsetDateTime;
+
+use crate::domain::unix_time;
+use crate::domain::{FileId, FileName, FilePassword, parse_time};
+use crate::routes::error::AppError;
+use crate::routes::files::listing_format::{self, Format};
+use crate::routes::owner::{Owner, OwnerJson};
+use crate::routes::state::AppState;
+use crate::services::files::{self, FileEdit};
+use crate::store::FileRecord;
+
+const DEFAULT_PAGE: i64 = 1000;
+const MAX_PAGE: i64 = 10_000;
+
+/// One file as the API and the upload answer describe it. Times are RFC 3339.
+#[derive(Debug, Serialize)]
+pub struct FileJson {
+    id: FileId,
+    pub url: String,
+    filename: FileName,
+    size: i64,
+    content_type: String,
+    sha256: String,
+    note: Option<String>,
+    #[serde(with = "time::serde::rfc3339")]
+    created: OffsetDateTime,
+    #[serde(with = "time::serde::rfc3339::option")]
+    expires: Option<OffsetDateTime>,
+    downloads: i64,
+    max_downloads: Option<i64>,
+    /// The guest link the file came through, and its label; `null` for the owner's own uploads.
+    guest_link_id: Option<String>,
+    guest_link_label: Option<String>,
+    /// Downloads need a password (the hash is never sent).
+    password_protected: bool,
+}
+
+impl FileJson {
+    pub fn new(req: &HttpRequest, state: &AppState, file: &FileRecord) -> Self {
+        FileJson::with_url(state.download_url(req, &file.id, &file.filename), file)
+    }
+
+    /// The description of `file` whose download link is `url`.
+    pub fn with_url(url: String, file: &FileRecord) -> Self {
+        let time = unix_time;
+        FileJson {
+            url,
+            id: file.id.clone(),
+            filename: file.filename.clone(),
+            size: file.file_size,
+            content_type: file.content_type.clone(),
+            sha256: file.sha256.clone(),
+            note: file.note.clone(),
+            created: time(file.created_at),
+            expires: file.expires_at.map(time),
+            downloads: file.download_count,
+            max_downloads: file.max_downloads,
+            guest_link_id: file.guest_link_id.clone(),
+            guest_link_label: file.guest_link_label.clone(),
+            password_protected: file.password_protected,
+        }
+    }
+}
+
+/// The answer to an upload: the file as the API shows it, plus what only its uploader gets.
+#[derive(Debug, Serialize)]
+pub struct UploadedJson {
+    #[serde(flatten)]
+    pub file: FileJson,
+    /// `DELETE` this URL to delete the file, no secret needed.
+    pub delete_url: String,
+    #[serde(with = "time::serde::rfc3339::option")]
+    pub expires_at: Option<OffsetDateTime>,
+}
+
+impl UploadedJson {
+    pub fn new(req: &HttpRequest, state: &AppState, file: &FileRecord, deletion_token: &str) -> Self {
+        UploadedJson {
+            file: FileJson::new(req, state, file),
+            delete_url: state.deletion_url(req, &file.id, deletion_token),
+            expires_at: file.expires_at.map(unix_time),
+        }
+    }
+
+    /// The expiry as `X-Expires` sends it, if the file expires.
+    pub fn expires_rfc3339(&self) -> Option<String> {
+        self.expires_at.and_then(|at| at.format(&time::format_description::well_known::Rfc3339).ok())
+    }
+}
+
+#[derive(Debug, Deserialize)]
+pub struct Page {
+    limit: Option<i64>,
+    offset: Option<i64>,
+    format: Option<String>,
+}
+
+/// `?format=json|sqlite`, which wins over `Accept`.
+#[derive(Debug, Deserialize)]
+pub struct FormatQuery {
+    format: Option<String>,
+}
+
+pub async fn list(
+    _owner: Owner,
+    req: HttpRequest,
+    page: web::Query<Page>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let format = Format::of(&req, page.format.as_deref())?;
+    let limit = page.limit.unwrap_or(DEFAULT_PAGE).clamp(1, MAX_PAGE);
+    let offset = page.offset.unwrap_or(0).max(0);
+    let files = files::list(&state.ctx, limit, offset).await?;
+    listing_format::answer(&req, &state, format, files, |files| {
+        serde_json::to_vec(&files.iter().map(|file| FileJson::new(&req, &state, file)).collect::<Vec<_>>())
+    })
+    .await
+}
+
+pub async fn show(
+    _owner: Owner,
+    req: HttpRequest,
+    id: web::Path<FileId>,
+    query: web::Query<FormatQuery>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let format = Format::of(&req, query.format.as_deref())?;
+    let file = files::find(&state.ctx, &id).await?.ok_or(AppError::NotFound)?;
+    listing_format::answer(&req, &state, format, vec![file], |files| {
+        serde_json::to_vec(&files.iter().map(|file| FileJson::new(&req, &state, file)).next())
+    })
+    .await
+}
+
+/// `PATCH` body: absent fields stay as they are; `"note": null`, `"expires": null` and
+/// `"password": null` clear them.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Edit {
+    filename: Option<String>,
+    #[serde(default, deserialize_with = "present")]
+    note: Option<Option<String>>,
+    #[serde(default, deserialize_with = "present")]
+    expires: Option<Option<String>>,
+    #[serde(default, deserialize_with = "present")]
+    password: Option<Option<String>>,
+}
+
+/// Tells a field sent as `null` (`Some(None)`) from one not sent at all (`None`).
+pub(crate) fn present<'de, T: Deserialize<'de>, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<Option<T>>, D::Error> {
+    Option::<T>::deserialize(deserializer).map(Some)
+}
+
+impl Edit {
+    fn into_edit(self) -> Result<FileEdit, AppError> {
+        let filename = self.filename.map(|raw| FileName::parse(&raw)).transpose()?;
+        let expires_at = match self.expires {
+            None => None,
+            Some(None) => Some(None),
+            Some(Some(raw)) => {
+                let at = parse_time(&raw).ok_or_else(|| {
+                    AppError::BadRequest(
+                        "expires must be an RFC 3339 time such as 2030-01-31T12:00:00Z, or null".into(),
+                    )
+                })?;
+                Some(Some(at.unix_timestamp()))
+            }
+        };
+        let password =
+            self.password.map(|password| password.map(|raw| FilePassword::parse(&raw)).transpose()).transpose()?;
+        Ok(FileEdit { filename, note: self.note, expires_at, password })
+    }
+}
+
+pub async fn edit(
+    req: HttpRequest,
+    id: web::Path<FileId>,
+    edit: OwnerJson<Edit>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let edit = edit.body.into_edit()?;
+    let file = files::edit(&state.ctx, &id, edit).await?.ok_or(AppError::NotFound)?;
+    Ok(HttpResponse::Ok().json(FileJson::new(&req, &state, &file)))
+}
+
+/// Hides the file at once; its chunks are purged in the background right after.
+pub async fn delete(
+    _owner: Owner,
+    id: web::Path<FileId>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    if !files::delete(&state.ctx, &id).await? {
+        return Err(AppError::NotFound);
+    }
+    Ok(HttpResponse::NoContent().finish())
+}

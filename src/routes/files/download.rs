@@ -1,0 +1,343 @@
+//! `GET`/`HEAD /f/{id}[/{filename}]`: one file's bytes, with ranges and conditional requests.
+//!
+//! Download counting rule: a GET that sends the file from its first byte counts as one download
+//! (a 200, or a 206 whose range starts at byte 0). HEAD, 304 and ranges that resume later in the
+//! file do not count, so a download manager fetching one file in pieces counts once. A file with a
+//! download limit counts every GET that sends bytes, so ranges cannot get around the limit.
+//!
+//! The owner's file page embeds its previews from `/files/{id}/preview` instead: the same answer,
+//! for the owner only, never counted and never in the download history.
+
+use std::time::{Duration, SystemTime};
+
+use actix_web::body::SizedStream;
+use actix_web::http::header::{
+    self, Charset, ContentDisposition, DispositionParam, DispositionType, EntityTag, ExtendedValue, Header,
+    IfModifiedSince, IfNoneMatch, IfRange,
+};
+use actix_web::http::{Method, StatusCode};
+use actix_web::{HttpRequest, HttpResponse, web};
+use futures_util::StreamExt;
+use serde::Deserialize;
+
+use crate::domain::{ByteRange, FileId, RangeRequest};
+use crate::routes::error::AppError;
+use crate::routes::files::link::FileLink;
+use crate::routes::owner::Owner;
+use crate::routes::state::AppState;
+use crate::services::downloads::{self, stream_range};
+use crate::services::files;
+use crate::store::FileRecord;
+
+/// Types a browser may show in place. Everything else (HTML, SVG, XML, JavaScript, ...) is sent as
+/// an attachment, and every download is sandboxed anyway.
+const INLINE_TYPES: &[&str] = &[
+    "image/png",
+    "image/jpeg",
+    "image/gif",
+    "image/webp",
+    "image/avif",
+    "image/bmp",
+    "application/pdf",
+    "text/plain",
+    "text/csv",
+    "application/json",
+];
+
+#[derive(Debug, Deserialize)]
+pub struct DownloadQuery {
+    #[serde(default)]
+    download: Option<String>,
+}
+
+impl DownloadQuery {
+    /// `?download`, `?download=1` or any value but `0` and `false` asks for a file to save.
+    fn forces_attachment(&self) -> bool {
+        self.download.as_deref().is_some_and(|value| !matches!(value, "0" | "false"))
+    }
+}
+
+/// Who the bytes go to. Only a visitor's download counts; the owner's preview never does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Audience {
+    Visitor,
+    Owner,
+}
+
+pub async fn download(
+    req: HttpRequest,
+    link: web::Path<FileLink>,
+    query: web::Query<DownloadQuery>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let file = files::find(&state.ctx, &link.id).await?.ok_or(AppError::NotFound)?;
+    if file.password_protected {
+        if let Some(password_form) = crate::routes::files::protected::gate(&req, &state, &file).await? {
+            return Ok(password_form);
+        }
+    }
+    send(&req, &state, file, &query, Audience::Visitor).await
+}
+
+/// `GET`/`HEAD /files/{id}/preview`: what the owner's file page embeds (image, audio, video, PDF).
+/// The owner extractor turns everyone else away with 401 before the file is looked up, so the
+/// route cannot be used to skip a download limit.
+pub async fn preview(
+    req: HttpRequest,
+    _owner: Owner,
+    id: web::Path<FileId>,
+    query: web::Query<DownloadQuery>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let file = files::find(&state.ctx, &id).await?.ok_or(AppError::NotFound)?;
+    send(&req, &state, file, &query, Audience::Owner).await
+}
+
+/// The one answer with a file's bytes: conditional requests, Range and If-Range, the headers
+/// that sandbox it, and the count for a visitor.
+async fn send(
+    req: &HttpRequest,
+    state: &AppState,
+    mut file: FileRecord,
+    query: &DownloadQuery,
+    audience: Audience,
+) -> Result<HttpResponse, AppError> {
+    let etag = EntityTag::new_strong(file.sha256.clone());
+    let last_modified = modified_time(&file);
+
+    if is_not_modified(req, &etag, last_modified) {
+        return Ok(HttpResponse::NotModified()
+            .insert_header(header::ETag(etag))
+            .insert_header(header::LastModified(last_modified.into()))
+            .finish());
+    }
+
+    let size = file.file_size as u64;
+    let range_header = req.headers().get(header::RANGE).and_then(|v| v.to_str().ok());
+    let requested = if if_range_holds(req, &etag, Some(last_modified)) {
+        RangeRequest::parse(range_header, size)
+    } else {
+        RangeRequest::Whole
+    };
+    let (status, range) = match requested {
+        RangeRequest::Whole => (StatusCode::OK, ByteRange::whole(size)),
+        RangeRequest::Partial(range) => (StatusCode::PARTIAL_CONTENT, Some(range)),
+        RangeRequest::Unsatisfiable => return Err(AppError::RangeNotSatisfiable { file_size: size }),
+    };
+
+    let counts = file.max_downloads.is_some() || range.is_none_or(|r| r.first == 0);
+    if audience == Audience::Visitor && req.method() == Method::GET && counts {
+        // Counting also re-checks the limit atomically: the loser of a race for the last download gets 404.
+        file = downloads::count(&state.ctx, &file.id).await?.ok_or(AppError::NotFound)?;
+        state.metrics.downloads.inc();
+        record_history(req, state, &file).await;
+    }
+    // Only the browser that proved the password, or the owner, may keep these bytes: never a shared cache.
+    let private = file.password_protected || audience == Audience::Owner;
+
+    let mut response = HttpResponse::build(status);
+    response
+        .insert_header((header::CONTENT_TYPE, file.content_type.as_str()))
+        .insert_header(header::ETag(etag))
+        .insert_header(header::LastModified(last_modified.into()))
+        .insert_header((header::ACCEPT_RANGES, "bytes"))
+        .insert_header((header::CACHE_CONTROL, if private { "private, no-cache" } else { "no-cache" }))
+        .insert_header((header::CONTENT_SECURITY_POLICY, "sandbox"))
+        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
+        .insert_header(content_disposition(&file, query.forces_attachment()));
+    if let (StatusCode::PARTIAL_CONTENT, Some(r)) = (status, range) {
+        response.insert_header((header::CONTENT_RANGE, format!("bytes {}-{}/{size}", r.first, r.last)));
+    }
+    let length = range.map_or(0, |r| r.byte_count());
+    let body = match range {
+        Some(range) if req.method() == Method::GET => {
+            let (transfer, sent) = (state.metrics.transfer(), state.metrics.bytes_out.clone());
+            stream_range(&state.ctx, &file, range)
+                .map(move |item| {
+                    let _in_progress = &transfer; // dropped with the stream, when the response ends
+                    let bytes = item.map_err(|error| actix_web::Error::from(AppError::from(error)))?;
+                    sent.inc_by(bytes.len() as u64);
+                    Ok::<_, actix_web::Error>(bytes)
+                })
+                .boxed_local()
+        }
+        _ => futures_util::stream::empty().boxed_local(),
+    };
+    Ok(response.body(SizedStream::new(length, body)))
+}
+
+/// Notes who downloaded, for the file page: the TCP peer, or X-Forwarded-For only from trusted
+/// proxies (any client can write the header). A failure here must not fail the download.
+async fn record_history(req: &HttpRequest, state: &AppState, file: &FileRecord) {
+    let client_ip = state.client_ip(req).to_string();
+    let user_agent = req.headers().get(header::USER_AGENT).and_then(|v| v.to_str().ok()).unwrap_or_default();
+    if let Err(error) = downloads::record(&state.ctx, &file.id, &client_ip, user_agent).await {
+        tracing::warn!(?error, "could not record a download in the history");
+    }
+}
+
+fn modified_time(file: &FileRecord) -> SystemTime {
+    SystemTime::UNIX_EPOCH + Duration::from_secs(file.created_at.max(0) as u64)
+}
+
+/// If-None-Match wins over If-Modified-Since (RFC 9110 13.2.2).
+fn is_not_modified(req: &HttpRequest, etag: &EntityTag, last_modified: SystemTime) -> bool {
+    if req.headers().contains_key(header::IF_NONE_MATCH) {
+        return match IfNoneMatch::parse(req) {
+            Ok(IfNoneMatch::Any) => true,
+            Ok(IfNoneMatch::Items(tags)) => tags.iter().any(|tag| tag.weak_eq(etag)),
+            Err(_) => false,
+        };
+    }
+    match IfModifiedSince::parse(req) {
+        Ok(IfModifiedSince(since)) => last_modified <= SystemTime::from(since),
+        Err(_) => false,
+    }
+}
+
+/// A Range is honoured unless If-Range names another version of the file (or bundle, which has
+/// no date: a date in If-Range then names no version).
+pub(crate) fn if_range_holds(req: &HttpRequest, etag: &EntityTag, last_modified: Option<SystemTime>) -> bool {
+    if !req.headers().contains_key(header::IF_RANGE) {
+        return true;
+    }
+    match IfRange::parse(req) {
+        Ok(IfRange::EntityTag(tag)) => tag.strong_eq(etag),
+        Ok(IfRange::Date(date)) => Some(SystemTime::from(date)) == last_modified,
+        Err(_) => false,
+    }
+}
+
+/// RFC 6266: `filename*` carries the exact UTF-8 name, `filename` an ASCII stand-in for old clients.
+fn content_disposition(file: &FileRecord, force_attachment: bool) -> ContentDisposition {
+    let inline = !force_attachment && INLINE_TYPES.contains(&file.content_type.as_str());
+    let name = &file.filename;
+    ContentDisposition {
+        disposition: if inline { DispositionType::Inline } else { DispositionType::Attachment },
+        parameters: vec![
+            DispositionParam::Filename(name.ascii_fallback()),
+            DispositionParam::FilenameExt(ExtendedValue {
+                charset: Charset::Ext("UTF-8".into()),
+                language_tag: None,
+                value: name.as_str().as_bytes().to_vec(),
+            }),
+        ],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(filename: &str, content_type: &str) -> FileRecord {
+        FileRecord {
+            id: crate::domain::FileId::random(),
+            filename: crate::domain::FileName::parse(filename).unwrap(),
+            content_type: content_type.into(),
+            file_size: 1,
+            chunk_size: 32_768,
+            sha256: "00".into(),
+            note: None,
+            created_at: 0,
+            expires_at: None,
+            max_downloads: None,
+            download_count: 0,
+            last_download_at: None,
+            guest_link_id: None,
+            guest_link_label: None,
+            password_protected: false,
+        }
+    }
+
+    #[test]
+    fn quotes_and_non_ascii_names_are_encoded_not_echoed() {
+        let header = content_disposition(&file("a\"b é.txt", "text/plain"), false).to_string();
+        assert_eq!(header, "inline; filename=\"a_b _.txt\"; filename*=UTF-8''a%22b%20%C3%A9.txt");
+    }
+
+    #[test]
+    fn active_types_are_attachments() {
+        for kind in ["text/html", "image/svg+xml", "application/xml", "text/javascript"] {
+            let header = content_disposition(&file("x", kind), false).to_string();
+            assert!(header.starts_with("attachment;"), "{kind}: {header}");
+        }
+    }
+
+    #[test]
+    fn download_1_forces_an_attachment() {
+        let header = content_disposition(&file("a.png", "image/png"), true).to_string();
+        assert!(header.starts_with("attachment;"), "{header}");
+    }
+
+    #[test]
+    fn a_stored_name_never_yields_header_breaking_bytes() {
+        let header = content_disposition(&file("a\r\nX-Evil: 1", "text/plain"), false).to_string();
+        assert!(!header.contains('\r') && !header.contains('\n'), "{header}");
+    }
+
+    mod properties {
+        use super::*;
+        use actix_web::http::header::{HeaderValue, HttpDate};
+        use actix_web::test::TestRequest;
+        use proptest::prelude::*;
+
+        use crate::domain::properties::header_value;
+
+        const SHA: &str = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
+
+        /// Validators as clients send them: tags (weak or not, this file's or another's), HTTP
+        /// dates near the file's time, lists, stars, and any bytes.
+        fn validator(modified: SystemTime) -> impl Strategy<Value = HeaderValue> {
+            let tags = prop::sample::select(vec![
+                format!("\"{SHA}\""),
+                format!("W/\"{SHA}\""),
+                "\"other\"".into(),
+                "*".into(),
+            ]);
+            let dates = (-2..3i64).prop_map(move |shift| {
+                let at = if shift < 0 {
+                    modified - Duration::from_secs(1)
+                } else {
+                    modified + Duration::from_secs(shift as u64)
+                };
+                HttpDate::from(at).to_string()
+            });
+            prop_oneof![
+                tags.prop_map(|tag| HeaderValue::from_str(&tag).unwrap()),
+                dates.prop_map(|date| HeaderValue::from_str(&date).unwrap()),
+                prop::collection::vec(any::<u8>(), 0..80).prop_map(|bytes| header_value(&bytes)),
+                "(W/)?\"[a-f0-9]{0,4}\"(, ?\"[a-z]{0,3}\"){0,2}".prop_map(|tag| HeaderValue::from_str(&tag).unwrap()),
+            ]
+        }
+
+        proptest! {
+            #![proptest_config(crate::domain::properties::config())]
+
+            /// If-Range holds only for this file's strong tag or its exact date; no value of
+            /// If-Range, If-None-Match or If-Modified-Since makes the checks panic.
+            #[test]
+            fn if_range_holds_only_for_this_version(
+                if_range in validator(SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000)),
+                if_none_match in prop::option::of(validator(SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000))),
+                if_modified_since in prop::option::of(validator(SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000))),
+            ) {
+                let modified = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+                let etag = EntityTag::new_strong(SHA.to_owned());
+                let mut request = TestRequest::default().insert_header((header::IF_RANGE, if_range.clone()));
+                if let Some(value) = if_none_match {
+                    request = request.insert_header((header::IF_NONE_MATCH, value));
+                }
+                if let Some(value) = if_modified_since {
+                    request = request.insert_header((header::IF_MODIFIED_SINCE, value));
+                }
+                let req = request.to_http_request();
+                let _ = is_not_modified(&req, &etag, modified);
+                let this_version =
+                    [format!("\"{SHA}\""), HttpDate::from(modified).to_string()].iter().any(|v| if_range == v.as_str());
+                prop_assert_eq!(if_range_holds(&req, &etag, Some(modified)), this_version, "If-Range: {:?}", if_range);
+                let tag_only = if_range == format!("\"{SHA}\"").as_str();
+                prop_assert_eq!(if_range_holds(&req, &etag, None), tag_only, "without a date, If-Range: {:?}", if_range);
+            }
+        }
+    }
+}

@@ -1,0 +1,111 @@
+//! Password-protected downloads: who may have the bytes, the password form, and the file-scoped
+//! cookie that the right password buys so the download and its Range resumes go through.
+
+use actix_web::cookie::{Cookie, SameSite, time::Duration as CookieDuration};
+use actix_web::http::{Method, StatusCode, header};
+use actix_web::{HttpRequest, HttpResponse, web};
+use serde::Deserialize;
+
+use crate::routes::error::AppError;
+use crate::routes::files::link::FileLink;
+use crate::routes::owner::{credential, is_owner_credential, session};
+use crate::routes::pages::accepts_html;
+use crate::routes::pages::page::{page, see_other};
+use crate::routes::pages::views::{Layout, PasswordPage};
+use crate::routes::state::AppState;
+use crate::services::auth::passwords::{self, GRANT_LIFETIME_SECS};
+use crate::services::files;
+use crate::services::throttling::{Verdict, attempt_under};
+use crate::store::FileRecord;
+
+/// The grant cookie's name; its path (`/f/{id}`) scopes it to one file.
+const GRANT_COOKIE: &str = "blobdrop_file";
+
+/// `None` when the request may have a protected file: a valid grant cookie, the owner (session,
+/// secret or token), or the password in the Authorization header (`curl -u :PASSWORD`). Otherwise
+/// a browser navigating gets the password form, and anyone else 401 with a Basic challenge. Wrong
+/// passwords are throttled per client. Runs before conditional and Range handling, so HEAD, 304
+/// and 206 answers follow the same rule.
+pub async fn gate(req: &HttpRequest, state: &AppState, file: &FileRecord) -> Result<Option<HttpResponse>, AppError> {
+    let now = state.ctx.now();
+    let Some(password_hash) = files::password_hash(&state.ctx, &file.id).await? else {
+        return Ok(None); // the password was removed since the file was read
+    };
+    if req.cookie(GRANT_COOKIE).is_some_and(|grant| state.grant_key.check(grant.value(), &file.id, &password_hash, now))
+    {
+        return Ok(None);
+    }
+    if session(req, state).await?.is_some() {
+        return Ok(None);
+    }
+    if let Some(candidate) = credential(req) {
+        // The candidate may be the owner's secret or token as well as the file's password, so it
+        // answers to both throttles: a client either refuses is refused whatever it sends, and a
+        // wrong guess counts against both (else the secret could be guessed here at full speed).
+        let verify = async {
+            if is_owner_credential(state, &candidate).await? {
+                return Ok(true);
+            }
+            passwords::verify(password_hash, candidate.clone()).await.map_err(AppError::internal)
+        };
+        let throttles = [&*state.throttles.owner, &*state.throttles.passwords];
+        return match attempt_under(&throttles, state.client_ip(req), verify).await? {
+            Verdict::Right => Ok(None),
+            Verdict::Wrong => Err(AppError::PasswordRequired),
+            Verdict::Refused(refused) => Err(refused.into()),
+        };
+    }
+    if req.method() == Method::GET && accepts_html(req) {
+        return password_form(false).map(Some);
+    }
+    Err(AppError::PasswordRequired)
+}
+
+#[derive(Deserialize)]
+pub struct Unlock {
+    #[serde(default)]
+    password: String,
+}
+
+/// `POST /f/{id}[/{name}]` from the password form: the right password sets the grant cookie and
+/// sends the browser back to the same link; a wrong one shows the form again with an error.
+pub async fn unlock(
+    req: HttpRequest,
+    link: web::Path<FileLink>,
+    form: web::Form<Unlock>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let file = files::find(&state.ctx, &link.id).await?.ok_or(AppError::NotFound)?;
+    let back = req.uri().path_and_query().map_or("/", |path| path.as_str()).to_owned();
+    let now = state.ctx.now();
+    let Some(password_hash) = files::password_hash(&state.ctx, &file.id).await? else {
+        return Ok(see_other(&back));
+    };
+    let verify = async { passwords::verify(password_hash.clone(), form.into_inner().password).await };
+    match state.throttles.passwords.attempt(state.client_ip(&req), verify).await.map_err(AppError::internal)? {
+        Verdict::Right => {}
+        Verdict::Wrong => return password_form(true),
+        Verdict::Refused(refused) => return Err(refused.into()),
+    }
+    let grant = state.grant_key.issue(&file.id, &password_hash, now + GRANT_LIFETIME_SECS);
+    let cookie = Cookie::build(GRANT_COOKIE, grant)
+        .path(format!("/f/{}", file.id))
+        .http_only(true)
+        .same_site(SameSite::Strict)
+        .secure(state.secure_cookies())
+        .max_age(CookieDuration::seconds(GRANT_LIFETIME_SECS))
+        .finish();
+    let mut response = see_other(&back);
+    response.add_cookie(&cookie).map_err(AppError::internal)?;
+    Ok(response)
+}
+
+/// The form, as a 401 without a Basic challenge (which would make the browser pop up its own
+/// password dialog). It names nothing about the file: its name may be what the password guards.
+fn password_form(wrong_password: bool) -> Result<HttpResponse, AppError> {
+    let layout = Layout { title: "Password required".into(), csrf_token: String::new() };
+    let mut response = page(&PasswordPage { layout, wrong_password })?;
+    *response.status_mut() = StatusCode::UNAUTHORIZED;
+    response.headers_mut().insert(header::CACHE_CONTROL, header::HeaderValue::from_static("no-store"));
+    Ok(response)
+}

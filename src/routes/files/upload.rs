@@ -1,0 +1,416 @@
+//! `PUT /{filename}` (raw body, curl -T) and `POST /` (multipart), by the owner or through a guest
+//! link: bytes in, links out.
+
+use actix_multipart::{Field, Multipart, MultipartError};
+use actix_web::http::header::{self, HeaderMap};
+use actix_web::{HttpRequest, HttpResponse, ResponseError, web};
+use bytes::Bytes;
+use futures_util::{Stream, StreamExt};
+
+use crate::domain::guess_content_type;
+use crate::domain::{ByteSize, FileName, OptionHeaders, UploadOptions};
+use crate::routes::body::{
+    BodyEnd, DRAIN_LIMIT, DRAIN_TIME, client_hung_up, close_unless, parser_wait, payload_error, refuse,
+};
+use crate::routes::error::AppError;
+use crate::routes::files::api::UploadedJson;
+use crate::routes::owner::authenticate;
+use crate::routes::state::AppState;
+use crate::services::in_flight::Slot;
+use crate::services::uploads::{self, Upload, UploadError, UploadMeta};
+use crate::services::{Context, guest_links};
+use crate::store::{FileRecord, GuestLinkRecord};
+
+/// Largest form field that is not a file (such fields are read and ignored).
+const MAX_FORM_FIELD: usize = 64 * 1024;
+
+pub async fn put_file(
+    req: HttpRequest,
+    payload: web::Payload,
+    filename: web::Path<String>,
+    state: web::Data<AppState>,
+) -> HttpResponse {
+    receive_put(req, payload, &filename, None, state).await
+}
+
+/// A raw-body upload by the owner (`guest_link` is `None`) or through a guest link (its raw id).
+pub(crate) async fn receive_put(
+    req: HttpRequest,
+    mut body: web::Payload,
+    filename: &str,
+    guest_link: Option<&str>,
+    state: web::Data<AppState>,
+) -> HttpResponse {
+    let stored = async {
+        let uploader = Uploader::identify(&req, &state, guest_link).await?;
+        let expected = declared_length(&req, uploader.max_size(&state))?;
+        let filename = FileName::parse(filename).map_err(AppError::from)?;
+        let declared = req.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok());
+        let meta = uploader.upload_meta(&req, &state, filename, declared)?;
+        let pieces = (&mut body).map(|item| item.map_err(payload_error));
+        // actix-web ends a body cut off by a disconnect as if it were complete: a body with a
+        // length must have all of it, and a chunked one must end with the client still there.
+        store_stream(&state, &uploader, &meta, pieces, |received| match expected {
+            Some(expected) if received != expected => Err(interrupted()),
+            None if client_hung_up(&req) => Err(interrupted()),
+            _ => Ok(()),
+        })
+        .await
+    }
+    .await;
+    match stored {
+        Ok(file) => uploaded(&req, &state, &[file], false),
+        Err(error) => refuse(error, &mut body).await,
+    }
+}
+
+/// `curl -T - https://host/` has no name to append: say how to give one.
+pub async fn put_without_name(mut payload: web::Payload) -> HttpResponse {
+    let reason = "the URL needs a file name: curl -T - https://host/name.txt";
+    refuse(AppError::BadRequest(reason.into()), &mut payload).await
+}
+
+pub async fn post_files(req: HttpRequest, payload: web::Payload, state: web::Data<AppState>) -> HttpResponse {
+    receive_form(req, payload, None, state).await
+}
+
+/// A multipart upload by the owner (`guest_link` is `None`) or through a guest link (its raw id).
+pub(crate) async fn receive_form(
+    req: HttpRequest,
+    mut body: web::Payload,
+    guest_link: Option<&str>,
+    state: web::Data<AppState>,
+) -> HttpResponse {
+    let allowed = async {
+        let uploader = Uploader::identify(&req, &state, guest_link).await?;
+        require_form(req.headers())?;
+        Ok(uploader)
+    };
+    let uploader = match allowed.await {
+        Ok(uploader) => uploader,
+        Err(error) => return refuse(error, &mut body).await,
+    };
+    let (body, end) = BodyEnd::watch(body);
+    let mut form = FormReader { form: Multipart::new(req.headers(), body), end, idle: state.idle_timeout };
+    let mut stored = FormFiles { ctx: state.ctx.clone(), files: Vec::new() };
+    let error = match store_form_files(&req, &state, &uploader, &mut form, &mut stored.files).await {
+        Ok(()) if !stored.files.is_empty() => return uploaded(&req, &state, &stored.keep(), true),
+        Ok(()) => AppError::BadRequest("the form holds no file".into()),
+        Err(FormFailure::Refused(error)) => {
+            let drained = drain_form(&mut form).await;
+            return close_unless(drained, error.error_response());
+        }
+        Err(FormFailure::Broken(error)) => error,
+    };
+    // A broken form leaves the parser somewhere inside the body: the connection cannot be reused.
+    close_unless(false, error.error_response())
+}
+
+/// A multipart form whose every wait, for the next part or the next bytes of one, is bounded like
+/// a body read (see `parser_wait`).
+struct FormReader {
+    form: Multipart,
+    end: BodyEnd,
+    idle: std::time::Duration,
+}
+
+impl FormReader {
+    /// The next part of the form, `None` after the last one.
+    async fn next_field(&mut self) -> Result<Option<Field>, AppError> {
+        match parser_wait(self.form.next(), &self.end, self.idle).await? {
+            Some(field) => field.map(Some).map_err(multipart_error),
+            None => Ok(None),
+        }
+    }
+
+    /// The next bytes of `field`, `None` at its end.
+    async fn next_piece(&self, field: &mut Field) -> Result<Option<Bytes>, AppError> {
+        match parser_wait(field.next(), &self.end, self.idle).await? {
+            Some(piece) => piece.map(Some).map_err(multipart_error),
+            None => Ok(None),
+        }
+    }
+}
+
+/// Files stored from one form. Unless the request succeeds and `keep` is called, they are
+/// deleted when this is dropped: the client got no links, so no file is kept.
+struct FormFiles {
+    ctx: Context,
+    files: Vec<StoredFile>,
+}
+
+impl FormFiles {
+    fn keep(mut self) -> Vec<StoredFile> {
+        std::mem::take(&mut self.files)
+    }
+}
+
+impl Drop for FormFiles {
+    fn drop(&mut self) {
+        if self.files.is_empty() {
+            return;
+        }
+        let ctx = self.ctx.clone();
+        let ids: Vec<_> = std::mem::take(&mut self.files).into_iter().map(|file| file.record.id).collect();
+        tokio::spawn(async move { uploads::withdraw(&ctx, &ids).await });
+    }
+}
+
+/// Why a form upload stopped.
+enum FormFailure {
+    /// We refused a part (too large, bad name, storage full): the rest can still be read and drained.
+    Refused(AppError),
+    /// The form itself failed (malformed, or the client went away): it must not be read again.
+    Broken(AppError),
+}
+
+/// Stores every part of the form that carries a file name, whatever its field name.
+async fn store_form_files(
+    req: &HttpRequest,
+    state: &AppState,
+    uploader: &Uploader,
+    form: &mut FormReader,
+    stored: &mut Vec<StoredFile>,
+) -> Result<(), FormFailure> {
+    while let Some(mut field) = form.next_field().await.map_err(FormFailure::Broken)? {
+        let Some(raw_name) = field.content_disposition().and_then(|cd| cd.get_filename().map(str::to_owned)) else {
+            let mut size = 0;
+            while let Some(piece) = form.next_piece(&mut field).await.map_err(FormFailure::Broken)? {
+                size += piece.len();
+                if size > MAX_FORM_FIELD {
+                    let reason = "a form field that is not a file is over 64 KiB";
+                    return Err(FormFailure::Refused(AppError::BadRequest(reason.into())));
+                }
+            }
+            continue;
+        };
+        if stored.len() >= state.max_form_files as usize {
+            return Err(FormFailure::Refused(AppError::TooManyFiles(state.max_form_files)));
+        }
+        let filename = FileName::parse(&raw_name).map_err(|error| FormFailure::Refused(error.into()))?;
+        let declared = field.content_type().map(|mime| mime.essence_str().to_owned());
+        let meta = uploader.upload_meta(req, state, filename, declared.as_deref()).map_err(FormFailure::Refused)?;
+        let form_failed = std::cell::Cell::new(false);
+        let pieces = futures_util::stream::unfold(&mut field, |field| async {
+            match form.next_piece(field).await {
+                Ok(piece) => piece.map(|piece| (Ok(piece), field)),
+                Err(error) => {
+                    form_failed.set(true);
+                    Some((Err(error), field))
+                }
+            }
+        });
+        // The multipart parser itself notices a form cut off before its closing boundary.
+        match store_stream(state, uploader, &meta, pieces, |_| Ok(())).await {
+            Ok(file) => stored.push(file),
+            Err(error) if form_failed.get() => return Err(FormFailure::Broken(error)),
+            Err(error) => return Err(FormFailure::Refused(error)),
+        }
+    }
+    Ok(())
+}
+
+/// A file just stored, with the token of its deletion link (only the token's hash is kept).
+pub(crate) struct StoredFile {
+    pub(crate) record: FileRecord,
+    pub(crate) deletion_token: String,
+}
+
+/// Writes a byte stream as one file with its deletion token; on any error nothing of it is kept.
+/// `check_complete` gets the byte count once the stream ends and may still refuse the upload.
+async fn store_stream(
+    state: &AppState,
+    uploader: &Uploader,
+    meta: &UploadMeta,
+    body: impl Stream<Item = Result<Bytes, AppError>>,
+    check_complete: impl FnOnce(u64) -> Result<(), AppError>,
+) -> Result<StoredFile, AppError> {
+    let _transfer = state.metrics.transfer();
+    let mut upload = Upload::begin(&state.ctx, meta, uploader.max_size(state), &state.upload_memory).await?;
+    let mut body = std::pin::pin!(body);
+    let mut written = Ok(());
+    while let Some(piece) = body.next().await {
+        written = match piece {
+            Ok(bytes) => {
+                state.metrics.bytes_in.inc_by(bytes.len() as u64);
+                upload.write(bytes).await.map_err(AppError::from)
+            }
+            Err(error) => Err(error),
+        };
+        if written.is_err() {
+            break;
+        }
+    }
+    if let Err(error) = written.and_then(|()| check_complete(upload.received())) {
+        if let Err(cleanup) = upload.abandon().await {
+            tracing::warn!(error = ?cleanup, "could not delete a failed upload; the clean-up will");
+        }
+        return Err(error);
+    }
+    let received = upload.received();
+    let deletion_token = upload.deletion_token().to_owned();
+    let mut record = match upload.finish().await {
+        Ok(record) => record,
+        Err(UploadError::GuestLinkRefused) => return Err(uploader.refused_at_finish(state, received).await),
+        Err(error) => return Err(error.into()),
+    };
+    if let Uploader::Guest(..) = uploader {
+        record.guest_link_label = None; // the owner's name for the link, not for the guest's eyes
+    }
+    state.metrics.uploads.inc();
+    Ok(StoredFile { record, deletion_token })
+}
+
+/// Reads what is left of a refused form, within the same bounds as `refuse`. True if it ended.
+async fn drain_form(form: &mut FormReader) -> bool {
+    let reading = async {
+        let mut drained = 0u64;
+        while let Some(mut field) = form.next_field().await? {
+            while let Some(piece) = form.next_piece(&mut field).await? {
+                drained += piece.len() as u64;
+                if drained > DRAIN_LIMIT {
+                    return Err(AppError::TooLarge(ByteSize::from_bytes(DRAIN_LIMIT)));
+                }
+            }
+        }
+        Ok(())
+    };
+    tokio::time::timeout(DRAIN_TIME, reading).await.is_ok_and(|read| read.is_ok())
+}
+
+/// A form needs `multipart/form-data` with a boundary; anything else is refused before parsing.
+fn require_form(headers: &HeaderMap) -> Result<(), AppError> {
+    let mime = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<mime_guess::mime::Mime>().ok());
+    match mime {
+        Some(mime) if mime.essence_str() == "multipart/form-data" && mime.get_param("boundary").is_some() => Ok(()),
+        _ => Err(AppError::BadRequest(
+            "POST / takes multipart/form-data (curl -F file=@name); send a raw body with PUT /name".into(),
+        )),
+    }
+}
+
+fn multipart_error(error: MultipartError) -> AppError {
+    match error {
+        MultipartError::Payload(payload) => payload_error(payload),
+        other => AppError::BadRequest(format!("malformed multipart form: {other}")),
+    }
+}
+
+pub(crate) fn interrupted() -> AppError {
+    AppError::BadRequest("the upload was interrupted before the end of its body".into())
+}
+
+/// Who is uploading: the owner, or a guest through one of the owner's guest links. Everything the
+/// two differ in (size limit, upload options, the link the upload counts against) comes from here,
+/// so both go through the same PUT and form code.
+enum Uploader {
+    Owner,
+    /// A guest, holding its place among the uploads in flight through the link and from its address.
+    Guest(GuestLinkRecord, #[expect(dead_code, reason = "held for its Drop, which frees the place")] Slot),
+}
+
+impl Uploader {
+    /// `guest_link` is the raw id from `/g/{id}`; without one the owner's credentials are required.
+    async fn identify(req: &HttpRequest, state: &AppState, guest_link: Option<&str>) -> Result<Self, AppError> {
+        match guest_link {
+            None => authenticate(req, state).await.map(|_| Uploader::Owner),
+            Some(raw) => {
+                let link = guest_links::open(&state.ctx, raw).await?;
+                let slot = state.in_flight.enter(&link.id, state.client_ip(req))?;
+                Ok(Uploader::Guest(link, slot))
+            }
+        }
+    }
+
+    /// The server's limit, and for a guest also the link's, whichever is smaller.
+    fn max_size(&self, state: &AppState) -> Option<ByteSize> {
+        match self {
+            Uploader::Owner => state.max_upload,
+            Uploader::Guest(link, _) => guest_links::size_limit(state.max_upload, link),
+        }
+    }
+
+    /// The options the headers ask for. A guest's files expire no later than the link's file
+    /// lifetime allows: a guest may shorten it, never extend it.
+    fn upload_meta(
+        &self,
+        req: &HttpRequest,
+        state: &AppState,
+        filename: FileName,
+        declared_type: Option<&str>,
+    ) -> Result<UploadMeta, AppError> {
+        let header = |name: &str| req.headers().get(name).and_then(|v| v.to_str().ok());
+        let now = state.ctx.clock.now();
+        let headers = OptionHeaders {
+            max_days: header("max-days"),
+            max_downloads: header("max-downloads"),
+            expires_at: header("expires-at"),
+            expire: header("expire"),
+        };
+        let mut options = UploadOptions::from_headers(headers, now)?;
+        let mut guest_link = None;
+        if let Uploader::Guest(link, _) = self {
+            options = guest_links::cap_options(link, options, now);
+            guest_link = Some(link.id.clone());
+        }
+        let content_type = guess_content_type(&filename, declared_type);
+        Ok(UploadMeta { filename, content_type, options, guest_link })
+    }
+
+    /// Why the link turned down a finished upload: it changed while the bytes came in (used up by
+    /// another guest, disabled, expired, deleted, or its size limit lowered).
+    async fn refused_at_finish(&self, state: &AppState, received: u64) -> AppError {
+        let Uploader::Guest(link, _) = self else {
+            return AppError::internal(UploadError::GuestLinkRefused);
+        };
+        guest_links::refused_at_finish(&state.ctx, &link.id, received).await.into()
+    }
+}
+
+pub(crate) fn content_length(headers: &HeaderMap) -> Option<u64> {
+    headers.get(header::CONTENT_LENGTH)?.to_str().ok()?.parse().ok()
+}
+
+/// The body's Content-Length, if it has one; 413 at once when it says more than the limit.
+pub(crate) fn declared_length(req: &HttpRequest, limit: Option<ByteSize>) -> Result<Option<u64>, AppError> {
+    let expected = content_length(req.headers());
+    match (limit, expected) {
+        (Some(limit), Some(length)) if length > limit.as_u64() => Err(AppError::TooLarge(limit)),
+        _ => Ok(expected),
+    }
+}
+
+/// 201 with one link per line, or JSON when the client asks for it (an object for PUT, an array
+/// for a form, which may carry several files). An answer with one file also gives its link in
+/// `Location`, its deletion link in `X-Url-Delete` and, if it expires, when in `X-Expires`
+/// (RFC 3339). With several files these stay out of the headers, which would grow with the form
+/// (a form of 10,000 files made 307 KB of them: curl gave up, and nginx refuses an upstream's
+/// headers past 4-8 KiB); each file's deletion link and expiry are in the JSON answer.
+pub(crate) fn uploaded(req: &HttpRequest, state: &AppState, files: &[StoredFile], many: bool) -> HttpResponse {
+    let described: Vec<UploadedJson> =
+        files.iter().map(|file| UploadedJson::new(req, state, &file.record, &file.deletion_token)).collect();
+    let mut response = HttpResponse::Created();
+    if let [only] = described.as_slice() {
+        response.insert_header((header::LOCATION, only.file.url.clone()));
+        response.insert_header(("X-Url-Delete", only.delete_url.clone()));
+        if let Some(expires) = only.expires_rfc3339() {
+            response.insert_header(("X-Expires", expires));
+        }
+    }
+    let wants_json = req
+        .headers()
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|accept| accept.contains("application/json"));
+    match (wants_json, many) {
+        (true, true) => response.json(&described),
+        (true, false) => response.json(described.first()),
+        (false, _) => {
+            let lines: String = described.iter().map(|file| format!("{}\n", file.file.url)).collect();
+            response.content_type("text/plain; charset=utf-8").body(lines)
+        }
+    }
+}

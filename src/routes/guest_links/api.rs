@@ -1,0 +1,198 @@
+//! The owner's guest-link API: `GET`/`POST /api/guest-links`, `GET`/`PATCH`/`DELETE /api/guest-links/{id}`.
+
+use actix_web::{HttpRequest, HttpResponse, web};
+use serde::{Deserialize, Serialize};
+use time::OffsetDateTime;
+
+use crate::domain::{ByteSize, GuestLinkId, GuestLinkTerms, future_expiry, parse_time};
+use crate::routes::error::AppError;
+use crate::routes::files::api::present;
+use crate::routes::owner::{Owner, OwnerJson};
+use crate::routes::state::AppState;
+use crate::services::guest_links;
+use crate::store::GuestLinkRecord;
+
+/// One guest link as the API describes it. Times are RFC 3339.
+#[derive(Debug, Serialize)]
+pub struct GuestLinkJson {
+    id: GuestLinkId,
+    /// Where guests upload: a page in a browser, `curl -T file URL/` from a shell.
+    url: String,
+    label: String,
+    /// `active`, `disabled`, `expired` or `used up`.
+    status: &'static str,
+    disabled: bool,
+    #[serde(with = "time::serde::rfc3339")]
+    created: OffsetDateTime,
+    #[serde(with = "time::serde::rfc3339::option")]
+    expires: Option<OffsetDateTime>,
+    max_file_size: Option<i64>,
+    max_uploads: Option<i64>,
+    uploads: i64,
+    file_lifetime_days: Option<i64>,
+}
+
+impl GuestLinkJson {
+    fn new(req: &HttpRequest, state: &AppState, link: &GuestLinkRecord, now: i64) -> Self {
+        let time = crate::domain::unix_time;
+        GuestLinkJson {
+            id: link.id.clone(),
+            url: guest_link_url(req, state, &link.id),
+            label: link.label.clone(),
+            status: link.status(now).as_str(),
+            disabled: link.disabled,
+            created: time(link.created_at),
+            expires: link.expires_at.map(time),
+            max_file_size: link.max_file_size,
+            max_uploads: link.max_uploads,
+            uploads: link.upload_count,
+            file_lifetime_days: link.file_lifetime_days,
+        }
+    }
+}
+
+/// The address guests upload at.
+pub fn guest_link_url(req: &HttpRequest, state: &AppState, id: &GuestLinkId) -> String {
+    format!("{}/g/{id}", state.base_url(req))
+}
+
+/// A size as a number of bytes, or as people write it (`"10MiB"`).
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum SizeInput {
+    Bytes(u64),
+    Text(String),
+}
+
+impl SizeInput {
+    fn parse(self) -> Result<ByteSize, AppError> {
+        match self {
+            SizeInput::Bytes(bytes) => Ok(ByteSize::from_bytes(bytes)),
+            SizeInput::Text(text) => text.parse().map_err(AppError::BadRequest),
+        }
+    }
+}
+
+/// `POST` body: only the label is required.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewLink {
+    label: String,
+    expires: Option<String>,
+    max_file_size: Option<SizeInput>,
+    max_uploads: Option<i64>,
+    file_lifetime_days: Option<i64>,
+}
+
+/// `PATCH` body: absent fields stay as they are; `null` clears a limit.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Edit {
+    label: Option<String>,
+    disabled: Option<bool>,
+    #[serde(default, deserialize_with = "present")]
+    expires: Option<Option<String>>,
+    #[serde(default, deserialize_with = "present")]
+    max_file_size: Option<Option<SizeInput>>,
+    #[serde(default, deserialize_with = "present")]
+    max_uploads: Option<Option<i64>>,
+    #[serde(default, deserialize_with = "present")]
+    file_lifetime_days: Option<Option<i64>>,
+}
+
+/// An expiry being set now: an RFC 3339 time in the future.
+fn new_expiry(raw: &str, now: i64) -> Result<i64, AppError> {
+    let at = parse_time(raw)
+        .ok_or_else(|| AppError::BadRequest("expires must be an RFC 3339 time such as 2030-01-31T12:00:00Z".into()))?;
+    future_expiry(at.unix_timestamp(), now).map_err(AppError::from)
+}
+
+fn terms(
+    label: &str,
+    expires_at: Option<i64>,
+    max_file_size: Option<ByteSize>,
+    max_uploads: Option<i64>,
+    file_lifetime_days: Option<i64>,
+) -> Result<GuestLinkTerms, AppError> {
+    GuestLinkTerms::new(label, expires_at, max_file_size, max_uploads, file_lifetime_days).map_err(AppError::from)
+}
+
+pub async fn list(_owner: Owner, req: HttpRequest, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
+    let now = state.ctx.now();
+    let links = guest_links::list(&state.ctx).await?;
+    let links: Vec<GuestLinkJson> = links.iter().map(|link| GuestLinkJson::new(&req, &state, link, now)).collect();
+    Ok(HttpResponse::Ok().json(links))
+}
+
+pub async fn create(
+    req: HttpRequest,
+    body: OwnerJson<NewLink>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let now = state.ctx.now();
+    let body = body.body;
+    let expires_at = body.expires.as_deref().map(|raw| new_expiry(raw, now)).transpose()?;
+    let max_file_size = body.max_file_size.map(SizeInput::parse).transpose()?;
+    let terms = terms(&body.label, expires_at, max_file_size, body.max_uploads, body.file_lifetime_days)?;
+    let link = guest_links::create(&state.ctx, &terms).await?;
+    let json = GuestLinkJson::new(&req, &state, &link, now);
+    Ok(HttpResponse::Created().insert_header(("Location", json.url.clone())).json(json))
+}
+
+pub async fn show(
+    _owner: Owner,
+    req: HttpRequest,
+    id: web::Path<GuestLinkId>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let link = find(&state, &id).await?;
+    let now = state.ctx.now();
+    Ok(HttpResponse::Ok().json(GuestLinkJson::new(&req, &state, &link, now)))
+}
+
+pub async fn edit(
+    req: HttpRequest,
+    id: web::Path<GuestLinkId>,
+    body: OwnerJson<Edit>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let link = find(&state, &id).await?;
+    let now = state.ctx.now();
+    let edit = body.body;
+    let expires_at = match edit.expires {
+        None => link.expires_at,
+        Some(None) => None,
+        Some(Some(raw)) => Some(new_expiry(&raw, now)?),
+    };
+    let max_file_size = match edit.max_file_size {
+        None => link.max_file_size(),
+        Some(size) => size.map(SizeInput::parse).transpose()?,
+    };
+    let terms = terms(
+        edit.label.as_deref().unwrap_or(&link.label),
+        expires_at,
+        max_file_size,
+        edit.max_uploads.unwrap_or(link.max_uploads),
+        edit.file_lifetime_days.unwrap_or(link.file_lifetime_days),
+    )?;
+    let link =
+        guest_links::update(&state.ctx, &link.id, &terms, edit.disabled).await?.ok_or(AppError::UnknownGuestLink)?;
+    Ok(HttpResponse::Ok().json(GuestLinkJson::new(&req, &state, &link, now)))
+}
+
+/// Deletes the link; files uploaded through it stay.
+pub async fn delete(
+    _owner: Owner,
+    id: web::Path<GuestLinkId>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    if !guest_links::delete(&state.ctx, &id).await? {
+        return Err(AppError::UnknownGuestLink);
+    }
+    Ok(HttpResponse::NoContent().finish())
+}
+
+/// The link a path names, in any state, or 404.
+pub async fn find(state: &AppState, id: &GuestLinkId) -> Result<GuestLinkRecord, AppError> {
+    guest_links::find(&state.ctx, id).await?.ok_or(AppError::UnknownGuestLink)
+}

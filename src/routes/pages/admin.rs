@@ -1,0 +1,61 @@
+//! The settings page and the system page.
+
+use actix_web::{HttpResponse, web};
+use serde::Deserialize;
+
+use crate::domain::human_size;
+use crate::routes::error::AppError;
+use crate::routes::owner::OwnerForm;
+use crate::routes::pages::page::{SignedIn, layout, page, see_other};
+use crate::routes::pages::views::{SettingsPage, SystemPage, expiry_choices};
+use crate::routes::state::AppState;
+use crate::services::{preferences, system};
+
+#[derive(Deserialize)]
+pub struct SavedQuery {
+    saved: Option<String>,
+}
+
+pub async fn settings(
+    SignedIn(owner): SignedIn,
+    query: web::Query<SavedQuery>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let default = preferences::default_expiry(&state.ctx).await?;
+    page(&SettingsPage {
+        layout: layout("Settings", &owner),
+        expiry_choices: expiry_choices(&default),
+        saved: query.saved.is_some(),
+    })
+}
+
+#[derive(Deserialize)]
+pub struct SettingsForm {
+    default_expiry: String,
+}
+
+pub async fn save_settings(
+    form: OwnerForm<SettingsForm>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let choice = form.fields.default_expiry;
+    if !expiry_choices("").iter().any(|known| known.value == choice) {
+        return Err(AppError::BadRequest("unknown expiry choice".into()));
+    }
+    preferences::set_default_expiry(&state.ctx, &choice).await?;
+    Ok(see_other("/settings?saved=1"))
+}
+
+pub async fn system(SignedIn(owner): SignedIn, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
+    let usage = system::usage(&state.ctx).await?;
+    page(&SystemPage {
+        layout: layout("System", &owner),
+        database_size: human_size(usage.database_bytes),
+        reclaimable: human_size(usage.reclaimable_bytes),
+        free_disk: system::free_disk_bytes(&state.ctx)
+            .map_or_else(|| "unknown".to_owned(), |bytes| human_size(bytes as i64)),
+        files: usage.files,
+        stored: human_size(usage.stored_bytes),
+        version: env!("CARGO_PKG_VERSION"),
+    })
+}

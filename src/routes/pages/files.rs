@@ -1,0 +1,262 @@
+//! The files page, one file's page, and the edits and deletes they post.
+
+use actix_web::{HttpRequest, HttpResponse, web};
+use serde::Deserialize;
+
+use crate::domain::{FileId, FileName, FilePassword, date_input, date_time, human_size, relative_time};
+use crate::routes::error::AppError;
+use crate::routes::owner::{NoFields, Owner, OwnerForm};
+use crate::routes::pages::page::{SignedIn, layout, page, see_other};
+use crate::routes::pages::views::{FilePage, FileRow, FilesPage, HistoryRow, Preview, SortHeader};
+use crate::routes::state::AppState;
+use crate::services::files::{self, FileEdit};
+use crate::store::{FileListing, FileRecord, FileSort};
+
+const PAGE_SIZE: i64 = 50;
+const HISTORY_ROWS: i64 = 100;
+/// Bytes of a text file shown in its preview.
+const TEXT_PREVIEW: usize = 64 * 1024;
+
+#[derive(Debug, Deserialize)]
+pub struct ListQuery {
+    #[serde(default)]
+    sort: FileSort,
+    dir: Option<String>,
+    #[serde(default)]
+    q: String,
+    page: Option<i64>,
+}
+
+impl ListQuery {
+    /// Newest first by default; names read best A to Z.
+    fn descending(&self) -> bool {
+        match self.dir.as_deref() {
+            Some("asc") => false,
+            Some("desc") => true,
+            _ => self.sort != FileSort::Name,
+        }
+    }
+
+    fn href(&self, sort: FileSort, descending: bool, page: i64) -> String {
+        let sort = sort.as_str();
+        let dir = if descending { "desc" } else { "asc" };
+        let q = percent_encoding::utf8_percent_encode(&self.q, percent_encoding::NON_ALPHANUMERIC);
+        format!("/files?sort={sort}&dir={dir}&q={q}&page={page}")
+    }
+}
+
+pub async fn list(
+    req: HttpRequest,
+    SignedIn(owner): SignedIn,
+    query: web::Query<ListQuery>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let now = state.ctx.now();
+    let descending = query.descending();
+    let page_number = query.page.unwrap_or(1).max(1);
+    let listing = FileListing {
+        filter: query.q.trim().to_owned(),
+        sort: query.sort,
+        descending,
+        limit: PAGE_SIZE,
+        offset: (page_number - 1) * PAGE_SIZE,
+    };
+    let (files, total) = files::browse(&state.ctx, &listing).await?;
+    let pages = ((total + PAGE_SIZE - 1) / PAGE_SIZE).max(1);
+    let headers = [
+        ("Name", FileSort::Name),
+        ("Size", FileSort::Size),
+        ("Uploaded", FileSort::Created),
+        ("Expires", FileSort::Expires),
+        ("Downloads", FileSort::Downloads),
+    ]
+    .into_iter()
+    .map(|(label, sort)| {
+        let active = sort == query.sort;
+        SortHeader {
+            label,
+            // Clicking the active column flips its direction; another column starts at its default.
+            href: query.href(sort, if active { !descending } else { sort != FileSort::Name }, 1),
+            aria_sort: match (active, descending) {
+                (false, _) => "none",
+                (true, true) => "descending",
+                (true, false) => "ascending",
+            },
+        }
+    })
+    .collect();
+    page(&FilesPage {
+        layout: layout("Files", &owner),
+        rows: files.iter().map(|file| row(&req, &state, file, now)).collect(),
+        headers,
+        filter: listing.filter.clone(),
+        total,
+        page: page_number,
+        pages,
+        prev_href: (page_number > 1).then(|| query.href(query.sort, descending, page_number - 1)),
+        next_href: (page_number < pages).then(|| query.href(query.sort, descending, page_number + 1)),
+    })
+}
+
+pub async fn show(
+    req: HttpRequest,
+    SignedIn(owner): SignedIn,
+    id: web::Path<FileId>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let file = files::find(&state.ctx, &id).await?.ok_or(AppError::NotFound)?;
+    let now = state.ctx.now();
+    let preview = preview(&state, &file).await?;
+    let history = files::history(&state.ctx, &file.id, HISTORY_ROWS).await?;
+    page(&FilePage {
+        layout: layout(file.filename.as_str(), &owner),
+        file: row(&req, &state, &file, now),
+        preview,
+        history: history
+            .into_iter()
+            .map(|entry| HistoryRow {
+                at: date_time(entry.at),
+                client_ip: entry.client_ip,
+                user_agent: entry.user_agent,
+            })
+            .collect(),
+    })
+}
+
+/// The QR code of a file's link, as SVG drawn on the server.
+pub async fn qr_code(
+    req: HttpRequest,
+    _owner: Owner,
+    id: web::Path<FileId>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let file = files::find(&state.ctx, &id).await?.ok_or(AppError::NotFound)?;
+    let url = state.download_url(&req, &file.id, &file.filename);
+    let code = qrcode::QrCode::new(url.as_bytes()).map_err(AppError::internal)?;
+    let svg = code.render::<qrcode::render::svg::Color>().min_dimensions(200, 200).quiet_zone(true).build();
+    Ok(HttpResponse::Ok().content_type("image/svg+xml").body(svg))
+}
+
+#[derive(Debug, Deserialize)]
+pub struct EditForm {
+    filename: String,
+    /// `YYYY-MM-DD`; empty means never.
+    #[serde(default)]
+    expires: String,
+    #[serde(default)]
+    note: String,
+    /// A new download password; empty leaves it as it is.
+    #[serde(default)]
+    password: String,
+    /// The "remove the password" box, sent only when ticked.
+    remove_password: Option<String>,
+}
+
+pub async fn edit(
+    id: web::Path<FileId>,
+    form: OwnerForm<EditForm>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let fields = form.fields;
+    let filename = FileName::parse(&fields.filename)?;
+    let expires_at = match fields.expires.trim() {
+        "" => None,
+        day => Some(end_of_day(day)?),
+    };
+    let note = fields.note.trim();
+    let password = match (fields.remove_password.is_some(), fields.password.is_empty()) {
+        (true, _) => Some(None),
+        (false, true) => None,
+        (false, false) => Some(Some(FilePassword::parse(&fields.password)?)),
+    };
+    let edit = FileEdit {
+        filename: Some(filename),
+        note: Some((!note.is_empty()).then(|| note.to_owned())),
+        expires_at: Some(expires_at),
+        password,
+    };
+    files::edit(&state.ctx, &id, edit).await?.ok_or(AppError::NotFound)?;
+    Ok(see_other(&format!("/files/{id}")))
+}
+
+pub async fn delete(
+    id: web::Path<FileId>,
+    _form: OwnerForm<NoFields>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    if !files::delete(&state.ctx, &id).await? {
+        return Err(AppError::NotFound);
+    }
+    Ok(see_other("/files"))
+}
+
+/// 23:59:59 UTC of a `YYYY-MM-DD` day.
+pub(crate) fn end_of_day(day: &str) -> Result<i64, AppError> {
+    let format = time::macros::format_description!("[year]-[month]-[day]");
+    let date = time::Date::parse(day, &format)
+        .map_err(|_| AppError::BadRequest("the expiry date must look like 2030-01-31".into()))?;
+    Ok(date.with_hms(23, 59, 59).map_err(AppError::internal)?.assume_utc().unix_timestamp())
+}
+
+fn row(req: &HttpRequest, state: &AppState, file: &FileRecord, now: i64) -> FileRow {
+    FileRow {
+        id: file.id.to_string(),
+        name: file.filename.to_string(),
+        url: state.download_url(req, &file.id, &file.filename),
+        size: human_size(file.file_size),
+        size_bytes: file.file_size,
+        content_type: file.content_type.clone(),
+        sha256: file.sha256.clone(),
+        note: file.note.clone().unwrap_or_default(),
+        created: date_time(file.created_at),
+        expires: file.expires_at.map_or_else(|| "never".to_owned(), |at| relative_time(now, at)),
+        expires_date: date_input(file.expires_at),
+        downloads: file.download_count,
+        max_downloads: file.max_downloads.map(|n| n.to_string()).unwrap_or_default(),
+        guest_label: file.guest_link_label.clone().unwrap_or_default(),
+        password_protected: file.password_protected,
+    }
+}
+
+/// What the file page can show in place. Text is read from the first chunks only.
+async fn preview(state: &AppState, file: &FileRecord) -> Result<Preview, AppError> {
+    let kind = file.content_type.as_str();
+    Ok(match kind {
+        "image/svg+xml" => Preview::None, // never rendered in the app's origin
+        _ if kind.starts_with("image/") => Preview::Image,
+        _ if kind.starts_with("audio/") => Preview::Audio,
+        _ if kind.starts_with("video/") => Preview::Video,
+        "application/pdf" => Preview::Pdf,
+        _ if kind.starts_with("text/") || kind == "application/json" => {
+            let bytes = files::first_bytes(&state.ctx, file, TEXT_PREVIEW).await?;
+            Preview::Text {
+                truncated: file.file_size as usize > bytes.len(),
+                text: String::from_utf8_lossy(&bytes).into_owned(),
+            }
+        }
+        _ => Preview::None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(crate::domain::properties::config())]
+
+        /// The expiry field of the edit form: any text is refused or read as the last second of
+        /// a day, which the date field then shows as the same day.
+        #[test]
+        fn an_expiry_day_is_refused_or_its_last_second(
+            raw in prop_oneof![any::<String>(), "[0-9]{4}-[0-9]{2}-[0-9]{2}", "[+-]?[0-9]{1,6}-[01][0-9]-[0-3][0-9]"]
+        ) {
+            if let Ok(at) = end_of_day(&raw) {
+                let time = time::OffsetDateTime::from_unix_timestamp(at).map_err(|e| TestCaseError::fail(e.to_string()))?;
+                prop_assert_eq!((time.hour(), time.minute(), time.second()), (23, 59, 59));
+                prop_assert_eq!(end_of_day(&date_input(Some(at))).ok(), Some(at));
+            }
+        }
+    }
+}

@@ -1,0 +1,196 @@
+//! The guest links page (list and create), one link's page (edit, disable, enable, delete), and
+//! the page a guest uploads on.
+
+use actix_web::{HttpRequest, HttpResponse, web};
+use serde::Deserialize;
+
+use crate::domain::{ByteSize, GuestLinkId, GuestLinkTerms, MAX_LIFETIME_DAYS, future_expiry};
+use crate::domain::{date_input, date_time, human_size, relative_time};
+use crate::routes::error::AppError;
+use crate::routes::guest_links::api::{find, guest_link_url};
+use crate::routes::owner::{NoFields, OwnerForm};
+use crate::routes::pages::files::end_of_day;
+use crate::routes::pages::page::{SignedIn, layout, page, see_other};
+use crate::routes::pages::views::{GuestLinkPage, GuestLinkRow, GuestLinksPage, GuestUploadPage, Layout};
+use crate::routes::state::AppState;
+use crate::services::guest_links;
+use crate::store::GuestLinkRecord;
+
+pub async fn list(
+    req: HttpRequest,
+    SignedIn(owner): SignedIn,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let now = state.ctx.now();
+    let links = guest_links::list(&state.ctx).await?;
+    page(&GuestLinksPage {
+        layout: layout("Guest links", &owner),
+        links: links.iter().map(|link| row(&req, &state, link, now)).collect(),
+        blank: GuestLinkRow::default(),
+        max_lifetime_days: MAX_LIFETIME_DAYS,
+    })
+}
+
+pub async fn show(
+    req: HttpRequest,
+    SignedIn(owner): SignedIn,
+    id: web::Path<GuestLinkId>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let link = find(&state, &id).await?;
+    let now = state.ctx.now();
+    page(&GuestLinkPage {
+        layout: layout(&link.label, &owner),
+        link: row(&req, &state, &link, now),
+        max_lifetime_days: MAX_LIFETIME_DAYS,
+    })
+}
+
+/// The create and edit forms; empty fields mean no limit.
+#[derive(Debug, Deserialize)]
+pub struct LinkForm {
+    label: String,
+    /// `YYYY-MM-DD`; the link takes uploads until the end of that day (UTC).
+    #[serde(default)]
+    expires: String,
+    /// `10 MiB`, `500MB` or bytes.
+    #[serde(default)]
+    max_file_size: String,
+    #[serde(default)]
+    max_uploads: String,
+    #[serde(default)]
+    file_lifetime_days: String,
+}
+
+impl LinkForm {
+    /// The terms the form asks for. An expiry date left as it was keeps the link's exact expiry,
+    /// even a past one, so the rest of an expired link can still be edited.
+    fn terms(&self, current: Option<&GuestLinkRecord>, now: i64) -> Result<GuestLinkTerms, AppError> {
+        let day = self.expires.trim();
+        let expires_at = match current {
+            Some(link) if date_input(link.expires_at) == day => link.expires_at,
+            _ if day.is_empty() => None,
+            _ => Some(future_expiry(end_of_day(day)?, now).map_err(AppError::from)?),
+        };
+        let max_file_size = optional(&self.max_file_size, |raw| raw.parse::<ByteSize>().map_err(AppError::BadRequest))?;
+        let whole = |what: &'static str| {
+            move |raw: &str| {
+                raw.parse::<i64>().map_err(|_| AppError::BadRequest(format!("{what} must be a whole number")))
+            }
+        };
+        let max_uploads = optional(&self.max_uploads, whole("the maximum number of uploads"))?;
+        let lifetime = optional(&self.file_lifetime_days, whole("the file lifetime in days"))?;
+        GuestLinkTerms::new(&self.label, expires_at, max_file_size, max_uploads, lifetime).map_err(AppError::from)
+    }
+}
+
+/// An empty field is `None`; anything else must parse.
+fn optional<T>(raw: &str, parse: impl FnOnce(&str) -> Result<T, AppError>) -> Result<Option<T>, AppError> {
+    let raw = raw.trim();
+    if raw.is_empty() { Ok(None) } else { parse(raw).map(Some) }
+}
+
+pub async fn create(form: OwnerForm<LinkForm>, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
+    let terms = form.fields.terms(None, state.ctx.now())?;
+    let link = guest_links::create(&state.ctx, &terms).await?;
+    Ok(see_other(&format!("/guest-links#link-{}", link.id)))
+}
+
+pub async fn edit(
+    id: web::Path<GuestLinkId>,
+    form: OwnerForm<LinkForm>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let link = find(&state, &id).await?;
+    let now = state.ctx.now();
+    let terms = form.fields.terms(Some(&link), now)?;
+    guest_links::update(&state.ctx, &link.id, &terms, None).await?.ok_or(AppError::UnknownGuestLink)?;
+    Ok(see_other("/guest-links"))
+}
+
+pub async fn disable(
+    id: web::Path<GuestLinkId>,
+    _form: OwnerForm<NoFields>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    set_disabled(&state, &id, true).await
+}
+
+pub async fn enable(
+    id: web::Path<GuestLinkId>,
+    _form: OwnerForm<NoFields>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    set_disabled(&state, &id, false).await
+}
+
+async fn set_disabled(state: &AppState, id: &GuestLinkId, disabled: bool) -> Result<HttpResponse, AppError> {
+    guest_links::set_disabled(&state.ctx, id, disabled).await?.ok_or(AppError::UnknownGuestLink)?;
+    Ok(see_other("/guest-links"))
+}
+
+pub async fn delete(
+    id: web::Path<GuestLinkId>,
+    _form: OwnerForm<NoFields>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    if !guest_links::delete(&state.ctx, &id).await? {
+        return Err(AppError::UnknownGuestLink);
+    }
+    Ok(see_other("/guest-links"))
+}
+
+/// `/g/{id}` in a browser: the upload page, or the reason the link takes no upload.
+pub async fn guest_upload(id: web::Path<String>, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
+    let link = guest_links::open(&state.ctx, &id).await?;
+    let limit = guest_links::size_limit(state.max_upload, &link);
+    let plural = |n: i64, unit: &str| format!("{n} {unit}{}", if n == 1 { "" } else { "s" });
+    page(&GuestUploadPage {
+        layout: Layout { title: "Upload".into(), csrf_token: String::new() },
+        upload_to: format!("/g/{}/", link.id),
+        max_upload: limit.map(|size| size.to_string()).unwrap_or_default(),
+        max_upload_bytes: limit.map(|size| size.as_u64().to_string()).unwrap_or_default(),
+        file_lifetime: link.file_lifetime_days.map(|days| plural(days, "day")).unwrap_or_default(),
+        uploads_left: link.max_uploads.map(|max| plural(max - link.upload_count, "file")).unwrap_or_default(),
+    })
+}
+
+fn row(req: &HttpRequest, state: &AppState, link: &GuestLinkRecord, now: i64) -> GuestLinkRow {
+    let uploads = match link.max_uploads {
+        Some(max) => format!("{} of {max}", link.upload_count),
+        None => link.upload_count.to_string(),
+    };
+    GuestLinkRow {
+        id: link.id.to_string(),
+        label: link.label.clone(),
+        url: guest_link_url(req, state, &link.id),
+        status: link.status(now).as_str(),
+        disabled: link.disabled,
+        created: date_time(link.created_at),
+        expires: link.expires_at.map_or_else(|| "never".to_owned(), |at| relative_time(now, at)),
+        expires_date: date_input(link.expires_at),
+        uploads,
+        max_uploads: link.max_uploads.map(|n| n.to_string()).unwrap_or_default(),
+        max_file_size: link.max_file_size.map(human_size).unwrap_or_default(),
+        max_file_size_input: link.max_file_size().map(size_input).unwrap_or_default(),
+        file_lifetime_days: link.file_lifetime_days.map(|n| n.to_string()).unwrap_or_default(),
+    }
+}
+
+/// A size for an input field: as people write it when that reads back exactly, else in bytes,
+/// so saving a form unchanged never rounds a limit.
+fn size_input(size: ByteSize) -> String {
+    let human = size.to_string();
+    if human.parse::<ByteSize>() == Ok(size) { human } else { size.as_u64().to_string() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn size_inputs_read_back_exactly() {
+        assert_eq!(size_input(ByteSize::from_bytes(10 * 1024 * 1024)), "10.0 MiB");
+        assert_eq!(size_input(ByteSize::from_bytes(1_234_567)), "1234567");
+    }
+}

@@ -1,0 +1,44 @@
+//! What every page handler shares: rendering, redirects, the page layout and the signed-in owner.
+
+use actix_web::http::header;
+use actix_web::{HttpRequest, HttpResponse};
+use askama::Template;
+
+use crate::routes::error::AppError;
+use crate::routes::owner::Owner;
+use crate::routes::pages::views::Layout;
+
+pub(crate) fn layout(title: &str, owner: &Owner) -> Layout {
+    Layout { title: title.to_owned(), csrf_token: owner.csrf_token().to_owned() }
+}
+
+/// Renders a page as a 200 HTML response (security headers come from the app-wide defaults).
+pub(crate) fn page(template: &impl Template) -> Result<HttpResponse, AppError> {
+    let html = template.render().map_err(AppError::internal)?;
+    Ok(HttpResponse::Ok().content_type("text/html; charset=utf-8").body(html))
+}
+
+/// 303 to `location`: after a form post, the browser loads the next page with GET.
+pub(crate) fn see_other(location: &str) -> HttpResponse {
+    HttpResponse::SeeOther().insert_header((header::LOCATION, location)).finish()
+}
+
+/// The owner, for pages: anyone else is sent to the sign-in page instead of getting a 401.
+pub struct SignedIn(pub Owner);
+
+impl actix_web::FromRequest for SignedIn {
+    type Error = AppError;
+    type Future = std::pin::Pin<Box<dyn std::future::Future<Output = Result<Self, AppError>>>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut actix_web::dev::Payload) -> Self::Future {
+        let owner = Owner::from_request(req, payload);
+        Box::pin(async move {
+            owner.await.map(SignedIn).map_err(|error| match error {
+                // Not signed in (or the session ended): to the sign-in page. Anything else (429,
+                // a failing database) is shown as itself.
+                AppError::Unauthorized => AppError::SignInFirst,
+                other => other,
+            })
+        })
+    }
+}

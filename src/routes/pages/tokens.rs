@@ -1,0 +1,66 @@
+//! The tokens page: create an API token (shown once), see when each was last used, revoke one.
+
+use actix_web::{HttpResponse, web};
+use serde::Deserialize;
+
+use crate::domain::TokenLabel;
+use crate::domain::{date_time, relative_time};
+use crate::routes::error::AppError;
+use crate::routes::owner::{NoFields, Owner, OwnerForm};
+use crate::routes::pages::page::{SignedIn, layout, page, see_other};
+use crate::routes::pages::views::{NewTokenView, TokenRow, TokensPage};
+use crate::routes::state::AppState;
+use crate::services::auth::tokens;
+
+pub async fn list(SignedIn(owner): SignedIn, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
+    tokens_page(&owner, &state, None).await
+}
+
+#[derive(Deserialize)]
+pub struct CreateForm {
+    label: String,
+}
+
+/// Answers with the page itself (no redirect), so the new token is on this one page only.
+pub async fn create(form: OwnerForm<CreateForm>, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
+    let label = TokenLabel::parse(&form.fields.label).map_err(AppError::from)?;
+    let (record, token) = tokens::create(&state.ctx, &label).await?;
+    let mut response = tokens_page(&form.owner, &state, Some(NewTokenView { label: record.label, token })).await?;
+    response
+        .headers_mut()
+        .insert(actix_web::http::header::CACHE_CONTROL, actix_web::http::header::HeaderValue::from_static("no-store"));
+    Ok(response)
+}
+
+pub async fn revoke(
+    id: web::Path<i64>,
+    _form: OwnerForm<NoFields>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    if !tokens::revoke(&state.ctx, *id).await? {
+        return Err(AppError::NotFound);
+    }
+    Ok(see_other("/tokens"))
+}
+
+async fn tokens_page(
+    owner: &Owner,
+    state: &AppState,
+    new_token: Option<NewTokenView>,
+) -> Result<HttpResponse, AppError> {
+    let now = state.ctx.now();
+    let tokens = tokens::list(&state.ctx).await?;
+    page(&TokensPage {
+        layout: layout("API tokens", owner),
+        tokens: tokens
+            .into_iter()
+            .map(|token| TokenRow {
+                id: token.id,
+                label: token.label,
+                created: date_time(token.created_at),
+                last_used: token.last_used_at.map_or_else(|| "never".to_owned(), |at| relative_time(now, at)),
+            })
+            .collect(),
+        new_token,
+    })
+}

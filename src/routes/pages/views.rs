@@ -1,0 +1,263 @@
+//! Askama page structs, one per template in `templates/`, and the small formatting helpers they use.
+
+use askama::Template;
+
+/// What the base layout needs on every page.
+pub struct Layout {
+    pub title: String,
+    /// Empty when nobody is signed in; then the navigation is not shown.
+    pub csrf_token: String,
+}
+
+impl Layout {
+    pub fn signed_in(&self) -> bool {
+        !self.csrf_token.is_empty()
+    }
+
+    /// Part of the static files' URLs, so an upgrade never runs old scripts against new pages
+    /// (they are cached for an hour).
+    pub fn asset_version(&self) -> &'static str {
+        env!("CARGO_PKG_VERSION")
+    }
+}
+
+#[derive(Template)]
+#[template(path = "home.html")]
+pub struct HomePage<'a> {
+    pub layout: Layout,
+    pub base_url: &'a str,
+    pub version: &'a str,
+}
+
+#[derive(Template)]
+#[template(path = "login.html")]
+pub struct LoginPage {
+    pub layout: Layout,
+    pub wrong_secret: bool,
+    pub signed_out: bool,
+}
+
+#[derive(Template)]
+#[template(path = "password.html")]
+pub struct PasswordPage {
+    pub layout: Layout,
+    pub wrong_password: bool,
+}
+
+/// One option of an expiry menu.
+pub struct ExpiryChoice {
+    pub value: &'static str,
+    pub label: &'static str,
+    pub selected: bool,
+}
+
+/// The expiry menu with `default` preselected ("1", "7", "30", "365" or "never").
+pub fn expiry_choices(default: &str) -> Vec<ExpiryChoice> {
+    [("1", "1 day"), ("7", "7 days"), ("30", "30 days"), ("365", "1 year"), ("never", "Never")]
+        .into_iter()
+        .map(|(value, label)| ExpiryChoice { value, label, selected: value == default })
+        .collect()
+}
+
+#[derive(Template)]
+#[template(path = "upload.html")]
+pub struct UploadPage {
+    pub layout: Layout,
+    pub expiry_choices: Vec<ExpiryChoice>,
+    /// `10 GiB`, for people; empty when there is no limit.
+    pub max_upload: String,
+    /// The same in bytes, for the page's script to refuse a file before sending it.
+    pub max_upload_bytes: String,
+}
+
+/// A file as the pages show it.
+pub struct FileRow {
+    pub id: String,
+    pub name: String,
+    pub url: String,
+    pub size: String,
+    pub size_bytes: i64,
+    pub content_type: String,
+    pub sha256: String,
+    pub note: String,
+    pub created: String,
+    pub expires: String,
+    /// `YYYY-MM-DD` for a date input; empty when the file never expires.
+    pub expires_date: String,
+    pub downloads: i64,
+    pub max_downloads: String,
+    /// Label of the guest link the file came through; empty for the owner's own uploads.
+    pub guest_label: String,
+    pub password_protected: bool,
+}
+
+/// A sortable column header of the files page.
+pub struct SortHeader {
+    pub label: &'static str,
+    pub href: String,
+    /// `ascending`, `descending` or `none`, for `aria-sort`.
+    pub aria_sort: &'static str,
+}
+
+#[derive(Template)]
+#[template(path = "files.html")]
+pub struct FilesPage {
+    pub layout: Layout,
+    pub rows: Vec<FileRow>,
+    pub headers: Vec<SortHeader>,
+    pub filter: String,
+    pub total: i64,
+    pub page: i64,
+    pub pages: i64,
+    pub prev_href: Option<String>,
+    pub next_href: Option<String>,
+}
+
+/// How the file page previews a file.
+pub enum Preview {
+    Image,
+    Audio,
+    Video,
+    Pdf,
+    /// The first 64 KiB, decoded lossily; askama escapes it.
+    Text {
+        text: String,
+        truncated: bool,
+    },
+    None,
+}
+
+pub struct HistoryRow {
+    pub at: String,
+    pub client_ip: String,
+    pub user_agent: String,
+}
+
+#[derive(Template)]
+#[template(path = "file.html")]
+pub struct FilePage {
+    pub layout: Layout,
+    pub file: FileRow,
+    pub preview: Preview,
+    pub history: Vec<HistoryRow>,
+}
+
+#[derive(Template)]
+#[template(path = "settings.html")]
+pub struct SettingsPage {
+    pub layout: Layout,
+    pub expiry_choices: Vec<ExpiryChoice>,
+    pub saved: bool,
+}
+
+/// An API token as the tokens page lists it.
+pub struct TokenRow {
+    pub id: i64,
+    pub label: String,
+    pub created: String,
+    pub last_used: String,
+}
+
+/// A token just created, shown once.
+pub struct NewTokenView {
+    pub label: String,
+    pub token: String,
+}
+
+#[derive(Template)]
+#[template(path = "tokens.html")]
+pub struct TokensPage {
+    pub layout: Layout,
+    pub tokens: Vec<TokenRow>,
+    pub new_token: Option<NewTokenView>,
+}
+
+#[derive(Template)]
+#[template(path = "system.html")]
+pub struct SystemPage {
+    pub layout: Layout,
+    pub database_size: String,
+    pub reclaimable: String,
+    pub free_disk: String,
+    pub files: i64,
+    pub stored: String,
+    pub version: &'static str,
+}
+
+/// A guest link as the pages show it.
+#[derive(Default)]
+pub struct GuestLinkRow {
+    pub id: String,
+    pub label: String,
+    pub url: String,
+    /// `active`, `disabled`, `expired` or `used up`.
+    pub status: &'static str,
+    pub disabled: bool,
+    pub created: String,
+    pub expires: String,
+    /// `YYYY-MM-DD` for a date input; empty when the link never expires.
+    pub expires_date: String,
+    /// `2 of 5`, or `2` without a maximum.
+    pub uploads: String,
+    pub max_uploads: String,
+    /// `10 MiB`; empty when only the server's limit applies.
+    pub max_file_size: String,
+    /// The same for the edit form's input, exact.
+    pub max_file_size_input: String,
+    pub file_lifetime_days: String,
+}
+
+#[derive(Template)]
+#[template(path = "guest_links.html")]
+pub struct GuestLinksPage {
+    pub layout: Layout,
+    pub links: Vec<GuestLinkRow>,
+    /// The create form's (empty) values.
+    pub blank: GuestLinkRow,
+    pub max_lifetime_days: u32,
+}
+
+#[derive(Template)]
+#[template(path = "guest_link.html")]
+pub struct GuestLinkPage {
+    pub layout: Layout,
+    pub link: GuestLinkRow,
+    pub max_lifetime_days: u32,
+}
+
+/// The page a guest uploads on: the owner's upload list and progress, without the owner's options.
+#[derive(Template)]
+#[template(path = "guest_upload.html")]
+pub struct GuestUploadPage {
+    pub layout: Layout,
+    /// `/g/{id}/`: each file is PUT to this plus its name.
+    pub upload_to: String,
+    /// `10 MiB`, for people; empty when there is no limit.
+    pub max_upload: String,
+    /// The same in bytes, for the page's script.
+    pub max_upload_bytes: String,
+    /// `7 days`; empty when the files do not expire.
+    pub file_lifetime: String,
+    /// Uploads the link still takes; empty when unlimited.
+    pub uploads_left: String,
+}
+
+#[derive(Template)]
+#[template(path = "error.html")]
+pub struct ErrorPage {
+    pub layout: Layout,
+    pub status: u16,
+    pub reason: String,
+    pub message: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_expiry_is_preselected() {
+        let choices = expiry_choices("30");
+        assert_eq!(choices.iter().filter(|c| c.selected).map(|c| c.value).collect::<Vec<_>>(), ["30"]);
+    }
+}

@@ -1,0 +1,48 @@
+//! `GET /api/system`: what the system page shows, as JSON for scripts and monitoring.
+
+use actix_web::{HttpResponse, web};
+use serde::Serialize;
+
+use crate::routes::error::AppError;
+use crate::routes::owner::Owner;
+use crate::routes::state::AppState;
+use crate::services::system;
+
+/// Sizes in bytes. `reclaimable_bytes` are free pages inside the database file that the clean-up
+/// gives back to the file system.
+#[derive(Debug, Serialize)]
+struct SystemJson {
+    version: &'static str,
+    files: i64,
+    stored_bytes: i64,
+    reclaimable_bytes: i64,
+    database_bytes: i64,
+    free_disk_bytes: Option<u64>,
+}
+
+pub async fn show(_owner: Owner, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
+    let usage = system::usage(&state.ctx).await?;
+    Ok(HttpResponse::Ok().json(SystemJson {
+        version: env!("CARGO_PKG_VERSION"),
+        files: usage.files,
+        stored_bytes: usage.stored_bytes,
+        reclaimable_bytes: usage.reclaimable_bytes,
+        database_bytes: usage.database_bytes,
+        free_disk_bytes: system::free_disk_bytes(&state.ctx),
+    }))
+}
+
+/// 200 when the database answers a query, 503 otherwise.
+pub async fn health(state: web::Data<AppState>) -> HttpResponse {
+    if system::is_healthy(&state.ctx).await {
+        HttpResponse::Ok().content_type("text/plain").body("ok\n")
+    } else {
+        HttpResponse::ServiceUnavailable().content_type("text/plain").body("database unavailable\n")
+    }
+}
+
+/// Prometheus metrics, for the owner (scrape with `authorization: {credentials: SECRET}`).
+pub async fn metrics(_owner: Owner, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
+    let text = state.metrics.render(&state.ctx, &state.upload_memory).await?;
+    Ok(HttpResponse::Ok().content_type("text/plain; version=0.0.4; charset=utf-8").body(text))
+}

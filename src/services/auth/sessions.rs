@@ -1,0 +1,45 @@
+//! Browser sessions: a random token in an HttpOnly cookie, its hash in the database, and a CSRF
+//! token that every change made through the session must carry.
+
+use time::{Duration, OffsetDateTime};
+
+use crate::services::Context;
+use crate::services::auth::secret::{generate_secret, token_hash};
+use crate::store::StoreError;
+
+pub const COOKIE_NAME: &str = "blobdrop_session";
+
+/// How long a sign-in lasts.
+pub const LIFETIME: Duration = Duration::days(30);
+
+/// A session just started: the token goes into the cookie and is never stored as it is.
+#[derive(Debug)]
+pub struct NewSession {
+    pub token: String,
+    pub expires_at: OffsetDateTime,
+}
+
+/// A session a request presented.
+#[derive(Debug, Clone)]
+pub struct Session {
+    pub csrf_token: String,
+}
+
+pub async fn start(ctx: &Context) -> Result<NewSession, StoreError> {
+    let (token, csrf_token) = (generate_secret(), generate_secret());
+    let now = ctx.clock.now();
+    let expires_at = now + LIFETIME;
+    ctx.store
+        .create_session(&token_hash(&token), &csrf_token, now.unix_timestamp(), expires_at.unix_timestamp())
+        .await?;
+    Ok(NewSession { token, expires_at })
+}
+
+pub async fn find(ctx: &Context, token: &str) -> Result<Option<Session>, StoreError> {
+    let found = ctx.store.find_session(&token_hash(token), ctx.now()).await?;
+    Ok(found.map(|record| Session { csrf_token: record.csrf_token }))
+}
+
+pub async fn end(ctx: &Context, token: &str) -> Result<(), StoreError> {
+    ctx.store.delete_session(&token_hash(token)).await
+}

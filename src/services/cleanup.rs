@@ -1,0 +1,91 @@
+//! Background clean-up: expired files, deleted files' chunks, interrupted and abandoned uploads,
+//! free pages, the free-space reserve file.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::Notify;
+
+use crate::services::Context;
+use crate::store::StoreError;
+
+/// How long a used-up file's chunks stay after its last download started, so that download can
+/// finish. The file itself is 404 from the moment its last allowed download began.
+const USED_UP_GRACE_SECS: i64 = 3600;
+
+/// Wakes the background clean-up before its next tick, e.g. right after a delete. Wakes that
+/// arrive while a pass runs fold into one more pass.
+#[derive(Debug, Clone, Default)]
+pub struct CleanupTrigger(Arc<Notify>);
+
+impl CleanupTrigger {
+    pub fn wake(&self) {
+        self.0.notify_one();
+    }
+}
+
+/// What one clean-up pass did.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Collected {
+    pub expired: u64,
+    /// Uploads that ended without their rows removed, or were cut off by the last stop.
+    pub abandoned: u64,
+    pub purged: u64,
+    pub pages_released: u64,
+}
+
+/// Run once at startup, before any request: an upload still marked as running was cut off by a
+/// crash, so it and its chunks go.
+pub async fn purge_interrupted_uploads(ctx: &Context) -> Result<u64, StoreError> {
+    let interrupted = ctx.store.mark_interrupted_uploads_deleted().await?;
+    if interrupted > 0 {
+        tracing::info!(interrupted, "removing uploads interrupted by the last stop");
+    }
+    collect(ctx).await?;
+    Ok(interrupted)
+}
+
+/// One pass: hide expired, used-up and abandoned files, purge every deleted file's chunks, give
+/// free pages back (also those a crash left before they were given back), restore the reserve.
+pub async fn collect(ctx: &Context) -> Result<Collected, StoreError> {
+    let (store, now) = (&ctx.store, ctx.now());
+    let expired = store.mark_expired_files_deleted(now, now - USED_UP_GRACE_SECS).await?;
+    let abandoned = store.mark_abandoned_uploads_deleted().await?;
+    let purged = store.purge_deleted_files().await?;
+    let pages_released = store.reclaim_space().await?;
+    store.restore_reserve().await;
+    Ok(Collected { expired, abandoned, purged, pages_released })
+}
+
+/// How soon a failed pass is tried again (a full disk may have been given space meanwhile), and
+/// a pass that left uploads it could not delete: soon, but not in a busy loop.
+const RETRY_DELAY: Duration = Duration::from_secs(2);
+
+/// Runs `collect` every `interval`, whenever the context's trigger is woken, whenever an upload ended without
+/// becoming a file, and `RETRY_DELAY` after a pass that failed, until the task is dropped.
+pub async fn run_periodically(ctx: Context, interval: Duration) {
+    let mut ticker = tokio::time::interval(interval);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    ticker.tick().await; // the first tick is immediate; startup already collected
+    let mut retry_soon = false;
+    loop {
+        tokio::select! {
+            _ = ticker.tick() => {}
+            () = ctx.cleanup.0.notified() => {}
+            () = ctx.store.upload_abandoned() => {}
+            () = tokio::time::sleep(RETRY_DELAY), if retry_soon => {}
+        }
+        retry_soon = match collect(&ctx).await {
+            Ok(collected) => {
+                if collected != Collected::default() {
+                    tracing::info!(?collected, "clean-up done");
+                }
+                false
+            }
+            Err(error) => {
+                tracing::warn!(?error, "clean-up failed; trying again in {} s", RETRY_DELAY.as_secs());
+                true
+            }
+        };
+    }
+}

@@ -1,0 +1,114 @@
+//! The owner's files: find, list, edit and delete them, their download history, and what a file's
+//! page previews of its text.
+
+use crate::domain::{CHUNK_SIZE, FileId, FileName, FilePassword, MAX_NOTE_LEN, guess_content_type};
+use crate::services::Context;
+use crate::services::auth::passwords::{self, PasswordError};
+use crate::store::{DownloadRecord, FileChanges, FileListing, FileRecord, StoreError};
+
+/// An owner's edit of a file; `None` leaves a field as it is, `Some(None)` clears it.
+#[derive(Debug, Default)]
+pub struct FileEdit {
+    pub filename: Option<FileName>,
+    pub note: Option<Option<String>>,
+    /// Unix seconds.
+    pub expires_at: Option<Option<i64>>,
+    pub password: Option<Option<FilePassword>>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum EditError {
+    #[error("the note is longer than {MAX_NOTE_LEN} bytes")]
+    NoteTooLong,
+    #[error("cannot hash the new password")]
+    Password(#[from] PasswordError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// The file anyone with its link may download now: finalized, not expired, downloads left.
+pub async fn find(ctx: &Context, id: &FileId) -> Result<Option<FileRecord>, StoreError> {
+    ctx.store.find_file(id, ctx.now()).await
+}
+
+/// The hash of a visible file's download password, if it has one.
+pub async fn password_hash(ctx: &Context, id: &FileId) -> Result<Option<String>, StoreError> {
+    ctx.store.file_password_hash(id, ctx.now()).await
+}
+
+/// Visible files, newest first.
+pub async fn list(ctx: &Context, limit: i64, offset: i64) -> Result<Vec<FileRecord>, StoreError> {
+    ctx.store.list_files(ctx.now(), limit, offset).await
+}
+
+/// One page of the files page (filtered and sorted) and how many files match in all.
+pub async fn browse(ctx: &Context, listing: &FileListing) -> Result<(Vec<FileRecord>, i64), StoreError> {
+    ctx.store.browse_files(ctx.now(), listing).await
+}
+
+/// Applies an edit to a visible file and returns the file as it is now (`None`: no such file).
+/// A new name with a known extension brings its type; a new password is hashed off the executor.
+pub async fn edit(ctx: &Context, id: &FileId, edit: FileEdit) -> Result<Option<FileRecord>, EditError> {
+    if edit.note.as_ref().and_then(Option::as_ref).is_some_and(|note| note.len() > MAX_NOTE_LEN) {
+        return Err(EditError::NoteTooLong);
+    }
+    let content_type = edit
+        .filename
+        .as_ref()
+        .map(|name| guess_content_type(name, None))
+        .filter(|guess| guess != "application/octet-stream");
+    let password_hash = match edit.password {
+        None => None,
+        Some(None) => Some(None),
+        Some(Some(password)) => Some(Some(passwords::hash(password).await?)),
+    };
+    let changes = FileChanges {
+        filename: edit.filename,
+        content_type,
+        note: edit.note,
+        expires_at: edit.expires_at,
+        password_hash,
+    };
+    Ok(ctx.store.update_file(id, &changes, ctx.now()).await?)
+}
+
+/// Hides a visible file at once and wakes the clean-up, which purges its chunks right after.
+/// False when there was no such file.
+pub async fn delete(ctx: &Context, id: &FileId) -> Result<bool, StoreError> {
+    let deleted = ctx.store.delete_file(id, ctx.now()).await?;
+    if deleted {
+        ctx.cleanup.wake();
+    }
+    Ok(deleted)
+}
+
+/// Deletes a file through its deletion link, when the token is the one its upload was given.
+pub async fn delete_with_token(ctx: &Context, id: &FileId, token: &str) -> Result<bool, StoreError> {
+    let token_sha256 = crate::services::auth::secret::token_hash(token);
+    let deleted = ctx.store.delete_file_with_token(id, &token_sha256, ctx.now()).await?;
+    if deleted {
+        ctx.cleanup.wake();
+    }
+    Ok(deleted)
+}
+
+/// The latest downloads of a file, newest first.
+pub async fn history(ctx: &Context, id: &FileId, limit: i64) -> Result<Vec<DownloadRecord>, StoreError> {
+    ctx.store.download_history(id, limit).await
+}
+
+/// The first `wanted` bytes of a file (fewer if it is shorter), read from its first chunks only.
+pub async fn first_bytes(ctx: &Context, file: &FileRecord, wanted: usize) -> Result<Vec<u8>, StoreError> {
+    let wanted = (file.file_size.max(0) as usize).min(wanted);
+    let mut bytes = Vec::with_capacity(wanted);
+    if wanted > 0 {
+        let last_chunk = (wanted - 1) / CHUNK_SIZE;
+        let take = |_, chunk: &[u8]| {
+            bytes.extend_from_slice(chunk);
+            Ok(())
+        };
+        ctx.store.read_chunks(&file.id, 0, last_chunk as i64, take).await?;
+    }
+    bytes.truncate(wanted);
+    Ok(bytes)
+}

@@ -1,0 +1,117 @@
+//! Guest links: the owner's links through which others upload, and the rules an upload through
+//! one obeys (open or not, the size limit, the files' lifetime, the count taken at the finish).
+
+use time::OffsetDateTime;
+
+use crate::domain::{ByteSize, GuestLinkId, GuestLinkStatus, GuestLinkTerms, UploadOptions};
+use crate::services::Context;
+use crate::store::{GuestLinkRecord, StoreError};
+
+/// Why a guest link takes no upload now.
+#[derive(Debug, thiserror::Error)]
+pub enum Refusal {
+    #[error("no such guest link")]
+    Unknown,
+    #[error("{0}")]
+    Disabled(&'static str),
+    /// Expired or used up: it took uploads once and takes none any more.
+    #[error("{0}")]
+    Closed(&'static str),
+    #[error("the upload is larger than the limit of {0}")]
+    TooLarge(ByteSize),
+    /// Closed at the finish and open again just after (the owner re-enabled it).
+    #[error("this guest link changed during the upload; try again")]
+    Changed,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// The link a guest path names, if it takes uploads now; else why it does not.
+pub async fn open(ctx: &Context, raw_id: &str) -> Result<GuestLinkRecord, Refusal> {
+    let id = GuestLinkId::parse(raw_id).ok_or(Refusal::Unknown)?;
+    let link = ctx.store.find_guest_link(&id).await?.ok_or(Refusal::Unknown)?;
+    match refusal(&link, ctx.now()) {
+        Some(refused) => Err(refused),
+        None => Ok(link),
+    }
+}
+
+/// Why `link` takes no upload at `now`, if it does not.
+pub fn refusal(link: &GuestLinkRecord, now: i64) -> Option<Refusal> {
+    let status = link.status(now);
+    let reason = status.refusal()?;
+    Some(match status {
+        GuestLinkStatus::Disabled => Refusal::Disabled(reason),
+        _ => Refusal::Closed(reason),
+    })
+}
+
+/// The largest file a guest may send through `link`: the server's limit or the link's, whichever
+/// is smaller.
+pub fn size_limit(server: Option<ByteSize>, link: &GuestLinkRecord) -> Option<ByteSize> {
+    match (server, link.max_file_size()) {
+        (Some(server), Some(link)) => Some(server.min(link)),
+        (server, link) => server.or(link),
+    }
+}
+
+/// A guest's upload options: its files expire no later than the link's file lifetime allows (a
+/// guest may shorten it, never extend it).
+pub fn cap_options(link: &GuestLinkRecord, mut options: UploadOptions, now: OffsetDateTime) -> UploadOptions {
+    if let Some(days) = link.file_lifetime_days {
+        let end = now + time::Duration::days(days);
+        options.expires_at = Some(options.expires_at.map_or(end, |asked| asked.min(end)));
+    }
+    options
+}
+
+/// Why the link turned down an upload at its finish: it changed while the bytes came in (used up
+/// by another guest, disabled, expired, deleted, or its size limit lowered).
+pub async fn refused_at_finish(ctx: &Context, id: &GuestLinkId, received: u64) -> Refusal {
+    match ctx.store.find_guest_link(id).await {
+        Ok(Some(link)) => match (refusal(&link, ctx.now()), link.max_file_size()) {
+            (Some(refused), _) => refused,
+            (None, Some(limit)) if received > limit.as_u64() => Refusal::TooLarge(limit),
+            (None, _) => Refusal::Changed,
+        },
+        Ok(None) => Refusal::Unknown,
+        Err(error) => error.into(),
+    }
+}
+
+/// Every link, newest first.
+pub async fn list(ctx: &Context) -> Result<Vec<GuestLinkRecord>, StoreError> {
+    ctx.store.guest_links().await
+}
+
+/// The link with this id, in any state.
+pub async fn find(ctx: &Context, id: &GuestLinkId) -> Result<Option<GuestLinkRecord>, StoreError> {
+    ctx.store.find_guest_link(id).await
+}
+
+pub async fn create(ctx: &Context, terms: &GuestLinkTerms) -> Result<GuestLinkRecord, StoreError> {
+    ctx.store.create_guest_link(&GuestLinkId::random(), terms, ctx.now()).await
+}
+
+/// New terms (and, when given, a new disabled state); `None` when there is no such link.
+pub async fn update(
+    ctx: &Context,
+    id: &GuestLinkId,
+    terms: &GuestLinkTerms,
+    disabled: Option<bool>,
+) -> Result<Option<GuestLinkRecord>, StoreError> {
+    ctx.store.update_guest_link(id, terms, disabled).await
+}
+
+pub async fn set_disabled(
+    ctx: &Context,
+    id: &GuestLinkId,
+    disabled: bool,
+) -> Result<Option<GuestLinkRecord>, StoreError> {
+    ctx.store.set_guest_link_disabled(id, disabled).await
+}
+
+/// Deletes the link; files uploaded through it stay. False when there was none.
+pub async fn delete(ctx: &Context, id: &GuestLinkId) -> Result<bool, StoreError> {
+    ctx.store.delete_guest_link(id).await
+}

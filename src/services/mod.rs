@@ -1,0 +1,21 @@
+//! The use cases: what the server does for an upload, a download, a guest link or a sign-in, with no
+//! HTTP types in sight.
+
+pub mod auth;
+pub mod bundles;
+pub mod cleanup;
+mod context;
+pub mod downloads;
+pub mod files;
+pub mod guest_links;
+pub mod in_flight;
+pub mod metrics;
+pub mod preferences;
+pub mod system;
+pub mod throttling;
+pub mod uploads;
+
+/// What a service call fails with when the storage does (full, or broken): part of every service's
+/// answer, so the HTTP layer maps it without reaching into the store.
+pub use crate::store::StoreError;
+pub use context::Context;

@@ -1,0 +1,18 @@
+//! What the system page and `/api/system` report, and the health check.
+
+use crate::services::Context;
+use crate::store::{StoreError, Usage};
+
+pub async fn usage(ctx: &Context) -> Result<Usage, StoreError> {
+    ctx.store.usage().await
+}
+
+/// Free bytes on the database's file system, when the system can tell.
+pub fn free_disk_bytes(ctx: &Context) -> Option<u64> {
+    ctx.store.free_disk_bytes()
+}
+
+/// True when the database answers a query.
+pub async fn is_healthy(ctx: &Context) -> bool {
+    ctx.store.is_healthy().await
+}

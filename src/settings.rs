@@ -1,0 +1,112 @@
+//! The server's flags and `BLOBDROP_*` environment variables, parsed into one typed `Settings`.
+
+use std::net::IpAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+
+use crate::domain::{ByteSize, PublicUrl, TrustedProxies};
+use crate::telemetry::LogFormat;
+
+#[derive(Debug, Clone, Args)]
+pub struct Settings {
+    /// Address to listen on.
+    #[arg(long, env = "BLOBDROP_BIND", default_value = "127.0.0.1")]
+    pub bind: IpAddr,
+
+    /// Port to listen on (0 picks a free port).
+    #[arg(long, env = "BLOBDROP_PORT", default_value_t = 4001)]
+    pub port: u16,
+
+    /// SQLite database file; missing folders are created.
+    #[arg(long, env = "BLOBDROP_DB", default_value = "data/blobdrop.db")]
+    pub db: PathBuf,
+
+    /// Base of the download links, e.g. https://files.example.com (default: taken from each request).
+    #[arg(long, env = "BLOBDROP_PUBLIC_URL")]
+    pub public_url: Option<PublicUrl>,
+
+    /// Largest accepted upload, e.g. 10GiB (default: unlimited).
+    #[arg(long, env = "BLOBDROP_MAX_UPLOAD")]
+    pub max_upload: Option<ByteSize>,
+
+    /// Largest the database may grow, e.g. 50GiB; uploads beyond it get 507 (default: the disk's size).
+    #[arg(long, env = "BLOBDROP_MAX_DB_SIZE")]
+    pub max_db_size: Option<ByteSize>,
+
+    /// Free space to keep on the database's file system: uploads get 507 below it, so deletes,
+    /// sign-ins, the clean-up and restarts always find room (default: 10% of the file system, at
+    /// least 16 MiB and at most 1 GiB; 0 turns the reserve off).
+    #[arg(long, env = "BLOBDROP_MIN_FREE_SPACE")]
+    pub min_free_space: Option<ByteSize>,
+
+    /// Owner secret for uploads and the API. If unset, one is generated on first start and printed once.
+    #[arg(long, env = "BLOBDROP_SHARED_SECRET", hide_env_values = true)]
+    pub shared_secret: Option<String>,
+
+    /// Most files one multipart form may hold; a form with more gets 413 and nothing of it is kept.
+    #[arg(long, env = "BLOBDROP_MAX_FORM_FILES", default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_form_files: u32,
+
+    /// Memory all uploads together may hold while their bytes wait to be stored, e.g. 32MiB
+    /// (counted in 32 KiB chunks, at least one); an upload finding no room waits its turn.
+    #[arg(long, env = "BLOBDROP_UPLOAD_MEMORY", default_value = "32MiB")]
+    pub upload_memory: ByteSize,
+
+    /// Uploads that may run at once through one guest link; more get 429 with Retry-After.
+    #[arg(long, env = "BLOBDROP_GUEST_LINK_UPLOADS", default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..))]
+    pub guest_link_uploads: u32,
+
+    /// Guest uploads that may run at once from one client address; more get 429 with Retry-After.
+    #[arg(long, env = "BLOBDROP_CLIENT_UPLOADS", default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..))]
+    pub client_uploads: u32,
+
+    /// Seconds an upload may stall between two reads before it is abandoned.
+    #[arg(long, env = "BLOBDROP_IDLE_TIMEOUT", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
+    pub idle_timeout_secs: u64,
+
+    /// WAL pages after which a commit checkpoints the WAL into the database; 0 leaves checkpoints
+    /// to another process (Litestream).
+    #[arg(long, env = "BLOBDROP_WAL_AUTOCHECKPOINT", default_value_t = crate::store::WAL_AUTOCHECKPOINT)]
+    pub wal_autocheckpoint: u32,
+
+    /// Log lines as text or as JSON objects.
+    #[arg(long, env = "BLOBDROP_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
+
+    /// Minutes between clean-ups of expired and used-up files.
+    #[arg(long, env = "BLOBDROP_GC_INTERVAL", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
+    pub gc_interval_mins: u64,
+
+    /// Reverse proxies whose X-Forwarded-For is believed: comma-separated IPs or CIDR ranges
+    /// (default: none, so the TCP peer is the client).
+    #[arg(long, env = "BLOBDROP_TRUSTED_PROXIES", default_value = "")]
+    pub trusted_proxies: TrustedProxies,
+
+    /// Wrong secrets, tokens or file passwords a client may send in a row before it must wait.
+    #[arg(long, env = "BLOBDROP_AUTH_BURST", default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
+    pub auth_burst: u32,
+
+    /// Seconds after which a throttled client may try once more.
+    #[arg(long, env = "BLOBDROP_AUTH_PERIOD", default_value_t = 6, value_parser = clap::value_parser!(u64).range(1..))]
+    pub auth_period_secs: u64,
+
+    /// Seconds running uploads and downloads get to finish after SIGTERM or SIGINT.
+    #[arg(long, env = "BLOBDROP_SHUTDOWN_TIMEOUT", default_value_t = 30)]
+    pub shutdown_timeout_secs: u64,
+}
+
+impl Settings {
+    pub fn idle_timeout(&self) -> Duration {
+        Duration::from_secs(self.idle_timeout_secs)
+    }
+
+    pub fn shutdown_timeout(&self) -> Duration {
+        Duration::from_secs(self.shutdown_timeout_secs)
+    }
+
+    pub fn gc_interval(&self) -> Duration {
+        Duration::from_secs(self.gc_interval_mins * 60)
+    }
+}

@@ -1,0 +1,231 @@
+//! The one seam between settings and a running server, used by `main` and by the tests.
+
+mod shutdown;
+
+use std::net::TcpListener;
+use std::time::Duration;
+
+use actix_http::{Extensions, HttpService};
+use actix_server::Server;
+use actix_service::{IntoServiceFactory, ServiceFactoryExt, map_config};
+use actix_web::dev::AppConfig;
+use actix_web::http::StatusCode;
+use actix_web::middleware::{ErrorHandlers, from_fn};
+use actix_web::rt::net::TcpStream;
+use actix_web::{App, web};
+use tracing_actix_web::TracingLogger;
+
+use crate::domain::Clock;
+use crate::routes::{self, AppState, middleware};
+use crate::services::auth::passwords::GrantKey;
+use crate::services::auth::secret::OwnerSecret;
+use crate::services::in_flight::{InFlight, InFlightLimits};
+use crate::services::metrics::Metrics;
+use crate::services::throttling::{ThrottleLimits, Throttles};
+use crate::services::uploads::UploadMemory;
+use crate::services::{Context, cleanup};
+use crate::settings::Settings;
+use crate::store::{OpenError, Store, StoreError, StoreOptions};
+use shutdown::StopSignals;
+
+/// How long each of the last two steps of a stop (clean-up, closing the database) may take.
+const CLEANUP_AT_STOP: std::time::Duration = std::time::Duration::from_secs(10);
+
+#[derive(Debug, thiserror::Error)]
+pub enum StartupError {
+    #[error(transparent)]
+    Open(#[from] OpenError),
+    #[error("database error while starting")]
+    Store(#[from] StoreError),
+    #[error("cannot listen on {address}")]
+    Bind { address: String, source: std::io::Error },
+    #[error("the server stopped with an error")]
+    Serve(#[source] std::io::Error),
+    #[error("cannot catch SIGTERM and SIGINT")]
+    Signals(#[source] std::io::Error),
+}
+
+pub struct Application {
+    port: u16,
+    server: Server,
+    ctx: Context,
+    store: Store,
+    running: shutdown::Running,
+    shutdown_timeout: std::time::Duration,
+    gc: tokio::task::JoinHandle<()>,
+    forget_failures: tokio::task::JoinHandle<()>,
+}
+
+impl Application {
+    /// Opens the database, cleans up after any crash, binds the port (0 picks a free one) and
+    /// prepares the server. Nothing is served until `run_until_stopped`.
+    pub async fn build(settings: Settings) -> Result<Self, StartupError> {
+        Self::build_with_clock(settings, Clock::system()).await
+    }
+
+    /// `build`, with the clock every rule reads: tests pass a manual one and move it.
+    pub async fn build_with_clock(settings: Settings, clock: Clock) -> Result<Self, StartupError> {
+        let store_options = StoreOptions {
+            max_db_size: settings.max_db_size.map(|size| size.as_u64()),
+            wal_autocheckpoint: settings.wal_autocheckpoint,
+            min_free_space: settings.min_free_space.map(|size| size.as_u64()),
+        };
+        let store = Store::open(&settings.db, store_options).await?;
+        let cleanup = cleanup::CleanupTrigger::default();
+        let ctx = Context::new(store.clone(), clock, cleanup);
+        match cleanup::purge_interrupted_uploads(&ctx).await {
+            Ok(_) => {}
+            // A disk filled from outside blobdrop: serve downloads and deletes all the same; the
+            // clean-up task tries again as soon as it runs.
+            Err(StoreError::StorageFull) => {
+                tracing::warn!("the disk is full: the clean-up after the last stop waits for space")
+            }
+            Err(error) => return Err(error.into()),
+        }
+        let (secret, generated) = OwnerSecret::resolve(settings.shared_secret.as_deref(), &store).await?;
+        let address = format!("{}:{}", settings.bind, settings.port);
+        let bind_error = |source| StartupError::Bind { address: address.clone(), source };
+        let listener = TcpListener::bind((settings.bind, settings.port)).map_err(bind_error)?;
+        let local_addr = listener.local_addr().map_err(bind_error)?;
+        let port = local_addr.port();
+        if let Some(secret) = generated {
+            let base = match &settings.public_url {
+                Some(url) => url.as_str().to_owned(),
+                None => format!("http://{}:{port}", settings.bind),
+            };
+            println!(
+                "\nblobdrop generated the owner secret (shown only this once; only its hash is stored):\n\n    \
+                 {secret}\n\nUpload with: curl -u :{secret} -T FILE {base}/\n\
+                 Set BLOBDROP_SHARED_SECRET to choose your own.\n"
+            );
+        }
+
+        let metrics = Metrics::default();
+        let throttles = Throttles::new(throttle_limits(&settings));
+        let state = web::Data::new(AppState {
+            ctx: ctx.clone(),
+            metrics: metrics.clone(),
+            secret,
+            public_url: settings.public_url.clone(),
+            max_upload: settings.max_upload,
+            max_form_files: settings.max_form_files,
+            upload_memory: UploadMemory::new(settings.upload_memory),
+            in_flight: InFlight::new(in_flight_limits(&settings)),
+            idle_timeout: settings.idle_timeout(),
+            db_folder: settings.db.parent().map(std::path::Path::to_path_buf).unwrap_or_default(),
+            throttles: throttles.clone(),
+            trusted_proxies: settings.trusted_proxies.clone(),
+            grant_key: GrantKey::resolve(&store).await?,
+        });
+        let running = shutdown::Running::default();
+        let counter = running.clone();
+        let connections = running.clone();
+        // HttpServer::listen, spelled out (with its defaults) for the one thing it does not expose:
+        // the `Expect: 100-continue` service, which answers 401/413 before curl sends the body.
+        let server = Server::build()
+            // blobdrop catches the signals itself and drains before it stops (see `shutdown`).
+            .disable_signals()
+            .shutdown_timeout(settings.shutdown_timeout_secs)
+            .listen("blobdrop", listener, move || {
+                let state = state.clone();
+                let metrics = metrics.clone();
+                let connections = connections.clone();
+                let app = App::new()
+                    .wrap(from_fn(routes::screen_requests))
+                    .wrap(
+                        ErrorHandlers::new()
+                            .handler(StatusCode::UNAUTHORIZED, routes::unauthorized)
+                            .default_handler(routes::html_errors),
+                    )
+                    .wrap(middleware::security_headers())
+                    .wrap(from_fn(middleware::observe_request))
+                    .wrap(from_fn(routes::idle_timeout_on_bodies))
+                    .wrap(TracingLogger::default())
+                    // Outermost, so a request counts from its arrival to its response's last byte.
+                    .wrap(from_fn(shutdown::count_requests))
+                    .app_data(state.clone())
+                    .app_data(web::Data::new(counter.clone()))
+                    .app_data(web::Data::new(metrics))
+                    .configure(routes::configure)
+                    .into_factory()
+                    .map_err(|error| error.error_response());
+                HttpService::build()
+                    .client_disconnect_timeout(Duration::from_secs(1))
+                    .local_addr(local_addr)
+                    .on_connect_ext(move |io: &TcpStream, data: &mut Extensions| {
+                        routes::remember_peer_socket(io, data);
+                        data.insert(connections.connection());
+                    })
+                    .expect(routes::expect_continue(state))
+                    .finish(map_config(app, |()| AppConfig::default()))
+                    .tcp()
+            })
+            .map_err(bind_error)?
+            .run();
+        let gc = tokio::spawn(cleanup::run_periodically(ctx.clone(), settings.gc_interval()));
+        let forget_failures = tokio::spawn(throttles.forget_periodically());
+        let address = format!("{}:{port}", settings.bind);
+        tracing::info!(%address, port, db = %settings.db.display(), "blobdrop is listening");
+        if settings.public_url.is_none() && !settings.bind.is_loopback() {
+            tracing::warn!(%address, "listening beyond loopback without BLOBDROP_PUBLIC_URL: links are built from each request's Host header, which any client chooses; set BLOBDROP_PUBLIC_URL");
+        }
+        let shutdown_timeout = settings.shutdown_timeout();
+        Ok(Application { port, server, ctx, store, running, shutdown_timeout, gc, forget_failures })
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// Serves until SIGTERM or SIGINT, lets in-flight requests finish (up to the shutdown
+    /// timeout), then removes what interrupted uploads left and closes the database.
+    pub async fn run_until_stopped(self) -> Result<(), StartupError> {
+        let mut signals = StopSignals::install().map_err(StartupError::Signals)?;
+        let handle = self.server.handle();
+        let mut server = std::pin::pin!(self.server);
+        let served = tokio::select! {
+            served = &mut server => served,
+            signal = signals.next() => {
+                tracing::info!(signal, "stop requested");
+                let stop = shutdown::stop_server(handle, self.running.clone(), &mut signals, self.shutdown_timeout);
+                // The server future must keep running: it carries out the pause and the stop.
+                tokio::join!(server, stop).0
+            }
+        };
+        let served = served.map_err(StartupError::Serve);
+        self.gc.abort();
+        self.forget_failures.abort();
+        // No request runs any more, so any upload still marked as running was cut off. Both steps
+        // are bounded: the clean-up runs every deleted file's paced purge (minutes for gigabytes),
+        // and a connection held by a task of a force-stopped worker is never returned to its pool,
+        // which `close` would wait for. Whatever is left, the next start finishes.
+        match tokio::time::timeout(CLEANUP_AT_STOP, cleanup::purge_interrupted_uploads(&self.ctx)).await {
+            Ok(Ok(_)) => {}
+            Ok(Err(error)) => tracing::warn!(?error, "could not remove interrupted uploads; the next start will"),
+            Err(_) => tracing::warn!("the clean-up did not finish in time; the next start goes on with it"),
+        }
+        if tokio::time::timeout(CLEANUP_AT_STOP, self.store.close()).await.is_err() {
+            tracing::warn!("the database did not close in time; the next start recovers its WAL");
+        }
+        tracing::info!("blobdrop stopped");
+        served
+    }
+}
+
+fn throttle_limits(settings: &Settings) -> ThrottleLimits {
+    ThrottleLimits {
+        burst: std::num::NonZeroU32::new(settings.auth_burst).unwrap_or(std::num::NonZeroU32::MIN),
+        period: Duration::from_secs(settings.auth_period_secs),
+    }
+}
+
+fn in_flight_limits(settings: &Settings) -> InFlightLimits {
+    InFlightLimits { per_guest_link: settings.guest_link_uploads, per_client: settings.client_uploads }
+}
+
+/// `blobdrop serve`: logs on, then the server until a stop signal.
+pub async fn serve(settings: Settings) -> Result<(), StartupError> {
+    crate::telemetry::init(settings.log_format);
+    let app = Application::build(settings).await?;
+    app.run_until_stopped().await
+}

@@ -1,0 +1,33 @@
+//! What the store can fail with, whichever database runs underneath.
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("the storage is full")]
+    StorageFull,
+    #[error("a chunk of file {file_id} is missing or damaged at index {idx}")]
+    DamagedFile { file_id: String, idx: i64 },
+    #[error("database error")]
+    Database(#[source] sqlx::Error),
+    #[error("database error in a chunk reader")]
+    Reader(#[source] rusqlite::Error),
+    #[error("a chunk reader stopped")]
+    ReaderLost,
+}
+
+impl From<sqlx::Error> for StoreError {
+    fn from(error: sqlx::Error) -> Self {
+        // SQLITE_FULL (13): the disk is full or max_page_count was reached.
+        let full = error.as_database_error().and_then(|e| e.code()).is_some_and(|code| code == "13");
+        if full { StoreError::StorageFull } else { StoreError::Database(error) }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    #[error("cannot create the folder for the database {path}")]
+    CreateFolder { path: String, source: std::io::Error },
+    #[error("cannot open the database {path}")]
+    Open { path: String, source: sqlx::Error },
+    #[error("cannot migrate the database schema")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+}

@@ -1,0 +1,94 @@
+//! Read-only access for `blobdrop verify`: file rows, their chunks a batch at a time, orphans.
+//!
+//! It opens its own read-only connection (never the server's pools), so it can run beside a
+//! running server: each statement is its own short read, and nothing here can write.
+
+use std::path::Path;
+
+use sqlx::SqlitePool;
+use sqlx::sqlite::SqlitePoolOptions;
+
+use super::connection::read_only_options;
+use crate::store::StoreError;
+
+/// A finalized file as verify needs it. The id stays a string: a damaged row is reported, not refused.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct FileToVerify {
+    pub id: String,
+    pub filename: String,
+    pub file_size: i64,
+    pub chunk_size: i64,
+    pub sha256: String,
+}
+
+/// Chunks whose file row does not exist.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct OrphanChunks {
+    pub file_id: String,
+    pub chunks: i64,
+    pub bytes: i64,
+}
+
+/// One read-only connection to a database file.
+#[derive(Debug)]
+pub struct ReadOnlyDatabase {
+    pool: SqlitePool,
+}
+
+impl ReadOnlyDatabase {
+    pub async fn open(path: &Path) -> Result<Self, StoreError> {
+        let pool = SqlitePoolOptions::new().max_connections(1).connect_with(read_only_options(path)).await?;
+        Ok(ReadOnlyDatabase { pool })
+    }
+
+    /// Every finalized file's metadata (the files table only: small even for many files).
+    pub async fn ready_files(&self) -> Result<Vec<FileToVerify>, StoreError> {
+        Ok(sqlx::query_as(
+            "SELECT id, filename, file_size, chunk_size, COALESCE(sha256, '') AS sha256 FROM files \
+             WHERE state = 'ready' ORDER BY created_at, id",
+        )
+        .fetch_all(&self.pool)
+        .await?)
+    }
+
+    /// Whether the file is still finalized (a file deleted while it was verified is no problem).
+    pub async fn is_ready(&self, file_id: &str) -> Result<bool, StoreError> {
+        let state: Option<String> =
+            sqlx::query_scalar("SELECT state FROM files WHERE id = ?").bind(file_id).fetch_optional(&self.pool).await?;
+        Ok(state.as_deref() == Some("ready"))
+    }
+
+    /// The chunks `first..=last` of a file that exist, with their indexes, in order.
+    pub async fn chunks(&self, file_id: &str, first: i64, last: i64) -> Result<Vec<(i64, Vec<u8>)>, StoreError> {
+        Ok(sqlx::query_as("SELECT idx, data FROM file_chunks WHERE file_id = ? AND idx BETWEEN ? AND ? ORDER BY idx")
+            .bind(file_id)
+            .bind(first)
+            .bind(last)
+            .fetch_all(&self.pool)
+            .await?)
+    }
+
+    /// How many chunks a file has at `from` or beyond (reads the primary key index only).
+    pub async fn chunks_from(&self, file_id: &str, from: i64) -> Result<i64, StoreError> {
+        Ok(sqlx::query_scalar("SELECT COUNT(*) FROM file_chunks WHERE file_id = ? AND idx >= ?")
+            .bind(file_id)
+            .bind(from)
+            .fetch_one(&self.pool)
+            .await?)
+    }
+
+    /// Chunks whose file row is gone. One statement, one snapshot: an upload inserts its row
+    /// before its chunks and a purge deletes the chunks before the row, so nothing legitimate shows.
+    pub async fn orphans(&self) -> Result<Vec<OrphanChunks>, StoreError> {
+        Ok(sqlx::query_as(
+            "SELECT file_id, COUNT(*) AS chunks, SUM(LENGTH(data)) AS bytes FROM file_chunks \
+             WHERE file_id NOT IN (SELECT id FROM files) GROUP BY file_id ORDER BY file_id",
+        )
+        .fetch_all(&self.pool)
+        .await?)
+    }
+
+    pub async fn close(self) {
+        self.pool.close().await;
+    }
+}

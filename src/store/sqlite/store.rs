@@ -1,0 +1,135 @@
+//! The SQLite store: one write connection (SQLite allows one writer at a time anyway) and a pool of
+//! readers. Every transaction is short (most are one statement) and none ever spans a network wait.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use sqlx::SqlitePool;
+use sqlx::sqlite::SqlitePoolOptions;
+
+use super::chunk_readers::ChunkReaders;
+use super::connection::{READ_POOL_SIZE, READER_CACHE_KIB, StoreOptions, connect_options, read_only_options};
+use super::live_uploads::LiveUploads;
+use super::space::DiskReserve;
+use crate::store::{OpenError, StoreError};
+
+#[derive(Clone, Debug)]
+pub struct Store {
+    pub(super) writer: SqlitePool,
+    pub(super) reader: SqlitePool,
+    pub(super) chunk_readers: ChunkReaders,
+    pub(super) reserve: Arc<DiskReserve>,
+    /// False when another process (Litestream) makes every checkpoint.
+    pub(super) wal_checkpoints: bool,
+    pub(super) live_uploads: Arc<LiveUploads>,
+}
+
+impl Store {
+    /// Opens (creating if needed) the database at `path` and brings its schema up to date.
+    pub async fn open(path: &Path, store_options: StoreOptions) -> Result<Self, OpenError> {
+        let display = path.display().to_string();
+        if let Some(folder) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(folder)
+                .map_err(|source| OpenError::CreateFolder { path: display.clone(), source })?;
+        }
+        let options = connect_options(path, store_options);
+        let reserve = Arc::new(DiskReserve::new(path, store_options.min_free_space));
+        // On a disk filled from outside, opening needs room for the WAL and shared-memory files.
+        reserve.release_if_disk_is_full();
+        let before_write = reserve.clone();
+        let open_error = |source| OpenError::Open { path: display.clone(), source };
+        // The writer connects first: it creates the file with the page size and auto_vacuum mode.
+        let writer = SqlitePoolOptions::new()
+            .max_connections(1)
+            .min_connections(1)
+            .before_acquire(move |_, _| {
+                before_write.release_if_disk_is_full();
+                Box::pin(async { Ok(true) })
+            })
+            .after_release(|connection, _| Box::pin(async move { Ok(writer_is_sound(connection)) }))
+            .connect_with(options.clone())
+            .await
+            .map_err(open_error)?;
+        sqlx::migrate!("./migrations").run(&writer).await?;
+        let reader = SqlitePoolOptions::new()
+            .max_connections(READ_POOL_SIZE)
+            // A reader that tries to write fails loudly.
+            .connect_with(options.pragma("query_only", "ON").pragma("cache_size", format!("-{READER_CACHE_KIB}")))
+            .await
+            .map_err(open_error)?;
+        Ok(Store {
+            writer,
+            reader,
+            chunk_readers: ChunkReaders::new(path),
+            reserve,
+            wal_checkpoints: store_options.wal_autocheckpoint != 0,
+            live_uploads: Arc::new(LiveUploads::new()),
+        })
+    }
+
+    /// True when the database answers a query.
+    pub async fn is_healthy(&self) -> bool {
+        sqlx::query_scalar::<_, i64>("SELECT 1").fetch_one(&self.reader).await.is_ok()
+    }
+
+    /// Waits for running statements, moves everything from the WAL into the database file and
+    /// closes every connection, so the database file alone holds all data after a stop.
+    pub async fn close(&self) {
+        self.chunk_readers.close();
+        self.reader.close().await;
+        // A reader dropped while its runtime shut down may still be closing on its own thread, and
+        // then the writer is not the last connection, which alone would fold in and remove the WAL.
+        if let Err(error) = sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)").execute(&self.writer).await {
+            tracing::warn!(?error, "could not checkpoint the WAL at shutdown; the next start will");
+        }
+        self.writer.close().await;
+    }
+
+    /// Closes every connection without a checkpoint: for a command that ran beside a server,
+    /// whose own checkpoints continue (a forced one would block its writes while readers finish).
+    pub async fn close_beside_server(&self) {
+        self.chunk_readers.close();
+        self.reader.close().await;
+        self.writer.close().await;
+    }
+}
+
+/// Whether the write connection may be used again once it is handed back; when not, the pool
+/// closes it (which rolls back whatever SQLite still holds open) and opens a fresh one.
+///
+/// sqlx counts transactions itself and turns a `begin` inside one into a SAVEPOINT. When SQLite
+/// rolls a transaction back on its own (SQLITE_FULL or SQLITE_IOERR at COMMIT), sqlx's ROLLBACK
+/// then fails with "no transaction is active" and its count stays at 1: the next `begin` became a
+/// SAVEPOINT, whose failure was undone with ROLLBACK TO, which leaves SQLite's transaction open.
+/// Every later "commit" was then a RELEASE inside that transaction: uploads answered 201 and were
+/// never committed (issue 12). A connection given back with a transaction still counted is
+/// therefore never reused. sqlx only moves that count in `begin`, `commit` and `rollback`, and
+/// SQLite holds a transaction open only inside them, so a count of 0 means SQLite is in
+/// autocommit too (a rollback still queued only lowers the count, so reading it early can only
+/// close a sound connection, never keep a broken one).
+fn writer_is_sound(connection: &mut sqlx::SqliteConnection) -> bool {
+    use sqlx::Connection;
+    let sound = !connection.is_in_transaction();
+    if !sound {
+        tracing::warn!("the write connection was left inside a transaction after an error; reopening it");
+    }
+    sound
+}
+
+/// Leaves the write connection idle after a clean-up step for as long as the step kept it busy, so
+/// the clean-up takes at most half of it and uploads find it free between steps. Against no pause
+/// (4 x 512 MiB purged): 1 KiB uploads p99 25-39 ms instead of 32-49 ms, the purge 2-3x as long.
+pub(super) async fn pace(busy: Duration) {
+    tokio::time::sleep(busy).await;
+}
+
+/// Copies the database at `db` to the new file `out` with `VACUUM INTO`, over a read-only
+/// connection of its own: one read transaction sees a consistent snapshot while a running server
+/// goes on writing (WAL mode), and the copy is compact, with no WAL beside it.
+pub async fn copy_database(db: &Path, out: &Path) -> Result<(), StoreError> {
+    use sqlx::Connection;
+    let mut connection = sqlx::SqliteConnection::connect_with(&read_only_options(db)).await?;
+    sqlx::query("VACUUM INTO ?").bind(out.display().to_string()).execute(&mut connection).await?;
+    Ok(connection.close().await?)
+}
