@@ -2,8 +2,7 @@
 //! to sqlx's connection thread (100-300 us) whatever its size.
 
 use bytes::Bytes;
-use futures_util::TryStreamExt;
-use sqlx::{QueryBuilder, Row};
+use sqlx::QueryBuilder;
 
 use super::store::Store;
 use crate::domain::FileId;
@@ -41,40 +40,9 @@ impl Store {
         Ok(())
     }
 
-    /// Reads chunks `first..=last` of a file in one SELECT and hands each to `take` with its index,
-    /// in order, borrowed straight from the row (no copy into a `Vec` per chunk). Fails if one is
-    /// missing.
-    #[tracing::instrument(skip(self, take))]
-    pub async fn read_chunks(
-        &self,
-        file_id: &FileId,
-        first: i64,
-        last: i64,
-        mut take: impl FnMut(i64, &[u8]) -> Result<(), StoreError>,
-    ) -> Result<(), StoreError> {
-        let mut rows =
-            sqlx::query("SELECT idx, data FROM file_chunks WHERE file_id = ? AND idx BETWEEN ? AND ? ORDER BY idx")
-                .bind(file_id.as_str())
-                .bind(first)
-                .bind(last)
-                .fetch(&self.reader);
-        let mut expected = first;
-        while let Some(row) = rows.try_next().await? {
-            if row.try_get::<i64, _>(0)? != expected {
-                break;
-            }
-            take(expected, row.try_get::<&[u8], _>(1)?)?;
-            expected += 1;
-        }
-        if expected != last + 1 {
-            return Err(StoreError::DamagedFile { file_id: file_id.to_string(), idx: expected });
-        }
-        Ok(())
-    }
-
-    /// Like `read_chunks`, for downloads: on the blocking pool, over a rusqlite connection that lends
-    /// each chunk straight from SQLite's buffer (no copy by the driver, no round trip per row), to
-    /// `take`, which builds `state` from them and gets it back at the end.
+    /// Chunks `first..=last` of a file, in order, each handed to `take` with its index, borrowed
+    /// straight from SQLite (no copy by the driver, no round trip per row), on the blocking pool;
+    /// `take` builds `state` from them and gets it back at the end. Fails if one is missing.
     pub async fn read_chunks_blocking<T: Send + 'static>(
         &self,
         file_id: &FileId,

@@ -1,6 +1,6 @@
 //! Read-only access for `blobdrop verify`: file rows, their chunks a batch at a time, orphans.
 //!
-//! It opens its own read-only connection (never the server's pools), so it can run beside a
+//! It opens its own read-only connections (never the server's pools), so it can run beside a
 //! running server: each statement is its own short read, and nothing here can write.
 
 use std::path::Path;
@@ -8,7 +8,8 @@ use std::path::Path;
 use sqlx::SqlitePool;
 use sqlx::sqlite::SqlitePoolOptions;
 
-use super::connection::read_only_options;
+use super::chunk_readers::ChunkReaders;
+use super::connection::{Role, StoreOptions, sqlx_options};
 use crate::store::StoreError;
 
 /// A finalized file as verify needs it. The id stays a string: a damaged row is reported, not refused.
@@ -29,16 +30,22 @@ pub struct OrphanChunks {
     pub bytes: i64,
 }
 
-/// One read-only connection to a database file.
+/// Read-only connections to a database file: one for metadata, the chunk reader for chunks.
 #[derive(Debug)]
 pub struct ReadOnlyDatabase {
     pool: SqlitePool,
+    chunks: ChunkReaders,
 }
 
 impl ReadOnlyDatabase {
     pub async fn open(path: &Path) -> Result<Self, StoreError> {
-        let pool = SqlitePoolOptions::new().max_connections(1).connect_with(read_only_options(path)).await?;
-        Ok(ReadOnlyDatabase { pool })
+        // Options for growth and checkpoints mean nothing to a connection that never writes.
+        let options = StoreOptions::default();
+        let pool = SqlitePoolOptions::new()
+            .max_connections(1)
+            .connect_with(sqlx_options(path, Role::ReadOnly, options))
+            .await?;
+        Ok(ReadOnlyDatabase { pool, chunks: ChunkReaders::new(path, Role::ReadOnly, options) })
     }
 
     /// Every finalized file's metadata (the files table only: small even for many files).
@@ -58,14 +65,17 @@ impl ReadOnlyDatabase {
         Ok(state.as_deref() == Some("ready"))
     }
 
-    /// The chunks `first..=last` of a file that exist, with their indexes, in order.
-    pub async fn chunks(&self, file_id: &str, first: i64, last: i64) -> Result<Vec<(i64, Vec<u8>)>, StoreError> {
-        Ok(sqlx::query_as("SELECT idx, data FROM file_chunks WHERE file_id = ? AND idx BETWEEN ? AND ? ORDER BY idx")
-            .bind(file_id)
-            .bind(first)
-            .bind(last)
-            .fetch_all(&self.pool)
-            .await?)
+    /// The chunks `first..=last` of a file that exist, in order, each handed to `take` with its
+    /// index (a gap is the caller's to report), through the one chunk reader; `state` comes back.
+    pub async fn read_chunks<T: Send + 'static>(
+        &self,
+        file_id: &str,
+        first: i64,
+        last: i64,
+        state: T,
+        take: impl FnMut(&mut T, i64, &[u8]) -> Result<(), StoreError> + Send + 'static,
+    ) -> Result<T, StoreError> {
+        self.chunks.read_existing(file_id, first, last, state, take).await
     }
 
     /// How many chunks a file has at `from` or beyond (reads the primary key index only).
@@ -89,6 +99,7 @@ impl ReadOnlyDatabase {
     }
 
     pub async fn close(self) {
+        self.chunks.close();
         self.pool.close().await;
     }
 }

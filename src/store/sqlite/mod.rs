@@ -1,6 +1,7 @@
 //! The SQLite store. sqlx runs every statement but three kinds, which use rusqlite because sqlx
 //! cannot: serializing a listing database (`export`), incremental BLOB I/O (`import` of bundles)
-//! and borrowed chunk rows without a copy per chunk (`chunk_readers`).
+//! and borrowed chunk rows without a copy per chunk (`chunk_readers`, the one chunk reader of
+//! downloads, previews, bundles and `verify`). Both drivers open connections by `connection`'s recipe.
 
 mod api_tokens;
 mod chunk_readers;

@@ -9,7 +9,7 @@ use sqlx::SqlitePool;
 use sqlx::sqlite::SqlitePoolOptions;
 
 use super::chunk_readers::ChunkReaders;
-use super::connection::{READ_POOL_SIZE, READER_CACHE_KIB, StoreOptions, connect_options, read_only_options};
+use super::connection::{READ_POOL_SIZE, Role, StoreOptions, sqlx_options};
 use super::live_uploads::LiveUploads;
 use super::space::DiskReserve;
 use crate::store::{OpenError, StoreError};
@@ -33,7 +33,6 @@ impl Store {
             std::fs::create_dir_all(folder)
                 .map_err(|source| OpenError::CreateFolder { path: display.clone(), source })?;
         }
-        let options = connect_options(path, store_options);
         let reserve = Arc::new(DiskReserve::new(path, store_options.min_free_space));
         // On a disk filled from outside, opening needs room for the WAL and shared-memory files.
         reserve.release_if_disk_is_full();
@@ -48,20 +47,19 @@ impl Store {
                 Box::pin(async { Ok(true) })
             })
             .after_release(|connection, _| Box::pin(async move { Ok(writer_is_sound(connection)) }))
-            .connect_with(options.clone())
+            .connect_with(sqlx_options(path, Role::Writer, store_options))
             .await
             .map_err(open_error)?;
         sqlx::migrate!("./migrations").run(&writer).await?;
         let reader = SqlitePoolOptions::new()
             .max_connections(READ_POOL_SIZE)
-            // A reader that tries to write fails loudly.
-            .connect_with(options.pragma("query_only", "ON").pragma("cache_size", format!("-{READER_CACHE_KIB}")))
+            .connect_with(sqlx_options(path, Role::Reader, store_options))
             .await
             .map_err(open_error)?;
         Ok(Store {
             writer,
             reader,
-            chunk_readers: ChunkReaders::new(path),
+            chunk_readers: ChunkReaders::new(path, Role::ChunkReader, store_options),
             reserve,
             wal_checkpoints: store_options.wal_autocheckpoint != 0,
             live_uploads: Arc::new(LiveUploads::new()),
@@ -129,7 +127,8 @@ pub(super) async fn pace(busy: Duration) {
 /// goes on writing (WAL mode), and the copy is compact, with no WAL beside it.
 pub async fn copy_database(db: &Path, out: &Path) -> Result<(), StoreError> {
     use sqlx::Connection;
-    let mut connection = sqlx::SqliteConnection::connect_with(&read_only_options(db)).await?;
+    let mut connection =
+        sqlx::SqliteConnection::connect_with(&sqlx_options(db, Role::ReadOnly, StoreOptions::default())).await?;
     sqlx::query("VACUUM INTO ?").bind(out.display().to_string()).execute(&mut connection).await?;
     Ok(connection.close().await?)
 }
