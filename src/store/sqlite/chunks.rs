@@ -2,7 +2,7 @@
 //! to sqlx's connection thread (100-300 us) whatever its size.
 
 use bytes::Bytes;
-use sqlx::QueryBuilder;
+use sqlx::{QueryBuilder, Sqlite};
 
 use super::store::Store;
 use crate::domain::FileId;
@@ -13,6 +13,15 @@ use crate::store::StoreError;
 /// while 8 GiB were purged; with 64, 64-page steps and `pace`, 26-33 ms (BENCHMARKS.md).
 const DELETE_BATCH: i64 = 64;
 
+/// One INSERT of `chunks`, a row each: its text depends on how many, so no `query!` can hold it.
+pub(super) fn insert_chunks_sql(file_id: &FileId, first_idx: i64, chunks: Vec<Bytes>) -> QueryBuilder<'_, Sqlite> {
+    let mut insert = QueryBuilder::new("INSERT INTO file_chunks (file_id, idx, data) ");
+    insert.push_values(chunks.into_iter().zip(first_idx..), |mut row, (chunk, idx)| {
+        row.push_bind(file_id.as_str()).push_bind(idx).push_bind(Vec::<u8>::from(chunk));
+    });
+    insert
+}
+
 impl Store {
     /// Stores consecutive chunks `first_idx..` of an upload in one INSERT (one short transaction).
     /// A chunk no longer shared is handed over without a copy (sqlx copies borrowed bytes).
@@ -22,10 +31,7 @@ impl Store {
             return Ok(());
         }
         let bytes = chunks.iter().map(|chunk| chunk.len() as u64).sum();
-        let mut insert = QueryBuilder::new("INSERT INTO file_chunks (file_id, idx, data) ");
-        insert.push_values(chunks.into_iter().zip(first_idx..), |mut row, (chunk, idx)| {
-            row.push_bind(file_id.as_str()).push_bind(idx).push_bind(Vec::<u8>::from(chunk));
-        });
+        let mut insert = insert_chunks_sql(file_id, first_idx, chunks);
         // The free-space check runs while this holds the one write connection, so no other
         // upload's batch lands between it and the insert: checked when a batch was queued, five
         // concurrent uploads each passed with batches still waiting and together ran the disk
@@ -33,7 +39,8 @@ impl Store {
         let mut writer = self.writer.acquire().await?;
         if self.reserve.check_room_for_uploads(bytes, 0).is_err() {
             // Only near the reserve: free pages inside the database take this batch first.
-            let free_pages: i64 = sqlx::query_scalar("PRAGMA freelist_count").fetch_one(&mut *writer).await?;
+            let free_pages: i64 =
+                sqlx::query_scalar(super::runtime_sql::FREELIST_COUNT).fetch_one(&mut *writer).await?;
             self.reserve.check_room_for_uploads(bytes, super::space::reusable_bytes(free_pages))?;
         }
         insert.build().persistent(true).execute(&mut *writer).await?;
@@ -59,11 +66,11 @@ impl Store {
     pub(super) async fn delete_chunks(&self, file_id: &str, paced: bool) -> Result<(), StoreError> {
         loop {
             let started = std::time::Instant::now();
-            let deleted = sqlx::query(
+            let deleted = sqlx::query!(
                 "DELETE FROM file_chunks WHERE rowid IN (SELECT rowid FROM file_chunks WHERE file_id = ? LIMIT ?)",
+                file_id,
+                DELETE_BATCH,
             )
-            .bind(file_id)
-            .bind(DELETE_BATCH)
             .execute(&self.writer)
             .await?
             .rows_affected();

@@ -13,7 +13,7 @@ use super::connection::{Role, StoreOptions, sqlx_options};
 use crate::store::StoreError;
 
 /// A finalized file as verify needs it. The id stays a string: a damaged row is reported, not refused.
-#[derive(Debug, Clone, sqlx::FromRow)]
+#[derive(Debug, Clone)]
 pub struct FileToVerify {
     pub id: String,
     pub filename: String,
@@ -23,7 +23,7 @@ pub struct FileToVerify {
 }
 
 /// Chunks whose file row does not exist.
-#[derive(Debug, Clone, sqlx::FromRow)]
+#[derive(Debug, Clone)]
 pub struct OrphanChunks {
     pub file_id: String,
     pub chunks: i64,
@@ -50,8 +50,9 @@ impl ReadOnlyDatabase {
 
     /// Every finalized file's metadata (the files table only: small even for many files).
     pub async fn ready_files(&self) -> Result<Vec<FileToVerify>, StoreError> {
-        Ok(sqlx::query_as(
-            "SELECT id, filename, file_size, chunk_size, COALESCE(sha256, '') AS sha256 FROM files \
+        Ok(sqlx::query_as!(
+            FileToVerify,
+            "SELECT id, filename, file_size, chunk_size, COALESCE(sha256, '') AS \"sha256!\" FROM files \
              WHERE state = 'ready' ORDER BY created_at, id",
         )
         .fetch_all(&self.pool)
@@ -60,8 +61,8 @@ impl ReadOnlyDatabase {
 
     /// Whether the file is still finalized (a file deleted while it was verified is no problem).
     pub async fn is_ready(&self, file_id: &str) -> Result<bool, StoreError> {
-        let state: Option<String> =
-            sqlx::query_scalar("SELECT state FROM files WHERE id = ?").bind(file_id).fetch_optional(&self.pool).await?;
+        let state =
+            sqlx::query_scalar!("SELECT state FROM files WHERE id = ?", file_id).fetch_optional(&self.pool).await?;
         Ok(state.as_deref() == Some("ready"))
     }
 
@@ -80,9 +81,7 @@ impl ReadOnlyDatabase {
 
     /// How many chunks a file has at `from` or beyond (reads the primary key index only).
     pub async fn chunks_from(&self, file_id: &str, from: i64) -> Result<i64, StoreError> {
-        Ok(sqlx::query_scalar("SELECT COUNT(*) FROM file_chunks WHERE file_id = ? AND idx >= ?")
-            .bind(file_id)
-            .bind(from)
+        Ok(sqlx::query_scalar!("SELECT COUNT(*) FROM file_chunks WHERE file_id = ? AND idx >= ?", file_id, from)
             .fetch_one(&self.pool)
             .await?)
     }
@@ -90,8 +89,9 @@ impl ReadOnlyDatabase {
     /// Chunks whose file row is gone. One statement, one snapshot: an upload inserts its row
     /// before its chunks and a purge deletes the chunks before the row, so nothing legitimate shows.
     pub async fn orphans(&self) -> Result<Vec<OrphanChunks>, StoreError> {
-        Ok(sqlx::query_as(
-            "SELECT file_id, COUNT(*) AS chunks, SUM(LENGTH(data)) AS bytes FROM file_chunks \
+        Ok(sqlx::query_as!(
+            OrphanChunks,
+            "SELECT file_id, COUNT(*) AS \"chunks!\", SUM(LENGTH(data)) AS \"bytes!: i64\" FROM file_chunks \
              WHERE file_id NOT IN (SELECT id FROM files) GROUP BY file_id ORDER BY file_id",
         )
         .fetch_all(&self.pool)

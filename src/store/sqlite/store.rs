@@ -11,6 +11,7 @@ use sqlx::sqlite::SqlitePoolOptions;
 use super::chunk_readers::ChunkReaders;
 use super::connection::{READ_POOL_SIZE, Role, StoreOptions, sqlx_options};
 use super::live_uploads::LiveUploads;
+use super::runtime_sql::{CHECKPOINT_TRUNCATE, VACUUM_INTO};
 use super::space::DiskReserve;
 use crate::store::{OpenError, StoreError};
 
@@ -68,7 +69,7 @@ impl Store {
 
     /// True when the database answers a query.
     pub async fn is_healthy(&self) -> bool {
-        sqlx::query_scalar::<_, i64>("SELECT 1").fetch_one(&self.reader).await.is_ok()
+        sqlx::query_scalar!("SELECT 1 AS \"answer!\"").fetch_one(&self.reader).await.is_ok()
     }
 
     /// Waits for running statements, moves everything from the WAL into the database file and
@@ -78,7 +79,7 @@ impl Store {
         self.reader.close().await;
         // A reader dropped while its runtime shut down may still be closing on its own thread, and
         // then the writer is not the last connection, which alone would fold in and remove the WAL.
-        if let Err(error) = sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)").execute(&self.writer).await {
+        if let Err(error) = sqlx::query(CHECKPOINT_TRUNCATE).execute(&self.writer).await {
             tracing::warn!(?error, "could not checkpoint the WAL at shutdown; the next start will");
         }
         self.writer.close().await;
@@ -129,6 +130,6 @@ pub async fn copy_database(db: &Path, out: &Path) -> Result<(), StoreError> {
     use sqlx::Connection;
     let mut connection =
         sqlx::SqliteConnection::connect_with(&sqlx_options(db, Role::ReadOnly, StoreOptions::default())).await?;
-    sqlx::query("VACUUM INTO ?").bind(out.display().to_string()).execute(&mut connection).await?;
+    sqlx::query(VACUUM_INTO).bind(out.display().to_string()).execute(&mut connection).await?;
     Ok(connection.close().await?)
 }
