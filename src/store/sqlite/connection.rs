@@ -54,40 +54,38 @@ pub(super) enum Role {
     ReadOnly,
 }
 
-/// Every pragma of a connection of `role`, in the order SQLite needs them: `page_size` and
-/// `auto_vacuum` only take effect on a new, empty database, so before `journal_mode` creates the WAL.
+/// Every pragma of a connection of `role`, whichever driver opens it, in the order SQLite needs
+/// them: `page_size` and `auto_vacuum` only take effect on a new, empty database, so they come
+/// before `journal_mode` creates the WAL. (scripts/bench's raw-SQLite baseline reads this table.)
 fn pragmas(role: Role, options: StoreOptions) -> Vec<(&'static str, String)> {
-    let mut pragmas = Vec::new();
-    if role == Role::Writer {
-        pragmas.push(("page_size", PAGE_SIZE.to_string()));
-        pragmas.push(("auto_vacuum", "INCREMENTAL".to_owned()));
-    }
+    let creates = role == Role::Writer;
     // WAL is kept in the file once set; a read-only connection cannot set it and finds it set.
-    if role != Role::ReadOnly {
-        pragmas.push(("journal_mode", "WAL".to_owned()));
-    }
-    pragmas.push(("foreign_keys", "ON".to_owned()));
-    pragmas.push(("synchronous", "NORMAL".to_owned()));
-    // Per connection; only a committing connection checkpoints, but every one says the same.
-    pragmas.push(("wal_autocheckpoint", options.wal_autocheckpoint.to_string()));
-    if let Some(bytes) = options.max_db_size.filter(|_| role != Role::ReadOnly) {
-        let pages = (bytes / u64::from(PAGE_SIZE)).max(1);
-        pragmas.push(("max_page_count", pages.to_string()));
-    }
-    if matches!(role, Role::Reader | Role::ChunkReader) {
-        // A reader that tries to write fails loudly. (A read-only connection cannot write by how it
-        // is opened, and backup's `VACUUM INTO` writes its copy, which `query_only` forbids.)
-        pragmas.push(("query_only", "ON".to_owned()));
-    }
-    if role != Role::Writer {
+    let may_write = role != Role::ReadOnly;
+    // A reader that tries to write fails loudly. (A read-only connection cannot write by how it
+    // is opened, and backup's `VACUUM INTO` writes its copy, which `query_only` forbids.)
+    let reads_only = matches!(role, Role::Reader | Role::ChunkReader);
+    let busy_timeout_ms = BUSY_TIMEOUT.as_millis();
+    let max_page_count = options.max_db_size.map(|bytes| (bytes / u64::from(PAGE_SIZE)).max(1));
+    let table = [
+        (creates, ("page_size", PAGE_SIZE.to_string())),
+        (creates, ("auto_vacuum", "INCREMENTAL".to_string())),
+        (may_write, ("journal_mode", "WAL".to_string())),
+        (true, ("synchronous", "NORMAL".to_string())),
+        (true, ("foreign_keys", "ON".to_string())),
+        (true, ("busy_timeout", busy_timeout_ms.to_string())),
+        // Per connection; only a committing connection checkpoints, but every one says the same.
+        (true, ("wal_autocheckpoint", options.wal_autocheckpoint.to_string())),
+        (may_write && max_page_count.is_some(), ("max_page_count", max_page_count.unwrap_or_default().to_string())),
+        (reads_only, ("query_only", "ON".to_string())),
         // Each reader reads every page once (see READER_CACHE_KIB).
-        pragmas.push(("cache_size", format!("-{READER_CACHE_KIB}")));
-    }
-    pragmas
+        (role != Role::Writer, ("cache_size", format!("-{READER_CACHE_KIB}"))),
+    ];
+    table.into_iter().filter(|(applies, _)| *applies).map(|(_, pragma)| pragma).collect()
 }
 
 /// The sqlx options of a connection of `role` (sqlx keeps `page_size`, `auto_vacuum`,
 /// `journal_mode`, `foreign_keys` and `synchronous` in that order whatever order they are given in).
+/// The driver's own busy timeout (until the pragmas have run) is the same as the pragma's.
 pub(super) fn sqlx_options(path: &Path, role: Role, options: StoreOptions) -> SqliteConnectOptions {
     let connect = SqliteConnectOptions::new()
         .filename(path)
