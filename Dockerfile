@@ -11,6 +11,9 @@ RUN mkdir src \
     && cargo build --release --locked \
     && rm -rf src
 COPY src ./src
+# The queries are checked at compile time against .sqlx/ (scripts/sqlx-prepare), not a database.
+COPY .sqlx ./.sqlx
+ENV SQLX_OFFLINE=true
 COPY migrations ./migrations
 COPY templates ./templates
 COPY static ./static

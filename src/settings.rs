@@ -7,6 +7,7 @@ use std::time::Duration;
 use clap::Args;
 
 use crate::domain::{ByteSize, PublicUrl, TrustedProxies};
+use crate::store::StoreOptions;
 use crate::telemetry::LogFormat;
 
 #[derive(Debug, Clone, Args)]
@@ -19,9 +20,8 @@ pub struct Settings {
     #[arg(long, env = "BLOBDROP_PORT", default_value_t = 4001)]
     pub port: u16,
 
-    /// SQLite database file; missing folders are created.
-    #[arg(long, env = "BLOBDROP_DB", default_value = "data/blobdrop.db")]
-    pub db: PathBuf,
+    #[command(flatten)]
+    pub database: DatabaseArgs,
 
     /// Base of the download links, e.g. https://files.example.com (default: taken from each request).
     #[arg(long, env = "BLOBDROP_PUBLIC_URL")]
@@ -30,10 +30,6 @@ pub struct Settings {
     /// Largest accepted upload, e.g. 10GiB (default: unlimited).
     #[arg(long, env = "BLOBDROP_MAX_UPLOAD")]
     pub max_upload: Option<ByteSize>,
-
-    /// Largest the database may grow, e.g. 50GiB; uploads beyond it get 507 (default: the disk's size).
-    #[arg(long, env = "BLOBDROP_MAX_DB_SIZE")]
-    pub max_db_size: Option<ByteSize>,
 
     /// Free space to keep on the database's file system: uploads get 507 below it, so deletes,
     /// sign-ins, the clean-up and restarts always find room (default: 10% of the file system, at
@@ -66,11 +62,6 @@ pub struct Settings {
     #[arg(long, env = "BLOBDROP_IDLE_TIMEOUT", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
     pub idle_timeout_secs: u64,
 
-    /// WAL pages after which a commit checkpoints the WAL into the database; 0 leaves checkpoints
-    /// to another process (Litestream).
-    #[arg(long, env = "BLOBDROP_WAL_AUTOCHECKPOINT", default_value_t = crate::store::WAL_AUTOCHECKPOINT)]
-    pub wal_autocheckpoint: u32,
-
     /// Log lines as text or as JSON objects.
     #[arg(long, env = "BLOBDROP_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
@@ -95,6 +86,35 @@ pub struct Settings {
     /// Seconds running uploads and downloads get to finish after SIGTERM or SIGINT.
     #[arg(long, env = "BLOBDROP_SHUTDOWN_TIMEOUT", default_value_t = 30)]
     pub shutdown_timeout_secs: u64,
+}
+
+/// The database and how it may grow and checkpoint: the same flags, defaults and variables for the
+/// server and for every command that opens the database (backup, import, verify, vacuum).
+#[derive(Debug, Clone, Args)]
+pub struct DatabaseArgs {
+    /// SQLite database file; the server creates it (and missing folders), the commands need it.
+    #[arg(long, env = "BLOBDROP_DB", default_value = "data/blobdrop.db")]
+    pub db: PathBuf,
+
+    /// WAL pages after which a commit checkpoints the WAL into the database; 0 leaves checkpoints
+    /// to another process (Litestream).
+    #[arg(long, env = "BLOBDROP_WAL_AUTOCHECKPOINT", default_value_t = crate::store::WAL_AUTOCHECKPOINT)]
+    pub wal_autocheckpoint: u32,
+
+    /// Largest the database may grow, e.g. 50GiB; uploads beyond it get 507 (default: the disk's size).
+    #[arg(long, env = "BLOBDROP_MAX_DB_SIZE")]
+    pub max_db_size: Option<ByteSize>,
+}
+
+impl DatabaseArgs {
+    /// The store's options for these flags, with the default free-space reserve.
+    pub fn store_options(&self) -> StoreOptions {
+        StoreOptions {
+            max_db_size: self.max_db_size.map(|size| size.as_u64()),
+            wal_autocheckpoint: self.wal_autocheckpoint,
+            min_free_space: None,
+        }
+    }
 }
 
 impl Settings {

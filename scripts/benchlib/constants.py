@@ -63,7 +63,7 @@ def int_const(name: str) -> int:
 
 def _value(pragma: str, expr: str, near: str) -> str | None:
     """A pragma's value in SQL from the Rust expression that sets it in the file `near`."""
-    expr = expr.strip()
+    expr = re.sub(r"\.to_(string|owned)\(\)$", "", expr.strip())  # ("journal_mode", "WAL".to_string())
     if m := re.fullmatch(r'"([^"]*)"', expr):
         return m.group(1)
     if m := re.fullmatch(r"Sqlite\w+::(\w+)", expr):  # SqliteJournalMode::Wal, SqliteSynchronous::Normal
@@ -104,7 +104,10 @@ def _pragmas() -> tuple[dict[str, str], str]:
                     if (value := _value(name, expr, path)) is not None:
                         found.setdefault(name, value)
             else:
+                # Only the pragmas every connection shares: a table by role also holds the readers' own.
                 for m in table.finditer(block):
+                    if m.group(1) not in REQUIRED_PRAGMAS:
+                        continue
                     if (value := _value(m.group(1), m.group(2), path)) is not None:
                         found.setdefault(m.group(1), value)
             if all(p in found for p in ("journal_mode", "synchronous")):

@@ -8,11 +8,13 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
+use crate::settings::DatabaseArgs;
+
 #[derive(Debug, Clone, Args)]
 pub struct BackupArgs {
-    /// The database to copy.
-    #[arg(long, env = "BLOBDROP_DB", default_value = "data/blobdrop.db")]
-    pub db: PathBuf,
+    /// The database to copy (its growth and checkpoint flags do not matter to a copy).
+    #[command(flatten)]
+    pub database: DatabaseArgs,
 
     /// Where to write the copy; it must not exist yet.
     pub out: PathBuf,
@@ -30,10 +32,10 @@ pub enum BackupError {
     Write { path: String, source: std::io::Error },
 }
 
-/// Copies the database at `args.db` to the new file `args.out`.
+/// Copies the database at `args.database.db` to the new file `args.out`.
 pub async fn backup(args: &BackupArgs) -> Result<(), BackupError> {
-    if !args.db.exists() {
-        return Err(BackupError::NoDatabase(args.db.display().to_string()));
+    if !args.database.db.exists() {
+        return Err(BackupError::NoDatabase(args.database.db.display().to_string()));
     }
     if args.out.exists() {
         return Err(BackupError::OutputExists(args.out.display().to_string()));
@@ -48,7 +50,7 @@ pub async fn backup(args: &BackupArgs) -> Result<(), BackupError> {
     // In OUT's own folder, so the final rename never crosses file systems.
     let partial = tempfile::Builder::new().prefix(&prefix).tempfile_in(&folder).map_err(write_error)?;
     // VACUUM INTO accepts an existing file only when it is empty, as this one is.
-    crate::store::copy_database(&args.db, partial.path()).await.map_err(BackupError::Copy)?;
+    crate::store::copy_database(&args.database.db, partial.path()).await.map_err(BackupError::Copy)?;
     // VACUUM INTO writes without syncing; the copy must be on disk before it takes OUT's name.
     partial.as_file().sync_all().map_err(write_error)?;
     partial.persist_noclobber(&args.out).map_err(|error| {

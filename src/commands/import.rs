@@ -8,14 +8,15 @@ use crate::domain::{ByteSize, Clock};
 use crate::services::Context;
 use crate::services::bundles::{ImportError, import};
 use crate::services::cleanup::CleanupTrigger;
-use crate::store::{Store, StoreOptions};
+use crate::settings::DatabaseArgs;
+use crate::store::Store;
 
 /// `blobdrop import BUNDLE`: the files of a bundle into the database, next to a running server.
 #[derive(Debug, Clone, Args)]
 pub struct ImportArgs {
-    /// The database to import into.
-    #[arg(long, env = "BLOBDROP_DB", default_value = "data/blobdrop.db")]
-    pub db: PathBuf,
+    /// The database to import into, with the server's growth and checkpoint settings.
+    #[command(flatten)]
+    pub database: DatabaseArgs,
 
     /// Largest accepted bundle, e.g. 10GiB (default: unlimited).
     #[arg(long, env = "BLOBDROP_MAX_UPLOAD")]
@@ -39,10 +40,11 @@ pub enum ImportCommandError {
     Import(#[from] ImportError),
 }
 
-/// Imports through the normal store (WAL, short transactions), so a running server goes on serving.
+/// Imports through the normal store (WAL, short transactions), so a running server goes on serving,
+/// and closes without a checkpoint of its own: the server's (or Litestream's) continue.
 pub async fn import_command(args: &ImportArgs) -> Result<(), ImportCommandError> {
-    if !args.db.exists() {
-        return Err(ImportCommandError::NoDatabase(args.db.display().to_string()));
+    if !args.database.db.exists() {
+        return Err(ImportCommandError::NoDatabase(args.database.db.display().to_string()));
     }
     let size = std::fs::metadata(&args.bundle)
         .map_err(|error| ImportCommandError::Read(args.bundle.display().to_string(), error))?
@@ -50,10 +52,10 @@ pub async fn import_command(args: &ImportArgs) -> Result<(), ImportCommandError>
     if let Some(limit) = args.max_upload.filter(|limit| size > limit.as_u64()) {
         return Err(ImportCommandError::TooLarge(limit));
     }
-    let store = Store::open(&args.db, StoreOptions::default()).await?;
+    let store = Store::open(&args.database.db, args.database.store_options()).await?;
     let ctx = Context::new(store.clone(), Clock::system(), CleanupTrigger::default());
     let imported = import(&ctx, &args.bundle, args.max_upload).await;
-    store.close().await;
+    store.close_beside_server().await;
     for file in imported? {
         println!("{}\t{}\t{}", file.id, file.size, file.name);
     }

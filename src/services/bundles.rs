@@ -79,9 +79,8 @@ async fn send_batches(store: &Store, files: &[FileRecord], batches: mpsc::Sender
         let mut first = 0;
         while first < chunks {
             let last = (first + READ_BATCH_CHUNKS - 1).min(chunks - 1);
-            let mut batch = Vec::new();
-            store
-                .read_chunks(&file.id, first, last, |_, chunk| {
+            let batch = store
+                .read_chunks_blocking(&file.id, first, last, Vec::new(), |batch, _, chunk| {
                     batch.extend_from_slice(chunk);
                     Ok(())
                 })
@@ -313,13 +312,12 @@ mod tests {
         assert_eq!(imported.len(), 2);
         let now = time::OffsetDateTime::now_utc().unix_timestamp();
         let record = store.find_file(&imported[0].id, now).await.unwrap().unwrap();
-        let mut bytes = Vec::new();
         let last = (record.file_size - 1) / record.chunk_size;
-        let read = store.read_chunks(&record.id, 0, last, |_, chunk| {
+        let read = store.read_chunks_blocking(&record.id, 0, last, Vec::new(), |bytes, _, chunk| {
             bytes.extend_from_slice(chunk);
             Ok(())
         });
-        read.await.unwrap();
+        let bytes = read.await.unwrap();
         assert_eq!(bytes, large);
     }
 }

@@ -103,11 +103,11 @@ pub async fn first_bytes(ctx: &Context, file: &FileRecord, wanted: usize) -> Res
     let mut bytes = Vec::with_capacity(wanted);
     if wanted > 0 {
         let last_chunk = (wanted - 1) / CHUNK_SIZE;
-        let take = |_, chunk: &[u8]| {
+        let take = |bytes: &mut Vec<u8>, _, chunk: &[u8]| {
             bytes.extend_from_slice(chunk);
             Ok(())
         };
-        ctx.store.read_chunks(&file.id, 0, last_chunk as i64, take).await?;
+        bytes = ctx.store.read_chunks_blocking(&file.id, 0, last_chunk as i64, bytes, take).await?;
     }
     bytes.truncate(wanted);
     Ok(bytes)

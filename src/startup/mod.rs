@@ -66,11 +66,10 @@ impl Application {
     /// `build`, with the clock every rule reads: tests pass a manual one and move it.
     pub async fn build_with_clock(settings: Settings, clock: Clock) -> Result<Self, StartupError> {
         let store_options = StoreOptions {
-            max_db_size: settings.max_db_size.map(|size| size.as_u64()),
-            wal_autocheckpoint: settings.wal_autocheckpoint,
             min_free_space: settings.min_free_space.map(|size| size.as_u64()),
+            ..settings.database.store_options()
         };
-        let store = Store::open(&settings.db, store_options).await?;
+        let store = Store::open(&settings.database.db, store_options).await?;
         let cleanup = cleanup::CleanupTrigger::default();
         let ctx = Context::new(store.clone(), clock, cleanup);
         match cleanup::purge_interrupted_uploads(&ctx).await {
@@ -112,7 +111,7 @@ impl Application {
             upload_memory: UploadMemory::new(settings.upload_memory),
             in_flight: InFlight::new(in_flight_limits(&settings)),
             idle_timeout: settings.idle_timeout(),
-            db_folder: settings.db.parent().map(std::path::Path::to_path_buf).unwrap_or_default(),
+            db_folder: settings.database.db.parent().map(std::path::Path::to_path_buf).unwrap_or_default(),
             throttles: throttles.clone(),
             trusted_proxies: settings.trusted_proxies.clone(),
             grant_key: GrantKey::resolve(&store).await?,
@@ -165,7 +164,7 @@ impl Application {
         let gc = tokio::spawn(cleanup::run_periodically(ctx.clone(), settings.gc_interval()));
         let forget_failures = tokio::spawn(throttles.forget_periodically());
         let address = format!("{}:{port}", settings.bind);
-        tracing::info!(%address, port, db = %settings.db.display(), "blobdrop is listening");
+        tracing::info!(%address, port, db = %settings.database.db.display(), "blobdrop is listening");
         if settings.public_url.is_none() && !settings.bind.is_loopback() {
             tracing::warn!(%address, "listening beyond loopback without BLOBDROP_PUBLIC_URL: links are built from each request's Host header, which any client chooses; set BLOBDROP_PUBLIC_URL");
         }

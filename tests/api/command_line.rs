@@ -237,7 +237,7 @@ async fn a_backup_taken_while_an_upload_runs_opens_cleanly_with_every_finished_f
 
     // The copy serves every file it holds, byte for byte; the upload that was running is purged.
     let mut settings = crate::helpers::test_settings(copy_folder.path());
-    settings.db = copy.clone();
+    settings.database.db = copy.clone();
     let app = crate::helpers::spawn_app_on(copy_folder, settings).await;
     for (path, digest) in stored {
         assert_eq!(sha256(&app.download(&app.url(&format!("/f/{path}"))).await), digest);
@@ -268,4 +268,68 @@ async fn listening_beyond_loopback_without_a_public_url_logs_one_warning_at_star
         server.wait().await.unwrap();
         assert!(!server_log(folder.path()).contains(warning), "{env:?}: {}", server_log(folder.path()));
     }
+}
+
+/// Another connection left open beside a command, as the server or Litestream keeps one: the
+/// command's close is then not the last one, which would fold the WAL in and delete it.
+fn open_beside(db: &std::path::Path) -> rusqlite::Connection {
+    let beside = rusqlite::Connection::open(db).unwrap();
+    beside.query_row("SELECT COUNT(*) FROM files", [], |row| row.get::<_, i64>(0)).unwrap();
+    beside
+}
+
+#[tokio::test]
+async fn vacuum_beside_a_server_checkpoints_as_often_as_the_server() {
+    use blobdrop::store::{Store, StoreOptions};
+    let folder = tempfile::tempdir().unwrap();
+    let db = folder.path().join("blobdrop.db");
+    let store = Store::open(&db, StoreOptions::default()).await.unwrap();
+    // 20 MiB freed at the start of the file and 20 MiB after it, which the vacuum moves down.
+    let freed = crate::helpers::store_partial_upload(&store, 640).await;
+    let _kept = crate::helpers::store_partial_upload(&store, 640).await;
+    store.abandon_upload(&freed).await.unwrap();
+    store.close().await;
+    let beside = open_beside(&db);
+
+    let vacuum = Command::new(env!("CARGO_BIN_EXE_blobdrop"))
+        .args(["vacuum", "--db"])
+        .arg(&db)
+        .env_remove("BLOBDROP_WAL_AUTOCHECKPOINT")
+        .output()
+        .await
+        .unwrap();
+    assert!(vacuum.status.success(), "{}", String::from_utf8_lossy(&vacuum.stderr));
+    let report = String::from_utf8_lossy(&vacuum.stdout);
+    let freed: u64 = report.split(['(', ' ']).nth(4).and_then(|bytes| bytes.parse().ok()).unwrap_or_default();
+    assert!(freed >= 20 * 1024 * 1024, "{report}");
+    // The server's 250 pages (4 MiB) plus a step; SQLite's 1000 let it grow past 16 MiB.
+    let wal = std::fs::metadata(folder.path().join("blobdrop.db-wal")).unwrap().len();
+    assert!(wal < 8 * 1024 * 1024, "the WAL grew to {wal} bytes");
+    drop(beside);
+}
+
+#[tokio::test]
+async fn import_with_checkpoints_left_to_litestream_makes_none() {
+    let app = spawn_app().await;
+    let url = app.upload("big.bin", test_bytes(6 * 1024 * 1024)).await;
+    let id = url.split("/f/").nth(1).unwrap().split('/').next().unwrap().to_owned();
+    let bundle = app.owner(reqwest::Method::GET, &format!("/api/bundle?ids={id}")).send().await.unwrap();
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("bundle.sqlite");
+    std::fs::write(&path, bundle.bytes().await.unwrap()).unwrap();
+    // The test server checkpoints at 1000 pages, so its 6 MiB upload is still all in the WAL.
+    let before = std::fs::metadata(&app.db_path).unwrap().len();
+
+    let import = Command::new(env!("CARGO_BIN_EXE_blobdrop"))
+        .args(["import", "--db"])
+        .arg(&app.db_path)
+        .arg(&path)
+        .env("BLOBDROP_WAL_AUTOCHECKPOINT", "0")
+        .output()
+        .await
+        .unwrap();
+    assert!(import.status.success(), "{}", String::from_utf8_lossy(&import.stderr));
+    assert_eq!(app.list().await.len(), 2, "the server sees the imported file");
+    let after = std::fs::metadata(&app.db_path).unwrap().len();
+    assert_eq!(after, before, "a checkpoint copied WAL pages into the database file");
 }

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use blobdrop::settings::Settings;
+use blobdrop::settings::{DatabaseArgs, Settings};
 use blobdrop::startup::Application;
 use reqwest::{Client, RequestBuilder, Response, StatusCode};
 use sha2::{Digest, Sha256};
@@ -25,10 +25,9 @@ pub fn test_settings(folder: &std::path::Path) -> Settings {
     Settings {
         bind: [127, 0, 0, 1].into(),
         port: 0,
-        db: folder.join("blobdrop.db"),
+        database: DatabaseArgs { db: folder.join("blobdrop.db"), wal_autocheckpoint: 1000, max_db_size: None },
         public_url: None,
         max_upload: None,
-        max_db_size: None,
         // Small, so that every test app's reserve file costs little; the full-disk tests set their own.
         min_free_space: Some(blobdrop::domain::ByteSize::from_bytes(4 * 1024 * 1024)),
         shared_secret: Some(SECRET.into()),
@@ -38,7 +37,6 @@ pub fn test_settings(folder: &std::path::Path) -> Settings {
         guest_link_uploads: 1000,
         client_uploads: 1000,
         idle_timeout_secs: 60,
-        wal_autocheckpoint: 1000,
         log_format: Default::default(),
         gc_interval_mins: 10,
         trusted_proxies: Default::default(),
@@ -72,7 +70,7 @@ pub async fn spawn_app_with(configure: impl FnOnce(&mut Settings)) -> TestApp {
 /// Starts the app on an existing folder, as a restart after a stop or a crash would.
 pub async fn spawn_app_on(folder: tempfile::TempDir, settings: Settings) -> TestApp {
     blobdrop::telemetry::init(blobdrop::telemetry::LogFormat::Text);
-    let db_path = settings.db.clone();
+    let db_path = settings.database.db.clone();
     let clock = blobdrop::domain::Clock::adjustable();
     let app = Application::build_with_clock(settings, clock.clone()).await.expect("the app starts");
     let address = format!("http://127.0.0.1:{}", app.port());

@@ -23,7 +23,7 @@ async fn a_restart_after_a_crash_purges_the_partial_upload() {
     let settings = test_settings(folder.path());
     {
         // A crash mid-upload leaves a row marked 'uploading' and some of its chunks.
-        let store = Store::open(&settings.db, Default::default()).await.unwrap();
+        let store = Store::open(&settings.database.db, Default::default()).await.unwrap();
         store_partial_upload(&store, 3).await;
         store.close().await;
     }
@@ -35,7 +35,7 @@ async fn a_restart_after_a_crash_purges_the_partial_upload() {
 
 #[tokio::test]
 async fn a_full_storage_answers_507_keeps_nothing_partial_and_recovers() {
-    let app = spawn_app_with(|s| s.max_db_size = Some("6MiB".parse().unwrap())).await;
+    let app = spawn_app_with(|s| s.database.max_db_size = Some("6MiB".parse().unwrap())).await;
     let first = app.upload("first.bin", test_bytes(2 * 1024 * 1024)).await;
     let chunks_before = app.chunk_rows().await;
 

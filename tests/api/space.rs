@@ -35,7 +35,7 @@ async fn api_system_reports_stored_and_reclaimable_bytes_to_the_owner_only() {
 async fn the_database_file_shrinks_after_a_large_file_is_deleted() {
     // A checkpoint after every commit, so the database file itself (not only the WAL) holds the
     // upload and then gives its pages back.
-    let app = spawn_app_with(|s| s.wal_autocheckpoint = 1).await;
+    let app = spawn_app_with(|s| s.database.wal_autocheckpoint = 1).await;
     let on_disk = || std::fs::metadata(&app.db_path).unwrap().len();
     let url = app.upload("large.bin", test_bytes(8 * 1024 * 1024)).await;
     let full = on_disk();
@@ -65,7 +65,7 @@ async fn free_pages_a_crash_left_are_given_back_after_the_next_start() {
     let folder = tempfile::tempdir().unwrap();
     let settings = crate::helpers::test_settings(folder.path());
     {
-        let store = Store::open(&settings.db, Default::default()).await.unwrap();
+        let store = Store::open(&settings.database.db, Default::default()).await.unwrap();
         store_partial_upload(&store, 256).await;
         // The clean-up's purge ran; the crash came before it gave the pages back.
         store.mark_interrupted_uploads_deleted().await.unwrap();
@@ -76,7 +76,7 @@ async fn free_pages_a_crash_left_are_given_back_after_the_next_start() {
         let connection = rusqlite::Connection::open(db).unwrap();
         connection.query_row("PRAGMA freelist_count", [], |row| row.get::<_, i64>(0)).unwrap()
     };
-    assert!(free_pages(&settings.db) > 256, "the crash left the freed pages in the file");
+    assert!(free_pages(&settings.database.db) > 256, "the crash left the freed pages in the file");
 
     let app = crate::helpers::spawn_app_on(folder, settings).await;
     let report = system(&app).await;

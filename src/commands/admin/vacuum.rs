@@ -8,9 +8,9 @@ use crate::store::{Store, StoreOptions};
 
 /// Opens the database with the server's own connection settings (WAL, busy_timeout, one writer),
 /// so each step waits its turn behind the server's writes instead of failing or blocking them long.
-pub async fn vacuum(db: &Path, wal_autocheckpoint: u32) -> Result<(), AdminError> {
-    let store = Store::open(db, StoreOptions { wal_autocheckpoint, ..StoreOptions::default() }).await?;
-    let vacuumed = store.vacuum(wal_autocheckpoint > 0).await;
+pub async fn vacuum(db: &Path, options: StoreOptions) -> Result<(), AdminError> {
+    let store = Store::open(db, options).await?;
+    let vacuumed = store.vacuum(options.wal_autocheckpoint > 0).await;
     store.close_beside_server().await;
     let vacuumed = vacuumed?;
     if !vacuumed.incremental {

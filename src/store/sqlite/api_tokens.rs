@@ -12,8 +12,6 @@ pub struct ApiTokenRecord {
     pub last_used_at: Option<i64>,
 }
 
-const COLUMNS: &str = "id, label, created_at, last_used_at";
-
 impl Store {
     pub async fn create_api_token(
         &self,
@@ -21,26 +19,38 @@ impl Store {
         token_sha256: &str,
         now: i64,
     ) -> Result<ApiTokenRecord, StoreError> {
-        let sql =
-            format!("INSERT INTO api_tokens (label, token_sha256, created_at) VALUES (?, ?, ?) RETURNING {COLUMNS}");
-        Ok(sqlx::query_as(&sql).bind(label).bind(token_sha256).bind(now).fetch_one(&self.writer).await?)
+        Ok(sqlx::query_as!(
+            ApiTokenRecord,
+            "INSERT INTO api_tokens (label, token_sha256, created_at) VALUES (?, ?, ?) \
+             RETURNING id, label, created_at, last_used_at",
+            label,
+            token_sha256,
+            now
+        )
+        .fetch_one(&self.writer)
+        .await?)
     }
 
     /// The token whose hash this is, if it has not been revoked. The only way tokens are found.
     pub async fn find_api_token(&self, token_sha256: &str) -> Result<Option<ApiTokenRecord>, StoreError> {
-        let sql = format!("SELECT {COLUMNS} FROM api_tokens WHERE token_sha256 = ?");
-        Ok(sqlx::query_as(&sql).bind(token_sha256).fetch_optional(&self.reader).await?)
+        Ok(sqlx::query_as!(
+            ApiTokenRecord,
+            "SELECT id AS \"id!\", label, created_at, last_used_at FROM api_tokens WHERE token_sha256 = ?",
+            token_sha256
+        )
+        .fetch_optional(&self.reader)
+        .await?)
     }
 
     /// Notes a use, unless one at or after `stale_before` is already noted (so concurrent requests
     /// write at most once).
     pub async fn touch_api_token(&self, id: i64, now: i64, stale_before: i64) -> Result<(), StoreError> {
-        sqlx::query(
+        sqlx::query!(
             "UPDATE api_tokens SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)",
+            now,
+            id,
+            stale_before,
         )
-        .bind(now)
-        .bind(id)
-        .bind(stale_before)
         .execute(&self.writer)
         .await?;
         Ok(())
@@ -48,13 +58,17 @@ impl Store {
 
     /// Every live token, newest first.
     pub async fn list_api_tokens(&self) -> Result<Vec<ApiTokenRecord>, StoreError> {
-        let sql = format!("SELECT {COLUMNS} FROM api_tokens ORDER BY created_at DESC, id DESC");
-        Ok(sqlx::query_as(&sql).fetch_all(&self.reader).await?)
+        Ok(sqlx::query_as!(
+            ApiTokenRecord,
+            "SELECT id AS \"id!\", label, created_at, last_used_at FROM api_tokens ORDER BY created_at DESC, id DESC"
+        )
+        .fetch_all(&self.reader)
+        .await?)
     }
 
     /// Revokes a token at once; false when there was no such token.
     pub async fn delete_api_token(&self, id: i64) -> Result<bool, StoreError> {
-        let result = sqlx::query("DELETE FROM api_tokens WHERE id = ?").bind(id).execute(&self.writer).await?;
+        let result = sqlx::query!("DELETE FROM api_tokens WHERE id = ?", id).execute(&self.writer).await?;
         Ok(result.rows_affected() == 1)
     }
 }

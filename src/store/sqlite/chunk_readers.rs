@@ -1,18 +1,19 @@
-//! Downloads' chunk reads: a few rusqlite connections of their own, used on the blocking pool, that
-//! hand each chunk to the caller borrowed straight from SQLite (sqlx copies every value it returns).
+//! The one chunk reader (downloads, previews, bundles, `verify`): a few rusqlite connections of its
+//! own, used on the blocking pool, that hand each chunk to the caller borrowed straight from SQLite.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use rusqlite::{Connection, OpenFlags, params};
+use rusqlite::{Connection, params};
 use tokio::sync::Semaphore;
 
-use super::connection::{BUSY_TIMEOUT, READER_CACHE_KIB};
+use super::connection::{Role, StoreOptions, rusqlite_open};
 use crate::domain::FileId;
 use crate::store::StoreError;
 
-const SELECT_CHUNKS: &str =
+/// The only SELECT of chunk bytes.
+pub(super) const SELECT_CHUNKS: &str =
     "SELECT idx, data FROM file_chunks WHERE file_id = ?1 AND idx BETWEEN ?2 AND ?3 ORDER BY idx";
 
 /// Chunk reads at once, so as many connections, page caches and blocking threads at most: 16
@@ -23,6 +24,8 @@ const CHUNK_READERS: usize = 4;
 #[derive(Clone, Debug)]
 pub(super) struct ChunkReaders {
     path: Arc<PathBuf>,
+    role: Role,
+    options: StoreOptions,
     idle: Arc<Mutex<Vec<Connection>>>,
     closed: Arc<AtomicBool>,
     /// At most `CHUNK_READERS` reads at once.
@@ -30,9 +33,12 @@ pub(super) struct ChunkReaders {
 }
 
 impl ChunkReaders {
-    pub(super) fn new(path: &Path) -> Self {
+    /// Readers of the database at `path`; `role` is `ChunkReader` in the server, `ReadOnly` in `verify`.
+    pub(super) fn new(path: &Path, role: Role, options: StoreOptions) -> Self {
         ChunkReaders {
             path: Arc::new(path.to_path_buf()),
+            role,
+            options,
             idle: Arc::default(),
             closed: Arc::default(),
             permits: Arc::new(Semaphore::new(CHUNK_READERS)),
@@ -59,7 +65,7 @@ impl ChunkReaders {
             let idle = readers.idle.lock().ok().and_then(|mut idle| idle.pop());
             let connection = match idle {
                 Some(connection) => connection,
-                None => open(&readers.path)?,
+                None => rusqlite_open(&readers.path, readers.role, readers.options)?,
             };
             let result = use_it(&connection);
             if let Ok(mut idle) = readers.idle.lock()
@@ -74,45 +80,55 @@ impl ChunkReaders {
         .map_err(|_| StoreError::ReaderLost)?
     }
 
-    /// Chunks `first..=last` of a file in one SELECT (one short read transaction), each handed to
-    /// `take` with its index, in order, borrowed from SQLite. Fails if one is missing.
-    pub(super) async fn read<T: Send + 'static>(
+    /// Every chunk `first..=last` of a file that exists, in order, in one SELECT (one short read
+    /// transaction), each handed to `take` with its index, borrowed from SQLite (sqlx would copy
+    /// each into a `Vec`). `take` builds `state` and gets it back at the end.
+    pub(super) async fn read_existing<T: Send + 'static>(
         &self,
-        file_id: &FileId,
+        file_id: &str,
         first: i64,
         last: i64,
         mut state: T,
         mut take: impl FnMut(&mut T, i64, &[u8]) -> Result<(), StoreError> + Send + 'static,
     ) -> Result<T, StoreError> {
-        let file_id = file_id.clone();
+        let file_id = file_id.to_owned();
         self.with_connection(move |connection| {
             let mut select = connection.prepare_cached(SELECT_CHUNKS)?;
-            let mut rows = select.query(params![file_id.as_str(), first, last])?;
-            let mut expected = first;
+            let mut rows = select.query(params![file_id, first, last])?;
             while let Some(row) = rows.next()? {
-                if row.get_ref(0)?.as_i64()? != expected {
-                    break;
-                }
-                take(&mut state, expected, row.get_ref(1)?.as_blob()?)?;
-                expected += 1;
-            }
-            if expected != last + 1 {
-                return Err(StoreError::DamagedFile { file_id: file_id.to_string(), idx: expected });
+                take(&mut state, row.get_ref(0)?.as_i64()?, row.get_ref(1)?.as_blob()?)?;
             }
             Ok(state)
         })
         .await
     }
-}
 
-/// The same pragmas as the sqlx readers: never writes, waits for a busy database, small cache.
-fn open(path: &Path) -> Result<Connection, StoreError> {
-    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let connection = Connection::open_with_flags(path, flags)?;
-    connection.busy_timeout(BUSY_TIMEOUT)?;
-    connection.pragma_update(None, "query_only", "ON")?;
-    connection.pragma_update(None, "cache_size", format!("-{READER_CACHE_KIB}"))?;
-    Ok(connection)
+    /// Like `read_existing`, for a file that must be whole: fails where a chunk is missing.
+    pub(super) async fn read<T: Send + 'static>(
+        &self,
+        file_id: &FileId,
+        first: i64,
+        last: i64,
+        state: T,
+        mut take: impl FnMut(&mut T, i64, &[u8]) -> Result<(), StoreError> + Send + 'static,
+    ) -> Result<T, StoreError> {
+        let id = file_id.to_string();
+        let damaged = move |idx| StoreError::DamagedFile { file_id: id.clone(), idx };
+        let damaged_here = damaged.clone();
+        let (state, next) = self
+            .read_existing(file_id.as_str(), first, last, (state, first), move |(state, expected), idx, data| {
+                if idx != *expected {
+                    return Err(damaged_here(*expected));
+                }
+                *expected += 1;
+                take(state, idx, data)
+            })
+            .await?;
+        if next != last + 1 {
+            return Err(damaged(next));
+        }
+        Ok(state)
+    }
 }
 
 impl From<rusqlite::Error> for StoreError {

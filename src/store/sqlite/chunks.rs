@@ -2,8 +2,7 @@
 //! to sqlx's connection thread (100-300 us) whatever its size.
 
 use bytes::Bytes;
-use futures_util::TryStreamExt;
-use sqlx::{QueryBuilder, Row};
+use sqlx::{QueryBuilder, Sqlite};
 
 use super::store::Store;
 use crate::domain::FileId;
@@ -14,6 +13,15 @@ use crate::store::StoreError;
 /// while 8 GiB were purged; with 64, 64-page steps and `pace`, 26-33 ms (BENCHMARKS.md).
 const DELETE_BATCH: i64 = 64;
 
+/// One INSERT of `chunks`, a row each: its text depends on how many, so no `query!` can hold it.
+pub(super) fn insert_chunks_sql(file_id: &FileId, first_idx: i64, chunks: Vec<Bytes>) -> QueryBuilder<'_, Sqlite> {
+    let mut insert = QueryBuilder::new("INSERT INTO file_chunks (file_id, idx, data) ");
+    insert.push_values(chunks.into_iter().zip(first_idx..), |mut row, (chunk, idx)| {
+        row.push_bind(file_id.as_str()).push_bind(idx).push_bind(Vec::<u8>::from(chunk));
+    });
+    insert
+}
+
 impl Store {
     /// Stores consecutive chunks `first_idx..` of an upload in one INSERT (one short transaction).
     /// A chunk no longer shared is handed over without a copy (sqlx copies borrowed bytes).
@@ -23,10 +31,7 @@ impl Store {
             return Ok(());
         }
         let bytes = chunks.iter().map(|chunk| chunk.len() as u64).sum();
-        let mut insert = QueryBuilder::new("INSERT INTO file_chunks (file_id, idx, data) ");
-        insert.push_values(chunks.into_iter().zip(first_idx..), |mut row, (chunk, idx)| {
-            row.push_bind(file_id.as_str()).push_bind(idx).push_bind(Vec::<u8>::from(chunk));
-        });
+        let mut insert = insert_chunks_sql(file_id, first_idx, chunks);
         // The free-space check runs while this holds the one write connection, so no other
         // upload's batch lands between it and the insert: checked when a batch was queued, five
         // concurrent uploads each passed with batches still waiting and together ran the disk
@@ -34,47 +39,17 @@ impl Store {
         let mut writer = self.writer.acquire().await?;
         if self.reserve.check_room_for_uploads(bytes, 0).is_err() {
             // Only near the reserve: free pages inside the database take this batch first.
-            let free_pages: i64 = sqlx::query_scalar("PRAGMA freelist_count").fetch_one(&mut *writer).await?;
+            let free_pages: i64 =
+                sqlx::query_scalar(super::runtime_sql::FREELIST_COUNT).fetch_one(&mut *writer).await?;
             self.reserve.check_room_for_uploads(bytes, super::space::reusable_bytes(free_pages))?;
         }
         insert.build().persistent(true).execute(&mut *writer).await?;
         Ok(())
     }
 
-    /// Reads chunks `first..=last` of a file in one SELECT and hands each to `take` with its index,
-    /// in order, borrowed straight from the row (no copy into a `Vec` per chunk). Fails if one is
-    /// missing.
-    #[tracing::instrument(skip(self, take))]
-    pub async fn read_chunks(
-        &self,
-        file_id: &FileId,
-        first: i64,
-        last: i64,
-        mut take: impl FnMut(i64, &[u8]) -> Result<(), StoreError>,
-    ) -> Result<(), StoreError> {
-        let mut rows =
-            sqlx::query("SELECT idx, data FROM file_chunks WHERE file_id = ? AND idx BETWEEN ? AND ? ORDER BY idx")
-                .bind(file_id.as_str())
-                .bind(first)
-                .bind(last)
-                .fetch(&self.reader);
-        let mut expected = first;
-        while let Some(row) = rows.try_next().await? {
-            if row.try_get::<i64, _>(0)? != expected {
-                break;
-            }
-            take(expected, row.try_get::<&[u8], _>(1)?)?;
-            expected += 1;
-        }
-        if expected != last + 1 {
-            return Err(StoreError::DamagedFile { file_id: file_id.to_string(), idx: expected });
-        }
-        Ok(())
-    }
-
-    /// Like `read_chunks`, for downloads: on the blocking pool, over a rusqlite connection that lends
-    /// each chunk straight from SQLite's buffer (no copy by the driver, no round trip per row), to
-    /// `take`, which builds `state` from them and gets it back at the end.
+    /// Chunks `first..=last` of a file, in order, each handed to `take` with its index, borrowed
+    /// straight from SQLite (no copy by the driver, no round trip per row), on the blocking pool;
+    /// `take` builds `state` from them and gets it back at the end. Fails if one is missing.
     pub async fn read_chunks_blocking<T: Send + 'static>(
         &self,
         file_id: &FileId,
@@ -91,11 +66,11 @@ impl Store {
     pub(super) async fn delete_chunks(&self, file_id: &str, paced: bool) -> Result<(), StoreError> {
         loop {
             let started = std::time::Instant::now();
-            let deleted = sqlx::query(
+            let deleted = sqlx::query!(
                 "DELETE FROM file_chunks WHERE rowid IN (SELECT rowid FROM file_chunks WHERE file_id = ? LIMIT ?)",
+                file_id,
+                DELETE_BATCH,
             )
-            .bind(file_id)
-            .bind(DELETE_BATCH)
             .execute(&self.writer)
             .await?
             .rows_affected();

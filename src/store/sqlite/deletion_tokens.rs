@@ -1,6 +1,5 @@
 //! Per-upload deletion tokens, stored as hashes: the one SQL behind `X-Url-Delete`.
 
-use super::files::VISIBLE;
 use super::store::Store;
 use crate::domain::FileId;
 use crate::store::StoreError;
@@ -11,11 +10,17 @@ impl Store {
     /// false when no such file (or no such token) exists.
     #[tracing::instrument(skip(self, token_sha256))]
     pub async fn delete_file_with_token(&self, id: &FileId, token_sha256: &str, now: i64) -> Result<bool, StoreError> {
-        let sql = format!(
-            "UPDATE files SET state = 'deleted' WHERE id = ?2 AND {VISIBLE} AND EXISTS \
-             (SELECT 1 FROM deletion_tokens WHERE file_id = files.id AND token_sha256 = ?3)"
-        );
-        let result = sqlx::query(&sql).bind(now).bind(id.as_str()).bind(token_sha256).execute(&self.writer).await?;
+        let id = id.as_str();
+        let result = sql!(
+            query,
+            ["UPDATE files SET state = 'deleted' WHERE id = ?2 AND " VISIBLE " AND EXISTS \
+              (SELECT 1 FROM deletion_tokens WHERE file_id = files.id AND token_sha256 = ?3)"],
+            now,
+            id,
+            token_sha256
+        )
+        .execute(&self.writer)
+        .await?;
         Ok(result.rows_affected() == 1)
     }
 }

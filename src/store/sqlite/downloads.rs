@@ -27,23 +27,28 @@ impl Store {
         while !user_agent.is_char_boundary(end) {
             end -= 1;
         }
-        sqlx::query("INSERT INTO downloads (file_id, at, client_ip, user_agent) VALUES (?, ?, ?, ?)")
-            .bind(file_id.as_str())
-            .bind(at)
-            .bind(client_ip)
-            .bind(&user_agent[..end])
-            .execute(&self.writer)
-            .await?;
+        let (file_id, user_agent) = (file_id.as_str(), &user_agent[..end]);
+        sqlx::query!(
+            "INSERT INTO downloads (file_id, at, client_ip, user_agent) VALUES (?, ?, ?, ?)",
+            file_id,
+            at,
+            client_ip,
+            user_agent,
+        )
+        .execute(&self.writer)
+        .await?;
         Ok(())
     }
 
     /// The latest downloads of a file, newest first.
     pub async fn download_history(&self, file_id: &FileId, limit: i64) -> Result<Vec<DownloadRecord>, StoreError> {
-        Ok(sqlx::query_as(
+        let file_id = file_id.as_str();
+        Ok(sqlx::query_as!(
+            DownloadRecord,
             "SELECT at, client_ip, user_agent FROM downloads WHERE file_id = ? ORDER BY at DESC, id DESC LIMIT ?",
+            file_id,
+            limit,
         )
-        .bind(file_id.as_str())
-        .bind(limit)
         .fetch_all(&self.reader)
         .await?)
     }

@@ -1,28 +1,14 @@
 //! File metadata rows: create, finalize, find, list, edit, delete, count downloads.
 
-use sqlx::FromRow;
-
+use super::rows::{FileRow, record, records};
 use super::store::Store;
 use crate::domain::{FileId, FileName, GuestLinkId};
 use crate::store::StoreError;
 
-/// Columns of a file row, in the order `FileRecord` reads them. Never the chunk table.
-const COLUMNS: &str = "id, filename, content_type, file_size, chunk_size, sha256, note, created_at, \
-                       expires_at, max_downloads, download_count, last_download_at, guest_link_id, \
-                       (SELECT label FROM guest_links WHERE guest_links.id = files.guest_link_id) AS guest_link_label, \
-                       password_hash IS NOT NULL AS password_protected";
-
-/// A file anyone with its link may download: finalized, not expired, downloads left.
-/// `?1` is the current time in unix seconds.
-pub(super) const VISIBLE: &str = "state = 'ready' AND (expires_at IS NULL OR expires_at > ?1) \
-                       AND (max_downloads IS NULL OR download_count < max_downloads)";
-
 /// A finalized file as stored. Times are unix seconds.
-#[derive(Debug, Clone, FromRow, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileRecord {
-    #[sqlx(try_from = "String")]
     pub id: FileId,
-    #[sqlx(try_from = "String")]
     pub filename: FileName,
     pub content_type: String,
     pub file_size: i64,
@@ -122,29 +108,44 @@ pub struct FileChanges {
     pub password_hash: Option<Option<String>>,
 }
 
+/// The SQL of `list_files` (`list_files_sql!(query_as FileRow, now, limit, offset)`), and its
+/// text for the test that reads its plan (`list_files_sql!(concat)`).
+macro_rules! list_files_sql {
+    ($($how:ident)+ $(, $arg:expr)*) => {
+        sql!(
+            $($how)+,
+            ["SELECT " FILE_COLUMNS " FROM files WHERE " VISIBLE " ORDER BY created_at DESC, id LIMIT ?2 OFFSET ?3"]
+            $(, $arg)*
+        )
+    };
+}
+
 impl Store {
     /// Records an upload in the invisible 'uploading' state so its chunks have a parent row.
     #[tracing::instrument(skip_all, fields(file_id = %file.id))]
     pub async fn create_upload(&self, file: &NewFile<'_>) -> Result<(), StoreError> {
+        let (id, filename) = (file.id.as_str(), file.filename.as_str());
         let mut transaction = self.writer.begin().await?;
-        sqlx::query(
+        sqlx::query!(
             "INSERT INTO files (id, filename, content_type, file_size, chunk_size, created_at, expires_at, \
              max_downloads, state) VALUES (?, ?, ?, 0, ?, ?, ?, ?, 'uploading')",
+            id,
+            filename,
+            file.content_type,
+            file.chunk_size,
+            file.created_at,
+            file.expires_at,
+            file.max_downloads,
         )
-        .bind(file.id.as_str())
-        .bind(file.filename.as_str())
-        .bind(file.content_type)
-        .bind(file.chunk_size)
-        .bind(file.created_at)
-        .bind(file.expires_at)
-        .bind(file.max_downloads)
         .execute(&mut *transaction)
         .await?;
-        sqlx::query("INSERT INTO deletion_tokens (file_id, token_sha256) VALUES (?, ?)")
-            .bind(file.id.as_str())
-            .bind(file.deletion_token_sha256)
-            .execute(&mut *transaction)
-            .await?;
+        sqlx::query!(
+            "INSERT INTO deletion_tokens (file_id, token_sha256) VALUES (?, ?)",
+            id,
+            file.deletion_token_sha256
+        )
+        .execute(&mut *transaction)
+        .await?;
         transaction.commit().await?;
         Ok(())
     }
@@ -160,13 +161,14 @@ impl Store {
     pub async fn finish_uploads_together(&self, files: &[SealedFile]) -> Result<(), StoreError> {
         let mut transaction = self.writer.begin().await?;
         for file in files {
-            let finished = sqlx::query(
+            let id = file.id.as_str();
+            let finished = sqlx::query!(
                 "UPDATE files SET state = 'ready', file_size = ?, sha256 = ?, note = ? WHERE id = ? AND state = 'uploading'",
+                file.file_size,
+                file.sha256,
+                file.note,
+                id,
             )
-            .bind(file.file_size)
-            .bind(&file.sha256)
-            .bind(&file.note)
-            .bind(file.id.as_str())
             .execute(&mut *transaction)
             .await?;
             if finished.rows_affected() != 1 {
@@ -180,23 +182,28 @@ impl Store {
     /// A file anyone with its link may see, or `None`.
     #[tracing::instrument(skip(self))]
     pub async fn find_file(&self, id: &FileId, now: i64) -> Result<Option<FileRecord>, StoreError> {
-        let sql = format!("SELECT {COLUMNS} FROM files WHERE id = ?2 AND {VISIBLE}");
-        Ok(sqlx::query_as(&sql).bind(now).bind(id.as_str()).fetch_optional(&self.reader).await?)
+        let id = id.as_str();
+        let row = sql!(query_as FileRow, ["SELECT " FILE_COLUMNS " FROM files WHERE id = ?2 AND " VISIBLE], now, id)
+            .fetch_optional(&self.reader)
+            .await?;
+        record(row)
     }
 
     /// The download password hash of a visible file; `None` when it has no password (or is gone).
     #[tracing::instrument(skip(self))]
     pub async fn file_password_hash(&self, id: &FileId, now: i64) -> Result<Option<String>, StoreError> {
-        let sql = format!("SELECT password_hash FROM files WHERE id = ?2 AND {VISIBLE}");
-        let hash: Option<Option<String>> =
-            sqlx::query_scalar(&sql).bind(now).bind(id.as_str()).fetch_optional(&self.reader).await?;
+        let id = id.as_str();
+        let hash = sql!(query_scalar, ["SELECT password_hash FROM files WHERE id = ?2 AND " VISIBLE], now, id)
+            .fetch_optional(&self.reader)
+            .await?;
         Ok(hash.flatten())
     }
 
     /// Visible files, newest first. Reads the metadata table only (see `list_reads_no_chunks`).
     #[tracing::instrument(skip(self))]
     pub async fn list_files(&self, now: i64, limit: i64, offset: i64) -> Result<Vec<FileRecord>, StoreError> {
-        Ok(sqlx::query_as(&list_sql()).bind(now).bind(limit).bind(offset).fetch_all(&self.reader).await?)
+        let rows = list_files_sql!(query_as FileRow, now, limit, offset).fetch_all(&self.reader).await?;
+        records(rows)
     }
 
     /// One page of visible files for the files page: filtered by a name fragment, sorted by a
@@ -204,36 +211,39 @@ impl Store {
     #[tracing::instrument(skip(self))]
     pub async fn browse_files(&self, now: i64, listing: &FileListing) -> Result<(Vec<FileRecord>, i64), StoreError> {
         let pattern = format!("%{}%", listing.filter.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_"));
-        let matching = format!("{VISIBLE} AND filename LIKE ?2 ESCAPE '\\'");
-        let direction = if listing.descending { "DESC" } else { "ASC" };
-        let order = listing.sort.column();
-        let sql = format!(
-            "SELECT {COLUMNS} FROM files WHERE {matching} ORDER BY {order} {direction}, id {direction} LIMIT ?3 OFFSET ?4"
-        );
-        let files = sqlx::query_as(&sql)
+        let files = sqlx::query_as::<_, FileRow>(&browse_sql(listing.sort, listing.descending))
             .bind(now)
             .bind(&pattern)
             .bind(listing.limit)
             .bind(listing.offset)
             .fetch_all(&self.reader)
             .await?;
-        let total = sqlx::query_scalar(&format!("SELECT COUNT(*) FROM files WHERE {matching}"))
-            .bind(now)
-            .bind(&pattern)
-            .fetch_one(&self.reader)
-            .await?;
-        Ok((files, total))
+        let total = sql!(
+            query_scalar,
+            ["SELECT COUNT(*) AS \"count!\" FROM files WHERE " VISIBLE " AND filename LIKE ?2 ESCAPE '\\'"],
+            now,
+            pattern
+        )
+        .fetch_one(&self.reader)
+        .await?;
+        Ok((records(files)?, total))
     }
 
     /// Counts one download and returns the file, atomically: when two clients race for the last
     /// allowed download, exactly one gets the file and the other `None`.
     #[tracing::instrument(skip(self))]
     pub async fn count_download(&self, id: &FileId, now: i64) -> Result<Option<FileRecord>, StoreError> {
-        let sql = format!(
-            "UPDATE files SET download_count = download_count + 1, last_download_at = ?1 \
-             WHERE id = ?2 AND {VISIBLE} RETURNING {COLUMNS}"
-        );
-        Ok(sqlx::query_as(&sql).bind(now).bind(id.as_str()).fetch_optional(&self.writer).await?)
+        let id = id.as_str();
+        let row = sql!(
+            query_as FileRow,
+            ["UPDATE files SET download_count = download_count + 1, last_download_at = ?1 WHERE id = ?2 AND "
+             VISIBLE " RETURNING " FILE_COLUMNS],
+            now,
+            id
+        )
+        .fetch_optional(&self.writer)
+        .await?;
+        record(row)
     }
 
     /// Applies an owner's edit to a visible file and returns it as it is now.
@@ -244,36 +254,45 @@ impl Store {
         changes: &FileChanges,
         now: i64,
     ) -> Result<Option<FileRecord>, StoreError> {
-        let sql = format!(
-            "UPDATE files SET \
-               filename = COALESCE(?3, filename), \
-               content_type = COALESCE(?8, content_type), \
-               note = CASE WHEN ?4 THEN ?5 ELSE note END, \
-               expires_at = CASE WHEN ?6 THEN ?7 ELSE expires_at END, \
-               password_hash = CASE WHEN ?9 THEN ?10 ELSE password_hash END \
-             WHERE id = ?2 AND {VISIBLE} RETURNING {COLUMNS}"
-        );
-        Ok(sqlx::query_as(&sql)
-            .bind(now)
-            .bind(id.as_str())
-            .bind(changes.filename.as_ref().map(FileName::as_str))
-            .bind(changes.note.is_some())
-            .bind(changes.note.clone().flatten())
-            .bind(changes.expires_at.is_some())
-            .bind(changes.expires_at.flatten())
-            .bind(changes.content_type.as_deref())
-            .bind(changes.password_hash.is_some())
-            .bind(changes.password_hash.clone().flatten())
-            .fetch_optional(&self.writer)
-            .await?)
+        let id = id.as_str();
+        let filename = changes.filename.as_ref().map(FileName::as_str);
+        let (new_note, note) = (changes.note.is_some(), changes.note.clone().flatten());
+        let (new_expiry, expires_at) = (changes.expires_at.is_some(), changes.expires_at.flatten());
+        let content_type = changes.content_type.as_deref();
+        let (new_password, password_hash) = (changes.password_hash.is_some(), changes.password_hash.clone().flatten());
+        let row = sql!(
+            query_as FileRow,
+            ["UPDATE files SET \
+                filename = COALESCE(?3, filename), \
+                content_type = COALESCE(?8, content_type), \
+                note = CASE WHEN ?4 THEN ?5 ELSE note END, \
+                expires_at = CASE WHEN ?6 THEN ?7 ELSE expires_at END, \
+                password_hash = CASE WHEN ?9 THEN ?10 ELSE password_hash END \
+              WHERE id = ?2 AND " VISIBLE " RETURNING " FILE_COLUMNS],
+            now,
+            id,
+            filename,
+            new_note,
+            note,
+            new_expiry,
+            expires_at,
+            content_type,
+            new_password,
+            password_hash,
+        )
+        .fetch_optional(&self.writer)
+        .await?;
+        record(row)
     }
 
     /// Hides a visible file at once; its chunks are purged afterwards by `purge_deleted_files`.
     /// Returns false when there was no such file.
     #[tracing::instrument(skip(self))]
     pub async fn delete_file(&self, id: &FileId, now: i64) -> Result<bool, StoreError> {
-        let sql = format!("UPDATE files SET state = 'deleted' WHERE id = ?2 AND {VISIBLE}");
-        let result = sqlx::query(&sql).bind(now).bind(id.as_str()).execute(&self.writer).await?;
+        let id = id.as_str();
+        let result = sql!(query, ["UPDATE files SET state = 'deleted' WHERE id = ?2 AND " VISIBLE], now, id)
+            .execute(&self.writer)
+            .await?;
         Ok(result.rows_affected() == 1)
     }
 
@@ -292,7 +311,7 @@ impl Store {
     /// At startup no upload is running, so every 'uploading' row is left over from a crash.
     pub async fn mark_interrupted_uploads_deleted(&self) -> Result<u64, StoreError> {
         let result =
-            sqlx::query("UPDATE files SET state = 'deleted' WHERE state = 'uploading'").execute(&self.writer).await?;
+            sqlx::query!("UPDATE files SET state = 'deleted' WHERE state = 'uploading'").execute(&self.writer).await?;
         Ok(result.rows_affected())
     }
 
@@ -300,12 +319,12 @@ impl Store {
     /// download started before `used_up_before` (so a download still under way can finish).
     /// Returns how many.
     pub async fn mark_expired_files_deleted(&self, now: i64, used_up_before: i64) -> Result<u64, StoreError> {
-        let result = sqlx::query(
+        let result = sqlx::query!(
             "UPDATE files SET state = 'deleted' WHERE state = 'ready' AND (expires_at <= ?1 \
              OR (download_count >= max_downloads AND last_download_at < ?2))",
+            now,
+            used_up_before,
         )
-        .bind(now)
-        .bind(used_up_before)
         .execute(&self.writer)
         .await?;
         Ok(result.rows_affected())
@@ -314,8 +333,7 @@ impl Store {
     /// Removes the chunks and rows of every deleted file, a batch of chunks at a time and paced, so
     /// uploads keep flowing while gigabytes go. Returns how many files were removed.
     pub async fn purge_deleted_files(&self) -> Result<u64, StoreError> {
-        let ids: Vec<String> =
-            sqlx::query_scalar("SELECT id FROM files WHERE state = 'deleted'").fetch_all(&self.reader).await?;
+        let ids = sqlx::query_scalar!("SELECT id FROM files WHERE state = 'deleted'").fetch_all(&self.reader).await?;
         for id in &ids {
             self.purge_file(id, true).await?;
         }
@@ -326,7 +344,7 @@ impl Store {
     /// which no statement turns back into anything else. `paced`: see `delete_chunks`.
     async fn purge_file(&self, id: &str, paced: bool) -> Result<(), StoreError> {
         self.delete_chunks(id, paced).await?;
-        sqlx::query("DELETE FROM files WHERE id = ? AND state = 'deleted'").bind(id).execute(&self.writer).await?;
+        sqlx::query!("DELETE FROM files WHERE id = ? AND state = 'deleted'", id).execute(&self.writer).await?;
         Ok(())
     }
 }
@@ -339,21 +357,29 @@ pub(super) async fn make_visible(
     sha256: &str,
     guest_link: Option<&GuestLinkId>,
 ) -> Result<FileRecord, StoreError> {
-    let sql = format!(
-        "UPDATE files SET state = 'ready', file_size = ?, sha256 = ?, guest_link_id = ? \
-         WHERE id = ? AND state = 'uploading' RETURNING {COLUMNS}"
-    );
-    Ok(sqlx::query_as(&sql)
-        .bind(file_size)
-        .bind(sha256)
-        .bind(guest_link.map(GuestLinkId::as_str))
-        .bind(id.as_str())
-        .fetch_one(executor)
-        .await?)
+    let (guest_link, id) = (guest_link.map(GuestLinkId::as_str), id.as_str());
+    let row = sql!(
+        query_as FileRow,
+        ["UPDATE files SET state = 'ready', file_size = ?1, sha256 = ?2, guest_link_id = ?3 \
+          WHERE id = ?4 AND state = 'uploading' RETURNING " FILE_COLUMNS],
+        file_size,
+        sha256,
+        guest_link,
+        id,
+    )
+    .fetch_one(executor)
+    .await?;
+    row.try_into()
 }
 
-fn list_sql() -> String {
-    format!("SELECT {COLUMNS} FROM files WHERE {VISIBLE} ORDER BY created_at DESC, id LIMIT ?2 OFFSET ?3")
+/// The files page's SELECT: the sort column and direction are chosen from fixed SQL, never user
+/// text, which no `query_as!` can take. `?1` now, `?2` the LIKE pattern, `?3` limit, `?4` offset.
+pub(super) fn browse_sql(sort: FileSort, descending: bool) -> String {
+    let direction = if descending { "DESC" } else { "ASC" };
+    let order = sort.column();
+    let select =
+        sql!(concat, ["SELECT " FILE_COLUMNS " FROM files WHERE " VISIBLE " AND filename LIKE ?2 ESCAPE '\\'"]);
+    format!("{select} ORDER BY {order} {direction}, id {direction} LIMIT ?3 OFFSET ?4")
 }
 
 #[cfg(test)]
@@ -364,7 +390,8 @@ mod tests {
     async fn list_reads_no_chunks() {
         let folder = tempfile::tempdir().unwrap();
         let store = Store::open(&folder.path().join("t.db"), Default::default()).await.unwrap();
-        let plan: Vec<(i64, i64, i64, String)> = sqlx::query_as(&format!("EXPLAIN QUERY PLAN {}", list_sql()))
+        let list = list_files_sql!(concat);
+        let plan: Vec<(i64, i64, i64, String)> = sqlx::query_as(&format!("EXPLAIN QUERY PLAN {list}"))
             .bind(0)
             .bind(10)
             .bind(0)

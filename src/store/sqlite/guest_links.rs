@@ -1,20 +1,15 @@
 //! Guest link rows: create, list, find, edit, disable, delete, and the atomic claim of an upload slot.
 
-use sqlx::FromRow;
-
 use super::files::FileRecord;
 use super::files::make_visible;
+use super::rows::{GuestLinkRow, record, records};
 use super::store::Store;
 use crate::domain::{ByteSize, FileId, GuestLinkId, GuestLinkStatus, GuestLinkTerms};
 use crate::store::StoreError;
 
-const COLUMNS: &str = "id, label, created_at, expires_at, max_file_size, max_uploads, upload_count, \
-                       file_lifetime_days, disabled";
-
 /// A guest link as stored. Times are unix seconds.
-#[derive(Debug, Clone, FromRow, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GuestLinkRecord {
-    #[sqlx(try_from = "String")]
     pub id: GuestLinkId,
     pub label: String,
     pub created_at: i64,
@@ -44,33 +39,43 @@ impl Store {
         terms: &GuestLinkTerms,
         now: i64,
     ) -> Result<GuestLinkRecord, StoreError> {
-        let sql = format!(
-            "INSERT INTO guest_links (id, label, created_at, expires_at, max_file_size, max_uploads, \
-             file_lifetime_days) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING {COLUMNS}"
-        );
-        Ok(sqlx::query_as(&sql)
-            .bind(id.as_str())
-            .bind(&terms.label)
-            .bind(now)
-            .bind(terms.expires_at)
-            .bind(terms.max_file_size.map(|size| size.as_u64() as i64))
-            .bind(terms.max_uploads)
-            .bind(terms.file_lifetime_days)
-            .fetch_one(&self.writer)
-            .await?)
+        let (id, max_file_size) = (id.as_str(), terms.max_file_size.map(|size| size.as_u64() as i64));
+        let row = sql!(
+            query_as GuestLinkRow,
+            ["INSERT INTO guest_links (id, label, created_at, expires_at, max_file_size, max_uploads, \
+              file_lifetime_days) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING " GUEST_LINK_COLUMNS],
+            id,
+            terms.label,
+            now,
+            terms.expires_at,
+            max_file_size,
+            terms.max_uploads,
+            terms.file_lifetime_days,
+        )
+        .fetch_one(&self.writer)
+        .await?;
+        row.try_into()
     }
 
     /// Every link, newest first, expired and used-up ones too: the owner sees what became of them.
     #[tracing::instrument(skip(self))]
     pub async fn guest_links(&self) -> Result<Vec<GuestLinkRecord>, StoreError> {
-        let sql = format!("SELECT {COLUMNS} FROM guest_links ORDER BY created_at DESC, id");
-        Ok(sqlx::query_as(&sql).fetch_all(&self.reader).await?)
+        let rows = sql!(
+            query_as GuestLinkRow,
+            ["SELECT " GUEST_LINK_COLUMNS " FROM guest_links ORDER BY created_at DESC, id"]
+        )
+        .fetch_all(&self.reader)
+        .await?;
+        records(rows)
     }
 
     #[tracing::instrument(skip(self))]
     pub async fn find_guest_link(&self, id: &GuestLinkId) -> Result<Option<GuestLinkRecord>, StoreError> {
-        let sql = format!("SELECT {COLUMNS} FROM guest_links WHERE id = ?");
-        Ok(sqlx::query_as(&sql).bind(id.as_str()).fetch_optional(&self.reader).await?)
+        let id = id.as_str();
+        let row = sql!(query_as GuestLinkRow, ["SELECT " GUEST_LINK_COLUMNS " FROM guest_links WHERE id = ?"], id)
+            .fetch_optional(&self.reader)
+            .await?;
+        record(row)
     }
 
     /// Replaces a link's terms (its upload count stays), and turns it off or on when `disabled` is
@@ -83,20 +88,22 @@ impl Store {
         terms: &GuestLinkTerms,
         disabled: Option<bool>,
     ) -> Result<Option<GuestLinkRecord>, StoreError> {
-        let sql = format!(
-            "UPDATE guest_links SET label = ?, expires_at = ?, max_file_size = ?, max_uploads = ?, \
-             file_lifetime_days = ?, disabled = COALESCE(?, disabled) WHERE id = ? RETURNING {COLUMNS}"
-        );
-        Ok(sqlx::query_as(&sql)
-            .bind(&terms.label)
-            .bind(terms.expires_at)
-            .bind(terms.max_file_size.map(|size| size.as_u64() as i64))
-            .bind(terms.max_uploads)
-            .bind(terms.file_lifetime_days)
-            .bind(disabled)
-            .bind(id.as_str())
-            .fetch_optional(&self.writer)
-            .await?)
+        let (id, max_file_size) = (id.as_str(), terms.max_file_size.map(|size| size.as_u64() as i64));
+        let row = sql!(
+            query_as GuestLinkRow,
+            ["UPDATE guest_links SET label = ?, expires_at = ?, max_file_size = ?, max_uploads = ?, \
+              file_lifetime_days = ?, disabled = COALESCE(?, disabled) WHERE id = ? RETURNING " GUEST_LINK_COLUMNS],
+            terms.label,
+            terms.expires_at,
+            max_file_size,
+            terms.max_uploads,
+            terms.file_lifetime_days,
+            disabled,
+            id,
+        )
+        .fetch_optional(&self.writer)
+        .await?;
+        record(row)
     }
 
     /// Turns a link off or on again; `None` when there is no such link.
@@ -106,15 +113,23 @@ impl Store {
         id: &GuestLinkId,
         disabled: bool,
     ) -> Result<Option<GuestLinkRecord>, StoreError> {
-        let sql = format!("UPDATE guest_links SET disabled = ? WHERE id = ? RETURNING {COLUMNS}");
-        Ok(sqlx::query_as(&sql).bind(disabled).bind(id.as_str()).fetch_optional(&self.writer).await?)
+        let id = id.as_str();
+        let row = sql!(
+            query_as GuestLinkRow,
+            ["UPDATE guest_links SET disabled = ? WHERE id = ? RETURNING " GUEST_LINK_COLUMNS],
+            disabled,
+            id
+        )
+        .fetch_optional(&self.writer)
+        .await?;
+        record(row)
     }
 
     /// Deletes a link; the files it brought stay, no longer tied to it. False when there was none.
     #[tracing::instrument(skip(self))]
     pub async fn delete_guest_link(&self, id: &GuestLinkId) -> Result<bool, StoreError> {
-        let result =
-            sqlx::query("DELETE FROM guest_links WHERE id = ?").bind(id.as_str()).execute(&self.writer).await?;
+        let id = id.as_str();
+        let result = sqlx::query!("DELETE FROM guest_links WHERE id = ?", id).execute(&self.writer).await?;
         Ok(result.rows_affected() == 1)
     }
 
@@ -132,16 +147,17 @@ impl Store {
         link: &GuestLinkId,
         now: i64,
     ) -> Result<Option<FileRecord>, StoreError> {
+        let link_id = link.as_str();
         let mut transaction = self.writer.begin().await?;
-        let claimed: Option<String> = sqlx::query_scalar(
+        let claimed = sqlx::query_scalar!(
             "UPDATE guest_links SET upload_count = upload_count + 1 \
              WHERE id = ?1 AND disabled = 0 AND (expires_at IS NULL OR expires_at > ?2) \
              AND (max_uploads IS NULL OR upload_count < max_uploads) \
              AND (max_file_size IS NULL OR max_file_size >= ?3) RETURNING id",
+            link_id,
+            now,
+            file_size,
         )
-        .bind(link.as_str())
-        .bind(now)
-        .bind(file_size)
         .fetch_optional(&mut *transaction)
         .await?;
         if claimed.is_none() {
@@ -158,18 +174,21 @@ impl Store {
     /// the link its upload back, in one transaction. The clean-up purges its chunks.
     #[tracing::instrument(skip(self))]
     pub async fn withdraw_upload(&self, id: &FileId) -> Result<(), StoreError> {
+        let id = id.as_str();
         let mut transaction = self.writer.begin().await?;
-        let link: Option<Option<String>> = sqlx::query_scalar(
+        let link = sqlx::query_scalar!(
             "UPDATE files SET state = 'deleted' WHERE id = ? AND state = 'ready' RETURNING guest_link_id",
+            id
         )
-        .bind(id.as_str())
         .fetch_optional(&mut *transaction)
         .await?;
         if let Some(Some(link)) = link {
-            sqlx::query("UPDATE guest_links SET upload_count = upload_count - 1 WHERE id = ? AND upload_count > 0")
-                .bind(link)
-                .execute(&mut *transaction)
-                .await?;
+            sqlx::query!(
+                "UPDATE guest_links SET upload_count = upload_count - 1 WHERE id = ? AND upload_count > 0",
+                link
+            )
+            .execute(&mut *transaction)
+            .await?;
         }
         transaction.commit().await?;
         Ok(())

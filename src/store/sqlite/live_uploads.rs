@@ -111,9 +111,9 @@ impl Store {
             marked += self.mark_upload_deleted(&id).await?;
             self.live_uploads.registry().abandoned.remove(&id);
         }
-        let left_over: Vec<String> =
-            sqlx::query_scalar("SELECT id FROM files WHERE state = 'uploading' AND created_at < ?")
-                .bind(self.live_uploads.opened_at)
+        let opened_at = self.live_uploads.opened_at;
+        let left_over =
+            sqlx::query_scalar!("SELECT id FROM files WHERE state = 'uploading' AND created_at < ?", opened_at)
                 .fetch_all(&self.reader)
                 .await?;
         for id in left_over {
@@ -126,8 +126,7 @@ impl Store {
     }
 
     pub(super) async fn mark_upload_deleted(&self, id: &str) -> Result<u64, StoreError> {
-        let result = sqlx::query("UPDATE files SET state = 'deleted' WHERE id = ? AND state = 'uploading'")
-            .bind(id)
+        let result = sqlx::query!("UPDATE files SET state = 'deleted' WHERE id = ? AND state = 'uploading'", id)
             .execute(&self.writer)
             .await?;
         Ok(result.rows_affected())

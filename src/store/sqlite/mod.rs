@@ -1,7 +1,11 @@
 //! The SQLite store. sqlx runs every statement but three kinds, which use rusqlite because sqlx
 //! cannot: serializing a listing database (`export`), incremental BLOB I/O (`import` of bundles)
-//! and borrowed chunk rows without a copy per chunk (`chunk_readers`).
+//! and borrowed chunk rows without a copy per chunk (`chunk_readers`, the one chunk reader of
+//! downloads, previews, bundles and `verify`). Both drivers open connections by `connection`'s recipe.
 
+// First: its `sql!` macro is used by the modules below.
+#[macro_use]
+mod rows;
 mod api_tokens;
 mod chunk_readers;
 mod chunks;
@@ -14,6 +18,7 @@ mod guest_links;
 pub mod import;
 mod integrity;
 mod live_uploads;
+mod runtime_sql;
 mod sessions;
 mod settings;
 mod space;

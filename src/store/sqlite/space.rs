@@ -2,14 +2,11 @@
 
 use std::path::{Path, PathBuf};
 
+use super::runtime_sql::{
+    AUTO_VACUUM, CHECKPOINT_PASSIVE, FREELIST_COUNT, INCREMENTAL_VACUUM_STEP, PAGE_COUNT, PAGE_SIZE,
+};
 use super::store::Store;
 use crate::store::StoreError;
-
-/// Pages released per `incremental_vacuum` step (1 MiB at 16 KiB pages): each step is one short
-/// write transaction, so uploads keep flowing between steps. A step writes the pages it moves to
-/// the WAL, so it is no larger than an upload's batch: 4 MiB steps grew the WAL past what uploads
-/// had made it, and deleting 6 MiB from a full disk gave back only 2.9 MiB (tests/api/full_disk.rs).
-const VACUUM_STEP_PAGES: i64 = 64;
 
 impl Store {
     /// Shrinks the database file by its free pages, one paced step at a time. Returns the pages freed.
@@ -19,7 +16,7 @@ impl Store {
         let mut free = self.free_pages().await?;
         while free > 0 {
             let started = std::time::Instant::now();
-            sqlx::query(&format!("PRAGMA incremental_vacuum({VACUUM_STEP_PAGES})")).execute(&self.writer).await?;
+            sqlx::query(INCREMENTAL_VACUUM_STEP).execute(&self.writer).await?;
             let now_free = self.free_pages().await?;
             if now_free >= free {
                 break;
@@ -32,13 +29,13 @@ impl Store {
         // steps that stay under the autocheckpoint left the space in the WAL, and uploads
         // refused for the reserve stayed refused. Passive: it waits for no reader.
         if released > 0 && self.wal_checkpoints {
-            sqlx::query("PRAGMA wal_checkpoint(PASSIVE)").execute(&self.writer).await?;
+            sqlx::query(CHECKPOINT_PASSIVE).execute(&self.writer).await?;
         }
         Ok(released)
     }
 
     async fn free_pages(&self) -> Result<i64, StoreError> {
-        Ok(sqlx::query_scalar("PRAGMA freelist_count").fetch_one(&self.writer).await?)
+        Ok(sqlx::query_scalar(FREELIST_COUNT).fetch_one(&self.writer).await?)
     }
 }
 
@@ -58,13 +55,13 @@ impl Store {
     /// can of the WAL into the database file without waiting for anyone (a passive checkpoint), so
     /// the file shrinks now when no reader holds an old snapshot, else at the next checkpoint.
     pub async fn vacuum(&self, checkpoint: bool) -> Result<Vacuumed, StoreError> {
-        let page_size: i64 = sqlx::query_scalar("PRAGMA page_size").fetch_one(&self.writer).await?;
-        let auto_vacuum: i64 = sqlx::query_scalar("PRAGMA auto_vacuum").fetch_one(&self.writer).await?;
+        let page_size: i64 = sqlx::query_scalar(PAGE_SIZE).fetch_one(&self.writer).await?;
+        let auto_vacuum: i64 = sqlx::query_scalar(AUTO_VACUUM).fetch_one(&self.writer).await?;
         let pages = self.reclaim_space().await?;
         if checkpoint {
-            sqlx::query("PRAGMA wal_checkpoint(PASSIVE)").execute(&self.writer).await?;
+            sqlx::query(CHECKPOINT_PASSIVE).execute(&self.writer).await?;
         }
-        let page_count: i64 = sqlx::query_scalar("PRAGMA page_count").fetch_one(&self.writer).await?;
+        let page_count: i64 = sqlx::query_scalar(PAGE_COUNT).fetch_one(&self.writer).await?;
         Ok(Vacuumed {
             freed_bytes: pages as i64 * page_size,
             database_bytes: page_count * page_size,
@@ -86,13 +83,16 @@ pub struct Usage {
 impl Store {
     /// Reads the metadata table and the free-page count only, never a chunk.
     pub async fn usage(&self) -> Result<Usage, StoreError> {
-        let (files, stored_bytes): (i64, i64) =
-            sqlx::query_as("SELECT COUNT(*), COALESCE(SUM(file_size), 0) FROM files WHERE state = 'ready'")
-                .fetch_one(&self.reader)
-                .await?;
+        let ready = sqlx::query!(
+            "SELECT COUNT(*) AS \"files!\", COALESCE(SUM(file_size), 0) AS \"bytes!: i64\" \
+             FROM files WHERE state = 'ready'"
+        )
+        .fetch_one(&self.reader)
+        .await?;
+        let (files, stored_bytes) = (ready.files, ready.bytes);
         let page_size = i64::from(super::connection::PAGE_SIZE);
         let reclaimable_bytes = self.free_pages().await? * page_size;
-        let pages: i64 = sqlx::query_scalar("PRAGMA page_count").fetch_one(&self.reader).await?;
+        let pages: i64 = sqlx::query_scalar(PAGE_COUNT).fetch_one(&self.reader).await?;
         Ok(Usage { files, stored_bytes, reclaimable_bytes, database_bytes: pages * page_size })
     }
 }
@@ -239,7 +239,7 @@ impl Store {
         if self.reserve.check_room_for_uploads(0, 0).is_ok() {
             return Ok(());
         }
-        let free_pages: i64 = sqlx::query_scalar("PRAGMA freelist_count").fetch_one(&self.reader).await?;
+        let free_pages: i64 = sqlx::query_scalar(FREELIST_COUNT).fetch_one(&self.reader).await?;
         self.reserve.check_room_for_uploads(0, reusable_bytes(free_pages))
     }
 

@@ -9,8 +9,9 @@ use sqlx::SqlitePool;
 use sqlx::sqlite::SqlitePoolOptions;
 
 use super::chunk_readers::ChunkReaders;
-use super::connection::{READ_POOL_SIZE, READER_CACHE_KIB, StoreOptions, connect_options, read_only_options};
+use super::connection::{READ_POOL_SIZE, Role, StoreOptions, sqlx_options};
 use super::live_uploads::LiveUploads;
+use super::runtime_sql::{CHECKPOINT_TRUNCATE, VACUUM_INTO};
 use super::space::DiskReserve;
 use crate::store::{OpenError, StoreError};
 
@@ -33,7 +34,6 @@ impl Store {
             std::fs::create_dir_all(folder)
                 .map_err(|source| OpenError::CreateFolder { path: display.clone(), source })?;
         }
-        let options = connect_options(path, store_options);
         let reserve = Arc::new(DiskReserve::new(path, store_options.min_free_space));
         // On a disk filled from outside, opening needs room for the WAL and shared-memory files.
         reserve.release_if_disk_is_full();
@@ -48,20 +48,19 @@ impl Store {
                 Box::pin(async { Ok(true) })
             })
             .after_release(|connection, _| Box::pin(async move { Ok(writer_is_sound(connection)) }))
-            .connect_with(options.clone())
+            .connect_with(sqlx_options(path, Role::Writer, store_options))
             .await
             .map_err(open_error)?;
         sqlx::migrate!("./migrations").run(&writer).await?;
         let reader = SqlitePoolOptions::new()
             .max_connections(READ_POOL_SIZE)
-            // A reader that tries to write fails loudly.
-            .connect_with(options.pragma("query_only", "ON").pragma("cache_size", format!("-{READER_CACHE_KIB}")))
+            .connect_with(sqlx_options(path, Role::Reader, store_options))
             .await
             .map_err(open_error)?;
         Ok(Store {
             writer,
             reader,
-            chunk_readers: ChunkReaders::new(path),
+            chunk_readers: ChunkReaders::new(path, Role::ChunkReader, store_options),
             reserve,
             wal_checkpoints: store_options.wal_autocheckpoint != 0,
             live_uploads: Arc::new(LiveUploads::new()),
@@ -70,7 +69,7 @@ impl Store {
 
     /// True when the database answers a query.
     pub async fn is_healthy(&self) -> bool {
-        sqlx::query_scalar::<_, i64>("SELECT 1").fetch_one(&self.reader).await.is_ok()
+        sqlx::query_scalar!("SELECT 1 AS \"answer!\"").fetch_one(&self.reader).await.is_ok()
     }
 
     /// Waits for running statements, moves everything from the WAL into the database file and
@@ -80,7 +79,7 @@ impl Store {
         self.reader.close().await;
         // A reader dropped while its runtime shut down may still be closing on its own thread, and
         // then the writer is not the last connection, which alone would fold in and remove the WAL.
-        if let Err(error) = sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)").execute(&self.writer).await {
+        if let Err(error) = sqlx::query(CHECKPOINT_TRUNCATE).execute(&self.writer).await {
             tracing::warn!(?error, "could not checkpoint the WAL at shutdown; the next start will");
         }
         self.writer.close().await;
@@ -129,7 +128,8 @@ pub(super) async fn pace(busy: Duration) {
 /// goes on writing (WAL mode), and the copy is compact, with no WAL beside it.
 pub async fn copy_database(db: &Path, out: &Path) -> Result<(), StoreError> {
     use sqlx::Connection;
-    let mut connection = sqlx::SqliteConnection::connect_with(&read_only_options(db)).await?;
-    sqlx::query("VACUUM INTO ?").bind(out.display().to_string()).execute(&mut connection).await?;
+    let mut connection =
+        sqlx::SqliteConnection::connect_with(&sqlx_options(db, Role::ReadOnly, StoreOptions::default())).await?;
+    sqlx::query(VACUUM_INTO).bind(out.display().to_string()).execute(&mut connection).await?;
     Ok(connection.close().await?)
 }

@@ -1,0 +1,150 @@
+//! Rows as SQLite returns them (ids as text), each turned into its public record once, here.
+//!
+//! `query_as!` takes string literals only, so the SQL that queries share (a row's columns, the
+//! visibility rule) is pasted in by `sql!`, never formatted at run time.
+
+use crate::domain::{FileId, FileName, GuestLinkId};
+use crate::store::{FileRecord, GuestLinkRecord, StoreError};
+
+/// `sql!(how, [pieces], args...)`: the SQL of `pieces` (string literals, and `FILE_COLUMNS` or
+/// `GUEST_LINK_COLUMNS` for the columns of `FileRow` or `GuestLinkRow`, `VISIBLE` for "anyone with
+/// its link may download the file", whose `?1` is now in unix seconds) handed to
+/// `sqlx::query_as!(Record, ...)` (`how` = `query_as Record`), `sqlx::query!` (`query`),
+/// `sqlx::query_scalar!` (`query_scalar`), or `concat!` (`concat`: the same text as a `&str`, for a
+/// statement built at run time).
+macro_rules! sql {
+    ($how:ident $($record:ident)?, [$($piece:tt)+] $(, $arg:expr)* $(,)?) => {
+        sql!(@munch ($how $($record)?) [] [$($arg),*] $($piece)+)
+    };
+    (@munch $how:tt [$($sql:literal)*] $args:tt FILE_COLUMNS $($rest:tt)*) => {
+        // In the order of `FileRow`; a query over the chunk table never appears here.
+        sql!(@munch $how [$($sql)*
+            "id, filename, content_type, file_size, chunk_size, sha256 AS \"sha256!\", note, created_at, \
+             expires_at, max_downloads, download_count, last_download_at, guest_link_id, \
+             (SELECT label FROM guest_links WHERE guest_links.id = files.guest_link_id) AS \"guest_link_label?\", \
+             password_hash IS NOT NULL AS \"password_protected!: bool\""
+        ] $args $($rest)*)
+    };
+    (@munch $how:tt [$($sql:literal)*] $args:tt GUEST_LINK_COLUMNS $($rest:tt)*) => {
+        sql!(@munch $how [$($sql)*
+            "id, label, created_at, expires_at, max_file_size, max_uploads, upload_count, \
+             file_lifetime_days, disabled AS \"disabled: bool\""
+        ] $args $($rest)*)
+    };
+    (@munch $how:tt [$($sql:literal)*] $args:tt VISIBLE $($rest:tt)*) => {
+        sql!(@munch $how [$($sql)*
+            "state = 'ready' AND (expires_at IS NULL OR expires_at > ?1) \
+             AND (max_downloads IS NULL OR download_count < max_downloads)"
+        ] $args $($rest)*)
+    };
+    (@munch $how:tt [$($sql:literal)*] $args:tt $next:literal $($rest:tt)*) => {
+        sql!(@munch $how [$($sql)* $next] $args $($rest)*)
+    };
+    (@munch (query_as $record:ident) [$first:literal $($sql:literal)*] [$($arg:expr),*]) => {
+        sqlx::query_as!($record, $first $(+ $sql)* $(, $arg)*)
+    };
+    (@munch (query) [$first:literal $($sql:literal)*] [$($arg:expr),*]) => {
+        sqlx::query!($first $(+ $sql)* $(, $arg)*)
+    };
+    (@munch (query_scalar) [$first:literal $($sql:literal)*] [$($arg:expr),*]) => {
+        sqlx::query_scalar!($first $(+ $sql)* $(, $arg)*)
+    };
+    (@munch (concat) [$($sql:literal)*] []) => {
+        concat!($($sql),*)
+    };
+}
+
+/// A file row. Its column names carry `query_as!`'s overrides (`sha256!`: never NULL once ready),
+/// so the one statement built at run time (the files page) reads them under those names too.
+#[derive(Debug, sqlx::FromRow)]
+pub(super) struct FileRow {
+    pub id: String,
+    pub filename: String,
+    pub content_type: String,
+    pub file_size: i64,
+    pub chunk_size: i64,
+    #[sqlx(rename = "sha256!")]
+    pub sha256: String,
+    pub note: Option<String>,
+    pub created_at: i64,
+    pub expires_at: Option<i64>,
+    pub max_downloads: Option<i64>,
+    pub download_count: i64,
+    pub last_download_at: Option<i64>,
+    pub guest_link_id: Option<String>,
+    #[sqlx(rename = "guest_link_label?")]
+    pub guest_link_label: Option<String>,
+    #[sqlx(rename = "password_protected!: bool")]
+    pub password_protected: bool,
+}
+
+impl TryFrom<FileRow> for FileRecord {
+    type Error = StoreError;
+
+    fn try_from(row: FileRow) -> Result<Self, StoreError> {
+        Ok(FileRecord {
+            id: FileId::try_from(row.id).map_err(|e| decode_error("id", e))?,
+            filename: FileName::try_from(row.filename).map_err(|e| decode_error("filename", e))?,
+            content_type: row.content_type,
+            file_size: row.file_size,
+            chunk_size: row.chunk_size,
+            sha256: row.sha256,
+            note: row.note,
+            created_at: row.created_at,
+            expires_at: row.expires_at,
+            max_downloads: row.max_downloads,
+            download_count: row.download_count,
+            last_download_at: row.last_download_at,
+            guest_link_id: row.guest_link_id,
+            guest_link_label: row.guest_link_label,
+            password_protected: row.password_protected,
+        })
+    }
+}
+
+/// A guest link row.
+#[derive(Debug)]
+pub(super) struct GuestLinkRow {
+    pub id: String,
+    pub label: String,
+    pub created_at: i64,
+    pub expires_at: Option<i64>,
+    pub max_file_size: Option<i64>,
+    pub max_uploads: Option<i64>,
+    pub upload_count: i64,
+    pub file_lifetime_days: Option<i64>,
+    pub disabled: bool,
+}
+
+impl TryFrom<GuestLinkRow> for GuestLinkRecord {
+    type Error = StoreError;
+
+    fn try_from(row: GuestLinkRow) -> Result<Self, StoreError> {
+        Ok(GuestLinkRecord {
+            id: GuestLinkId::try_from(row.id).map_err(|e| decode_error("id", e))?,
+            label: row.label,
+            created_at: row.created_at,
+            expires_at: row.expires_at,
+            max_file_size: row.max_file_size,
+            max_uploads: row.max_uploads,
+            upload_count: row.upload_count,
+            file_lifetime_days: row.file_lifetime_days,
+            disabled: row.disabled,
+        })
+    }
+}
+
+/// A stored value that is not what its column must hold: the error sqlx gave for it before.
+fn decode_error(column: &str, error: impl std::error::Error + Send + Sync + 'static) -> StoreError {
+    StoreError::Database(sqlx::Error::ColumnDecode { index: column.to_owned(), source: Box::new(error) })
+}
+
+/// Each row of `rows` as its record.
+pub(super) fn records<R, T: TryFrom<R, Error = StoreError>>(rows: Vec<R>) -> Result<Vec<T>, StoreError> {
+    rows.into_iter().map(T::try_from).collect()
+}
+
+/// The record of `row`, if there is one.
+pub(super) fn record<R, T: TryFrom<R, Error = StoreError>>(row: Option<R>) -> Result<Option<T>, StoreError> {
+    row.map(T::try_from).transpose()
+}

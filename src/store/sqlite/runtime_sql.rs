@@ -1,0 +1,77 @@
+//! The statements that stay strings, because no `query!` can check them, and the test that
+//! prepares every one of them against the migrated schema instead.
+//!
+//! What stays dynamic, and why: PRAGMAs (sqlx cannot type their answers) and `VACUUM INTO` here;
+//! the multi-row chunk INSERT (`chunks::insert_chunks_sql`: its text depends on how many chunks)
+//! and the files page's sorted SELECT (`files::browse_sql`: its ORDER BY is chosen at run time),
+//! both built by sqlx; and the chunk reader's SELECT (`chunk_readers::SELECT_CHUNKS`), run by
+//! rusqlite. The statements of the listing and bundle files (`export`, `import`) run on schemas
+//! those files create themselves and are covered by their own tests.
+
+/// Moves the whole WAL into the database file and empties it: at a clean stop.
+pub(super) const CHECKPOINT_TRUNCATE: &str = "PRAGMA wal_checkpoint(TRUNCATE)";
+/// Moves what it can of the WAL into the database file without waiting for anyone.
+pub(super) const CHECKPOINT_PASSIVE: &str = "PRAGMA wal_checkpoint(PASSIVE)";
+/// One step of giving free pages back: 64 pages (1 MiB at 16 KiB pages), each step one short write
+/// transaction, so uploads keep flowing between steps. A step writes the pages it moves to the
+/// WAL, so it is no larger than an upload's batch: 4 MiB steps grew the WAL past what uploads had
+/// made it, and deleting 6 MiB from a full disk gave back only 2.9 MiB (tests/api/full_disk.rs).
+pub(super) const INCREMENTAL_VACUUM_STEP: &str = "PRAGMA incremental_vacuum(64)";
+pub(super) const FREELIST_COUNT: &str = "PRAGMA freelist_count";
+pub(super) const PAGE_COUNT: &str = "PRAGMA page_count";
+pub(super) const PAGE_SIZE: &str = "PRAGMA page_size";
+pub(super) const AUTO_VACUUM: &str = "PRAGMA auto_vacuum";
+/// A compact copy of the database into a new file (`?`), in one read transaction: the backup.
+pub(super) const VACUUM_INTO: &str = "VACUUM INTO ?";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::FileId;
+    use crate::store::FileSort;
+    use crate::store::sqlite::chunk_readers::SELECT_CHUNKS;
+    use crate::store::sqlite::chunks::insert_chunks_sql;
+    use crate::store::sqlite::connection::{Role, StoreOptions, rusqlite_open};
+    use crate::store::sqlite::files::browse_sql;
+    use crate::store::sqlite::store::Store;
+    use sqlx::Executor;
+
+    #[tokio::test]
+    async fn every_runtime_statement_prepares_against_the_migrated_schema() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("t.db");
+        let store = Store::open(&path, StoreOptions::default()).await.unwrap();
+        let mut statements: Vec<String> = [
+            CHECKPOINT_TRUNCATE,
+            CHECKPOINT_PASSIVE,
+            INCREMENTAL_VACUUM_STEP,
+            FREELIST_COUNT,
+            PAGE_COUNT,
+            PAGE_SIZE,
+            AUTO_VACUUM,
+            VACUUM_INTO,
+        ]
+        .map(str::to_owned)
+        .to_vec();
+        let id = FileId::random();
+        for rows in [1, 32] {
+            let chunks = vec![bytes::Bytes::from_static(b"chunk"); rows];
+            statements.push(insert_chunks_sql(&id, 0, chunks).sql().to_owned());
+        }
+        for sort in [FileSort::Name, FileSort::Size, FileSort::Created, FileSort::Expires, FileSort::Downloads] {
+            for descending in [false, true] {
+                statements.push(browse_sql(sort, descending));
+            }
+        }
+        for statement in &statements {
+            if let Err(error) = store.writer.prepare(statement.as_str()).await {
+                panic!("{statement}: {error}");
+            }
+        }
+        let reader = rusqlite_open(&path, Role::ChunkReader, StoreOptions::default()).unwrap();
+        if let Err(error) = reader.prepare(SELECT_CHUNKS) {
+            panic!("{SELECT_CHUNKS}: {error}");
+        }
+        store.close().await;
+    }
+}
