@@ -11,9 +11,9 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use blobdrop::domain::FileRecord;
 use blobdrop::domain::{FileId, FileName};
 use blobdrop::routes::FileJson;
-use blobdrop::store::FileRecord;
 use blobdrop::store::export::{ListingRow, listing_database, listing_page_size};
 use sha2::{Digest, Sha256};
 use time::OffsetDateTime;

@@ -228,3 +228,27 @@ mod tests {
         }
     }
 }
+
+/// A guest link as stored. Times are unix seconds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GuestLinkRecord {
+    pub id: GuestLinkId,
+    pub label: String,
+    pub created_at: i64,
+    pub expires_at: Option<i64>,
+    pub max_file_size: Option<i64>,
+    pub max_uploads: Option<i64>,
+    pub upload_count: i64,
+    pub file_lifetime_days: Option<i64>,
+    pub disabled: bool,
+}
+
+impl GuestLinkRecord {
+    pub fn status(&self, now: i64) -> GuestLinkStatus {
+        GuestLinkStatus::of(self.disabled, self.expires_at, self.upload_count, self.max_uploads, now)
+    }
+
+    pub fn max_file_size(&self) -> Option<ByteSize> {
+        self.max_file_size.map(|bytes| ByteSize::from_bytes(bytes.max(0) as u64))
+    }
+}

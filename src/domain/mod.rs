@@ -1,10 +1,12 @@
 //! Types that validate request input once, at the edge, in the product's words.
 
+mod api_token;
 mod byte_range;
 mod byte_size;
 mod clock;
 mod content_type;
 mod display;
+mod file;
 mod file_id;
 mod file_name;
 mod file_password;
@@ -17,16 +19,20 @@ mod token_label;
 mod trusted_proxies;
 mod upload_options;
 
+pub use api_token::ApiTokenRecord;
 pub use byte_range::{ByteRange, RangeRequest};
 pub use byte_size::ByteSize;
 pub use clock::Clock;
 pub use content_type::guess_content_type;
 pub use display::{date_input, date_time, human_size, relative_time, unix_time};
+pub use file::{DownloadRecord, FileChanges, FileListing, FileRecord, FileSort, Usage};
 pub use file_id::FileId;
 pub use file_name::FileName;
 pub use file_name::FileNameError;
 pub use file_password::{FilePassword, FilePasswordError};
-pub use guest_link::{GuestLinkError, GuestLinkId, GuestLinkStatus, GuestLinkTerms, MAX_LIFETIME_DAYS, future_expiry};
+pub use guest_link::{
+    GuestLinkError, GuestLinkId, GuestLinkRecord, GuestLinkStatus, GuestLinkTerms, MAX_LIFETIME_DAYS, future_expiry,
+};
 pub use lifetime::{Lifetime, LifetimeError};
 pub use limits::{CHUNK_SIZE, MAX_BUNDLE_IDS, MAX_NOTE_LEN};
 pub use links::{PATH_SEGMENT, PublicUrl};

@@ -4,12 +4,12 @@ use actix_web::{HttpResponse, web};
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
+use crate::domain::ApiTokenRecord;
 use crate::domain::TokenLabel;
 use crate::routes::error::AppError;
 use crate::routes::owner::{Owner, OwnerJson};
 use crate::routes::state::AppState;
 use crate::services::auth::tokens;
-use crate::store::ApiTokenRecord;
 
 /// A token as the API describes it; the token itself only in the answer that created it.
 #[derive(Debug, Serialize)]

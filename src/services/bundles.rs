@@ -10,6 +10,7 @@ use std::path::Path;
 
 use tokio::sync::mpsc;
 
+use crate::domain::FileRecord;
 use crate::domain::guess_content_type;
 use crate::domain::{ByteSize, FileId, FileName, UploadOptions};
 use crate::services::Context;
@@ -17,7 +18,7 @@ use crate::services::downloads::READ_BATCH_CHUNKS;
 use crate::services::uploads::{SealedUpload, Upload, UploadError, UploadMemory, UploadMeta};
 use crate::store::export::BundleWriter;
 use crate::store::import::{BundleError, BundleReader, BundledFile};
-use crate::store::{FileRecord, Store, StoreError};
+use crate::store::{Store, StoreError};
 
 pub use crate::store::export::SQLAR_MAX_FILE;
 

@@ -8,9 +8,10 @@ use bytes::{Bytes, BytesMut};
 use futures_util::Stream;
 use tokio::sync::mpsc;
 
+use crate::domain::FileRecord;
 use crate::domain::{ByteRange, FileId};
 use crate::services::Context;
-use crate::store::{FileRecord, Store, StoreError};
+use crate::store::{Store, StoreError};
 
 /// Chunks per SELECT (1 MiB): each statement costs a hop to the blocking pool, so many
 /// chunks per SELECT, read while the previous ones are being sent.

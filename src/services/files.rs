@@ -2,9 +2,10 @@
 //! page previews of its text.
 
 use crate::domain::{CHUNK_SIZE, FileId, FileName, FilePassword, MAX_NOTE_LEN, guess_content_type};
+use crate::domain::{DownloadRecord, FileChanges, FileListing, FileRecord};
 use crate::services::Context;
 use crate::services::auth::passwords::{self, PasswordError};
-use crate::store::{DownloadRecord, FileChanges, FileListing, FileRecord, StoreError};
+use crate::store::StoreError;
 
 /// An owner's edit of a file; `None` leaves a field as it is, `Some(None)` clears it.
 #[derive(Debug, Default)]

@@ -3,9 +3,10 @@
 
 use time::OffsetDateTime;
 
+use crate::domain::GuestLinkRecord;
 use crate::domain::{ByteSize, GuestLinkId, GuestLinkStatus, GuestLinkTerms, UploadOptions};
 use crate::services::Context;
-use crate::store::{GuestLinkRecord, StoreError};
+use crate::store::StoreError;
 
 /// Why a guest link takes no upload now.
 #[derive(Debug, thiserror::Error)]

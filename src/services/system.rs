@@ -1,7 +1,8 @@
 //! What the system page and `/api/system` report, and the health check.
 
+use crate::domain::Usage;
 use crate::services::Context;
-use crate::store::{StoreError, Usage};
+use crate::store::StoreError;
 
 pub async fn usage(ctx: &Context) -> Result<Usage, StoreError> {
     ctx.store.usage().await

@@ -14,10 +14,11 @@ use time::OffsetDateTime;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio::task::JoinHandle;
 
+use crate::domain::FileRecord;
 use crate::domain::{ByteSize, CHUNK_SIZE, Clock, FileId, FileName, GuestLinkId, UploadOptions};
 use crate::services::Context;
 use crate::services::auth::secret::{generate_secret, token_hash};
-use crate::store::{FileRecord, LiveUpload, NewFile, SealedFile, Store, StoreError};
+use crate::store::{LiveUpload, NewFile, SealedFile, Store, StoreError};
 
 /// Chunks per INSERT statement (1 MiB): large enough that the per-statement round trip is noise,
 /// small enough that the write lock is held for only a few milliseconds at a time.

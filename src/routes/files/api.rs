@@ -4,6 +4,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use serde::{Deserialize, Deserializer, Serialize};
 use time::OffsetDateTime;
 
+use crate::domain::FileRecord;
 use crate::domain::unix_time;
 use crate::domain::{FileId, FileName, FilePassword, parse_time};
 use crate::routes::error::AppError;
@@ -11,7 +12,6 @@ use crate::routes::files::listing_format::{self, Format};
 use crate::routes::owner::{Owner, OwnerJson};
 use crate::routes::state::AppState;
 use crate::services::files::{self, FileEdit};
-use crate::store::FileRecord;
 
 const DEFAULT_PAGE: i64 = 1000;
 const MAX_PAGE: i64 = 10_000;

@@ -12,6 +12,7 @@ use bytes::Bytes;
 use futures_util::StreamExt;
 use serde::Deserialize;
 
+use crate::domain::FileRecord;
 use crate::domain::{ByteRange, FileId, RangeRequest};
 use crate::routes::body::{client_hung_up, payload_error, refuse};
 use crate::routes::error::AppError;
@@ -22,7 +23,6 @@ use crate::routes::owner::{Owner, authenticate};
 use crate::routes::state::AppState;
 use crate::services::bundles::{self, BuildError, ImportError, MAX_BUNDLE_IDS, SQLAR_MAX_FILE};
 use crate::services::uploads::UploadError;
-use crate::store::FileRecord;
 use crate::store::import::BundleError;
 
 /// Bytes read from the bundle file per piece of the answer.

@@ -20,6 +20,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use futures_util::StreamExt;
 use serde::Deserialize;
 
+use crate::domain::FileRecord;
 use crate::domain::{ByteRange, FileId, RangeRequest};
 use crate::routes::error::AppError;
 use crate::routes::files::link::FileLink;
@@ -27,7 +28,6 @@ use crate::routes::owner::Owner;
 use crate::routes::state::AppState;
 use crate::services::downloads::{self, stream_range};
 use crate::services::files;
-use crate::store::FileRecord;
 
 /// Types a browser may show in place. Everything else (HTML, SVG, XML, JavaScript, ...) is sent as
 /// an attachment, and every download is sandboxed anyway.

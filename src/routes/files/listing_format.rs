@@ -5,9 +5,9 @@ use actix_web::http::header::{self, EntityTag, Header, IfNoneMatch, QualityItem}
 use actix_web::{HttpRequest, HttpResponse};
 use sha2::{Digest, Sha256};
 
+use crate::domain::FileRecord;
 use crate::routes::error::AppError;
 use crate::routes::state::AppState;
-use crate::store::FileRecord;
 use crate::store::export::{ListingRow, listing_database, listing_page_size};
 
 pub const SQLITE_TYPE: &str = "application/vnd.sqlite3";

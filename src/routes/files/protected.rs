@@ -6,6 +6,7 @@ use actix_web::http::{Method, StatusCode, header};
 use actix_web::{HttpRequest, HttpResponse, web};
 use serde::Deserialize;
 
+use crate::domain::FileRecord;
 use crate::routes::error::AppError;
 use crate::routes::files::link::FileLink;
 use crate::routes::owner::{credential, is_owner_credential, session};
@@ -16,7 +17,6 @@ use crate::routes::state::AppState;
 use crate::services::auth::passwords::{self, GRANT_LIFETIME_SECS};
 use crate::services::files;
 use crate::services::throttling::{Verdict, attempt_under};
-use crate::store::FileRecord;
 
 /// The grant cookie's name; its path (`/f/{id}`) scopes it to one file.
 const GRANT_COOKIE: &str = "blobdrop_file";

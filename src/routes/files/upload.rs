@@ -9,6 +9,7 @@ use futures_util::{Stream, StreamExt};
 
 use crate::domain::guess_content_type;
 use crate::domain::{ByteSize, FileName, OptionHeaders, UploadOptions};
+use crate::domain::{FileRecord, GuestLinkRecord};
 use crate::routes::body::{
     BodyEnd, DRAIN_LIMIT, DRAIN_TIME, client_hung_up, close_unless, parser_wait, payload_error, refuse,
 };
@@ -19,7 +20,6 @@ use crate::routes::state::AppState;
 use crate::services::in_flight::Slot;
 use crate::services::uploads::{self, Upload, UploadError, UploadMeta};
 use crate::services::{Context, guest_links};
-use crate::store::{FileRecord, GuestLinkRecord};
 
 /// Largest form field that is not a file (such fields are read and ignored).
 const MAX_FORM_FIELD: usize = 64 * 1024;

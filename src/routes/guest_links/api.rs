@@ -4,13 +4,13 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
+use crate::domain::GuestLinkRecord;
 use crate::domain::{ByteSize, GuestLinkId, GuestLinkTerms, future_expiry, parse_time};
 use crate::routes::error::AppError;
 use crate::routes::files::api::present;
 use crate::routes::owner::{Owner, OwnerJson};
 use crate::routes::state::AppState;
 use crate::services::guest_links;
-use crate::store::GuestLinkRecord;
 
 /// One guest link as the API describes it. Times are RFC 3339.
 #[derive(Debug, Serialize)]

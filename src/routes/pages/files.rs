@@ -4,13 +4,13 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use serde::Deserialize;
 
 use crate::domain::{FileId, FileName, FilePassword, date_input, date_time, human_size, relative_time};
+use crate::domain::{FileListing, FileRecord, FileSort};
 use crate::routes::error::AppError;
 use crate::routes::owner::{NoFields, Owner, OwnerForm};
 use crate::routes::pages::page::{SignedIn, layout, page, see_other};
 use crate::routes::pages::views::{FilePage, FileRow, FilesPage, HistoryRow, Preview, SortHeader};
 use crate::routes::state::AppState;
 use crate::services::files::{self, FileEdit};
-use crate::store::{FileListing, FileRecord, FileSort};
 
 const PAGE_SIZE: i64 = 50;
 const HISTORY_ROWS: i64 = 100;

@@ -4,6 +4,7 @@
 use actix_web::{HttpRequest, HttpResponse, web};
 use serde::Deserialize;
 
+use crate::domain::GuestLinkRecord;
 use crate::domain::{ByteSize, GuestLinkId, GuestLinkTerms, MAX_LIFETIME_DAYS, future_expiry};
 use crate::domain::{date_input, date_time, human_size, relative_time};
 use crate::routes::error::AppError;
@@ -14,7 +15,6 @@ use crate::routes::pages::page::{SignedIn, layout, page, see_other};
 use crate::routes::pages::views::{GuestLinkPage, GuestLinkRow, GuestLinksPage, GuestUploadPage, Layout};
 use crate::routes::state::AppState;
 use crate::services::guest_links;
-use crate::store::GuestLinkRecord;
 
 pub async fn list(
     req: HttpRequest,

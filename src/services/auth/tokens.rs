@@ -1,9 +1,10 @@
 //! API tokens: random secrets for scripts, shown once at creation, stored and found by SHA-256 only.
 
+use crate::domain::ApiTokenRecord;
 use crate::domain::TokenLabel;
 use crate::services::Context;
 use crate::services::auth::secret::{generate_secret, token_hash};
-use crate::store::{ApiTokenRecord, StoreError};
+use crate::store::StoreError;
 
 /// A token's last use is written at most this often, so a busy script does not write per request.
 pub const LAST_USED_PRECISION_SECS: i64 = 60;

@@ -1,16 +1,8 @@
 //! API tokens: only the SHA-256 of each token is stored, and lookups go by that hash.
 
 use super::store::Store;
+use crate::domain::ApiTokenRecord;
 use crate::store::StoreError;
-
-/// A token as the tokens page and `GET /api/tokens` show it. Times are unix seconds.
-#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
-pub struct ApiTokenRecord {
-    pub id: i64,
-    pub label: String,
-    pub created_at: i64,
-    pub last_used_at: Option<i64>,
-}
 
 impl Store {
     pub async fn create_api_token(

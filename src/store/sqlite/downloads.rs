@@ -1,16 +1,8 @@
 //! Each file's download history: when, from where, with what.
 
 use super::store::Store;
-use crate::domain::FileId;
+use crate::domain::{DownloadRecord, FileId};
 use crate::store::StoreError;
-
-/// One counted download.
-#[derive(Debug, Clone, sqlx::FromRow)]
-pub struct DownloadRecord {
-    pub at: i64,
-    pub client_ip: String,
-    pub user_agent: String,
-}
 
 /// Longest user agent kept; the rest is cut (clients can send anything).
 const MAX_USER_AGENT: usize = 512;

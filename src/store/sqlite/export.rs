@@ -7,7 +7,7 @@ use std::path::Path;
 
 use rusqlite::{Connection, DatabaseName, params};
 
-use super::files::FileRecord;
+use crate::domain::FileRecord;
 
 /// `PRAGMA application_id` of every SQLite file blobdrop writes: "bdrp".
 pub const APPLICATION_ID: i32 = 0x6264_7270;

@@ -2,30 +2,9 @@
 
 use super::rows::{FileRow, record, records};
 use super::store::Store;
+use crate::domain::{FileChanges, FileListing, FileRecord, FileSort};
 use crate::domain::{FileId, FileName, GuestLinkId};
 use crate::store::StoreError;
-
-/// A finalized file as stored. Times are unix seconds.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FileRecord {
-    pub id: FileId,
-    pub filename: FileName,
-    pub content_type: String,
-    pub file_size: i64,
-    pub chunk_size: i64,
-    pub sha256: String,
-    pub note: Option<String>,
-    pub created_at: i64,
-    pub expires_at: Option<i64>,
-    pub max_downloads: Option<i64>,
-    pub download_count: i64,
-    pub last_download_at: Option<i64>,
-    /// The guest link the file came through; `None` for the owner's own uploads.
-    pub guest_link_id: Option<String>,
-    pub guest_link_label: Option<String>,
-    /// Downloads need a password; its hash is read only by `file_password_hash`.
-    pub password_protected: bool,
-}
 
 /// The metadata of an upload that is about to start.
 #[derive(Debug, Clone)]
@@ -51,61 +30,16 @@ pub struct SealedFile {
     pub note: Option<String>,
 }
 
-/// Columns the files page sorts by. Each maps to a fixed SQL expression, never to user text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum FileSort {
-    Name,
-    Size,
-    #[default]
-    Created,
-    Expires,
-    Downloads,
-}
-
-impl FileSort {
-    /// The name used in URLs (`?sort=size`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            FileSort::Name => "name",
-            FileSort::Size => "size",
-            FileSort::Created => "created",
-            FileSort::Expires => "expires",
-            FileSort::Downloads => "downloads",
-        }
+/// The fixed SQL expression each sort column maps to, never user text.
+fn sort_column(sort: FileSort) -> &'static str {
+    match sort {
+        FileSort::Name => "filename COLLATE NOCASE",
+        FileSort::Size => "file_size",
+        FileSort::Created => "created_at",
+        // Files that never expire sort after every dated one.
+        FileSort::Expires => "COALESCE(expires_at, 9223372036854775807)",
+        FileSort::Downloads => "download_count",
     }
-
-    fn column(self) -> &'static str {
-        match self {
-            FileSort::Name => "filename COLLATE NOCASE",
-            FileSort::Size => "file_size",
-            FileSort::Created => "created_at",
-            // Files that never expire sort after every dated one.
-            FileSort::Expires => "COALESCE(expires_at, 9223372036854775807)",
-            FileSort::Downloads => "download_count",
-        }
-    }
-}
-
-/// Which page of the files page to read.
-#[derive(Debug, Clone)]
-pub struct FileListing {
-    pub filter: String,
-    pub sort: FileSort,
-    pub descending: bool,
-    pub limit: i64,
-    pub offset: i64,
-}
-
-/// An owner's edit; `None` leaves a field as it is, `Some(None)` clears an optional one.
-#[derive(Debug, Clone, Default)]
-pub struct FileChanges {
-    pub filename: Option<FileName>,
-    pub content_type: Option<String>,
-    pub note: Option<Option<String>>,
-    pub expires_at: Option<Option<i64>>,
-    /// The argon2id hash of a new download password; `Some(None)` removes the password.
-    pub password_hash: Option<Option<String>>,
 }
 
 /// The SQL of `list_files` (`list_files_sql!(query_as FileRow, now, limit, offset)`), and its
@@ -376,7 +310,7 @@ pub(super) async fn make_visible(
 /// text, which no `query_as!` can take. `?1` now, `?2` the LIKE pattern, `?3` limit, `?4` offset.
 pub(super) fn browse_sql(sort: FileSort, descending: bool) -> String {
     let direction = if descending { "DESC" } else { "ASC" };
-    let order = sort.column();
+    let order = sort_column(sort);
     let select =
         sql!(concat, ["SELECT " FILE_COLUMNS " FROM files WHERE " VISIBLE " AND filename LIKE ?2 ESCAPE '\\'"]);
     format!("{select} ORDER BY {order} {direction}, id {direction} LIMIT ?3 OFFSET ?4")

@@ -24,13 +24,10 @@ mod settings;
 mod space;
 mod store;
 
-pub use api_tokens::ApiTokenRecord;
 pub use connection::{PAGE_SIZE, StoreOptions, WAL_AUTOCHECKPOINT};
-pub use downloads::DownloadRecord;
-pub use files::{FileChanges, FileListing, FileRecord, FileSort, NewFile, SealedFile};
-pub use guest_links::GuestLinkRecord;
+pub use files::{NewFile, SealedFile};
 pub use integrity::{FileToVerify, OrphanChunks, ReadOnlyDatabase};
 pub use live_uploads::LiveUpload;
 pub use sessions::SessionRecord;
-pub use space::{Usage, Vacuumed, free_bytes};
+pub use space::{Vacuumed, free_bytes};
 pub use store::{Store, copy_database};

@@ -4,7 +4,8 @@
 //! visibility rule) is pasted in by `sql!`, never formatted at run time.
 
 use crate::domain::{FileId, FileName, GuestLinkId};
-use crate::store::{FileRecord, GuestLinkRecord, StoreError};
+use crate::domain::{FileRecord, GuestLinkRecord};
+use crate::store::StoreError;
 
 /// `sql!(how, [pieces], args...)`: the SQL of `pieces` (string literals, and `FILE_COLUMNS` or
 /// `GUEST_LINK_COLUMNS` for the columns of `FileRow` or `GuestLinkRow`, `VISIBLE` for "anyone with

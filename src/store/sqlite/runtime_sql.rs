@@ -28,7 +28,7 @@ pub(super) const VACUUM_INTO: &str = "VACUUM INTO ?";
 mod tests {
     use super::*;
     use crate::domain::FileId;
-    use crate::store::FileSort;
+    use crate::domain::FileSort;
     use crate::store::sqlite::chunk_readers::SELECT_CHUNKS;
     use crate::store::sqlite::chunks::insert_chunks_sql;
     use crate::store::sqlite::connection::{Role, StoreOptions, rusqlite_open};

@@ -6,6 +6,7 @@ use super::runtime_sql::{
     AUTO_VACUUM, CHECKPOINT_PASSIVE, FREELIST_COUNT, INCREMENTAL_VACUUM_STEP, PAGE_COUNT, PAGE_SIZE,
 };
 use super::store::Store;
+use crate::domain::Usage;
 use crate::store::StoreError;
 
 impl Store {
@@ -68,16 +69,6 @@ impl Store {
             incremental: auto_vacuum == 2,
         })
     }
-}
-
-/// What the files take and what could be given back, for the metrics and the system page.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Usage {
-    pub files: i64,
-    pub stored_bytes: i64,
-    pub reclaimable_bytes: i64,
-    /// Size of the database file itself (pages times page size).
-    pub database_bytes: i64,
 }
 
 impl Store {

@@ -1,0 +1,90 @@
+//! The records the store hands out about files: a file as stored, an owner's edit, a page of the
+//! files page, a counted download, and what the files take.
+
+use super::{FileId, FileName};
+
+/// A finalized file as stored. Times are unix seconds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileRecord {
+    pub id: FileId,
+    pub filename: FileName,
+    pub content_type: String,
+    pub file_size: i64,
+    pub chunk_size: i64,
+    pub sha256: String,
+    pub note: Option<String>,
+    pub created_at: i64,
+    pub expires_at: Option<i64>,
+    pub max_downloads: Option<i64>,
+    pub download_count: i64,
+    pub last_download_at: Option<i64>,
+    /// The guest link the file came through; `None` for the owner's own uploads.
+    pub guest_link_id: Option<String>,
+    pub guest_link_label: Option<String>,
+    /// Downloads need a password; its hash is read only by `file_password_hash`.
+    pub password_protected: bool,
+}
+
+/// Columns the files page sorts by (the store maps each to a fixed SQL expression).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FileSort {
+    Name,
+    Size,
+    #[default]
+    Created,
+    Expires,
+    Downloads,
+}
+
+impl FileSort {
+    /// The name used in URLs (`?sort=size`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FileSort::Name => "name",
+            FileSort::Size => "size",
+            FileSort::Created => "created",
+            FileSort::Expires => "expires",
+            FileSort::Downloads => "downloads",
+        }
+    }
+}
+
+/// Which page of the files page to read.
+#[derive(Debug, Clone)]
+pub struct FileListing {
+    pub filter: String,
+    pub sort: FileSort,
+    pub descending: bool,
+    pub limit: i64,
+    pub offset: i64,
+}
+
+/// An owner's edit; `None` leaves a field as it is, `Some(None)` clears an optional one.
+#[derive(Debug, Clone, Default)]
+pub struct FileChanges {
+    pub filename: Option<FileName>,
+    pub content_type: Option<String>,
+    pub note: Option<Option<String>>,
+    pub expires_at: Option<Option<i64>>,
+    /// The argon2id hash of a new download password; `Some(None)` removes the password.
+    pub password_hash: Option<Option<String>>,
+}
+
+/// One counted download.
+#[derive(Debug, Clone)]
+pub struct DownloadRecord {
+    pub at: i64,
+    pub client_ip: String,
+    pub user_agent: String,
+}
+
+/// What the files take and what could be given back, for the metrics and the system page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Usage {
+    pub files: i64,
+    pub stored_bytes: i64,
+    pub reclaimable_bytes: i64,
+    /// Size of the database file itself (pages times page size).
+    pub database_bytes: i64,
+}
