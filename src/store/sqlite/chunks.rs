@@ -41,7 +41,7 @@ impl Store {
             // Only near the reserve: free pages inside the database take this batch first.
             let free_pages: i64 =
                 sqlx::query_scalar(super::runtime_sql::FREELIST_COUNT).fetch_one(&mut *writer).await?;
-            self.reserve.check_room_for_uploads(bytes, super::space::reusable_bytes(free_pages))?;
+            self.reserve.check_room_for_uploads(bytes, super::reserve::reusable_bytes(free_pages))?;
         }
         insert.build().persistent(true).execute(&mut *writer).await?;
         Ok(())
