@@ -28,8 +28,6 @@ pub use crate::domain::MAX_BUNDLE_IDS;
 pub enum BuildError {
     #[error("cannot write the bundle file")]
     Io(#[from] std::io::Error),
-    #[error("cannot write the bundle database")]
-    Sqlite(#[from] rusqlite::Error),
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error("a stored file has more bytes than its size says")]
@@ -149,6 +147,19 @@ pub fn etag(files: &[FileRecord]) -> String {
         hash.update(file.created_at.to_be_bytes());
     }
     hex::encode(&hash.finalize()[..16])
+}
+
+impl ImportError {
+    /// The one-line reason when the bundle itself is at fault (not a bundle, damaged, a hash that
+    /// does not match): the client's error, not the server's.
+    pub fn refusal(&self) -> Option<String> {
+        match self {
+            ImportError::Bundle(BundleError::Io(_)) => None,
+            ImportError::Bundle(refused) => Some(refused.to_string().replace(['\n', '\r'], " ")),
+            ImportError::HashMismatch(_) => Some(self.to_string()),
+            ImportError::Upload(_) | ImportError::Task(_) => None,
+        }
+    }
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -113,3 +113,14 @@ pub async fn first_bytes(ctx: &Context, file: &FileRecord, wanted: usize) -> Res
     bytes.truncate(wanted);
     Ok(bytes)
 }
+
+/// The files as a database of the listing schema (`?format=sqlite`), each with its link; built
+/// off the async executor.
+pub async fn listing_database(files: Vec<FileRecord>, urls: Vec<String>) -> Result<Vec<u8>, StoreError> {
+    use crate::store::export::{ListingRow, listing_database, listing_page_size};
+    let build = tokio::task::spawn_blocking(move || {
+        let rows: Vec<ListingRow<'_>> = files.iter().zip(urls).map(|(file, url)| ListingRow { file, url }).collect();
+        listing_database(&rows, listing_page_size(rows.len()))
+    });
+    build.await?
+}

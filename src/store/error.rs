@@ -12,6 +12,8 @@ pub enum StoreError {
     Reader(#[source] rusqlite::Error),
     #[error("a chunk reader stopped")]
     ReaderLost,
+    #[error("a blocking database task failed")]
+    Task(#[from] tokio::task::JoinError),
 }
 
 impl From<sqlx::Error> for StoreError {

@@ -22,8 +22,6 @@ use crate::routes::files::upload::{StoredFile, declared_length, interrupted, upl
 use crate::routes::owner::{Owner, authenticate};
 use crate::routes::state::AppState;
 use crate::services::bundles::{self, BuildError, ImportError, MAX_BUNDLE_IDS, SQLAR_MAX_FILE};
-use crate::services::uploads::UploadError;
-use crate::store::import::BundleError;
 
 /// Bytes read from the bundle file per piece of the answer.
 const SEND_PIECE: u64 = 256 * 1024;
@@ -49,11 +47,6 @@ pub async fn download_bundle(
         bundles::build(&state.ctx, files, &state.db_folder, SQLAR_MAX_FILE).await.map_err(|error| match error {
             BuildError::Store(store) => AppError::from(store),
             BuildError::Io(io) => disk_error(io),
-            BuildError::Sqlite(rusqlite::Error::SqliteFailure(failure, _))
-                if failure.code == rusqlite::ErrorCode::DiskFull =>
-            {
-                AppError::StorageFull
-            }
             other => AppError::internal(other),
         })?;
     let size = bundle.len;
@@ -159,12 +152,12 @@ pub async fn upload_bundle(req: HttpRequest, mut body: web::Payload, state: web:
 
 /// A refused bundle is the client's fault (400, 413); a failing server is not.
 fn import_error(error: ImportError) -> AppError {
+    if let Some(reason) = error.refusal() {
+        return AppError::BadRequest(reason);
+    }
     match error {
-        ImportError::Bundle(BundleError::Io(io)) => AppError::internal(io),
-        ImportError::Bundle(refused) => AppError::BadRequest(refused.to_string().replace(['\n', '\r'], " ")),
-        ImportError::HashMismatch(_) => AppError::BadRequest(error.to_string()),
         ImportError::Upload(upload) => upload.into(),
-        ImportError::Task(task) => AppError::internal(UploadError::Task(task)),
+        other => AppError::internal(other),
     }
 }
 

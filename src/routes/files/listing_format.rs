@@ -8,7 +8,7 @@ use sha2::{Digest, Sha256};
 use crate::domain::FileRecord;
 use crate::routes::error::AppError;
 use crate::routes::state::AppState;
-use crate::store::export::{ListingRow, listing_database, listing_page_size};
+use crate::services::files;
 
 pub const SQLITE_TYPE: &str = "application/vnd.sqlite3";
 
@@ -53,12 +53,7 @@ pub async fn answer(
         Format::Sqlite => {
             let urls: Vec<String> =
                 files.iter().map(|file| state.download_url(req, &file.id, &file.filename)).collect();
-            let database = tokio::task::spawn_blocking(move || {
-                let rows: Vec<ListingRow<'_>> =
-                    files.iter().zip(urls).map(|(file, url)| ListingRow { file, url }).collect();
-                listing_database(&rows, listing_page_size(rows.len()))
-            });
-            (database.await.map_err(AppError::internal)?.map_err(AppError::internal)?, SQLITE_TYPE)
+            (files::listing_database(files, urls).await?, SQLITE_TYPE)
         }
     };
     let etag = EntityTag::new_strong(hex::encode(&Sha256::digest(&body)[..16]));

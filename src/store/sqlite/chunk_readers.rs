@@ -133,7 +133,12 @@ impl ChunkReaders {
 
 impl From<rusqlite::Error> for StoreError {
     fn from(error: rusqlite::Error) -> Self {
-        StoreError::Reader(error)
+        // SQLITE_FULL: the disk is full (a bundle or listing file being written).
+        if error.sqlite_error_code() == Some(rusqlite::ErrorCode::DiskFull) {
+            StoreError::StorageFull
+        } else {
+            StoreError::Reader(error)
+        }
     }
 }
 

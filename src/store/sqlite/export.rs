@@ -8,6 +8,7 @@ use std::path::Path;
 use rusqlite::{Connection, DatabaseName, params};
 
 use crate::domain::FileRecord;
+use crate::store::StoreError;
 
 /// `PRAGMA application_id` of every SQLite file blobdrop writes: "bdrp".
 pub const APPLICATION_ID: i32 = 0x6264_7270;
@@ -94,7 +95,7 @@ pub struct ListingRow<'a> {
 }
 
 /// A listing as a serialized SQLite database of `page_size` pages.
-pub fn listing_database(rows: &[ListingRow<'_>], page_size: u32) -> Result<Vec<u8>, rusqlite::Error> {
+pub fn listing_database(rows: &[ListingRow<'_>], page_size: u32) -> Result<Vec<u8>, StoreError> {
     let mut db = Connection::open_in_memory()?;
     name_schema(&db, page_size, LISTING_VERSION)?;
     db.execute(LISTING_SCHEMA, [])?;
@@ -149,7 +150,7 @@ pub struct BundleWriter {
 
 impl BundleWriter {
     /// Creates the bundle at `path` (a new, private file). No journal: a failed build is thrown away.
-    pub fn create(path: &Path, sqlar_max_file: u64) -> Result<Self, rusqlite::Error> {
+    pub fn create(path: &Path, sqlar_max_file: u64) -> Result<Self, StoreError> {
         let db = Connection::open(path)?;
         name_schema(&db, BUNDLE_PAGE_SIZE, BUNDLE_VERSION)?;
         db.pragma_update(None, "journal_mode", "OFF")?;
@@ -165,7 +166,7 @@ impl BundleWriter {
     /// Adds `file`: its metadata row, then its bytes, taken from `next_piece` until `file_size`
     /// bytes are written (`next_piece` must not give more). Returns the name it got in the bundle,
     /// made unique ("a.txt", "a (2).txt", ...).
-    pub fn add_file<E: From<rusqlite::Error>>(
+    pub fn add_file<E: From<StoreError>>(
         &mut self,
         file: &FileRecord,
         mut next_piece: impl FnMut() -> Result<Vec<u8>, E>,
@@ -174,40 +175,49 @@ impl BundleWriter {
         self.names.insert(name.clone());
         let size = file.file_size.max(0) as u64;
         let chunked = size > self.sqlar_max_file;
-        self.db.execute(
-            "INSERT INTO bundle_files (name, content_type, size, sha256, note, created, chunked) \
+        self.db
+            .execute(
+                "INSERT INTO bundle_files (name, content_type, size, sha256, note, created, chunked) \
              VALUES (?, ?, ?, ?, ?, ?, ?)",
-            params![
-                name,
-                file.content_type,
-                file.file_size,
-                hex::decode(&file.sha256).unwrap_or_default(),
-                file.note,
-                file.created_at,
-                chunked
-            ],
-        )?;
+                params![
+                    name,
+                    file.content_type,
+                    file.file_size,
+                    hex::decode(&file.sha256).unwrap_or_default(),
+                    file.note,
+                    file.created_at,
+                    chunked
+                ],
+            )
+            .map_err(StoreError::from)?;
         let mut written = 0u64;
         if chunked {
-            let mut insert = self.db.prepare("INSERT INTO bundle_chunks (name, idx, data) VALUES (?, ?, ?)")?;
+            let mut insert = self
+                .db
+                .prepare("INSERT INTO bundle_chunks (name, idx, data) VALUES (?, ?, ?)")
+                .map_err(StoreError::from)?;
             for idx in 0.. {
                 if written >= size {
                     break;
                 }
                 let piece = next_piece()?;
-                insert.execute(params![name, idx, piece])?;
+                insert.execute(params![name, idx, piece]).map_err(StoreError::from)?;
                 written += piece.len() as u64;
             }
         } else {
-            self.db.execute(
-                "INSERT INTO sqlar (name, mode, mtime, sz, data) VALUES (?, ?, ?, ?, zeroblob(?))",
-                params![name, FILE_MODE, file.created_at, file.file_size, file.file_size],
-            )?;
-            let mut blob =
-                self.db.blob_open(DatabaseName::Main, "sqlar", "data", self.db.last_insert_rowid(), false)?;
+            self.db
+                .execute(
+                    "INSERT INTO sqlar (name, mode, mtime, sz, data) VALUES (?, ?, ?, ?, zeroblob(?))",
+                    params![name, FILE_MODE, file.created_at, file.file_size, file.file_size],
+                )
+                .map_err(StoreError::from)?;
+            let mut blob = self
+                .db
+                .blob_open(DatabaseName::Main, "sqlar", "data", self.db.last_insert_rowid(), false)
+                .map_err(StoreError::from)?;
             while written < size {
                 let piece = next_piece()?;
-                blob.write_at(&piece, written as usize)?;
+                blob.write_at(&piece, written as usize).map_err(StoreError::from)?;
                 written += piece.len() as u64;
             }
         }
@@ -215,9 +225,9 @@ impl BundleWriter {
     }
 
     /// Commits and closes the bundle file.
-    pub fn finish(self) -> Result<(), rusqlite::Error> {
+    pub fn finish(self) -> Result<(), StoreError> {
         self.db.execute_batch("COMMIT")?;
-        self.db.close().map_err(|(_, error)| error)
+        self.db.close().map_err(|(_, error)| error.into())
     }
 }
 
