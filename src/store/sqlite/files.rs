@@ -7,7 +7,7 @@ use crate::domain::{FileId, FileName, GuestLinkId};
 use crate::store::StoreError;
 
 /// Columns of a file row, in the order `FileRecord` reads them. Never the chunk table.
-const COLUMNS: &str = "id, filename, content_type, file_size, chunk_size, sha256, note, created_at, \
+pub(super) const COLUMNS: &str = "id, filename, content_type, file_size, chunk_size, sha256, note, created_at, \
                        expires_at, max_downloads, download_count, last_download_at, guest_link_id, \
                        (SELECT label FROM guest_links WHERE guest_links.id = files.guest_link_id) AS guest_link_label, \
                        password_hash IS NOT NULL AS password_protected";
@@ -62,6 +62,7 @@ pub struct SealedFile {
     pub id: FileId,
     pub file_size: i64,
     pub sha256: String,
+    pub crc32: u32,
     pub note: Option<String>,
 }
 
@@ -151,8 +152,14 @@ impl Store {
 
     /// Makes a fully written upload visible, with its size and hash.
     #[tracing::instrument(skip(self))]
-    pub async fn finish_upload(&self, id: &FileId, file_size: i64, sha256: &str) -> Result<FileRecord, StoreError> {
-        make_visible(&self.writer, id, file_size, sha256, None).await
+    pub async fn finish_upload(
+        &self,
+        id: &FileId,
+        file_size: i64,
+        sha256: &str,
+        crc32: u32,
+    ) -> Result<FileRecord, StoreError> {
+        make_visible(&self.writer, id, file_size, sha256, crc32, None).await
     }
 
     /// Makes a set of fully written uploads visible in one transaction: all of them or none.
@@ -161,10 +168,12 @@ impl Store {
         let mut transaction = self.writer.begin().await?;
         for file in files {
             let finished = sqlx::query(
-                "UPDATE files SET state = 'ready', file_size = ?, sha256 = ?, note = ? WHERE id = ? AND state = 'uploading'",
+                "UPDATE files SET state = 'ready', file_size = ?, sha256 = ?, crc32 = ?, note = ? \
+                 WHERE id = ? AND state = 'uploading'",
             )
             .bind(file.file_size)
             .bind(&file.sha256)
+            .bind(file.crc32)
             .bind(&file.note)
             .bind(file.id.as_str())
             .execute(&mut *transaction)
@@ -337,15 +346,17 @@ pub(super) async fn make_visible(
     id: &FileId,
     file_size: i64,
     sha256: &str,
+    crc32: u32,
     guest_link: Option<&GuestLinkId>,
 ) -> Result<FileRecord, StoreError> {
     let sql = format!(
-        "UPDATE files SET state = 'ready', file_size = ?, sha256 = ?, guest_link_id = ? \
+        "UPDATE files SET state = 'ready', file_size = ?, sha256 = ?, crc32 = ?, guest_link_id = ? \
          WHERE id = ? AND state = 'uploading' RETURNING {COLUMNS}"
     );
     Ok(sqlx::query_as(&sql)
         .bind(file_size)
         .bind(sha256)
+        .bind(crc32)
         .bind(guest_link.map(GuestLinkId::as_str))
         .bind(id.as_str())
         .fetch_one(executor)
