@@ -11,10 +11,12 @@ mod guest_link;
 mod lifetime;
 mod limits;
 mod links;
+mod share;
 mod timestamp;
 mod token_label;
 mod trusted_proxies;
 mod upload_options;
+mod zip_layout;
 
 pub use byte_range::{ByteRange, RangeRequest};
 pub use byte_size::ByteSize;
@@ -28,10 +30,12 @@ pub use guest_link::{GuestLinkError, GuestLinkId, GuestLinkStatus, GuestLinkTerm
 pub use lifetime::{Lifetime, LifetimeError};
 pub use limits::{CHUNK_SIZE, MAX_BUNDLE_IDS, MAX_NOTE_LEN};
 pub use links::{PATH_SEGMENT, PublicUrl};
+pub use share::{FolderPath, MalformedShareId, ShareId};
 pub use timestamp::parse_time;
 pub use token_label::{TokenLabel, TokenLabelError};
 pub use trusted_proxies::{ForwardingHeaders, PublicOrigin, TrustedProxies, valid_host};
 pub use upload_options::{MaxDownloads, OptionHeaders, UploadOptions};
+pub use zip_layout::{Piece, Zip64Limits, ZipLayout, ZipMember, unique_paths};
 
 /// What the property tests beside each parser share.
 #[cfg(test)]
