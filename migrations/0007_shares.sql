@@ -32,3 +32,14 @@ CREATE TABLE share_files (
 ) STRICT;
 
 CREATE INDEX share_files_by_file ON share_files (file_id);
+
+-- A file that stops being visible for good (deleted, or expired and swept) leaves its shares at
+-- once, and each of those shares gets a new `updated_at`, so the zip's Last-Modified moves with
+-- its ETag (an If-Range date must never match a zip without that file).
+CREATE TRIGGER files_leave_shares AFTER UPDATE OF state ON files
+WHEN OLD.state = 'ready' AND NEW.state <> 'ready'
+BEGIN
+    UPDATE shares SET updated_at = MAX(updated_at + 1, CAST(strftime('%s', 'now') AS INTEGER))
+        WHERE id IN (SELECT share_id FROM share_files WHERE file_id = NEW.id);
+    DELETE FROM share_files WHERE file_id = NEW.id;
+END;

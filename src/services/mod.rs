@@ -7,5 +7,6 @@ pub mod cleanup;
 pub mod downloads;
 pub mod in_flight;
 pub mod metrics;
+pub mod shares;
 pub mod throttling;
 pub mod uploads;

@@ -173,7 +173,7 @@ pub async fn upload_bundle(req: HttpRequest, mut body: web::Payload, state: web:
         let mut files = Vec::with_capacity(imported.len());
         for file in imported {
             if let Some(record) = state.store.find_file(&file.id, now).await? {
-                files.push(StoredFile { record, deletion_token: file.deletion_token });
+                files.push(StoredFile { record, deletion_token: file.deletion_token, folder: Default::default() });
             }
         }
         Ok(files)

@@ -180,7 +180,7 @@ fn modified_time(file: &FileRecord) -> SystemTime {
 }
 
 /// If-None-Match wins over If-Modified-Since (RFC 9110 13.2.2).
-fn is_not_modified(req: &HttpRequest, etag: &EntityTag, last_modified: SystemTime) -> bool {
+pub(crate) fn is_not_modified(req: &HttpRequest, etag: &EntityTag, last_modified: SystemTime) -> bool {
     if req.headers().contains_key(header::IF_NONE_MATCH) {
         return match IfNoneMatch::parse(req) {
             Ok(IfNoneMatch::Any) => true,

@@ -16,6 +16,7 @@ mod integrity;
 mod live_uploads;
 mod sessions;
 mod settings;
+mod shares;
 mod space;
 mod store;
 
@@ -27,5 +28,6 @@ pub use guest_links::GuestLinkRecord;
 pub use integrity::{FileToVerify, OrphanChunks, ReadOnlyDatabase};
 pub use live_uploads::LiveUpload;
 pub use sessions::SessionRecord;
+pub use shares::{NewShare, ShareChanges, ShareMember, ShareRecord, ShareWrite};
 pub use space::{Usage, Vacuumed, free_bytes};
 pub use store::{Store, copy_database};
