@@ -285,3 +285,211 @@ async fn hostile_folder_names_never_leave_the_archive_root() {
     let folders: Vec<&str> = shown["files"].as_array().unwrap().iter().map(|f| f["folder"].as_str().unwrap()).collect();
     assert_eq!(folders, ["up", "abs"]);
 }
+
+/// A writable connection to the app's database, for setting up what older versions left.
+async fn writable_db(app: &TestApp) -> sqlx::SqlitePool {
+    sqlx::SqlitePool::connect(&format!("sqlite://{}", app.db_path.display())).await.unwrap()
+}
+
+async fn share_json(app: &TestApp, share: &Value) -> Value {
+    let path = format!("/api/shares/{}", share["id"].as_str().unwrap());
+    let response = app.owner(Method::GET, &path).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    response.json().await.unwrap()
+}
+
+#[tokio::test]
+async fn files_uploaded_before_crc32s_were_stored_get_one_before_their_first_zip() {
+    let app = spawn_app().await;
+    let bytes = test_bytes(1_500_000); // several read batches
+    let share = upload_share(&app, "Old", &[("old.bin", bytes.clone()), ("new.txt", b"x".to_vec())]).await;
+    let old_id = share["files"][0]["id"].as_str().unwrap().to_owned();
+    let db = writable_db(&app).await;
+    sqlx::query("UPDATE files SET crc32 = NULL").execute(&db).await.unwrap();
+    db.close().await;
+
+    let zip = app.download(&app.url(&zip_path(&share))).await;
+    let folder = tempfile::tempdir().unwrap();
+    std::fs::write(folder.path().join("old.zip"), &zip).unwrap();
+    check_with_four_tools(&app, folder.path(), "old.zip").await;
+    assert_eq!(stored_crc32(&app, &old_id).await, Some(i64::from(crc32fast::hash(&bytes))));
+}
+
+#[tokio::test]
+async fn a_file_deleted_while_its_zip_streams_cuts_the_stream_off() {
+    let app = spawn_app().await;
+    // The first member is larger than every buffer between the server's reads and this client.
+    let files = [("first.bin", test_bytes(24 * 1024 * 1024)), ("second.bin", test_bytes(100_000))];
+    let share = upload_share(&app, "Cut", &files).await;
+    let second = share["files"][1]["id"].as_str().unwrap().to_owned();
+    let url = app.url(&zip_path(&share));
+    let whole = app.download(&url).await;
+
+    let mut response = app.get(&url).await;
+    let length: usize = response.headers()["content-length"].to_str().unwrap().parse().unwrap();
+    assert_eq!(length, whole.len());
+    let mut received = response.chunk().await.unwrap().unwrap().to_vec();
+    let deleted = app.owner(Method::DELETE, &format!("/api/files/{second}")).send().await.unwrap();
+    assert_eq!(deleted.status(), StatusCode::NO_CONTENT);
+    let db = app.db().await;
+    for _ in 0..100 {
+        let chunks: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM file_chunks WHERE file_id = ?")
+            .bind(&second)
+            .fetch_one(&db)
+            .await
+            .unwrap();
+        if chunks == 0 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    db.close().await;
+    let ended = loop {
+        match response.chunk().await {
+            Ok(Some(piece)) => received.extend_from_slice(&piece),
+            Ok(None) => break Ok(()),
+            Err(error) => break Err(error),
+        }
+    };
+    assert!(ended.is_err(), "the response must be cut off, not end as if complete");
+    assert!(received.len() < length, "{} of {length} bytes", received.len());
+    assert_eq!(&received[..], &whole[..received.len()], "every byte sent is the zip's");
+    // The share now holds the first file only, and its zip says so.
+    assert_eq!(share_json(&app, &share).await["file_count"], 1);
+}
+
+#[tokio::test]
+async fn deleting_a_share_keeps_its_files_unless_asked() {
+    let app = spawn_app().await;
+    let kept = upload_share(&app, "Kept", &[("a.txt", b"a".to_vec())]).await;
+    let gone = upload_share(&app, "Gone", &[("b.txt", b"b".to_vec())]).await;
+    let path = |share: &Value| format!("/api/shares/{}", share["id"].as_str().unwrap());
+    assert_eq!(app.owner(Method::DELETE, &path(&kept)).send().await.unwrap().status(), StatusCode::NO_CONTENT);
+    assert_eq!(app.owner(Method::GET, &path(&kept)).send().await.unwrap().status(), StatusCode::NOT_FOUND);
+    assert_eq!(app.get(&app.url(&zip_path(&kept))).await.status(), StatusCode::NOT_FOUND);
+    let with_files = format!("{}?files=true", path(&gone));
+    assert_eq!(app.owner(Method::DELETE, &with_files).send().await.unwrap().status(), StatusCode::NO_CONTENT);
+    let names: Vec<String> = app.list().await.iter().map(|f| f["filename"].as_str().unwrap().to_owned()).collect();
+    assert_eq!(names, ["a.txt"]);
+    assert_eq!(app.owner(Method::DELETE, &path(&gone)).send().await.unwrap().status(), StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn deleting_a_file_takes_it_out_of_its_shares() {
+    let app = spawn_app().await;
+    let share = upload_share(&app, "Two", &[("a.txt", b"aaa".to_vec()), ("b.txt", b"bb".to_vec())]).await;
+    let before = app.client.head(app.url(&zip_path(&share))).send().await.unwrap();
+    let b = share["files"][1]["id"].as_str().unwrap();
+    assert_eq!(
+        app.owner(Method::DELETE, &format!("/api/files/{b}")).send().await.unwrap().status(),
+        StatusCode::NO_CONTENT
+    );
+    let shown = share_json(&app, &share).await;
+    assert_eq!((shown["file_count"].as_i64(), shown["total_size"].as_i64()), (Some(1), Some(3)));
+    let after = app.client.head(app.url(&zip_path(&share))).send().await.unwrap();
+    assert_ne!(before.headers()["etag"], after.headers()["etag"]);
+    assert_ne!(before.headers()["last-modified"], after.headers()["last-modified"]);
+    let zip = app.download(&app.url(&zip_path(&share))).await;
+    let folder = tempfile::tempdir().unwrap();
+    std::fs::write(folder.path().join("one.zip"), &zip).unwrap();
+    let members = check_with_four_tools(&app, folder.path(), "one.zip").await;
+    assert_eq!(members.len(), 1);
+}
+
+#[tokio::test]
+async fn a_protected_share_needs_its_password_and_its_download_limit_holds() {
+    let app = spawn_app().await;
+    let url = app.upload("secret.txt", b"psst".to_vec()).await;
+    let body =
+        serde_json::json!({ "name": "Locked", "files": [id_of(&url)], "password": "open sesame", "max_downloads": 1 });
+    let share: Value = app.owner(Method::POST, "/api/shares").json(&body).send().await.unwrap().json().await.unwrap();
+    assert_eq!(share["password_protected"], true);
+    let (page, zip) = (app.url(&format!("/s/{}", share["id"].as_str().unwrap())), app.url(&zip_path(&share)));
+
+    assert_eq!(app.get(&page).await.status(), StatusCode::UNAUTHORIZED);
+    let browser = app.client.get(&page).header("Accept", "text/html").send().await.unwrap();
+    assert_eq!(browser.status(), StatusCode::UNAUTHORIZED);
+    assert!(browser.text().await.unwrap().contains("password-form"));
+    assert_eq!(app.get(&zip).await.status(), StatusCode::UNAUTHORIZED);
+    let wrong = app.client.get(&zip).basic_auth("", Some("wrong")).send().await.unwrap();
+    assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED);
+
+    let shown = app.client.get(&page).basic_auth("", Some("open sesame")).send().await.unwrap();
+    assert_eq!(shown.status(), StatusCode::OK);
+    assert!(shown.text().await.unwrap().contains("secret.txt"));
+    // The form sets a cookie for this share only, which opens its zip.
+    let unlocked = app.client.post(&page).form(&[("password", "open sesame")]).send().await.unwrap();
+    assert_eq!(unlocked.status(), StatusCode::SEE_OTHER);
+    let cookie = unlocked.headers()["set-cookie"].to_str().unwrap().to_owned();
+    assert!(cookie.contains(&format!("Path=/s/{}", share["id"].as_str().unwrap())), "{cookie}");
+    let grant = cookie.split(';').next().unwrap().to_owned();
+    let first = app.client.get(&zip).header("Cookie", grant).send().await.unwrap();
+    assert_eq!(first.status(), StatusCode::OK);
+    assert_eq!(first.headers()["cache-control"], "private, no-cache");
+    // The limit of one download is used up.
+    let second = app.client.get(&zip).basic_auth("", Some("open sesame")).send().await.unwrap();
+    assert_eq!(second.status(), StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn an_expired_share_is_gone_but_its_files_stay() {
+    let app = spawn_app().await;
+    let url = app.upload("stays.txt", b"s".to_vec()).await;
+    let body = serde_json::json!({ "name": "Brief", "files": [id_of(&url)] });
+    let share: Value = app.owner(Method::POST, "/api/shares").json(&body).send().await.unwrap().json().await.unwrap();
+    let path = format!("/api/shares/{}", share["id"].as_str().unwrap());
+    let past = serde_json::json!({ "expires": "2001-01-01T00:00:00Z" });
+    assert_eq!(app.owner(Method::PATCH, &path).json(&past).send().await.unwrap().status(), StatusCode::OK);
+    assert_eq!(app.get(&app.url(&zip_path(&share))).await.status(), StatusCode::NOT_FOUND);
+    assert_eq!(
+        app.get(&app.url(&format!("/s/{}", share["id"].as_str().unwrap()))).await.status(),
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(app.download(&url).await, b"s");
+}
+
+#[tokio::test]
+async fn curl_with_a_share_header_answers_the_share_link() {
+    let app = spawn_app().await;
+    let folder = tempfile::tempdir().unwrap();
+    std::fs::write(folder.path().join("a.jpg"), test_bytes(1000)).unwrap();
+    std::fs::write(folder.path().join("b.jpg"), test_bytes(2000)).unwrap();
+    let link =
+        run(&app, folder.path(), r#"curl -sSf -u :$SECRET -H "Share: Holiday" -F f=@a.jpg -F f=@b.jpg $HOST/"#).await;
+    assert!(
+        link.starts_with(&format!("{}/s/", app.address)) && link.ends_with('\n') && link.lines().count() == 1,
+        "{link:?}"
+    );
+    let page = app.get(link.trim_end()).await.text().await.unwrap();
+    for expected in ["Holiday", "a.jpg", "b.jpg", "Download all"] {
+        assert!(page.contains(expected), "{expected} on the share page");
+    }
+    let json = run(
+        &app,
+        folder.path(),
+        r#"curl -sSf -u :$SECRET -H "Share: Holiday" -H "Accept: application/json" -F f=@a.jpg -F f=@b.jpg $HOST/"#,
+    )
+    .await;
+    let share: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(share["file_count"], 2);
+    assert_eq!(share["files"][1]["filename"], "b.jpg");
+    // And curl fetches the zip under the share's name.
+    run(&app, folder.path(), &format!("curl -sSf -OJ {}", share["zip_url"].as_str().unwrap())).await;
+    run(&app, folder.path(), "unzip -tq Holiday.zip").await;
+}
+
+#[tokio::test]
+async fn the_share_page_lists_every_file_with_its_folder_and_a_download_all_link() {
+    let app = spawn_app().await;
+    let share = upload_share(&app, "Page <b>", &[("pics/x.png", test_bytes(10)), ("y.txt", b"y".to_vec())]).await;
+    let page = app.get(share["url"].as_str().unwrap()).await;
+    assert_eq!(page.status(), StatusCode::OK);
+    let html = page.text().await.unwrap();
+    assert!(html.contains("Page &#60;b&#62;") || html.contains("Page &lt;b&gt;"), "the name is escaped");
+    assert!(html.contains("pics/"));
+    assert!(html.contains(&format!("/s/{}/zip", share["id"].as_str().unwrap())));
+    for file in share["files"].as_array().unwrap() {
+        assert!(html.contains(file["url"].as_str().unwrap()), "a link to {}", file["filename"]);
+    }
+    assert_eq!(app.get(&app.url("/s/not-a-share")).await.status(), StatusCode::NOT_FOUND);
+}
