@@ -18,7 +18,7 @@ use time::OffsetDateTime;
 
 use crate::domain::{
     ByteRange, FileId, FileName, FilePassword, FolderPath, MAX_NOTE_LEN, RangeRequest, ShareId, human_size, parse_time,
-    unix_time,
+    relative_time, unix_time,
 };
 use crate::routes::error::AppError;
 use crate::routes::files::api::{FileJson, present};
@@ -27,7 +27,7 @@ use crate::routes::files::protected::{Unlock, check_form_password, gate_by_passw
 use crate::routes::files::upload::StoredFile;
 use crate::routes::owner::{Owner, OwnerJson};
 use crate::routes::pages::page::{page, see_other};
-use crate::routes::pages::views::Layout;
+use crate::routes::pages::views::{Layout, ShareListRow};
 use crate::routes::state::AppState;
 use crate::services::auth::passwords::GRANT_LIFETIME_SECS;
 use crate::services::shares::{self, NewShareOptions, ShareError, ShareZip, stream_zip};
@@ -365,6 +365,25 @@ pub(crate) async fn share_uploaded(
             .content_type("text/plain; charset=utf-8")
             .body(format!("{url}\n")),
     ))
+}
+
+/// Every visible share for the files page: counts and sizes as stored, no chunk read.
+pub(super) async fn list_rows(req: &HttpRequest, state: &AppState, now: i64) -> Result<Vec<ShareListRow>, AppError> {
+    let shares = state.store.list_shares(now).await?;
+    Ok(shares
+        .iter()
+        .map(|share| ShareListRow {
+            id: share.id.to_string(),
+            name: share.name.as_str().to_owned(),
+            url: share_url(state, req, &share.id),
+            file_count: share.file_count,
+            total_size: human_size(share.total_size),
+            downloads: share.download_count,
+            max_downloads: share.max_downloads.map(|n| n.to_string()).unwrap_or_default(),
+            expires: share.expires_at.map_or_else(|| "never".to_owned(), |at| relative_time(now, at)),
+            password_protected: share.password_protected,
+        })
+        .collect())
 }
 
 /// A file of the share page.

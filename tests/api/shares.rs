@@ -493,3 +493,34 @@ async fn the_share_page_lists_every_file_with_its_folder_and_a_download_all_link
     }
     assert_eq!(app.get(&app.url("/s/not-a-share")).await.status(), StatusCode::NOT_FOUND);
 }
+
+#[tokio::test]
+async fn the_files_page_and_the_api_list_shares_with_counts_sizes_downloads_and_expiry() {
+    let app = spawn_app().await;
+    let share = upload_share(&app, "Listed", &[("a.bin", test_bytes(1000)), ("b.bin", test_bytes(24))]).await;
+    let path = format!("/api/shares/{}", share["id"].as_str().unwrap());
+    let limits = serde_json::json!({ "max_downloads": 5, "expires": "2099-01-01T00:00:00Z" });
+    assert_eq!(app.owner(Method::PATCH, &path).json(&limits).send().await.unwrap().status(), StatusCode::OK);
+    app.download(&app.url(&zip_path(&share))).await;
+
+    let listed: Vec<Value> = app.owner(Method::GET, "/api/shares").send().await.unwrap().json().await.unwrap();
+    assert_eq!(listed.len(), 1);
+    let one = &listed[0];
+    assert_eq!(
+        (one["name"].as_str(), one["file_count"].as_i64(), one["total_size"].as_i64()),
+        (Some("Listed"), Some(2), Some(1024))
+    );
+    assert_eq!((one["downloads"].as_i64(), one["max_downloads"].as_i64()), (Some(1), Some(5)));
+    assert_eq!(one["expires"], "2099-01-01T00:00:00Z");
+    assert!(one.get("files").is_none(), "the listing names no files");
+    assert_eq!(app.client.get(app.url("/api/shares")).send().await.unwrap().status(), StatusCode::UNAUTHORIZED);
+
+    let browser = crate::browser_pages::sign_in(&app).await;
+    let html = browser.get(&app, "/files").await.text().await.unwrap();
+    let table = &html[html.find("id=\"shares-table\"").unwrap()..];
+    let row = &table[table.find(share["id"].as_str().unwrap()).unwrap()..];
+    let row = &row[..row.find("</tr>").unwrap()];
+    for expected in ["Listed", ">2<", "1.0 KiB", "1 / 5"] {
+        assert!(row.contains(expected), "{expected} in {row}");
+    }
+}

@@ -303,3 +303,19 @@ async fn add_members(
     }
     Ok(None)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn the_share_listing_reads_no_chunks() {
+        let folder = tempfile::tempdir().unwrap();
+        let store = Store::open(&folder.path().join("t.db"), Default::default()).await.unwrap();
+        let sql = format!("EXPLAIN QUERY PLAN SELECT {} FROM shares WHERE {SHARE_VISIBLE}", share_columns());
+        let plan: Vec<(i64, i64, i64, String)> = sqlx::query_as(&sql).bind(0).fetch_all(&store.reader).await.unwrap();
+        let plan: Vec<&str> = plan.iter().map(|row| row.3.as_str()).collect();
+        assert!(plan.iter().all(|step| !step.contains("file_chunks")), "{plan:?}");
+        assert!(plan.iter().any(|step| step.contains("share_files")), "{plan:?}");
+    }
+}
