@@ -24,14 +24,14 @@ use crate::routes::error::AppError;
 use crate::routes::files::api::{FileJson, present};
 use crate::routes::files::download::{if_range_holds, is_not_modified};
 use crate::routes::files::protected::{Unlock, check_form_password, gate_by_password, grant_and_return};
-use crate::routes::files::upload::StoredFile;
 use crate::routes::owner::{Owner, OwnerJson};
 use crate::routes::pages::page::{page, see_other};
 use crate::routes::pages::views::{Layout, ShareListRow};
 use crate::routes::state::AppState;
 use crate::services::auth::passwords::GRANT_LIFETIME_SECS;
-use crate::services::shares::{self, NewShareOptions, ShareError, ShareZip, stream_zip};
-use crate::store::{ShareChanges, ShareMember, ShareRecord, ShareWrite};
+use crate::services::shares::{
+    self, NewShareOptions, ShareChanges, ShareError, ShareMember, ShareRecord, ShareWrite, ShareZip, stream_zip,
+};
 
 /// The grant cookie's name; its path (`/s/{id}`) scopes it to one share, page and zip.
 const GRANT_COOKIE: &str = "blobdrop_share";
@@ -335,21 +335,20 @@ pub async fn delete(
 /// The answer to an owner's upload that names a share in a `Share` header: the files just stored
 /// become one share (each under the folder its form part named, `photos/a.jpg`), and the answer
 /// is the share's link (its JSON with `Accept: application/json`). `None` without the header.
+/// The share expires with the last of its files (`expires_at`).
 pub(crate) async fn share_uploaded(
     req: &HttpRequest,
     state: &AppState,
-    files: &[StoredFile],
+    members: &[(FileId, FolderPath)],
+    expires_at: Option<i64>,
 ) -> Result<Option<HttpResponse>, AppError> {
     let Some(raw) = req.headers().get("share") else {
         return Ok(None);
     };
     let raw = std::str::from_utf8(raw.as_bytes()).map_err(|_| bad("the Share header must be UTF-8"))?;
     let name = parse_name(raw)?;
-    let expires_at = files.iter().filter_map(|file| file.record.expires_at).max();
     let options = NewShareOptions { name, note: None, expires_at, max_downloads: None, password: None };
-    let members: Vec<(FileId, FolderPath)> =
-        files.iter().map(|file| (file.record.id.clone(), file.folder.clone())).collect();
-    let share = written(shares::create(&state.store, options, &members, now()).await?)?;
+    let share = written(shares::create(&state.store, options, members, now()).await?)?;
     let wants_json = req
         .headers()
         .get(header::ACCEPT)

@@ -14,7 +14,8 @@ use crate::domain::{
 };
 use crate::services::auth::passwords::{self, PasswordError};
 use crate::services::downloads::{READ_BATCH_CHUNKS, stream_range};
-use crate::store::{FileRecord, NewShare, ShareChanges, ShareRecord, ShareWrite, Store, StoreError};
+use crate::store::{FileRecord, NewShare, Store, StoreError};
+pub use crate::store::{ShareChanges, ShareMember, ShareRecord, ShareWrite};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ShareError {

@@ -97,7 +97,12 @@ pub(crate) async fn receive_form(
     let mut stored = FormFiles { store: state.store.clone(), cleanup: state.cleanup.clone(), files: Vec::new() };
     let error = match store_form_files(&req, &state, &uploader, &mut form, &mut stored.files).await {
         Ok(()) if !stored.files.is_empty() && guest_link.is_none() => {
-            match crate::routes::shares::share_uploaded(&req, &state, &stored.files).await {
+            let members: Vec<_> =
+                stored.files.iter().map(|file| (file.record.id.clone(), file.folder.clone())).collect();
+            // With the last of its files; never if one of them never expires.
+            let expires_at = stored.files.iter().map(|file| file.record.expires_at).collect::<Option<Vec<_>>>();
+            let expires_at = expires_at.and_then(|all| all.into_iter().max());
+            match crate::routes::shares::share_uploaded(&req, &state, &members, expires_at).await {
                 Ok(Some(share)) => {
                     stored.keep();
                     return share;
