@@ -524,3 +524,40 @@ async fn the_files_page_and_the_api_list_shares_with_counts_sizes_downloads_and_
         assert!(row.contains(expected), "{expected} in {row}");
     }
 }
+
+/// Runs the `blobdrop` client in `folder` against the app; returns its standard output.
+async fn client(app: &TestApp, folder: &Path, args: &str) -> String {
+    run(app, folder, &format!("blobdrop {args}")).await
+}
+
+#[tokio::test]
+async fn the_client_uploads_files_or_a_folder_as_one_share() {
+    let app = spawn_app().await;
+    let folder = tempfile::tempdir().unwrap();
+    let root = folder.path();
+    std::fs::create_dir_all(root.join("photos/2024/june")).unwrap();
+    std::fs::write(root.join("photos/2024/june/a.jpg"), test_bytes(40_000)).unwrap();
+    std::fs::write(root.join("photos/2024/b.jpg"), test_bytes(10)).unwrap();
+    std::fs::write(root.join("photos/top.txt"), b"top").unwrap();
+    std::fs::write(root.join("a.jpg"), b"a").unwrap();
+    std::fs::write(root.join("b.jpg"), b"b").unwrap();
+
+    let link = client(&app, root, "upload --share Holiday a.jpg b.jpg").await;
+    assert_eq!(link.lines().count(), 1, "piped, only the share's link: {link}");
+    let id = link.trim_end().rsplit('/').next().unwrap().to_owned();
+    let share = share_json(&app, &serde_json::json!({ "id": id })).await;
+    assert_eq!(share["name"], "Holiday");
+    let names: Vec<&str> = share["files"].as_array().unwrap().iter().map(|f| f["filename"].as_str().unwrap()).collect();
+    assert_eq!(names, ["a.jpg", "b.jpg"]);
+
+    let link = client(&app, root, "upload photos/").await;
+    let id = link.trim_end().rsplit('/').next().unwrap().to_owned();
+    let share = share_json(&app, &serde_json::json!({ "id": id })).await;
+    assert_eq!(share["name"], "photos");
+    let zip = app.download(&app.url(&format!("/s/{id}/zip"))).await;
+    std::fs::write(root.join("photos.zip"), &zip).unwrap();
+    let members = check_with_four_tools(&app, root, "photos.zip").await;
+    let paths: Vec<&str> = members.iter().map(|m| m.0.as_str()).collect();
+    assert_eq!(paths, ["2024/b.jpg", "2024/june/a.jpg", "top.txt"]);
+    assert_eq!(members[1].2, crate::helpers::sha256(&test_bytes(40_000)));
+}
