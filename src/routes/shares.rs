@@ -5,24 +5,21 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use actix_web::body::SizedStream;
 use actix_web::http::header::{
     self, Charset, ContentDisposition, DispositionParam, DispositionType, EntityTag, ExtendedValue,
 };
 use actix_web::http::{Method, StatusCode};
 use actix_web::{HttpRequest, HttpResponse, web};
 use askama::Template;
-use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
 use crate::domain::{
-    ByteRange, FileId, FileName, FilePassword, FolderPath, MAX_NOTE_LEN, RangeRequest, ShareId, human_size, parse_time,
-    relative_time, unix_time,
+    FileId, FileName, FilePassword, FolderPath, MAX_NOTE_LEN, ShareId, human_size, parse_time, relative_time, unix_time,
 };
 use crate::routes::error::AppError;
 use crate::routes::files::api::{FileJson, present};
-use crate::routes::files::download::{if_range_holds, is_not_modified};
+use crate::routes::files::download::{Conditional, Version};
 use crate::routes::files::protected::{Unlock, check_form_password, gate_by_password, grant_and_return};
 use crate::routes::owner::{Owner, OwnerJson};
 use crate::routes::pages::page::{page, see_other};
@@ -458,24 +455,17 @@ pub async fn zip(req: HttpRequest, state: web::Data<AppState>) -> Result<HttpRes
         }
     }
     let zip = Arc::new(ShareZip::prepare(&state.store, share, state.zip64, now()).await?);
-    let etag = EntityTag::new_strong(zip.etag.clone());
-    let last_modified = SystemTime::UNIX_EPOCH + Duration::from_secs(zip.share.modified_at().max(0) as u64);
-    if is_not_modified(&req, &etag, last_modified) {
-        return Ok(HttpResponse::NotModified()
-            .insert_header(header::ETag(etag))
-            .insert_header(header::LastModified(last_modified.into()))
-            .finish());
-    }
+    // A date names no version of a zip (a file leaving the share by expiry changes it without a
+    // new date): If-Range holds by the tag only, which covers every byte.
+    let version = Version {
+        etag: EntityTag::new_strong(zip.etag.clone()),
+        last_modified: SystemTime::UNIX_EPOCH + Duration::from_secs(zip.share.modified_at().max(0) as u64),
+        dated: false,
+    };
     let size = zip.layout.len();
-    let range_header = req.headers().get(header::RANGE).and_then(|v| v.to_str().ok());
-    // A date in If-Range names no version of a zip: a file leaving the share by expiry changes the
-    // zip without a new date, so only the tag (which covers every byte) may resume a download.
-    let requested =
-        if if_range_holds(&req, &etag, None) { RangeRequest::parse(range_header, size) } else { RangeRequest::Whole };
-    let (status, range) = match requested {
-        RangeRequest::Whole => (StatusCode::OK, ByteRange::whole(size)),
-        RangeRequest::Partial(range) => (StatusCode::PARTIAL_CONTENT, Some(range)),
-        RangeRequest::Unsatisfiable => return Err(AppError::RangeNotSatisfiable { file_size: size }),
+    let (status, range) = match version.conditional_range(&req, size)? {
+        Conditional::NotModified(answer) => return Ok(answer),
+        Conditional::Send { status, range } => (status, range),
     };
     let counts = zip.share.max_downloads.is_some() || range.is_none_or(|r| r.first == 0);
     if req.method() == Method::GET && counts {
@@ -486,40 +476,10 @@ pub async fn zip(req: HttpRequest, state: web::Data<AppState>) -> Result<HttpRes
         state.metrics.downloads.inc();
     }
     let mut response = HttpResponse::build(status);
-    response
-        .insert_header((header::CONTENT_TYPE, "application/zip"))
-        .insert_header(header::ETag(etag))
-        .insert_header(header::LastModified(last_modified.into()))
-        .insert_header((header::ACCEPT_RANGES, "bytes"))
-        .insert_header((
-            header::CACHE_CONTROL,
-            if zip.share.password_protected { "private, no-cache" } else { "no-cache" },
-        ))
-        .insert_header((header::CONTENT_SECURITY_POLICY, "sandbox"))
-        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
-        .insert_header(zip_disposition(&zip.share.name));
-    if let (StatusCode::PARTIAL_CONTENT, Some(r)) = (status, range) {
-        response.insert_header((header::CONTENT_RANGE, format!("bytes {}-{}/{size}", r.first, r.last)));
-    }
-    let length = range.map_or(0, |r| r.byte_count());
-    let body = match range {
-        Some(range) if req.method() == Method::GET => {
-            let (transfer, sent) = (state.metrics.transfer(), state.metrics.bytes_out.clone());
-            stream_zip(state.store.clone(), zip, range)
-                .map(move |item| {
-                    let _in_progress = &transfer; // dropped with the stream, when the response ends
-                    let bytes = item.map_err(|error| {
-                        tracing::warn!(?error, "a share's zip was cut off");
-                        actix_web::Error::from(AppError::from(error))
-                    })?;
-                    sent.inc_by(bytes.len() as u64);
-                    Ok::<_, actix_web::Error>(bytes)
-                })
-                .boxed_local()
-        }
-        _ => futures_util::stream::empty().boxed_local(),
-    };
-    Ok(response.body(SizedStream::new(length, body)))
+    response.insert_header((header::CONTENT_TYPE, "application/zip")).insert_header(zip_disposition(&zip.share.name));
+    let private = zip.share.password_protected;
+    let store = state.store.clone();
+    Ok(version.send(&req, &state, response, (status, range), size, private, |range| stream_zip(store, zip, range)))
 }
 
 /// `attachment; filename*=UTF-8''Holiday.zip` (RFC 6266), with an ASCII stand-in.
