@@ -315,6 +315,14 @@ async fn files_uploaded_before_crc32s_were_stored_get_one_before_their_first_zip
     assert_eq!(stored_crc32(&app, &old_id).await, Some(i64::from(crc32fast::hash(&bytes))));
 }
 
+/// Reads the rest of a body into `received`; `Err` when it was cut off before its length.
+async fn read_to_the_end(response: &mut reqwest::Response, received: &mut Vec<u8>) -> Result<(), reqwest::Error> {
+    while let Some(piece) = response.chunk().await? {
+        received.extend_from_slice(&piece);
+    }
+    Ok(())
+}
+
 #[tokio::test]
 async fn a_file_deleted_while_its_zip_streams_cuts_the_stream_off() {
     let app = spawn_app().await;
@@ -344,13 +352,7 @@ async fn a_file_deleted_while_its_zip_streams_cuts_the_stream_off() {
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
     db.close().await;
-    let ended = loop {
-        match response.chunk().await {
-            Ok(Some(piece)) => received.extend_from_slice(&piece),
-            Ok(None) => break Ok(()),
-            Err(error) => break Err(error),
-        }
-    };
+    let ended = read_to_the_end(&mut response, &mut received).await;
     assert!(ended.is_err(), "the response must be cut off, not end as if complete");
     assert!(received.len() < length, "{} of {length} bytes", received.len());
     assert_eq!(&received[..], &whole[..received.len()], "every byte sent is the zip's");
@@ -560,4 +562,25 @@ async fn the_client_uploads_files_or_a_folder_as_one_share() {
     let paths: Vec<&str> = members.iter().map(|m| m.0.as_str()).collect();
     assert_eq!(paths, ["2024/b.jpg", "2024/june/a.jpg", "top.txt"]);
     assert_eq!(members[1].2, crate::helpers::sha256(&test_bytes(40_000)));
+}
+
+#[tokio::test]
+async fn a_file_that_expires_while_its_zip_streams_cuts_the_stream_off() {
+    let app = spawn_app().await;
+    // Its chunks stay until the next clean-up: only the check before each member stops the zip.
+    let files = [("first.bin", test_bytes(24 * 1024 * 1024)), ("second.bin", test_bytes(100_000))];
+    let share = upload_share(&app, "Expiring", &files).await;
+    let second = share["files"][1]["id"].as_str().unwrap().to_owned();
+    let url = app.url(&zip_path(&share));
+    let whole = app.download(&url).await;
+
+    let mut response = app.get(&url).await;
+    let mut received = response.chunk().await.unwrap().unwrap().to_vec();
+    let db = writable_db(&app).await;
+    sqlx::query("UPDATE files SET expires_at = 1 WHERE id = ?").bind(&second).execute(&db).await.unwrap();
+    db.close().await;
+    let ended = read_to_the_end(&mut response, &mut received).await;
+    assert!(ended.is_err(), "the response must be cut off, not end as if complete");
+    assert!(received.len() < whole.len());
+    assert_eq!(&received[..], &whole[..received.len()], "every byte sent is the zip's");
 }
