@@ -86,6 +86,11 @@ pub struct Settings {
     /// Seconds running uploads and downloads get to finish after SIGTERM or SIGINT.
     #[arg(long, env = "BLOBDROP_SHUTDOWN_TIMEOUT", default_value_t = 30)]
     pub shutdown_timeout_secs: u64,
+
+    /// For tests of the share zips' ZIP64 records: sizes, offsets and counts from this value on
+    /// use them (normally only those that do not fit 32 or 16 bits).
+    #[arg(long, env = "BLOBDROP_ZIP64_THRESHOLD", default_value_t = u64::from(u32::MAX), hide = true)]
+    pub zip64_threshold: u64,
 }
 
 /// The database and how it may grow and checkpoint: the same flags, defaults and variables for the

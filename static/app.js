@@ -6,6 +6,7 @@
 import { initConfirmForms } from './js/confirm.js';
 import { initCopyButtons } from './js/copy.js';
 import { markCurrentNav } from './js/nav.js';
+import { initShareSelected } from './js/shares.js';
 import { labelTableCells } from './js/tables.js';
 import { initUploadPage } from './js/upload-page.js';
 
@@ -14,3 +15,4 @@ initCopyButtons();
 labelTableCells();
 markCurrentNav();
 initUploadPage();
+initShareSelected();

@@ -261,6 +261,10 @@ def summary(name: str, args, r: dict) -> str:
         return (f"{n} 1 KiB uploads, one per {PURGE_UPLOAD_EVERY * 1000:.0f} ms, while {args.purge_files} x {args.large} MiB "
                 f"were purged and {args.small} MiB kept moved down ({seconds:.1f} s): "
                 f"p50 {p50:.1f} ms, p99 {p99:.1f} ms, max {high:.1f} ms")
+    if name == "share_zip":
+        one, zipped = r["share_zip"]
+        return (f"download of {args.share_mib} MiB, medians of {args.runs}: one file {one:.0f} MiB/s, the zip of a share "
+                f"of {args.share_files} files of the same bytes {zipped:.0f} MiB/s: {zipped / one:.2f}x (target >= 0.9x)")
     sections = {"raw": None, "uploads": uploads_section, "downloads": downloads_section, "listings": listings_section,
                 "growth": growth_section, "rustypaste": rustypaste_section}
     if sections.get(name):

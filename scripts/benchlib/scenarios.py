@@ -354,3 +354,33 @@ def rustypaste(b: Bench) -> None:
     for who, figures in runs.items():
         columns = list(zip(*figures))
         b.r[f"paste_{who}"] = (*(med(column) for column in columns[:4]), max(columns[4]))
+
+
+def share_zip(b: Bench) -> None:
+    """MiB/s of `curl -o /dev/null` for one file of `--share-mib` MiB and for the zip of a share of
+    `--share-files` files holding the same bytes (the zip is a little longer: its headers count)."""
+    args = b.args
+    source, _ = b.source("share", args.share_mib)
+    part = args.share_mib * MIB // args.share_files
+    with Server(os.path.join(b.work, "share")) as server:
+        whole = upload(server, source, "whole.bin", False)
+        ids = []
+        with open(source, "rb") as f:
+            for i in range(args.share_files):
+                piece = os.path.join(b.work, "piece.bin")
+                with open(piece, "wb") as out:
+                    out.write(f.read(part if i < args.share_files - 1 else args.share_mib * MIB))
+                ids.append({"id": upload(server, piece, f"part-{i:03}.bin", False)["id"], "folder": f"dir-{i % 10}"})
+        body = json.dumps({"name": "bench", "files": ids})
+        _, answer = curl(["-u", f":{SECRET}", "-H", "Content-Type: application/json", "-d", body,
+                          f"{server.base}/api/shares"])
+        zip_url = json.loads(answer)["zip_url"]
+        head = subprocess.run(["curl", "-sSI", zip_url], check=True, capture_output=True, text=True).stdout
+        zip_bytes = int(head.lower().split("content-length:")[1].split()[0])
+        one, zipped = [], []
+        for i in range(args.runs):
+            log(f"share zip: run {i + 1} of {args.runs} ...")
+            one.append(args.share_mib / download(whole["url"]))
+            zipped.append(zip_bytes / MIB / download(zip_url))
+    shutil.rmtree(os.path.join(b.work, "share"))
+    b.r["share_zip"] = (med(one), med(zipped))

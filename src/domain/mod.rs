@@ -14,10 +14,12 @@ mod guest_link;
 mod lifetime;
 mod limits;
 mod links;
+mod share;
 mod timestamp;
 mod token_label;
 mod trusted_proxies;
 mod upload_options;
+mod zip_layout;
 
 pub use api_token::ApiTokenRecord;
 pub use byte_range::{ByteRange, RangeRequest};
@@ -36,10 +38,12 @@ pub use guest_link::{
 pub use lifetime::{Lifetime, LifetimeError};
 pub use limits::{CHUNK_SIZE, MAX_BUNDLE_IDS, MAX_NOTE_LEN};
 pub use links::{PATH_SEGMENT, PublicUrl};
+pub use share::{FolderPath, MalformedShareId, ShareId};
 pub use timestamp::parse_time;
 pub use token_label::{TokenLabel, TokenLabelError};
 pub use trusted_proxies::{ForwardingHeaders, PublicOrigin, TrustedProxies, valid_host};
 pub use upload_options::{MaxDownloads, OptionHeaders, UploadOptions, UploadOptionsError};
+pub use zip_layout::{Piece, Zip64Limits, ZipLayout, ZipMember, unique_paths};
 
 /// What the property tests beside each parser share.
 #[cfg(test)]

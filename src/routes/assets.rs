@@ -15,6 +15,7 @@ const ASSETS: &[(&str, &str, &str)] = &[
     ("js/expiry.js", JS, include_str!("../../static/js/expiry.js")),
     ("js/format.js", JS, include_str!("../../static/js/format.js")),
     ("js/nav.js", JS, include_str!("../../static/js/nav.js")),
+    ("js/shares.js", JS, include_str!("../../static/js/shares.js")),
     ("js/tables.js", JS, include_str!("../../static/js/tables.js")),
     ("js/upload-page.js", JS, include_str!("../../static/js/upload-page.js")),
     ("js/upload-queue.js", JS, include_str!("../../static/js/upload-queue.js")),

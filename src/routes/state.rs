@@ -38,6 +38,8 @@ pub struct AppState {
     pub trusted_proxies: TrustedProxies,
     /// Signs the cookies that a right download password buys.
     pub grant_key: GrantKey,
+    /// From which sizes, offsets and counts share zips use ZIP64 records.
+    pub zip64: crate::domain::Zip64Limits,
 }
 
 impl AppState {

@@ -148,7 +148,7 @@ pub struct Upload {
     batch_room: Option<OwnedSemaphorePermit>,
     /// Full batches on their way to the writer task; `None` once the upload is finished or failed.
     batches: Option<mpsc::Sender<Batch>>,
-    writer: Option<JoinHandle<Result<Sha256, UploadError>>>,
+    writer: Option<JoinHandle<Result<Digests, UploadError>>>,
     settled: bool,
     /// Until settled, tells the clean-up this upload's rows are in use.
     live: Option<LiveUpload>,
@@ -257,13 +257,13 @@ impl Upload {
 
     /// Writes what is left, waits for every batch to be committed, then makes the file visible.
     pub async fn finish(mut self) -> Result<FileRecord, UploadError> {
-        let sha256 = self.write_out().await?;
+        let (sha256, crc32) = self.write_out().await?;
         let size = self.received as i64;
         let record = match &self.guest_link {
-            None => self.store.finish_upload(&self.id, size, &sha256).await?,
+            None => self.store.finish_upload(&self.id, size, &sha256, crc32).await?,
             Some(link) => {
                 let now = self.clock.unix();
-                match self.store.finish_guest_upload(&self.id, size, &sha256, link, now).await? {
+                match self.store.finish_guest_upload(&self.id, size, &sha256, crc32, link, now).await? {
                     Some(record) => record,
                     None => {
                         // Should this fail, `drop` tries again.
@@ -286,24 +286,25 @@ impl Upload {
 
     /// Like `finish`, but leaves the file invisible until `SealedUpload::finish_together`.
     pub async fn seal(mut self) -> Result<SealedUpload, UploadError> {
-        let sha256 = self.write_out().await?;
+        let (sha256, crc32) = self.write_out().await?;
         self.settled = true;
-        let file = SealedFile { id: self.id.clone(), file_size: self.received as i64, sha256, note: None };
+        let file = SealedFile { id: self.id.clone(), file_size: self.received as i64, sha256, crc32, note: None };
         let deletion_token = std::mem::take(&mut self.deletion_token);
         let live = self.live.take();
         Ok(SealedUpload { store: self.store.clone(), file, deletion_token, settled: false, live })
     }
 
-    /// Writes what is left and waits until every batch is committed; returns the SHA-256 in hex.
-    async fn write_out(&mut self) -> Result<String, UploadError> {
+    /// Writes what is left and waits until every batch is committed; returns the SHA-256 in hex
+    /// and the CRC-32.
+    async fn write_out(&mut self) -> Result<(String, u32), UploadError> {
         if !self.partial_chunk.is_empty() {
             let last = std::mem::take(&mut self.partial_chunk).freeze();
             self.add_chunk(last).await?;
         }
         self.send_batch().await?;
         self.batches = None; // closing the queue lets the writer finish
-        let hasher = self.wait_for_writer().await?;
-        Ok(hex::encode(hasher.finalize()))
+        let Digests { sha256, crc32 } = self.wait_for_writer().await?;
+        Ok((hex::encode(sha256.finalize()), crc32.finalize()))
     }
 
     /// Deletes everything written so far. Should that fail, the clean-up is woken to try again.
@@ -341,7 +342,7 @@ impl Upload {
         }
     }
 
-    async fn wait_for_writer(&mut self) -> Result<Sha256, UploadError> {
+    async fn wait_for_writer(&mut self) -> Result<Digests, UploadError> {
         match self.writer.take() {
             Some(writer) => writer.await?,
             None => Err(UploadError::AlreadyFailed),
@@ -353,7 +354,7 @@ impl Upload {
 /// on once hashed, and this task inserts it while the next one is hashed. An inserted batch is then
 /// no longer shared, so its chunks go to SQLite without another copy. Ends when the queue closes
 /// (returning the hash) or at the first error.
-async fn write_batches(store: Store, id: FileId, queue: mpsc::Receiver<Batch>) -> Result<Sha256, UploadError> {
+async fn write_batches(store: Store, id: FileId, queue: mpsc::Receiver<Batch>) -> Result<Digests, UploadError> {
     let (to_insert, mut hashed) = mpsc::channel(1);
     let hashing = tokio::spawn(hash_batches(queue, to_insert));
     let mut next_idx = 0;
@@ -366,15 +367,29 @@ async fn write_batches(store: Store, id: FileId, queue: mpsc::Receiver<Batch>) -
     hashing.await?
 }
 
+/// The running digests of one upload: the SHA-256 (its ETag) and the CRC-32 (what a share's zip
+/// needs before its first byte).
+#[derive(Default)]
+struct Digests {
+    sha256: Sha256,
+    crc32: crc32fast::Hasher,
+}
+
 /// Hashes the batches of one upload in order, each on the blocking pool (SHA-256 of a batch takes
-/// about a millisecond: too long for the executor), and passes them on. Stops early if the writer
-/// has stopped: its error is the one reported.
-async fn hash_batches(mut queue: mpsc::Receiver<Batch>, to_insert: mpsc::Sender<Batch>) -> Result<Sha256, UploadError> {
-    let mut hasher = Sha256::new();
+/// about a millisecond: too long for the executor; the CRC-32 adds a few percent), and passes them
+/// on. Stops early if the writer has stopped: its error is the one reported.
+async fn hash_batches(
+    mut queue: mpsc::Receiver<Batch>,
+    to_insert: mpsc::Sender<Batch>,
+) -> Result<Digests, UploadError> {
+    let mut hasher = Digests::default();
     while let Some(batch) = queue.recv().await {
         let hashed;
         (hasher, hashed) = tokio::task::spawn_blocking(move || {
-            batch.chunks.iter().for_each(|chunk| hasher.update(chunk));
+            for chunk in &batch.chunks {
+                hasher.sha256.update(chunk);
+                hasher.crc32.update(chunk);
+            }
             (hasher, batch)
         })
         .await?;
@@ -448,7 +463,7 @@ impl Drop for Upload {
 fn abandon_in_background(
     store: Store,
     id: FileId,
-    writer: Option<JoinHandle<Result<Sha256, UploadError>>>,
+    writer: Option<JoinHandle<Result<Digests, UploadError>>>,
     live: Option<LiveUpload>,
 ) {
     if let Ok(runtime) = tokio::runtime::Handle::try_current() {

@@ -115,6 +115,7 @@ impl Application {
             throttles: throttles.clone(),
             trusted_proxies: settings.trusted_proxies.clone(),
             grant_key: GrantKey::resolve(&store).await?,
+            zip64: crate::domain::Zip64Limits::from_threshold(settings.zip64_threshold),
         });
         let running = shutdown::Running::default();
         let counter = running.clone();

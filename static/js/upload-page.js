@@ -4,7 +4,8 @@ import { expiryHeaders, initExpiryField } from './expiry.js';
 import { formatBytes } from './format.js';
 import { UploadQueue } from './upload-queue.js';
 import { UploadRow } from './upload-row.js';
-import { initDrops, initPaste, initPicker } from './upload-sources.js';
+import { createShare, filesOfEntry, folderOf, shareRow } from './shares.js';
+import { initDrops, initFolderPicker, initPaste, initPicker } from './upload-sources.js';
 
 export function initUploadPage() {
   const form = document.getElementById('upload-form');
@@ -16,12 +17,18 @@ export function initUploadPage() {
   const expiryDate = document.getElementById('expiry-date');
   const note = document.getElementById('note');
   const dropZone = document.getElementById('drop-zone');
+  const folderInput = document.getElementById('folder-input');
+  const chooseFolder = document.getElementById('choose-folder');
+  const oneLink = document.getElementById('one-link');
+  const shareName = document.getElementById('share-name');
   // Optional: the server may state its size limit as data-max-upload="BYTES" on the form.
   const maxUpload = /^\d+$/.test(form.dataset.maxUpload ?? '') ? Number(form.dataset.maxUpload) : null;
   // A guest link's page says where its files go; a guest gets links but no owner-only extras.
-  const queue = new UploadQueue(form.dataset.uploadTo ?? '/', form.dataset.guest === undefined);
+  const forOwner = form.dataset.guest === undefined;
+  const queue = new UploadQueue(form.dataset.uploadTo ?? '/', forOwner);
 
-  function upload(files, folders = []) {
+  // `share`: null, or { name, folders } with each file's folder inside the share, in order.
+  function upload(files, folders = [], share = null) {
     if (files.length === 0 && folders.length === 0) return;
     const headers = expiryHeaders(expiry, expiryDate);
     if (headers === null || (expiry?.value === 'custom' && !expiryDate?.checkValidity())) {
@@ -36,16 +43,57 @@ export function initUploadPage() {
     // A folder arrives as a File that fails to read halfway; say why instead of "network error".
     for (const folder of folders) new UploadRow(list, folder, before).failed('folders cannot be uploaded; zip the folder first');
     const noteText = note?.value.trim() ?? '';
-    for (const file of files) {
+    if (!share && oneLink?.checked && files.length > 0) {
+      share = { name: shareName?.value.trim() || 'Shared files', folders: files.map(() => '') };
+    }
+    const shared = share ? shareRow(list, share.name, before) : null;
+    const uploaded = [];
+    files.forEach((file, index) => {
       const row = new UploadRow(list, file, before);
       if (maxUpload !== null && file.size > maxUpload) {
         // The server would read the whole body before refusing it: say so before sending a byte.
         row.failed(`larger than the ${formatBytes(maxUpload)} limit per file`);
-        continue;
+        return;
       }
-      queue.add(row, headers, noteText);
-    }
+      const settled = queue.add(row, headers, noteText);
+      if (share) uploaded.push(settled.then((done) => done && { id: done.id, folder: share.folders[index] }));
+    });
     queue.pump();
+    if (shared) {
+      // One link for all once every file is in; files that failed are left out.
+      Promise.all(uploaded).then(async (done) => {
+        const members = done.filter(Boolean);
+        if (members.length === 0) return shared.failed('no file of it was uploaded');
+        const made = await createShare(share.name, members);
+        return made.error ? shared.failed(made.error) : shared.done(made);
+      });
+    }
+  }
+
+  /** A chosen folder's files (each with its `webkitRelativePath`) as one share named after it. */
+  function uploadFolder(files) {
+    if (files.length === 0) return;
+    const top = files[0].webkitRelativePath.split('/')[0] || 'Shared files';
+    upload(files, [], { name: top, folders: files.map((file) => folderOf(file.webkitRelativePath)) });
+  }
+
+  /** Dropped files and folders: the folders' files, paths kept, and the files as one share. */
+  async function dropped(files, folderFiles, folderEntries) {
+    if (!forOwner || folderEntries.length === 0 || folderEntries.length !== folderFiles.length) {
+      return upload(files, folderFiles);
+    }
+    const inFolders = [];
+    for (const entry of folderEntries) inFolders.push(...(await filesOfEntry(entry)));
+    const alone = files.length === 0 && folderEntries.length === 1;
+    // A folder dropped alone is the share's root; beside others it is a folder inside the share.
+    const folders = inFolders.map(({ path }) =>
+      alone ? folderOf(path) : path.split('/').slice(0, -1).join('/'),
+    );
+    const name = alone ? folderEntries[0].name : shareName?.value.trim() || 'Shared files';
+    upload([...files, ...inFolders.map(({ file }) => file)], [], {
+      name,
+      folders: [...files.map(() => ''), ...folders],
+    });
   }
 
   // The form is a convenience for the picker: it must never navigate.
@@ -54,8 +102,9 @@ export function initUploadPage() {
     if (fileInput?.files) upload([...fileInput.files]);
   });
   if (fileInput) initPicker(fileInput, chooseButton, dropZone, upload);
+  if (folderInput && chooseFolder && forOwner) initFolderPicker(folderInput, chooseFolder, uploadFolder);
   if (expiry && expiryDate) initExpiryField(expiry, expiryDate);
-  initDrops(dropZone, upload);
+  initDrops(dropZone, (files, folderFiles, folderEntries) => dropped(files, folderFiles, folderEntries));
   initPaste(upload);
 
   window.addEventListener('beforeunload', (event) => {

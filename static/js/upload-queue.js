@@ -18,19 +18,28 @@ export class UploadQueue {
     return this.running.size > 0 || this.waiting.length > 0;
   }
 
-  /** Queues one file's row; its Cancel button takes it out of the queue or aborts its request. */
+  /**
+   * Queues one file's row; its Cancel button takes it out of the queue or aborts its request.
+   * Resolves with the uploaded file's JSON, or null if it failed or was cancelled.
+   */
   add(row, headers, noteText) {
-    const job = { row, headers, noteText };
+    let settle;
+    const settled = new Promise((resolve) => {
+      settle = resolve;
+    });
+    const job = { row, headers, noteText, settle };
     row.cancel.addEventListener('click', () => {
       const queued = this.waiting.indexOf(job);
       if (queued >= 0) {
         this.waiting.splice(queued, 1);
         row.cancelled();
+        settle(null);
       } else {
         row.xhr?.abort();
       }
     });
     this.waiting.push(job);
+    return settled;
   }
 
   /** Starts queued uploads while fewer than UPLOADS_AT_ONCE run. */
@@ -38,7 +47,7 @@ export class UploadQueue {
     while (this.running.size < UPLOADS_AT_ONCE && this.waiting.length > 0) {
       const job = this.waiting.shift();
       this.running.add(job.row);
-      this.run(job).finally(() => {
+      this.run(job).then(job.settle, () => job.settle(null)).finally(() => {
         this.running.delete(job.row);
         this.pump();
       });
@@ -48,10 +57,17 @@ export class UploadQueue {
   async run({ row, headers, noteText }) {
     row.setState('uploading', 'Uploading');
     const answer = await sendFile(row, headers, this.uploadTo);
-    if (answer.cancelled) return row.cancelled();
-    if (!answer.ok) return row.failed(answer.reason);
+    if (answer.cancelled) {
+      row.cancelled();
+      return null;
+    }
+    if (!answer.ok) {
+      row.failed(answer.reason);
+      return null;
+    }
     row.finishProgress();
     const noteProblem = noteText ? await saveNote(answer.file.id, noteText) : null;
     row.done(answer.file, noteProblem, this.forOwner);
+    return answer.file;
   }
 }

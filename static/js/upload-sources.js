@@ -11,6 +11,21 @@ function isEditable(target) {
   );
 }
 
+/** "Choose folder": every file under the chosen folder, with its path, as one share. */
+export function initFolderPicker(folderInput, chooseButton, uploadFolder) {
+  folderInput.addEventListener('change', () => {
+    uploadFolder([...folderInput.files]);
+    folderInput.value = '';
+  });
+  folderInput.classList.add('visually-hidden');
+  folderInput.tabIndex = -1;
+  chooseButton.hidden = false;
+  chooseButton.addEventListener('click', (event) => {
+    event.preventDefault();
+    folderInput.click();
+  });
+}
+
 /** The "Choose files" button stands in for the bare file input; a click on the drop zone opens it too. */
 export function initPicker(fileInput, chooseButton, dropZone, upload) {
   fileInput.addEventListener('change', () => {
@@ -78,6 +93,7 @@ export function initDrops(dropZone, upload) {
     upload(
       files.filter((_, index) => !isFolder(index)),
       files.filter((_, index) => isFolder(index)),
+      entries.filter((_, index) => isFolder(index)),
     );
   });
 }

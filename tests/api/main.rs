@@ -25,6 +25,7 @@ mod previews;
 mod range;
 mod route_table;
 mod security_headers;
+mod shares;
 mod shell_shapes;
 mod space;
 mod sqlite_formats;

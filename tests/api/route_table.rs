@@ -20,7 +20,7 @@ const METHODS: [Method; 7] =
 /// `tokens_api::configure`) with a real id and with a malformed one, and a path no pattern
 /// matches: the status for GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS, each sent with an empty
 /// body. `{file}` is an uploaded file, `{deletion}` its deletion token, `{link}` a guest link and
-/// `{token}` an API token's id; `malformed-id` is no id (file and guest-link ids are 22 base64url
+/// `{token}` an API token's id, `{share}` a share of the file; `malformed-id` is no id (file and guest-link ids are 22 base64url
 /// characters, token ids are numbers). Pasted from what the code answered when the test was written:
 /// a changed row is a changed answer, wanted or not. One change was wanted: ids are typed in the path
 /// extractor, so a malformed id is 404 before any other check, also for the routes whose owner
@@ -149,6 +149,21 @@ const TABLE: &[(&str, Who, [u16; 7])] = &[
     ("/api/tokens/{token}",             Owner,    [404, 404, 404, 404, 404, 204, 404]),
     ("/api/tokens/malformed-id",        Stranger, [404, 404, 404, 404, 404, 401, 404]),
     ("/api/tokens/malformed-id",        Owner,    [404, 404, 404, 404, 404, 404, 404]),
+    // shares::configure, inside routes::configure before `/{filename}`.
+    ("/s/{share}",                      Stranger, [200, 405, 415, 405, 405, 405, 405]),
+    ("/s/{share}",                      Owner,    [200, 405, 415, 405, 405, 405, 405]),
+    ("/s/malformed-id",                 Stranger, [404, 405, 415, 405, 405, 405, 405]),
+    ("/s/malformed-id",                 Owner,    [404, 405, 415, 405, 405, 405, 405]),
+    ("/s/{share}/zip",                  Stranger, [200, 200, 415, 405, 405, 405, 405]),
+    ("/s/{share}/zip",                  Owner,    [200, 200, 415, 405, 405, 405, 405]),
+    ("/s/malformed-id/zip",             Stranger, [404, 404, 415, 405, 405, 405, 405]),
+    ("/s/malformed-id/zip",             Owner,    [404, 404, 415, 405, 405, 405, 405]),
+    ("/api/shares",                     Stranger, [401, 405, 401, 405, 405, 405, 405]),
+    ("/api/shares",                     Owner,    [200, 405, 400, 405, 405, 405, 405]),
+    ("/api/shares/{share}",             Stranger, [401, 405, 405, 405, 401, 401, 405]),
+    ("/api/shares/{share}",             Owner,    [200, 405, 405, 405, 400, 204, 405]),
+    ("/api/shares/malformed-id",        Stranger, [401, 405, 405, 405, 401, 401, 405]),
+    ("/api/shares/malformed-id",        Owner,    [404, 405, 405, 405, 400, 404, 405]),
     // routes::configure's last route, PUT /{filename}, and its default service.
     ("/route-table.txt",                Stranger, [404, 404, 404, 401, 404, 404, 404]),
     ("/route-table.txt",                Owner,    [404, 404, 404, 201, 404, 404, 404]),
@@ -162,6 +177,7 @@ struct Fixtures {
     deletion: String,
     link: String,
     token: String,
+    share: String,
 }
 
 async fn create_fixtures(app: &TestApp) -> Fixtures {
@@ -178,7 +194,11 @@ async fn create_fixtures(app: &TestApp) -> Fixtures {
     };
     let link = created("/api/guest-links").await.as_str().unwrap().to_owned();
     let token = created("/api/tokens").await.as_i64().unwrap().to_string();
-    Fixtures { file, deletion, link, token }
+    let body = serde_json::json!({ "name": "route table", "files": [file] });
+    let response = app.owner(Method::POST, "/api/shares").json(&body).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::CREATED);
+    let share = response.json::<serde_json::Value>().await.unwrap()["id"].as_str().unwrap().to_owned();
+    Fixtures { file, deletion, link, token, share }
 }
 
 impl Fixtures {
@@ -187,6 +207,7 @@ impl Fixtures {
             .replace("{deletion}", &self.deletion)
             .replace("{link}", &self.link)
             .replace("{token}", &self.token)
+            .replace("{share}", &self.share)
     }
 }
 

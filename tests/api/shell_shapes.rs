@@ -11,7 +11,7 @@ use crate::helpers::{SECRET, TestApp, id_of, sha256, spawn_app, test_bytes};
 /// Runs `script` in bash (with `pipefail`) in `folder`, with `$HOST` and `$SECRET` set as the README
 /// has them, and `blobdrop` on the `PATH` pointed at the app. Returns stdout, stderr and whether it
 /// succeeded.
-async fn shell(app: &TestApp, folder: &Path, script: &str) -> (bool, String, String) {
+pub(crate) async fn shell(app: &TestApp, folder: &Path, script: &str) -> (bool, String, String) {
     let binary_folder = Path::new(env!("CARGO_BIN_EXE_blobdrop")).parent().unwrap();
     let path = format!("{}:{}", binary_folder.display(), std::env::var("PATH").unwrap_or_default());
     let output = Command::new("bash")
@@ -30,7 +30,7 @@ async fn shell(app: &TestApp, folder: &Path, script: &str) -> (bool, String, Str
 }
 
 /// Like `shell`, for a script that must succeed; returns its stdout.
-async fn run(app: &TestApp, folder: &Path, script: &str) -> String {
+pub(crate) async fn run(app: &TestApp, folder: &Path, script: &str) -> String {
     let (ok, stdout, stderr) = shell(app, folder, script).await;
     assert!(ok, "{script}\nstdout: {stdout}\nstderr: {stderr}");
     stdout

@@ -1,7 +1,8 @@
-//! `blobdrop upload FILE...`: streams each file (or standard input) with `PUT /{name}`.
+//! `blobdrop upload FILE...`: streams each file (or standard input) with `PUT /{name}`; with
+//! `--share NAME`, or a folder, the files then become one share (`POST /api/shares`).
 
 use std::num::NonZeroU32;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use bytes::Bytes;
 use clap::Args;
@@ -14,7 +15,7 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 
 use super::connection::{ClientError, Connection, ServerArgs, file_id, header_value, on_terminal, progress_bar};
 use crate::domain::PATH_SEGMENT;
-use crate::domain::{FileName, Lifetime};
+use crate::domain::{FileName, FolderPath, Lifetime};
 
 /// Bytes read from a file per piece of the request body.
 const READ_SIZE: usize = 256 * 1024;
@@ -24,9 +25,14 @@ pub struct UploadArgs {
     #[command(flatten)]
     server: ServerArgs,
 
-    /// Files to upload; `-` reads standard input.
+    /// Files to upload; `-` reads standard input. A folder is uploaded with everything in it
+    /// as one share of the same name, its paths kept.
     #[arg(required = true)]
     files: Vec<PathBuf>,
+
+    /// Make the uploaded files one share of this name and print its link.
+    #[arg(long)]
+    share: Option<String>,
 
     /// Delete each file after this long: 90s, 10min, 2h, 7d, 2w.
     #[arg(long)]
@@ -53,11 +59,18 @@ struct Uploaded {
     expires_at: Option<String>,
 }
 
-/// One thing to send: its name, its bytes and their length when known.
+/// One thing to send: its name, its bytes and their length when known, and its folder in a share.
 struct Source {
     name: FileName,
     reader: Box<dyn AsyncRead + Send + Unpin>,
     length: Option<u64>,
+    folder: FolderPath,
+}
+
+/// The fields of the server's share answer that the client prints.
+#[derive(Debug, Deserialize)]
+struct SharedJson {
+    url: String,
 }
 
 pub async fn upload(args: UploadArgs) -> Result<(), ClientError> {
@@ -65,12 +78,29 @@ pub async fn upload(args: UploadArgs) -> Result<(), ClientError> {
     connection.server()?;
     // Every file is opened before the first is sent, so a typo fails before anything is uploaded.
     let mut sources = Vec::new();
+    // A lone folder is the share's root; beside other arguments it is a folder inside the share.
+    let lone = args.files.len() == 1;
     for path in &args.files {
-        sources.push(open(path, args.name.as_deref()).await?);
+        if tokio::fs::metadata(path).await.is_ok_and(|metadata| metadata.is_dir()) {
+            let top = if lone { PathBuf::new() } else { path.file_name().map(PathBuf::from).unwrap_or_default() };
+            walk(path, &top, &mut sources).await?;
+        } else {
+            sources.push(open(path, args.name.as_deref()).await?);
+        }
     }
+    let share_name = match (&args.share, args.files.as_slice()) {
+        (Some(name), _) => Some(name.clone()),
+        (None, [folder]) if folder.is_dir() => Some(folder_name(folder)),
+        _ => None,
+    };
+    let mut shared = Vec::new();
     for source in sources {
+        let folder = source.folder.clone();
         let uploaded = send(&connection, &args, source).await?;
-        println!("{}", uploaded.url);
+        shared.push(serde_json::json!({ "id": file_id(&uploaded.url)?, "folder": folder.as_str() }));
+        if share_name.is_none() || on_terminal() {
+            println!("{}", uploaded.url);
+        }
         if on_terminal() {
             println!("  delete: curl -X DELETE {}", uploaded.delete_url);
             if let Some(expires) = &uploaded.expires_at {
@@ -81,6 +111,46 @@ pub async fn upload(args: UploadArgs) -> Result<(), ClientError> {
             add_note(&connection, &uploaded.url, note)
                 .await
                 .map_err(|error| ClientError::NoteRefused(Box::new(error)))?;
+        }
+    }
+    if let Some(name) = share_name {
+        let request = connection.owner(Method::POST, "api/shares")?;
+        let body = serde_json::json!({ "name": name, "files": shared });
+        let answer = connection.send(request.json(&body), "the share").await?;
+        let share: SharedJson = answer.json().await.map_err(ClientError::BadAnswer)?;
+        if on_terminal() {
+            println!("share: {}", share.url);
+        } else {
+            println!("{}", share.url);
+        }
+    }
+    Ok(())
+}
+
+/// The name a folder's share gets: its last component (`photos/` is `photos`).
+fn folder_name(path: &Path) -> String {
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    absolute.components().next_back().map(|last| last.as_os_str().to_string_lossy().into_owned()).unwrap_or_default()
+}
+
+/// Opens every file under `folder`, in name order, each with its folder inside the share (under
+/// `top`). Symbolic links are not followed, so a link cannot pull files from outside in.
+async fn walk(folder: &Path, top: &Path, sources: &mut Vec<Source>) -> Result<(), ClientError> {
+    let read_error = |source| ClientError::Read { path: folder.display().to_string(), source };
+    let mut entries = Vec::new();
+    let mut listing = tokio::fs::read_dir(folder).await.map_err(read_error)?;
+    while let Some(entry) = listing.next_entry().await.map_err(read_error)? {
+        entries.push(entry);
+    }
+    entries.sort_by_key(|entry| entry.file_name());
+    for entry in entries {
+        let kind = entry.file_type().await.map_err(read_error)?;
+        if kind.is_dir() {
+            Box::pin(walk(&entry.path(), &top.join(entry.file_name()), sources)).await?;
+        } else if kind.is_file() {
+            let mut source = open(&entry.path(), None).await?;
+            source.folder = FolderPath::parse(&top.to_string_lossy());
+            sources.push(source);
         }
     }
     Ok(())
@@ -98,19 +168,13 @@ async fn open(path: &std::path::Path, stdin_name: Option<&str>) -> Result<Source
     let read_error = |source| ClientError::Read { path: path.display().to_string(), source };
     if path.as_os_str() == "-" {
         let name = FileName::parse(stdin_name.unwrap_or("stdin")).map_err(|e| invalid_name(stdin_name, e))?;
-        return Ok(Source { name, reader: Box::new(tokio::io::stdin()), length: None });
+        return Ok(Source { name, reader: Box::new(tokio::io::stdin()), length: None, folder: FolderPath::default() });
     }
     let file = tokio::fs::File::open(path).await.map_err(read_error)?;
     let metadata = file.metadata().await.map_err(read_error)?;
-    if metadata.is_dir() {
-        let error = std::io::Error::other(
-            "it is a folder: upload an archive, e.g. tar czf - DIR | blobdrop upload - --name DIR.tgz",
-        );
-        return Err(read_error(error));
-    }
     let raw_name = path.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
     let name = FileName::parse(&raw_name).map_err(|e| invalid_name(Some(&raw_name), e))?;
-    Ok(Source { name, reader: Box::new(file), length: Some(metadata.len()) })
+    Ok(Source { name, reader: Box::new(file), length: Some(metadata.len()), folder: FolderPath::default() })
 }
 
 fn invalid_name(name: Option<&str>, error: crate::domain::FileNameError) -> ClientError {

@@ -140,7 +140,7 @@ pub async fn upload_bundle(req: HttpRequest, mut body: web::Payload, state: web:
         let imported = bundles::import_visible(&state.ctx, &path, state.max_upload).await.map_err(import_error)?;
         Ok(imported
             .into_iter()
-            .map(|(record, deletion_token)| StoredFile { record, deletion_token })
+            .map(|(record, deletion_token)| StoredFile { record, deletion_token, folder: Default::default() })
             .collect::<Vec<_>>())
     }
     .await;

@@ -102,27 +102,12 @@ async fn send(
     query: &DownloadQuery,
     audience: Audience,
 ) -> Result<HttpResponse, AppError> {
-    let etag = EntityTag::new_strong(file.sha256.clone());
-    let last_modified = modified_time(&file);
-
-    if is_not_modified(req, &etag, last_modified) {
-        return Ok(HttpResponse::NotModified()
-            .insert_header(header::ETag(etag))
-            .insert_header(header::LastModified(last_modified.into()))
-            .finish());
-    }
-
+    let version =
+        Version { etag: EntityTag::new_strong(file.sha256.clone()), last_modified: modified_time(&file), dated: true };
     let size = file.file_size as u64;
-    let range_header = req.headers().get(header::RANGE).and_then(|v| v.to_str().ok());
-    let requested = if if_range_holds(req, &etag, Some(last_modified)) {
-        RangeRequest::parse(range_header, size)
-    } else {
-        RangeRequest::Whole
-    };
-    let (status, range) = match requested {
-        RangeRequest::Whole => (StatusCode::OK, ByteRange::whole(size)),
-        RangeRequest::Partial(range) => (StatusCode::PARTIAL_CONTENT, Some(range)),
-        RangeRequest::Unsatisfiable => return Err(AppError::RangeNotSatisfiable { file_size: size }),
+    let (status, range) = match version.conditional_range(req, size)? {
+        Conditional::NotModified(answer) => return Ok(answer),
+        Conditional::Send { status, range } => (status, range),
     };
 
     let counts = file.max_downloads.is_some() || range.is_none_or(|r| r.first == 0);
@@ -138,32 +123,100 @@ async fn send(
     let mut response = HttpResponse::build(status);
     response
         .insert_header((header::CONTENT_TYPE, file.content_type.as_str()))
-        .insert_header(header::ETag(etag))
-        .insert_header(header::LastModified(last_modified.into()))
-        .insert_header((header::ACCEPT_RANGES, "bytes"))
-        .insert_header((header::CACHE_CONTROL, if private { "private, no-cache" } else { "no-cache" }))
-        .insert_header((header::CONTENT_SECURITY_POLICY, "sandbox"))
-        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
         .insert_header(content_disposition(&file, query.forces_attachment()));
-    if let (StatusCode::PARTIAL_CONTENT, Some(r)) = (status, range) {
-        response.insert_header((header::CONTENT_RANGE, format!("bytes {}-{}/{size}", r.first, r.last)));
-    }
-    let length = range.map_or(0, |r| r.byte_count());
-    let body = match range {
-        Some(range) if req.method() == Method::GET => {
-            let (transfer, sent) = (state.metrics.transfer(), state.metrics.bytes_out.clone());
-            stream_range(&state.ctx, &file, range)
-                .map(move |item| {
-                    let _in_progress = &transfer; // dropped with the stream, when the response ends
-                    let bytes = item.map_err(|error| actix_web::Error::from(AppError::from(error)))?;
-                    sent.inc_by(bytes.len() as u64);
-                    Ok::<_, actix_web::Error>(bytes)
-                })
-                .boxed_local()
+    let ctx = state.ctx.clone();
+    Ok(version.send(req, state, response, (status, range), size, private, |range| stream_range(&ctx, &file, range)))
+}
+
+/// The version of what a download sends, for conditional requests: its strong tag and date.
+pub(crate) struct Version {
+    pub etag: EntityTag,
+    pub last_modified: SystemTime,
+    /// Whether the date names exactly one version; if not (a share's zip, whose set of files can
+    /// change without a new date), If-Range holds by tag only.
+    pub dated: bool,
+}
+
+/// What the conditional headers decided.
+pub(crate) enum Conditional {
+    /// 304: the client holds this version.
+    NotModified(HttpResponse),
+    /// 200 with everything, or 206 with `range` (`None`: an empty entity).
+    Send { status: StatusCode, range: Option<ByteRange> },
+}
+
+impl Version {
+    /// If-None-Match and If-Modified-Since, then Range under If-Range, for `size` bytes; 416 when
+    /// the range starts past the end.
+    pub(crate) fn conditional_range(&self, req: &HttpRequest, size: u64) -> Result<Conditional, AppError> {
+        if is_not_modified(req, &self.etag, self.last_modified) {
+            return Ok(Conditional::NotModified(
+                HttpResponse::NotModified()
+                    .insert_header(header::ETag(self.etag.clone()))
+                    .insert_header(header::LastModified(self.last_modified.into()))
+                    .finish(),
+            ));
         }
-        _ => futures_util::stream::empty().boxed_local(),
-    };
-    Ok(response.body(SizedStream::new(length, body)))
+        let range_header = req.headers().get(header::RANGE).and_then(|v| v.to_str().ok());
+        let requested = if if_range_holds(req, &self.etag, self.dated.then_some(self.last_modified)) {
+            RangeRequest::parse(range_header, size)
+        } else {
+            RangeRequest::Whole
+        };
+        Ok(match requested {
+            RangeRequest::Whole => Conditional::Send { status: StatusCode::OK, range: ByteRange::whole(size) },
+            RangeRequest::Partial(range) => {
+                Conditional::Send { status: StatusCode::PARTIAL_CONTENT, range: Some(range) }
+            }
+            RangeRequest::Unsatisfiable => return Err(AppError::RangeNotSatisfiable { file_size: size }),
+        })
+    }
+
+    /// The answer with the bytes: this version's headers, ranges, the sandbox, a private cache
+    /// when `private`, Content-Range for a 206, and for a GET the body `bytes(range)` gives,
+    /// counted in the metrics. A stream that fails cuts the response off.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn send<S, E>(
+        self,
+        req: &HttpRequest,
+        state: &AppState,
+        mut response: actix_web::HttpResponseBuilder,
+        (status, range): (StatusCode, Option<ByteRange>),
+        size: u64,
+        private: bool,
+        bytes: impl FnOnce(ByteRange) -> S,
+    ) -> HttpResponse
+    where
+        S: futures_util::Stream<Item = Result<bytes::Bytes, E>> + 'static,
+        AppError: From<E>,
+    {
+        response
+            .insert_header(header::ETag(self.etag))
+            .insert_header(header::LastModified(self.last_modified.into()))
+            .insert_header((header::ACCEPT_RANGES, "bytes"))
+            .insert_header((header::CACHE_CONTROL, if private { "private, no-cache" } else { "no-cache" }))
+            .insert_header((header::CONTENT_SECURITY_POLICY, "sandbox"))
+            .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"));
+        if let (StatusCode::PARTIAL_CONTENT, Some(r)) = (status, range) {
+            response.insert_header((header::CONTENT_RANGE, format!("bytes {}-{}/{size}", r.first, r.last)));
+        }
+        let length = range.map_or(0, |r| r.byte_count());
+        let body = match range {
+            Some(range) if req.method() == Method::GET => {
+                let (transfer, sent) = (state.metrics.transfer(), state.metrics.bytes_out.clone());
+                bytes(range)
+                    .map(move |item| {
+                        let _in_progress = &transfer; // dropped with the stream, when the response ends
+                        let bytes = item.map_err(|error| actix_web::Error::from(AppError::from(error)))?;
+                        sent.inc_by(bytes.len() as u64);
+                        Ok::<_, actix_web::Error>(bytes)
+                    })
+                    .boxed_local()
+            }
+            _ => futures_util::stream::empty().boxed_local(),
+        };
+        response.body(SizedStream::new(length, body))
+    }
 }
 
 /// Notes who downloaded, for the file page: the TCP peer, or X-Forwarded-For only from trusted

@@ -31,8 +31,21 @@ pub async fn gate(req: &HttpRequest, state: &AppState, file: &FileRecord) -> Res
     let Some(password_hash) = files::password_hash(&state.ctx, &file.id).await? else {
         return Ok(None); // the password was removed since the file was read
     };
-    if req.cookie(GRANT_COOKIE).is_some_and(|grant| state.grant_key.check(grant.value(), &file.id, &password_hash, now))
-    {
+    let granted = req
+        .cookie(GRANT_COOKIE)
+        .is_some_and(|grant| state.grant_key.check(grant.value(), &file.id, &password_hash, now));
+    gate_by_password(req, state, password_hash, granted).await
+}
+
+/// The rest of `gate` for anything behind a password (a file, a share): `granted` says whether the
+/// request's grant cookie holds for it.
+pub(crate) async fn gate_by_password(
+    req: &HttpRequest,
+    state: &AppState,
+    password_hash: String,
+    granted: bool,
+) -> Result<Option<HttpResponse>, AppError> {
+    if granted {
         return Ok(None);
     }
     if session(req, state).await?.is_some() {
@@ -64,7 +77,7 @@ pub async fn gate(req: &HttpRequest, state: &AppState, file: &FileRecord) -> Res
 #[derive(Deserialize)]
 pub struct Unlock {
     #[serde(default)]
-    password: String,
+    pub(crate) password: String,
 }
 
 /// `POST /f/{id}[/{name}]` from the password form: the right password sets the grant cookie and
@@ -81,21 +94,44 @@ pub async fn unlock(
     let Some(password_hash) = files::password_hash(&state.ctx, &file.id).await? else {
         return Ok(see_other(&back));
     };
-    let verify = async { passwords::verify(password_hash.clone(), form.into_inner().password).await };
-    match state.throttles.passwords.attempt(state.client_ip(&req), verify).await.map_err(AppError::internal)? {
-        Verdict::Right => {}
-        Verdict::Wrong => return password_form(true),
-        Verdict::Refused(refused) => return Err(refused.into()),
+    if let Some(wrong) = check_form_password(&req, &state, &password_hash, form.into_inner().password).await? {
+        return Ok(wrong);
     }
     let grant = state.grant_key.issue(&file.id, &password_hash, now + GRANT_LIFETIME_SECS);
-    let cookie = Cookie::build(GRANT_COOKIE, grant)
-        .path(format!("/f/{}", file.id))
+    grant_and_return(&state, GRANT_COOKIE, grant, format!("/f/{}", file.id), &back)
+}
+
+/// Checks a password from the form under the password throttle; `Some(form again)` when wrong.
+pub(crate) async fn check_form_password(
+    req: &HttpRequest,
+    state: &AppState,
+    password_hash: &str,
+    password: String,
+) -> Result<Option<HttpResponse>, AppError> {
+    let verify = async { passwords::verify(password_hash.to_owned(), password).await };
+    match state.throttles.passwords.attempt(state.client_ip(req), verify).await.map_err(AppError::internal)? {
+        Verdict::Right => Ok(None),
+        Verdict::Wrong => password_form(true).map(Some),
+        Verdict::Refused(refused) => Err(refused.into()),
+    }
+}
+
+/// Sets the grant cookie `name` scoped to `path` and sends the browser back to `back`.
+pub(crate) fn grant_and_return(
+    state: &AppState,
+    name: &'static str,
+    grant: String,
+    path: String,
+    back: &str,
+) -> Result<HttpResponse, AppError> {
+    let cookie = Cookie::build(name, grant)
+        .path(path)
         .http_only(true)
         .same_site(SameSite::Strict)
         .secure(state.secure_cookies())
         .max_age(CookieDuration::seconds(GRANT_LIFETIME_SECS))
         .finish();
-    let mut response = see_other(&back);
+    let mut response = see_other(back);
     response.add_cookie(&cookie).map_err(AppError::internal)?;
     Ok(response)
 }

@@ -8,7 +8,7 @@ use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
 
 use crate::domain::guess_content_type;
-use crate::domain::{ByteSize, FileName, OptionHeaders, UploadOptions};
+use crate::domain::{ByteSize, FileName, FolderPath, OptionHeaders, UploadOptions};
 use crate::domain::{FileRecord, GuestLinkRecord};
 use crate::routes::body::{
     BodyEnd, DRAIN_LIMIT, DRAIN_TIME, client_hung_up, close_unless, parser_wait, payload_error, refuse,
@@ -94,6 +94,21 @@ pub(crate) async fn receive_form(
     let mut form = FormReader { form: Multipart::new(req.headers(), body), end, idle: state.idle_timeout };
     let mut stored = FormFiles { ctx: state.ctx.clone(), files: Vec::new() };
     let error = match store_form_files(&req, &state, &uploader, &mut form, &mut stored.files).await {
+        Ok(()) if !stored.files.is_empty() && guest_link.is_none() => {
+            let members: Vec<_> =
+                stored.files.iter().map(|file| (file.record.id.clone(), file.folder.clone())).collect();
+            // With the last of its files; never if one of them never expires.
+            let expires_at = stored.files.iter().map(|file| file.record.expires_at).collect::<Option<Vec<_>>>();
+            let expires_at = expires_at.and_then(|all| all.into_iter().max());
+            match crate::routes::shares::share_uploaded(&req, &state, &members, expires_at).await {
+                Ok(Some(share)) => {
+                    stored.keep();
+                    return share;
+                }
+                Ok(None) => return uploaded(&req, &state, &stored.keep(), true),
+                Err(error) => error,
+            }
+        }
         Ok(()) if !stored.files.is_empty() => return uploaded(&req, &state, &stored.keep(), true),
         Ok(()) => AppError::BadRequest("the form holds no file".into()),
         Err(FormFailure::Refused(error)) => {
@@ -188,6 +203,8 @@ async fn store_form_files(
             return Err(FormFailure::Refused(AppError::TooManyFiles(state.max_form_files)));
         }
         let filename = FileName::parse(&raw_name).map_err(|error| FormFailure::Refused(error.into()))?;
+        // A browser's folder upload names each part with its relative path: kept for a share.
+        let folder = FolderPath::split_upload_path(&raw_name).map(|(folder, _)| folder).unwrap_or_default();
         let declared = field.content_type().map(|mime| mime.essence_str().to_owned());
         let meta = uploader.upload_meta(req, state, filename, declared.as_deref()).map_err(FormFailure::Refused)?;
         let form_failed = std::cell::Cell::new(false);
@@ -202,7 +219,7 @@ async fn store_form_files(
         });
         // The multipart parser itself notices a form cut off before its closing boundary.
         match store_stream(state, uploader, &meta, pieces, |_| Ok(())).await {
-            Ok(file) => stored.push(file),
+            Ok(file) => stored.push(StoredFile { folder, ..file }),
             Err(error) if form_failed.get() => return Err(FormFailure::Broken(error)),
             Err(error) => return Err(FormFailure::Refused(error)),
         }
@@ -214,6 +231,8 @@ async fn store_form_files(
 pub(crate) struct StoredFile {
     pub(crate) record: FileRecord,
     pub(crate) deletion_token: String,
+    /// The folder its form part named, for a share made of the upload.
+    pub(crate) folder: FolderPath,
 }
 
 /// Writes a byte stream as one file with its deletion token; on any error nothing of it is kept.
@@ -258,7 +277,7 @@ async fn store_stream(
         record.guest_link_label = None; // the owner's name for the link, not for the guest's eyes
     }
     state.metrics.uploads.inc();
-    Ok(StoredFile { record, deletion_token })
+    Ok(StoredFile { record, deletion_token, folder: FolderPath::default() })
 }
 
 /// Reads what is left of a refused form, within the same bounds as `refuse`. True if it ended.

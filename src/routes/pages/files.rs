@@ -86,6 +86,7 @@ pub async fn list(
     })
     .collect();
     page(&FilesPage {
+        shares: crate::routes::shares::list_rows(&req, &state, now).await?,
         layout: layout("Files", &owner),
         rows: files.iter().map(|file| row(&req, &state, file, now)).collect(),
         headers,

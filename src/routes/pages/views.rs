@@ -111,6 +111,21 @@ pub struct FilesPage {
     pub pages: i64,
     pub prev_href: Option<String>,
     pub next_href: Option<String>,
+    /// Every share, above the files.
+    pub shares: Vec<ShareListRow>,
+}
+
+/// A share as the files page lists it.
+pub struct ShareListRow {
+    pub id: String,
+    pub name: String,
+    pub url: String,
+    pub file_count: i64,
+    pub total_size: String,
+    pub downloads: i64,
+    pub max_downloads: String,
+    pub expires: String,
+    pub password_protected: bool,
 }
 
 /// How the file page previews a file.

@@ -7,7 +7,7 @@ use hmac::{Hmac, Mac};
 use sha2::Sha256;
 use tokio::sync::Semaphore;
 
-use crate::domain::{FileId, FilePassword};
+use crate::domain::{FileId, FilePassword, ShareId};
 use crate::store::{Store, StoreError};
 
 /// How long a download grant lasts: enough to finish and resume a large download.
@@ -79,25 +79,43 @@ impl GrantKey {
     /// A grant to download `file` until `expires_at`, tied to its current password hash so that
     /// changing or removing the password ends every grant.
     pub fn issue(&self, file: &FileId, password_hash: &str, expires_at: i64) -> String {
-        let signature = self.mac(file, password_hash, expires_at).finalize().into_bytes();
+        self.issue_for(file.as_str(), password_hash, expires_at)
+    }
+
+    /// The same for a whole share (its page and its zip); never valid for a file, nor back.
+    pub fn issue_for_share(&self, share: &ShareId, password_hash: &str, expires_at: i64) -> String {
+        self.issue_for(&format!("share {share}"), password_hash, expires_at)
+    }
+
+    /// True when `grant` was issued for this share and password and has not expired.
+    pub fn check_for_share(&self, grant: &str, share: &ShareId, password_hash: &str, now: i64) -> bool {
+        self.check_for(grant, &format!("share {share}"), password_hash, now)
+    }
+
+    fn issue_for(&self, subject: &str, password_hash: &str, expires_at: i64) -> String {
+        let signature = self.mac(subject, password_hash, expires_at).finalize().into_bytes();
         format!("{expires_at}.{}", hex::encode(signature))
     }
 
     /// True when `grant` was issued for this file and password and has not expired. The signature
     /// is compared in constant time.
     pub fn check(&self, grant: &str, file: &FileId, password_hash: &str, now: i64) -> bool {
+        self.check_for(grant, file.as_str(), password_hash, now)
+    }
+
+    fn check_for(&self, grant: &str, subject: &str, password_hash: &str, now: i64) -> bool {
         let Some((expires_at, signature)) = grant.split_once('.') else { return false };
         let (Ok(expires_at), Ok(signature)) = (expires_at.parse::<i64>(), hex::decode(signature)) else {
             return false;
         };
-        expires_at > now && self.mac(file, password_hash, expires_at).verify_slice(&signature).is_ok()
+        expires_at > now && self.mac(subject, password_hash, expires_at).verify_slice(&signature).is_ok()
     }
 
-    fn mac(&self, file: &FileId, password_hash: &str, expires_at: i64) -> Hmac<Sha256> {
+    fn mac(&self, subject: &str, password_hash: &str, expires_at: i64) -> Hmac<Sha256> {
         // HMAC accepts keys of any length, so this cannot fail; the fallback key is never used.
         let mut mac =
             Hmac::<Sha256>::new_from_slice(&self.0).unwrap_or_else(|_| Hmac::<Sha256>::new(&Default::default()));
-        for part in [file.as_str(), &expires_at.to_string(), password_hash] {
+        for part in [subject, &expires_at.to_string(), password_hash] {
             mac.update(part.as_bytes());
             mac.update(b"\n");
         }

@@ -27,6 +27,7 @@ pub struct SealedFile {
     pub id: FileId,
     pub file_size: i64,
     pub sha256: String,
+    pub crc32: u32,
     pub note: Option<String>,
 }
 
@@ -86,8 +87,14 @@ impl Store {
 
     /// Makes a fully written upload visible, with its size and hash.
     #[tracing::instrument(skip(self))]
-    pub async fn finish_upload(&self, id: &FileId, file_size: i64, sha256: &str) -> Result<FileRecord, StoreError> {
-        make_visible(&self.writer, id, file_size, sha256, None).await
+    pub async fn finish_upload(
+        &self,
+        id: &FileId,
+        file_size: i64,
+        sha256: &str,
+        crc32: u32,
+    ) -> Result<FileRecord, StoreError> {
+        make_visible(&self.writer, id, file_size, sha256, crc32, None).await
     }
 
     /// Makes a set of fully written uploads visible in one transaction: all of them or none.
@@ -97,9 +104,10 @@ impl Store {
         for file in files {
             let id = file.id.as_str();
             let finished = sqlx::query!(
-                "UPDATE files SET state = 'ready', file_size = ?, sha256 = ?, note = ? WHERE id = ? AND state = 'uploading'",
+                "UPDATE files SET state = 'ready', file_size = ?, sha256 = ?, crc32 = ?, note = ? WHERE id = ? AND state = 'uploading'",
                 file.file_size,
                 file.sha256,
+                file.crc32,
                 file.note,
                 id,
             )
@@ -289,17 +297,19 @@ pub(super) async fn make_visible(
     id: &FileId,
     file_size: i64,
     sha256: &str,
+    crc32: u32,
     guest_link: Option<&GuestLinkId>,
 ) -> Result<FileRecord, StoreError> {
     let (guest_link, id) = (guest_link.map(GuestLinkId::as_str), id.as_str());
     let row = sql!(
         query_as FileRow,
-        ["UPDATE files SET state = 'ready', file_size = ?1, sha256 = ?2, guest_link_id = ?3 \
+        ["UPDATE files SET state = 'ready', file_size = ?1, sha256 = ?2, crc32 = ?5, guest_link_id = ?3 \
           WHERE id = ?4 AND state = 'uploading' RETURNING " FILE_COLUMNS],
         file_size,
         sha256,
         guest_link,
         id,
+        crc32,
     )
     .fetch_one(executor)
     .await?;

@@ -119,6 +119,7 @@ impl Store {
         file_id: &FileId,
         file_size: i64,
         sha256: &str,
+        crc32: u32,
         link: &GuestLinkId,
         now: i64,
     ) -> Result<Option<FileRecord>, StoreError> {
@@ -139,7 +140,7 @@ impl Store {
             transaction.rollback().await?;
             return Ok(None);
         }
-        let file = make_visible(&mut *transaction, file_id, file_size, sha256, Some(link)).await?;
+        let file = make_visible(&mut *transaction, file_id, file_size, sha256, crc32, Some(link)).await?;
         transaction.commit().await?;
         Ok(Some(file))
     }

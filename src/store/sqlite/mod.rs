@@ -22,6 +22,7 @@ mod reserve;
 mod runtime_sql;
 mod sessions;
 mod settings;
+mod shares;
 mod space;
 mod store;
 
@@ -31,5 +32,6 @@ pub use integrity::{FileToVerify, OrphanChunks, ReadOnlyDatabase};
 pub use live_uploads::LiveUpload;
 pub use reserve::free_bytes;
 pub use sessions::SessionRecord;
+pub use shares::{NewShare, ShareChanges, ShareMember, ShareRecord, ShareWrite};
 pub use space::Vacuumed;
 pub use store::{Store, copy_database};

@@ -1,0 +1,74 @@
+// Journey: the owner uploads a whole folder with "Choose a folder" and gets one link for all, whose
+// zip holds every file under its path; then ticks two files on the files page and shares them.
+
+import assert from 'node:assert/strict';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import test from 'node:test';
+import { TEST_TIMEOUT, assertNoProblems, fetchBytes, openApp, uploadWithApi } from '../helpers.mjs';
+
+/** The member names of a zip, read from its central directory (stored entries, no ZIP64 here). */
+function zipNames(zip) {
+  const end = zip.lastIndexOf(Buffer.from([0x50, 0x4b, 0x05, 0x06]));
+  assert.ok(end > 0, 'an end of central directory record');
+  const count = zip.readUInt16LE(end + 10);
+  let at = zip.readUInt32LE(end + 16);
+  const names = [];
+  for (let i = 0; i < count; i += 1) {
+    assert.equal(zip.readUInt32LE(at), 0x02014b50, 'a central directory header');
+    const nameLength = zip.readUInt16LE(at + 28);
+    names.push(zip.subarray(at + 46, at + 46 + nameLength).toString('utf8'));
+    at += 46 + nameLength + zip.readUInt16LE(at + 30) + zip.readUInt16LE(at + 32);
+  }
+  return names;
+}
+
+test('a folder chosen in the browser becomes one share whose zip keeps its paths', { timeout: TEST_TIMEOUT }, async (t) => {
+  const { server, page, problems } = await openApp(t);
+  const root = await mkdtemp(path.join(tmpdir(), 'blobdrop-folder-'));
+  t.after(() => rm(root, { recursive: true, force: true }));
+  const folder = path.join(root, 'holiday');
+  await mkdir(path.join(folder, 'day 1'), { recursive: true });
+  await writeFile(path.join(folder, 'day 1', 'beach.jpg'), Buffer.alloc(70_000, 7));
+  await writeFile(path.join(folder, 'notes.txt'), 'sun\n');
+
+  await page.goto('/');
+  assert.equal(await page.isVisible('#choose-folder'), true, 'the script shows the folder button');
+  await page.setInputFiles('#folder-input', folder);
+  await page.waitForSelector('.share-row[data-state="done"] a.share-link', { timeout: 30_000 });
+  const link = await page.getAttribute('.share-row a.share-link', 'href');
+  assert.match(link, new RegExp(`^${server.url}/s/[A-Za-z0-9_-]{22}$`));
+  assert.match(await page.textContent('.share-row .upload-name'), /holiday/);
+
+  const share = await page.context().newPage();
+  await share.goto(link);
+  assert.equal(await share.textContent('#share-name'), 'holiday');
+  const rows = await share.$$eval('#share-files tbody tr td.name', (cells) => cells.map((cell) => cell.textContent.trim()).sort());
+  assert.deepEqual(rows, ['day 1/beach.jpg', 'notes.txt']);
+  const zipUrl = new URL(await share.getAttribute('#download-all', 'href'), link).href;
+  const zip = await fetchBytes(zipUrl);
+  assert.deepEqual(zipNames(zip).sort(), ['day 1/beach.jpg', 'notes.txt']);
+  assertNoProblems(problems);
+});
+
+test('two files ticked on the files page are shared under one link', { timeout: TEST_TIMEOUT }, async (t) => {
+  const { server, page, problems } = await openApp(t);
+  const first = await uploadWithApi(server, 'first.txt', 'one');
+  const second = await uploadWithApi(server, 'second.txt', 'two');
+  await uploadWithApi(server, 'left out.txt', 'three');
+
+  await page.goto('/files');
+  assert.equal(await page.isDisabled('#share-selected'), true, 'nothing to share before a tick');
+  await page.getByRole('checkbox', { name: 'Select first.txt' }).check();
+  await page.getByRole('checkbox', { name: 'Select second.txt' }).check();
+  await page.fill('#share-selected-name', 'Pair');
+  await Promise.all([page.waitForURL(/\/s\/[A-Za-z0-9_-]{22}$/), page.click('#share-selected')]);
+  assert.equal(await page.textContent('#share-name'), 'Pair');
+  const ids = await page.$$eval('#share-files tbody tr', (trs) => trs.map((tr) => tr.dataset.id));
+  assert.deepEqual(ids, [first.id, second.id]);
+
+  await page.goto('/files');
+  assert.match(await page.textContent('#shares-table'), /Pair/);
+  assertNoProblems(problems);
+});

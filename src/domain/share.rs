@@ -1,0 +1,97 @@
+//! A share's id and the folder path each of its files sits under.
+
+use super::file_id::random_id;
+use super::file_name::FileName;
+
+random_id!(
+    /// The id of a share in its link `/s/{id}`.
+    ShareId,
+    MalformedShareId,
+    "share id"
+);
+
+/// Most folder levels kept under a share's root; deeper ones are joined into the last.
+const MAX_DEPTH: usize = 32;
+
+/// A relative folder inside a share's zip, `a/b` (empty: the root). Every component is cleaned
+/// as a file name is (`FileName::parse`), so nothing of it can climb out of the archive's root:
+/// `..`, `.`, empty components, absolute paths and drive letters are dropped, backslashes
+/// separate components like slashes, and control characters go.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct FolderPath(String);
+
+impl FolderPath {
+    pub fn parse(raw: &str) -> Self {
+        let mut parts: Vec<String> = raw
+            .split(['/', '\\'])
+            .enumerate()
+            .filter(|(index, part)| !(*index == 0 && is_drive(part)))
+            .filter_map(|(_, part)| FileName::parse(part).ok())
+            .map(|name| name.as_str().to_owned())
+            .collect();
+        if parts.len() > MAX_DEPTH {
+            let rest = parts.split_off(MAX_DEPTH - 1).join("_");
+            parts.push(rest);
+        }
+        FolderPath(parts.join("/"))
+    }
+
+    /// The folder and the file name of an uploaded path such as `photos/2024/a.jpg` (a browser's
+    /// folder upload); `None` when the path holds no usable name.
+    pub fn split_upload_path(raw: &str) -> Option<(FolderPath, FileName)> {
+        let (folder, name) = raw.rsplit_once(['/', '\\']).unwrap_or(("", raw));
+        Some((FolderPath::parse(folder), FileName::parse(name).ok()?))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    pub fn is_root(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// `C:`, which Windows tools would read as a drive.
+fn is_drive(part: &str) -> bool {
+    let bytes = part.as_bytes();
+    bytes.len() == 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':'
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hostile_folders_stay_under_the_root() {
+        for (raw, cleaned) in [
+            ("", ""),
+            ("photos/2024", "photos/2024"),
+            ("../../etc", "etc"),
+            ("/etc/passwd", "etc/passwd"),
+            ("C:\\Windows\\System32", "Windows/System32"),
+            ("a\\..\\..\\b", "a/b"),
+            ("a/./b//c/", "a/b/c"),
+            ("..\u{0}/x\u{1}y", "xy"),
+            ("...", ""),
+            ("\u{202E}evil", "evil"),
+        ] {
+            assert_eq!(FolderPath::parse(raw).as_str(), cleaned, "{raw:?}");
+        }
+    }
+
+    #[test]
+    fn very_deep_folders_are_bounded() {
+        let deep = vec!["d"; 100].join("/");
+        assert_eq!(FolderPath::parse(&deep).as_str().split('/').count(), MAX_DEPTH);
+    }
+
+    #[test]
+    fn an_uploaded_path_splits_into_folder_and_name() {
+        let (folder, name) = FolderPath::split_upload_path("photos/2024/a.jpg").unwrap();
+        assert_eq!((folder.as_str(), name.as_str()), ("photos/2024", "a.jpg"));
+        let (folder, name) = FolderPath::split_upload_path("a.jpg").unwrap();
+        assert_eq!((folder.as_str(), name.as_str()), ("", "a.jpg"));
+        assert!(FolderPath::split_upload_path("photos/").is_none());
+    }
+}

@@ -1,0 +1,528 @@
+//! Shares over HTTP: the share page `/s/{id}`, its zip `/s/{id}/zip` (Range, ETag and conditional
+//! requests as file downloads have them), the owner's `/api/shares`, and the answer to an upload
+//! that names a share (`Share: Holiday`).
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use actix_web::http::header::{
+    self, Charset, ContentDisposition, DispositionParam, DispositionType, EntityTag, ExtendedValue,
+};
+use actix_web::http::{Method, StatusCode};
+use actix_web::{HttpRequest, HttpResponse, web};
+use askama::Template;
+use serde::{Deserialize, Serialize};
+use time::OffsetDateTime;
+
+use crate::domain::{
+    FileId, FileName, FilePassword, FolderPath, MAX_NOTE_LEN, ShareId, human_size, parse_time, relative_time, unix_time,
+};
+use crate::routes::error::AppError;
+use crate::routes::files::api::{FileJson, present};
+use crate::routes::files::download::{Conditional, Version};
+use crate::routes::files::protected::{Unlock, check_form_password, gate_by_password, grant_and_return};
+use crate::routes::owner::{Owner, OwnerJson};
+use crate::routes::pages::page::{page, see_other};
+use crate::routes::pages::views::{Layout, ShareListRow};
+use crate::routes::state::AppState;
+use crate::services::auth::passwords::GRANT_LIFETIME_SECS;
+use crate::services::shares::{
+    self, NewShareOptions, ShareChanges, ShareError, ShareMember, ShareRecord, ShareWrite, ShareZip, stream_zip,
+};
+
+/// The grant cookie's name; its path (`/s/{id}`) scopes it to one share, page and zip.
+const GRANT_COOKIE: &str = "blobdrop_share";
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(web::resource("/api/shares").route(web::get().to(list)).route(web::post().to(create)))
+        .service(
+            web::resource("/api/shares/{id}")
+                .route(web::get().to(show))
+                .route(web::patch().to(edit))
+                .route(web::delete().to(delete)),
+        )
+        .service(web::resource(["/s/{id}", "/s/{id}/"]).route(web::get().to(share_page)).route(web::post().to(unlock)))
+        .service(
+            web::resource("/s/{id}/zip")
+                .route(web::get().to(zip))
+                .route(web::head().to(zip))
+                .route(web::post().to(unlock)),
+        );
+}
+
+fn parse_share_id(raw: &str) -> Result<ShareId, AppError> {
+    ShareId::parse(raw).ok_or(AppError::NotFound)
+}
+
+/// The visible share a path names, or 404.
+async fn visible_share(state: &AppState, raw_id: &str) -> Result<ShareRecord, AppError> {
+    let id = parse_share_id(raw_id)?;
+    shares::find(&state.ctx, &id).await?.ok_or(AppError::NotFound)
+}
+
+impl From<ShareError> for AppError {
+    fn from(error: ShareError) -> Self {
+        match error {
+            ShareError::Store(store) => store.into(),
+            other => AppError::internal(other),
+        }
+    }
+}
+
+fn share_url(state: &AppState, req: &HttpRequest, id: &ShareId) -> String {
+    format!("{}/s/{id}", state.base_url(req))
+}
+
+/// A share as the API and the upload answer describe it. Times are RFC 3339.
+#[derive(Debug, Serialize)]
+pub struct ShareJson {
+    id: ShareId,
+    url: String,
+    zip_url: String,
+    name: FileName,
+    note: Option<String>,
+    #[serde(with = "time::serde::rfc3339")]
+    created: OffsetDateTime,
+    #[serde(with = "time::serde::rfc3339::option")]
+    expires: Option<OffsetDateTime>,
+    downloads: i64,
+    max_downloads: Option<i64>,
+    password_protected: bool,
+    file_count: i64,
+    /// Bytes, the sum of the files' stored sizes.
+    total_size: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    files: Option<Vec<ShareFileJson>>,
+}
+
+#[derive(Debug, Serialize)]
+struct ShareFileJson {
+    /// The folder inside the share (`""`: its root).
+    folder: String,
+    #[serde(flatten)]
+    file: FileJson,
+}
+
+impl ShareJson {
+    fn new(req: &HttpRequest, state: &AppState, share: &ShareRecord, members: Option<&[ShareMember]>) -> Self {
+        let url = share_url(state, req, &share.id);
+        ShareJson {
+            id: share.id.clone(),
+            zip_url: format!("{url}/zip"),
+            url,
+            name: share.name.clone(),
+            note: share.note.clone(),
+            created: unix_time(share.created_at),
+            expires: share.expires_at.map(unix_time),
+            downloads: share.download_count,
+            max_downloads: share.max_downloads,
+            password_protected: share.password_protected,
+            file_count: share.file_count,
+            total_size: share.total_size,
+            files: members.map(|members| {
+                members
+                    .iter()
+                    .map(|member| ShareFileJson {
+                        folder: member.folder.clone(),
+                        file: FileJson::new(req, state, &member.file),
+                    })
+                    .collect()
+            }),
+        }
+    }
+}
+
+/// A file to put in a share: its id, or its id and a folder.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum FileRef {
+    Id(String),
+    InFolder {
+        id: String,
+        #[serde(default)]
+        folder: String,
+    },
+}
+
+impl FileRef {
+    fn parse(&self) -> Result<(FileId, FolderPath), AppError> {
+        let (id, folder) = match self {
+            FileRef::Id(id) => (id, ""),
+            FileRef::InFolder { id, folder } => (id, folder.as_str()),
+        };
+        let id = FileId::parse(id).ok_or_else(|| AppError::BadRequest(format!("{id:?} is not a file id")))?;
+        Ok((id, FolderPath::parse(folder)))
+    }
+}
+
+fn parse_refs(refs: &[FileRef]) -> Result<Vec<(FileId, FolderPath)>, AppError> {
+    refs.iter().map(FileRef::parse).collect()
+}
+
+fn bad(reason: impl Into<String>) -> AppError {
+    AppError::BadRequest(reason.into())
+}
+
+fn parse_name(raw: &str) -> Result<FileName, AppError> {
+    FileName::parse(raw).map_err(|_| bad("the share needs a name"))
+}
+
+fn check_note(note: Option<&str>) -> Result<(), AppError> {
+    match note {
+        Some(note) if note.len() > MAX_NOTE_LEN => Err(bad(format!("the note is longer than {MAX_NOTE_LEN} bytes"))),
+        _ => Ok(()),
+    }
+}
+
+fn parse_expiry(raw: &str) -> Result<i64, AppError> {
+    parse_time(raw)
+        .map(OffsetDateTime::unix_timestamp)
+        .ok_or_else(|| bad("expires must be an RFC 3339 time such as 2030-01-31T12:00:00Z, or null"))
+}
+
+fn parse_max_downloads(value: i64) -> Result<i64, AppError> {
+    if value > 0 { Ok(value) } else { Err(bad("max_downloads must be a whole number from 1")) }
+}
+
+fn parse_password(raw: &str) -> Result<FilePassword, AppError> {
+    FilePassword::parse(raw).map_err(|error| bad(error.to_string()))
+}
+
+/// What a share write answers: the share, 404 for a gone share, 400 naming a file that is not there.
+fn written(write: ShareWrite) -> Result<ShareRecord, AppError> {
+    match write {
+        ShareWrite::Done(share) => Ok(share),
+        ShareWrite::NoShare => Err(AppError::NotFound),
+        ShareWrite::NoFile(id) => Err(bad(format!("there is no file {id}"))),
+    }
+}
+
+pub async fn list(_owner: Owner, req: HttpRequest, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
+    let shares = shares::list(&state.ctx).await?;
+    let described: Vec<ShareJson> = shares.iter().map(|share| ShareJson::new(&req, &state, share, None)).collect();
+    Ok(HttpResponse::Ok().json(described))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Create {
+    name: String,
+    #[serde(default)]
+    files: Vec<FileRef>,
+    note: Option<String>,
+    expires: Option<String>,
+    max_downloads: Option<i64>,
+    password: Option<String>,
+}
+
+pub async fn create(
+    req: HttpRequest,
+    body: OwnerJson<Create>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let body = body.body;
+    check_note(body.note.as_deref())?;
+    let options = NewShareOptions {
+        name: parse_name(&body.name)?,
+        note: body.note,
+        expires_at: body.expires.as_deref().map(parse_expiry).transpose()?,
+        max_downloads: body.max_downloads.map(parse_max_downloads).transpose()?,
+        password: body.password.as_deref().map(parse_password).transpose()?,
+    };
+    let files = parse_refs(&body.files)?;
+    let share = written(shares::create(&state.ctx, options, &files, state.ctx.now()).await?)?;
+    described(&req, &state, share, StatusCode::CREATED).await
+}
+
+/// The share with its files, as JSON, with `status`.
+async fn described(
+    req: &HttpRequest,
+    state: &AppState,
+    share: ShareRecord,
+    status: StatusCode,
+) -> Result<HttpResponse, AppError> {
+    let members = shares::members(&state.ctx, &share.id).await?;
+    let json = ShareJson::new(req, state, &share, Some(&members));
+    Ok(HttpResponse::build(status).insert_header((header::LOCATION, json.url.clone())).json(json))
+}
+
+pub async fn show(
+    _owner: Owner,
+    req: HttpRequest,
+    id: web::Path<String>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let share = visible_share(&state, &id).await?;
+    described(&req, &state, share, StatusCode::OK).await
+}
+
+/// `PATCH` body: absent fields stay; `null` clears `note`, `expires`, `max_downloads`, `password`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Edit {
+    name: Option<String>,
+    #[serde(default, deserialize_with = "present")]
+    note: Option<Option<String>>,
+    #[serde(default, deserialize_with = "present")]
+    expires: Option<Option<String>>,
+    #[serde(default, deserialize_with = "present")]
+    max_downloads: Option<Option<i64>>,
+    #[serde(default, deserialize_with = "present")]
+    password: Option<Option<String>>,
+    #[serde(default)]
+    add: Vec<FileRef>,
+    #[serde(default)]
+    remove: Vec<String>,
+}
+
+pub async fn edit(
+    req: HttpRequest,
+    id: web::Path<String>,
+    body: OwnerJson<Edit>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let id = parse_share_id(&id)?;
+    let body = body.body;
+    check_note(body.note.as_ref().and_then(Option::as_deref))?;
+    let changes = ShareChanges {
+        name: body.name.as_deref().map(parse_name).transpose()?,
+        note: body.note,
+        expires_at: body.expires.map(|raw| raw.as_deref().map(parse_expiry).transpose()).transpose()?,
+        max_downloads: body.max_downloads.map(|value| value.map(parse_max_downloads).transpose()).transpose()?,
+        password_hash: None,
+        add: parse_refs(&body.add)?,
+        remove: body
+            .remove
+            .iter()
+            .map(|raw| FileId::parse(raw).ok_or_else(|| bad(format!("{raw:?} is not a file id"))))
+            .collect::<Result<_, _>>()?,
+    };
+    let password = body.password.map(|raw| raw.as_deref().map(parse_password).transpose()).transpose()?;
+    let share = written(shares::edit(&state.ctx, &id, changes, password, state.ctx.now()).await?)?;
+    described(&req, &state, share, StatusCode::OK).await
+}
+
+#[derive(Debug, Deserialize)]
+pub struct DeleteQuery {
+    /// `?files=true` deletes the share's files too.
+    #[serde(default)]
+    files: bool,
+}
+
+pub async fn delete(
+    _owner: Owner,
+    id: web::Path<String>,
+    query: web::Query<DeleteQuery>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let id = parse_share_id(&id)?;
+    if !shares::delete(&state.ctx, &id, query.files).await? {
+        return Err(AppError::NotFound);
+    }
+    Ok(HttpResponse::NoContent().finish())
+}
+
+/// The answer to an owner's upload that names a share in a `Share` header: the files just stored
+/// become one share (each under the folder its form part named, `photos/a.jpg`), and the answer
+/// is the share's link (its JSON with `Accept: application/json`). `None` without the header.
+/// The share expires with the last of its files (`expires_at`).
+pub(crate) async fn share_uploaded(
+    req: &HttpRequest,
+    state: &AppState,
+    members: &[(FileId, FolderPath)],
+    expires_at: Option<i64>,
+) -> Result<Option<HttpResponse>, AppError> {
+    let Some(raw) = req.headers().get("share") else {
+        return Ok(None);
+    };
+    let raw = std::str::from_utf8(raw.as_bytes()).map_err(|_| bad("the Share header must be UTF-8"))?;
+    let name = parse_name(raw)?;
+    let options = NewShareOptions { name, note: None, expires_at, max_downloads: None, password: None };
+    let share = written(shares::create(&state.ctx, options, members, state.ctx.now()).await?)?;
+    let wants_json = req
+        .headers()
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|accept| accept.contains("application/json"));
+    if wants_json {
+        return described(req, state, share, StatusCode::CREATED).await.map(Some);
+    }
+    let url = share_url(state, req, &share.id);
+    Ok(Some(
+        HttpResponse::Created()
+            .insert_header((header::LOCATION, url.clone()))
+            .content_type("text/plain; charset=utf-8")
+            .body(format!("{url}\n")),
+    ))
+}
+
+/// Every visible share for the files page: counts and sizes as stored, no chunk read.
+pub(super) async fn list_rows(req: &HttpRequest, state: &AppState, now: i64) -> Result<Vec<ShareListRow>, AppError> {
+    let shares = shares::list(&state.ctx).await?;
+    Ok(shares
+        .iter()
+        .map(|share| ShareListRow {
+            id: share.id.to_string(),
+            name: share.name.as_str().to_owned(),
+            url: share_url(state, req, &share.id),
+            file_count: share.file_count,
+            total_size: human_size(share.total_size),
+            downloads: share.download_count,
+            max_downloads: share.max_downloads.map(|n| n.to_string()).unwrap_or_default(),
+            expires: share.expires_at.map_or_else(|| "never".to_owned(), |at| relative_time(now, at)),
+            password_protected: share.password_protected,
+        })
+        .collect())
+}
+
+/// A file of the share page.
+struct ShareRow {
+    id: String,
+    folder: String,
+    name: String,
+    size: String,
+    content_type: String,
+    url: String,
+}
+
+#[derive(Template)]
+#[template(path = "share.html")]
+struct SharePage {
+    layout: Layout,
+    name: String,
+    note: String,
+    file_count: i64,
+    total_size: String,
+    zip_size: String,
+    expires: String,
+    zip_url: String,
+    rows: Vec<ShareRow>,
+}
+
+/// `GET /s/{id}`: every file with its folder, size, type and link, and "Download all".
+pub async fn share_page(req: HttpRequest, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
+    let share = visible_share(&state, req.match_info().get("id").unwrap_or_default()).await?;
+    if share.password_protected {
+        if let Some(form) = gate(&req, &state, &share).await? {
+            return Ok(form);
+        }
+    }
+    let zip = ShareZip::prepare(&state.ctx, share, state.zip64, state.ctx.now()).await?;
+    let share = &zip.share;
+    let members = shares::members(&state.ctx, &share.id).await?;
+    let rows = members
+        .iter()
+        .map(|member| ShareRow {
+            id: member.file.id.to_string(),
+            folder: FolderPath::parse(&member.folder).as_str().to_owned(),
+            name: member.file.filename.as_str().to_owned(),
+            size: human_size(member.file.file_size),
+            content_type: member.file.content_type.clone(),
+            url: state.download_url(&req, &member.file.id, &member.file.filename),
+        })
+        .collect();
+    let mut response = page(&SharePage {
+        layout: Layout { title: share.name.as_str().to_owned(), csrf_token: String::new() },
+        name: share.name.as_str().to_owned(),
+        note: share.note.clone().unwrap_or_default(),
+        file_count: share.file_count,
+        total_size: human_size(share.total_size),
+        zip_size: human_size(zip.layout.len() as i64),
+        expires: share.expires_at.map(crate::domain::date_time).unwrap_or_default(),
+        zip_url: format!("/s/{}/zip", share.id),
+        rows,
+    })?;
+    if share.password_protected {
+        response.headers_mut().insert(header::CACHE_CONTROL, header::HeaderValue::from_static("private, no-cache"));
+    }
+    Ok(response)
+}
+
+/// `GET`/`HEAD /s/{id}/zip`: the share's zip, whole or one range of it. Counted like a file
+/// download: a GET from the first byte, or any GET that sends bytes when the share has a limit.
+pub async fn zip(req: HttpRequest, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
+    let share = visible_share(&state, req.match_info().get("id").unwrap_or_default()).await?;
+    if share.password_protected {
+        if let Some(form) = gate(&req, &state, &share).await? {
+            return Ok(form);
+        }
+    }
+    let zip = Arc::new(ShareZip::prepare(&state.ctx, share, state.zip64, state.ctx.now()).await?);
+    // A date names no version of a zip (a file leaving the share by expiry changes it without a
+    // new date): If-Range holds by the tag only, which covers every byte.
+    let version = Version {
+        etag: EntityTag::new_strong(zip.etag.clone()),
+        last_modified: SystemTime::UNIX_EPOCH + Duration::from_secs(zip.share.modified_at().max(0) as u64),
+        dated: false,
+    };
+    let size = zip.layout.len();
+    let (status, range) = match version.conditional_range(&req, size)? {
+        Conditional::NotModified(answer) => return Ok(answer),
+        Conditional::Send { status, range } => (status, range),
+    };
+    let counts = zip.share.max_downloads.is_some() || range.is_none_or(|r| r.first == 0);
+    if req.method() == Method::GET && counts {
+        // Also re-checks the limit atomically: the loser of a race for the last download gets 404.
+        if !shares::count_download(&state.ctx, &zip.share.id).await? {
+            return Err(AppError::NotFound);
+        }
+        state.metrics.downloads.inc();
+    }
+    let mut response = HttpResponse::build(status);
+    response.insert_header((header::CONTENT_TYPE, "application/zip")).insert_header(zip_disposition(&zip.share.name));
+    let private = zip.share.password_protected;
+    let ctx = state.ctx.clone();
+    Ok(version.send(&req, &state, response, (status, range), size, private, |range| stream_zip(ctx, zip, range)))
+}
+
+/// `attachment; filename*=UTF-8''Holiday.zip` (RFC 6266), with an ASCII stand-in.
+fn zip_disposition(name: &FileName) -> ContentDisposition {
+    let file_name = match name.as_str().to_lowercase().ends_with(".zip") {
+        true => name.clone(),
+        false => FileName::parse(&format!("{}.zip", name.as_str())).unwrap_or_else(|_| name.clone()),
+    };
+    ContentDisposition {
+        disposition: DispositionType::Attachment,
+        parameters: vec![
+            DispositionParam::Filename(file_name.ascii_fallback()),
+            DispositionParam::FilenameExt(ExtendedValue {
+                charset: Charset::Ext("UTF-8".into()),
+                language_tag: None,
+                value: file_name.as_str().as_bytes().to_vec(),
+            }),
+        ],
+    }
+}
+
+/// `None` when the request may see a protected share: as for files (`protected::gate`), with the
+/// share's own grant cookie.
+async fn gate(req: &HttpRequest, state: &AppState, share: &ShareRecord) -> Result<Option<HttpResponse>, AppError> {
+    let now = state.ctx.now();
+    let Some(password_hash) = shares::password_hash(&state.ctx, &share.id).await? else {
+        return Ok(None); // the password was removed since the share was read
+    };
+    let granted = req
+        .cookie(GRANT_COOKIE)
+        .is_some_and(|grant| state.grant_key.check_for_share(grant.value(), &share.id, &password_hash, now));
+    gate_by_password(req, state, password_hash, granted).await
+}
+
+/// `POST /s/{id}[/zip]` from the password form: the right password sets the share's grant cookie
+/// and sends the browser back; a wrong one shows the form again.
+pub async fn unlock(
+    req: HttpRequest,
+    form: web::Form<Unlock>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let share = visible_share(&state, req.match_info().get("id").unwrap_or_default()).await?;
+    let back = req.uri().path().to_owned();
+    let now = state.ctx.now();
+    let Some(password_hash) = shares::password_hash(&state.ctx, &share.id).await? else {
+        return Ok(see_other(&back));
+    };
+    if let Some(wrong) = check_form_password(&req, &state, &password_hash, form.into_inner().password).await? {
+        return Ok(wrong);
+    }
+    let grant = state.grant_key.issue_for_share(&share.id, &password_hash, now + GRANT_LIFETIME_SECS);
+    grant_and_return(&state, GRANT_COOKIE, grant, format!("/s/{}", share.id), &back)
+}

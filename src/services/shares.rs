@@ -1,0 +1,263 @@
+//! Shares: several files under one link, and their deterministic zip, laid out from stored
+//! metadata and streamed by byte range out of the members' chunk rows.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use futures_util::{Stream, StreamExt};
+use sha2::{Digest, Sha256};
+use tokio::sync::mpsc;
+
+use crate::domain::FileRecord;
+use crate::domain::{
+    ByteRange, FileId, FileName, FilePassword, FolderPath, Piece, ShareId, Zip64Limits, ZipLayout, ZipMember,
+    unique_paths,
+};
+use crate::services::Context;
+use crate::services::auth::passwords::{self, PasswordError};
+use crate::services::downloads::{READ_BATCH_CHUNKS, stream_range};
+use crate::store::{NewShare, StoreError};
+pub use crate::store::{ShareChanges, ShareMember, ShareRecord, ShareWrite};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ShareError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Password(#[from] PasswordError),
+    /// A member was deleted (or expired) while its zip was being sent: the zip is cut off.
+    #[error("file {0} of the share is gone")]
+    FileGone(FileId),
+}
+
+/// What a new share is called and allows.
+#[derive(Debug, Clone)]
+pub struct NewShareOptions {
+    pub name: FileName,
+    pub note: Option<String>,
+    pub expires_at: Option<i64>,
+    pub max_downloads: Option<i64>,
+    pub password: Option<FilePassword>,
+}
+
+/// Creates a share of `files` (in this order, each under its folder). The CRC-32s its zip needs
+/// are filled in first for files stored before they were kept.
+pub async fn create(
+    ctx: &Context,
+    options: NewShareOptions,
+    files: &[(FileId, FolderPath)],
+    now: i64,
+) -> Result<ShareWrite, ShareError> {
+    let password_hash = match options.password {
+        Some(password) => Some(passwords::hash(password).await?),
+        None => None,
+    };
+    let ids: Vec<FileId> = files.iter().map(|(id, _)| id.clone()).collect();
+    fill_missing_crc32(ctx, &ids, now).await?;
+    let id = ShareId::random();
+    let share = NewShare {
+        id: &id,
+        name: &options.name,
+        note: options.note.as_deref(),
+        expires_at: options.expires_at,
+        max_downloads: options.max_downloads,
+        password_hash: password_hash.as_deref(),
+    };
+    Ok(ctx.store.create_share(&share, files, now).await?)
+}
+
+/// An owner's edit; `password`: `Some(None)` removes it, `Some(Some(_))` sets a new one.
+pub async fn edit(
+    ctx: &Context,
+    id: &ShareId,
+    mut changes: ShareChanges,
+    password: Option<Option<FilePassword>>,
+    now: i64,
+) -> Result<ShareWrite, ShareError> {
+    changes.password_hash = match password {
+        Some(Some(password)) => Some(Some(passwords::hash(password).await?)),
+        Some(None) => Some(None),
+        None => None,
+    };
+    let ids: Vec<FileId> = changes.add.iter().map(|(id, _)| id.clone()).collect();
+    fill_missing_crc32(ctx, &ids, now).await?;
+    Ok(ctx.store.update_share(id, &changes, now).await?)
+}
+
+/// The share anyone with its link may see now (not expired, downloads left).
+pub async fn find(ctx: &Context, id: &ShareId) -> Result<Option<ShareRecord>, StoreError> {
+    ctx.store.find_share(id, ctx.now()).await
+}
+
+/// Every share anyone may see now, newest first.
+pub async fn list(ctx: &Context) -> Result<Vec<ShareRecord>, StoreError> {
+    ctx.store.list_shares(ctx.now()).await
+}
+
+/// A share's visible files, in its order.
+pub async fn members(ctx: &Context, id: &ShareId) -> Result<Vec<ShareMember>, StoreError> {
+    ctx.store.share_members(id, ctx.now()).await
+}
+
+/// Deletes a share (with its files when `with_files`, which the clean-up then purges); false
+/// when there was none.
+pub async fn delete(ctx: &Context, id: &ShareId, with_files: bool) -> Result<bool, StoreError> {
+    let deleted = ctx.store.delete_share(id, with_files, ctx.now()).await?;
+    if deleted && with_files {
+        ctx.cleanup.wake();
+    }
+    Ok(deleted)
+}
+
+/// Counts one download of a share's zip, re-checking its limit in the same statement: false for
+/// the loser of a race for the last one.
+pub async fn count_download(ctx: &Context, id: &ShareId) -> Result<bool, StoreError> {
+    ctx.store.count_share_download(id, ctx.now()).await
+}
+
+/// The hash of a share's password, if it has one.
+pub async fn password_hash(ctx: &Context, id: &ShareId) -> Result<Option<String>, StoreError> {
+    ctx.store.share_password_hash(id, ctx.now()).await
+}
+
+/// Computes and stores the CRC-32 of every file among `ids` that has none (uploaded before
+/// CRC-32s were stored), reading each one's chunks once. Done when a file joins a share and again
+/// before a zip is laid out, rather than for every file at startup: only files in shares need it,
+/// and a start must not read the whole database first.
+pub async fn fill_missing_crc32(ctx: &Context, ids: &[FileId], now: i64) -> Result<(), StoreError> {
+    for file in ctx.store.files_without_crc32(ids, now).await? {
+        let crc32 = crc32_of(ctx, &file).await?;
+        ctx.store.set_crc32(&file.id, crc32).await?;
+    }
+    Ok(())
+}
+
+/// The CRC-32 of a stored file, from its chunks, a batch per read.
+async fn crc32_of(ctx: &Context, file: &FileRecord) -> Result<u32, StoreError> {
+    let chunks = (file.file_size + file.chunk_size - 1) / file.chunk_size;
+    let mut hasher = crc32fast::Hasher::new();
+    let mut first = 0;
+    while first < chunks {
+        let last = (first + READ_BATCH_CHUNKS - 1).min(chunks - 1);
+        hasher = ctx
+            .store
+            .read_chunks_blocking(&file.id, first, last, hasher, |hasher, _, data| {
+                hasher.update(data);
+                Ok(())
+            })
+            .await?;
+        first = last + 1;
+    }
+    Ok(hasher.finalize())
+}
+
+/// A share's zip as it is now: its layout, its members, and the tag that names this version.
+#[derive(Debug)]
+pub struct ShareZip {
+    pub share: ShareRecord,
+    pub layout: ZipLayout,
+    /// Hex SHA-256 of the central directory (names, sizes, CRCs, times, offsets) and of each
+    /// member's id and SHA-256: any change to the set, its order, a name or a byte changes it.
+    pub etag: String,
+    members: Vec<FileRecord>,
+}
+
+impl ShareZip {
+    /// Lays out the zip of `share`'s visible files, filling in missing CRC-32s first.
+    pub async fn prepare(ctx: &Context, share: ShareRecord, limits: Zip64Limits, now: i64) -> Result<Self, StoreError> {
+        let mut members = ctx.store.share_members(&share.id, now).await?;
+        if members.iter().any(|member| member.crc32.is_none()) {
+            let ids: Vec<FileId> = members.iter().map(|member| member.file.id.clone()).collect();
+            fill_missing_crc32(ctx, &ids, now).await?;
+            members = ctx.store.share_members(&share.id, now).await?;
+        }
+        let paths: Vec<String> = members
+            .iter()
+            .map(|member| {
+                let folder = FolderPath::parse(&member.folder);
+                let name = member.file.filename.as_str();
+                if folder.is_root() { name.to_owned() } else { format!("{}/{name}", folder.as_str()) }
+            })
+            .collect();
+        let zip_members: Vec<ZipMember> = unique_paths(&paths)
+            .into_iter()
+            .zip(&members)
+            .map(|(path, member)| ZipMember {
+                path,
+                size: member.file.file_size as u64,
+                crc32: member.crc32.unwrap_or_default() as u32,
+                modified: member.file.created_at,
+            })
+            .collect();
+        let layout = ZipLayout::new(&zip_members, limits);
+        let mut tag = Sha256::new();
+        tag.update(layout.central_directory());
+        for member in &members {
+            tag.update(member.file.id.as_str());
+            tag.update(&member.file.sha256);
+        }
+        let etag = hex::encode(tag.finalize());
+        Ok(ShareZip { share, layout, etag, members: members.into_iter().map(|member| member.file).collect() })
+    }
+
+    pub fn members(&self) -> &[FileRecord] {
+        &self.members
+    }
+}
+
+/// Pieces of the zip queued for the network; each member's own download stream buffers more.
+const QUEUED_PIECES: usize = 4;
+
+/// The bytes of `range` of the zip, in order. Before each member's bytes the file must still be
+/// the same visible file; if it is gone (or a chunk is missing) the stream ends with an error and
+/// the server cuts the response off: never wrong bytes under a right length.
+pub fn stream_zip(
+    ctx: Context,
+    zip: Arc<ShareZip>,
+    range: ByteRange,
+) -> impl Stream<Item = Result<Bytes, ShareError>> + 'static {
+    let (sender, receiver) = mpsc::channel(QUEUED_PIECES);
+    tokio::spawn(async move {
+        for piece in zip.layout.pieces(range) {
+            let sent = match piece {
+                Piece::Bytes(bytes) => sender.send(Ok(bytes)).await.is_ok(),
+                Piece::File { index, range } => send_member(&ctx, &zip.members[index], range, &sender).await,
+            };
+            if !sent {
+                return;
+            }
+        }
+    });
+    futures_util::stream::unfold(
+        receiver,
+        |mut receiver| async move { receiver.recv().await.map(|item| (item, receiver)) },
+    )
+}
+
+/// Sends `range` of one member; false when the stream has ended (an error sent, or the client gone).
+async fn send_member(
+    ctx: &Context,
+    file: &FileRecord,
+    range: ByteRange,
+    sender: &mpsc::Sender<Result<Bytes, ShareError>>,
+) -> bool {
+    let same = match ctx.store.find_file(&file.id, ctx.now()).await {
+        Ok(found) => found.is_some_and(|found| found.sha256 == file.sha256 && found.file_size == file.file_size),
+        Err(error) => {
+            let _ = sender.send(Err(error.into())).await;
+            return false;
+        }
+    };
+    if !same {
+        let _ = sender.send(Err(ShareError::FileGone(file.id.clone()))).await;
+        return false;
+    }
+    let mut bytes = std::pin::pin!(stream_range(ctx, file, range));
+    while let Some(item) = bytes.next().await {
+        let failed = item.is_err();
+        if sender.send(item.map_err(ShareError::from)).await.is_err() || failed {
+            return false;
+        }
+    }
+    true
+}

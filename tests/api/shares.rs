@@ -1,0 +1,586 @@
+//! Shares: several files under one link, and their deterministic zip (issue 16).
+
+use std::path::Path;
+
+use reqwest::{Method, StatusCode};
+use serde_json::Value;
+
+use crate::helpers::{TestApp, id_of, spawn_app, spawn_app_with, test_bytes};
+use crate::shell_shapes::run;
+
+/// The CRC-32 stored with a file, `None` while unknown.
+async fn stored_crc32(app: &crate::helpers::TestApp, id: &str) -> Option<i64> {
+    let db = app.db().await;
+    let crc = sqlx::query_scalar("SELECT crc32 FROM files WHERE id = ?").bind(id).fetch_one(&db).await.unwrap();
+    db.close().await;
+    crc
+}
+
+#[tokio::test]
+async fn every_upload_path_stores_the_crc32_of_its_bytes() {
+    let app = spawn_app().await;
+    let (raw, first, second) = (test_bytes(100_000), test_bytes(3), Vec::new());
+    let put = app.upload("raw.bin", raw.clone()).await;
+    let form = reqwest::multipart::Form::new()
+        .part("a", reqwest::multipart::Part::bytes(first.clone()).file_name("a.bin"))
+        .part("b", reqwest::multipart::Part::bytes(second.clone()).file_name("empty.bin"));
+    let posted: Vec<serde_json::Value> = app.post_form(form).await.json().await.unwrap();
+    let body = serde_json::json!({ "label": "crc" });
+    let link: serde_json::Value =
+        app.owner(Method::POST, "/api/guest-links").json(&body).send().await.unwrap().json().await.unwrap();
+    let guest_bytes = test_bytes(70_000);
+    let guest = app.client.put(format!("{}/guest.bin", link["url"].as_str().unwrap())).body(guest_bytes.clone());
+    let guest = guest.send().await.unwrap();
+    assert_eq!(guest.status(), StatusCode::CREATED);
+    let guest = guest.text().await.unwrap();
+
+    for (url, bytes) in [
+        (put.as_str(), &raw),
+        (posted[0]["url"].as_str().unwrap(), &first),
+        (posted[1]["url"].as_str().unwrap(), &second),
+        (guest.trim_end(), &guest_bytes),
+    ] {
+        assert_eq!(stored_crc32(&app, &id_of(url)).await, Some(i64::from(crc32fast::hash(bytes))), "{url}");
+    }
+}
+
+/// Python's `zipfile` reads every member, checks its CRC-32 and sizes, and prints
+/// `[name, size, sha256, utf8 flag]` for each.
+const PYTHON_CHECK: &str = r#"
+import hashlib, json, sys, zipfile, zlib
+archive = zipfile.ZipFile(sys.argv[1])
+assert archive.testzip() is None
+members = []
+for info in archive.infolist():
+    data = archive.read(info)
+    assert zlib.crc32(data) == info.CRC, info.filename
+    assert len(data) == info.file_size == info.compress_size, info.filename
+    assert info.compress_type == zipfile.ZIP_STORED
+    members.append([info.filename, info.file_size, hashlib.sha256(data).hexdigest(), bool(info.flag_bits & 0x800)])
+print(json.dumps(members))
+"#;
+
+/// 7-Zip as Debian installs it: `7z` (p7zip-full) or `7zz` (7zip).
+fn seven_zip() -> &'static str {
+    let found = |name: &str| std::process::Command::new(name).arg("i").output().is_ok_and(|out| out.status.success());
+    if found("7z") { "7z" } else { "7zz" }
+}
+
+/// Runs the zip at `path` through unzip, Python's zipfile, bsdtar and 7-Zip; returns what
+/// Python saw: `(name, size, sha256)` of each member, in order.
+async fn check_with_four_tools(app: &TestApp, folder: &Path, path: &str) -> Vec<(String, u64, String)> {
+    run(app, folder, &format!("unzip -tq {path}")).await;
+    let listed = run(app, folder, &format!("bsdtar -tf {path}")).await;
+    run(app, folder, &format!("mkdir -p bsdtar-out && bsdtar -xf {path} -C bsdtar-out")).await;
+    run(app, folder, &format!("{} t {path}", seven_zip())).await;
+    std::fs::write(folder.join("check.py"), PYTHON_CHECK).unwrap();
+    let json = run(app, folder, &format!("python3 check.py {path}")).await;
+    let members: Vec<(String, u64, String, bool)> = serde_json::from_str(&json).unwrap();
+    let names: Vec<&str> = listed.lines().collect();
+    assert_eq!(names, members.iter().map(|m| m.0.as_str()).collect::<Vec<_>>());
+    for (name, _, sha, utf8) in &members {
+        assert!(utf8, "{name} is flagged UTF-8");
+        let extracted = std::fs::read(folder.join("bsdtar-out").join(name)).unwrap();
+        assert_eq!(&crate::helpers::sha256(&extracted), sha, "{name} as bsdtar extracted it");
+    }
+    members.into_iter().map(|(name, size, sha, _)| (name, size, sha)).collect()
+}
+
+/// A form with one part per `(path, bytes)`, each part's file name being its path.
+fn form_of(files: &[(&str, Vec<u8>)]) -> reqwest::multipart::Form {
+    files.iter().fold(reqwest::multipart::Form::new(), |form, (path, bytes)| {
+        form.part("f", reqwest::multipart::Part::bytes(bytes.clone()).file_name(path.to_string()))
+    })
+}
+
+/// Uploads `files` as one share named `name` and returns its JSON.
+async fn upload_share(app: &TestApp, name: &str, files: &[(&str, Vec<u8>)]) -> Value {
+    let request = app.owner(Method::POST, "/").header("Accept", "application/json").header("Share", name);
+    let response = request.multipart(form_of(files)).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::CREATED);
+    response.json().await.unwrap()
+}
+
+fn zip_path(share: &Value) -> String {
+    format!("/s/{}/zip", share["id"].as_str().unwrap())
+}
+
+#[tokio::test]
+async fn a_folder_uploaded_as_a_share_downloads_as_a_zip_four_tools_accept() {
+    let app = spawn_app().await;
+    let files = [
+        ("photos/2024/beach.jpg", test_bytes(100_000)),
+        ("photos/2024/sea.jpg", test_bytes(32_768)),
+        ("photos/empty.txt", Vec::new()),
+        ("notes/été ✓.txt", b"bonjour".to_vec()),
+        ("top.bin", test_bytes(1)),
+    ];
+    let share = upload_share(&app, "Holiday", &files).await;
+    assert_eq!(share["name"], "Holiday");
+    assert_eq!(share["file_count"], 5);
+    let total: usize = files.iter().map(|(_, bytes)| bytes.len()).sum();
+    assert_eq!(share["total_size"], total);
+    let folders: Vec<&str> = share["files"].as_array().unwrap().iter().map(|f| f["folder"].as_str().unwrap()).collect();
+    assert_eq!(folders, ["photos/2024", "photos/2024", "photos", "notes", ""]);
+
+    let response = app.get(&app.url(&zip_path(&share))).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(response.headers()["content-type"], "application/zip");
+    assert!(response.headers()["content-disposition"].to_str().unwrap().contains("Holiday.zip"));
+    let length: u64 = response.headers()["content-length"].to_str().unwrap().parse().unwrap();
+    let zip = response.bytes().await.unwrap();
+    assert_eq!(zip.len() as u64, length);
+    let folder = tempfile::tempdir().unwrap();
+    std::fs::write(folder.path().join("share.zip"), &zip).unwrap();
+    let members = check_with_four_tools(&app, folder.path(), "share.zip").await;
+    let expected: Vec<(String, u64, String)> = files
+        .iter()
+        .map(|(path, bytes)| (path.to_string(), bytes.len() as u64, crate::helpers::sha256(bytes)))
+        .collect();
+    assert_eq!(members, expected);
+    // The same share gives the same bytes every time.
+    assert_eq!(app.download(&app.url(&zip_path(&share))).await, zip.to_vec());
+}
+
+#[tokio::test]
+async fn a_forced_zip64_zip_is_accepted_by_the_same_tools() {
+    // From 40,000 on: the second member's offset and the large member's size need ZIP64, the first
+    // ones not; with 0, every size, offset and count does.
+    for threshold in [40_000, 0] {
+        let app = spawn_app_with(|settings| settings.zip64_threshold = threshold).await;
+        let files = [("a.txt", b"small".to_vec()), ("dir/big.bin", test_bytes(70_000)), ("dir/c.bin", test_bytes(3))];
+        let share = upload_share(&app, "Z", &files).await;
+        let zip = app.download(&app.url(&zip_path(&share))).await;
+        assert!(zip.windows(4).any(|w| w == [0x50, 0x4b, 0x06, 0x06]), "a ZIP64 end record at {threshold}");
+        let folder = tempfile::tempdir().unwrap();
+        std::fs::write(folder.path().join("z.zip"), &zip).unwrap();
+        let members = check_with_four_tools(&app, folder.path(), "z.zip").await;
+        let names: Vec<&str> = members.iter().map(|m| m.0.as_str()).collect();
+        assert_eq!(names, ["a.txt", "dir/big.bin", "dir/c.bin"]);
+        assert_eq!(members[1].2, crate::helpers::sha256(&files[1].1));
+    }
+}
+
+#[tokio::test]
+async fn a_cut_zip_download_resumes_with_curl_and_wget_to_the_same_bytes() {
+    let app = spawn_app().await;
+    let files = [("a/one.bin", test_bytes(200_000)), ("a/two.bin", test_bytes(150_000)), ("three.txt", b"3".to_vec())];
+    let share = upload_share(&app, "Resume", &files).await;
+    let url = app.url(&zip_path(&share));
+    let whole = app.download(&url).await;
+    let folder = tempfile::tempdir().unwrap();
+    // Cut inside the first member, inside the second member's header, and inside the central directory.
+    for cut in [100_000, 200_000 + 40, whole.len() - 30] {
+        std::fs::write(folder.path().join("curl.zip"), &whole[..cut]).unwrap();
+        std::fs::write(folder.path().join("wget.zip"), &whole[..cut]).unwrap();
+        run(&app, folder.path(), &format!("curl -sSf -C - -o curl.zip '{url}'")).await;
+        run(&app, folder.path(), &format!("wget -q -c -O wget.zip '{url}'")).await;
+        for name in ["curl.zip", "wget.zip"] {
+            let resumed = std::fs::read(folder.path().join(name)).unwrap();
+            assert_eq!(crate::helpers::sha256(&resumed), crate::helpers::sha256(&whole), "{name} cut at {cut}");
+        }
+    }
+    run(&app, folder.path(), "unzip -tq curl.zip").await;
+}
+
+#[tokio::test]
+async fn the_zip_answers_ranges_etags_and_conditional_requests_like_a_file() {
+    let app = spawn_app().await;
+    let share = upload_share(&app, "Cond", &[("a.bin", test_bytes(50_000)), ("b.bin", test_bytes(10))]).await;
+    let url = app.url(&zip_path(&share));
+    let whole = app.download(&url).await;
+
+    let head = app.client.head(&url).send().await.unwrap();
+    assert_eq!(head.status(), StatusCode::OK);
+    assert_eq!(head.headers()["content-length"].to_str().unwrap(), whole.len().to_string());
+    assert_eq!(head.headers()["accept-ranges"], "bytes");
+    let etag = head.headers()["etag"].to_str().unwrap().to_owned();
+    let last_modified = head.headers()["last-modified"].to_str().unwrap().to_owned();
+
+    let not_modified = app.client.get(&url).header("If-None-Match", &etag).send().await.unwrap();
+    assert_eq!(not_modified.status(), StatusCode::NOT_MODIFIED);
+
+    let part = app.client.get(&url).header("Range", "bytes=100-50099").send().await.unwrap();
+    assert_eq!(part.status(), StatusCode::PARTIAL_CONTENT);
+    assert_eq!(part.headers()["content-range"], format!("bytes 100-50099/{}", whole.len()));
+    assert_eq!(part.bytes().await.unwrap(), whole[100..50_100]);
+
+    let tail = app.client.get(&url).header("Range", "bytes=-10").send().await.unwrap();
+    assert_eq!(tail.bytes().await.unwrap(), whole[whole.len() - 10..]);
+
+    let past = app.client.get(&url).header("Range", format!("bytes={}-", whole.len())).send().await.unwrap();
+    assert_eq!(past.status(), StatusCode::RANGE_NOT_SATISFIABLE);
+    assert_eq!(past.headers()["content-range"], format!("bytes */{}", whole.len()));
+
+    let matching = app.client.get(&url).header("Range", "bytes=5-9").header("If-Range", &etag).send().await.unwrap();
+    assert_eq!(matching.status(), StatusCode::PARTIAL_CONTENT);
+    // A date names no version of a zip: the whole zip comes back.
+    let by_date =
+        app.client.get(&url).header("Range", "bytes=5-9").header("If-Range", &last_modified).send().await.unwrap();
+    assert_eq!(by_date.status(), StatusCode::OK);
+
+    // A new file in the share: a new tag, and If-Range with the old one gets the whole new zip.
+    let added = app.upload("c.txt", b"new".to_vec()).await;
+    let patch = serde_json::json!({ "add": [id_of(&added)] });
+    let path = format!("/api/shares/{}", share["id"].as_str().unwrap());
+    let edited = app.owner(Method::PATCH, &path).json(&patch).send().await.unwrap();
+    assert_eq!(edited.status(), StatusCode::OK);
+    let stale = app.client.get(&url).header("Range", "bytes=5-9").header("If-Range", &etag).send().await.unwrap();
+    assert_eq!(stale.status(), StatusCode::OK);
+    assert_ne!(stale.headers()["etag"].to_str().unwrap(), etag);
+    assert!(stale.bytes().await.unwrap().len() > whole.len());
+    let changed = app.client.get(&url).header("If-None-Match", &etag).send().await.unwrap();
+    assert_eq!(changed.status(), StatusCode::OK);
+}
+
+#[tokio::test]
+async fn hostile_folder_names_never_leave_the_archive_root() {
+    let app = spawn_app().await;
+    let mut ids = Vec::new();
+    for (folder, name) in [
+        ("../../escape", "a.txt"),
+        ("/etc", "passwd"),
+        ("C:\\Windows\\..\\..\\System32", "b.txt"),
+        ("x\u{0}y/\u{1b}[31m", "c.txt"),
+        ("..", "d.txt"),
+        ("", "a.txt"),
+        ("", "A.TXT"),
+    ] {
+        let url = app.upload(name, name.as_bytes().to_vec()).await;
+        ids.push(serde_json::json!({ "id": id_of(&url), "folder": folder }));
+    }
+    let body = serde_json::json!({ "name": "Hostile", "files": ids });
+    let created = app.owner(Method::POST, "/api/shares").json(&body).send().await.unwrap();
+    assert_eq!(created.status(), StatusCode::CREATED);
+    let share: Value = created.json().await.unwrap();
+    // A backslash path from a form part is cleaned the same way.
+    let request = app.owner(Method::POST, "/").header("Share", "Form");
+    let form = form_of(&[("..\\..\\up\\e.txt", b"e".to_vec()), ("/abs/f.txt", b"f".to_vec())]);
+    assert_eq!(request.multipart(form).send().await.unwrap().status(), StatusCode::CREATED);
+
+    let zip = app.download(&app.url(&zip_path(&share))).await;
+    let folder = tempfile::tempdir().unwrap();
+    let inner = folder.path().join("inner");
+    std::fs::create_dir(&inner).unwrap();
+    std::fs::write(inner.join("h.zip"), &zip).unwrap();
+    let members = check_with_four_tools(&app, &inner, "h.zip").await;
+    let names: Vec<&str> = members.iter().map(|m| m.0.as_str()).collect();
+    assert_eq!(
+        names,
+        ["escape/a.txt", "etc/passwd", "Windows/System32/b.txt", "xy/[31m/c.txt", "d.txt", "a.txt", "A (2).TXT"]
+    );
+    // Nothing landed beside `inner`: only what the test put there.
+    let beside: Vec<_> = std::fs::read_dir(folder.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(beside, ["inner"]);
+    let shares: Vec<Value> = app.owner(Method::GET, "/api/shares").send().await.unwrap().json().await.unwrap();
+    let form_share = shares.iter().find(|s| s["name"] == "Form").unwrap();
+    let shown: Value = app
+        .owner(Method::GET, &format!("/api/shares/{}", form_share["id"].as_str().unwrap()))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let folders: Vec<&str> = shown["files"].as_array().unwrap().iter().map(|f| f["folder"].as_str().unwrap()).collect();
+    assert_eq!(folders, ["up", "abs"]);
+}
+
+/// A writable connection to the app's database, for setting up what older versions left.
+async fn writable_db(app: &TestApp) -> sqlx::SqlitePool {
+    sqlx::SqlitePool::connect(&format!("sqlite://{}", app.db_path.display())).await.unwrap()
+}
+
+async fn share_json(app: &TestApp, share: &Value) -> Value {
+    let path = format!("/api/shares/{}", share["id"].as_str().unwrap());
+    let response = app.owner(Method::GET, &path).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    response.json().await.unwrap()
+}
+
+#[tokio::test]
+async fn files_uploaded_before_crc32s_were_stored_get_one_before_their_first_zip() {
+    let app = spawn_app().await;
+    let bytes = test_bytes(1_500_000); // several read batches
+    let share = upload_share(&app, "Old", &[("old.bin", bytes.clone()), ("new.txt", b"x".to_vec())]).await;
+    let old_id = share["files"][0]["id"].as_str().unwrap().to_owned();
+    let db = writable_db(&app).await;
+    sqlx::query("UPDATE files SET crc32 = NULL").execute(&db).await.unwrap();
+    db.close().await;
+
+    let zip = app.download(&app.url(&zip_path(&share))).await;
+    let folder = tempfile::tempdir().unwrap();
+    std::fs::write(folder.path().join("old.zip"), &zip).unwrap();
+    check_with_four_tools(&app, folder.path(), "old.zip").await;
+    assert_eq!(stored_crc32(&app, &old_id).await, Some(i64::from(crc32fast::hash(&bytes))));
+}
+
+/// Reads the rest of a body into `received`; `Err` when it was cut off before its length.
+async fn read_to_the_end(response: &mut reqwest::Response, received: &mut Vec<u8>) -> Result<(), reqwest::Error> {
+    while let Some(piece) = response.chunk().await? {
+        received.extend_from_slice(&piece);
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_file_deleted_while_its_zip_streams_cuts_the_stream_off() {
+    let app = spawn_app().await;
+    // The first member is larger than every buffer between the server's reads and this client.
+    let files = [("first.bin", test_bytes(24 * 1024 * 1024)), ("second.bin", test_bytes(100_000))];
+    let share = upload_share(&app, "Cut", &files).await;
+    let second = share["files"][1]["id"].as_str().unwrap().to_owned();
+    let url = app.url(&zip_path(&share));
+    let whole = app.download(&url).await;
+
+    let mut response = app.get(&url).await;
+    let length: usize = response.headers()["content-length"].to_str().unwrap().parse().unwrap();
+    assert_eq!(length, whole.len());
+    let mut received = response.chunk().await.unwrap().unwrap().to_vec();
+    let deleted = app.owner(Method::DELETE, &format!("/api/files/{second}")).send().await.unwrap();
+    assert_eq!(deleted.status(), StatusCode::NO_CONTENT);
+    let db = app.db().await;
+    for _ in 0..100 {
+        let chunks: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM file_chunks WHERE file_id = ?")
+            .bind(&second)
+            .fetch_one(&db)
+            .await
+            .unwrap();
+        if chunks == 0 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    db.close().await;
+    let ended = read_to_the_end(&mut response, &mut received).await;
+    assert!(ended.is_err(), "the response must be cut off, not end as if complete");
+    assert!(received.len() < length, "{} of {length} bytes", received.len());
+    assert_eq!(&received[..], &whole[..received.len()], "every byte sent is the zip's");
+    // The share now holds the first file only, and its zip says so.
+    assert_eq!(share_json(&app, &share).await["file_count"], 1);
+}
+
+#[tokio::test]
+async fn deleting_a_share_keeps_its_files_unless_asked() {
+    let app = spawn_app().await;
+    let kept = upload_share(&app, "Kept", &[("a.txt", b"a".to_vec())]).await;
+    let gone = upload_share(&app, "Gone", &[("b.txt", b"b".to_vec())]).await;
+    let path = |share: &Value| format!("/api/shares/{}", share["id"].as_str().unwrap());
+    assert_eq!(app.owner(Method::DELETE, &path(&kept)).send().await.unwrap().status(), StatusCode::NO_CONTENT);
+    assert_eq!(app.owner(Method::GET, &path(&kept)).send().await.unwrap().status(), StatusCode::NOT_FOUND);
+    assert_eq!(app.get(&app.url(&zip_path(&kept))).await.status(), StatusCode::NOT_FOUND);
+    let with_files = format!("{}?files=true", path(&gone));
+    assert_eq!(app.owner(Method::DELETE, &with_files).send().await.unwrap().status(), StatusCode::NO_CONTENT);
+    let names: Vec<String> = app.list().await.iter().map(|f| f["filename"].as_str().unwrap().to_owned()).collect();
+    assert_eq!(names, ["a.txt"]);
+    assert_eq!(app.owner(Method::DELETE, &path(&gone)).send().await.unwrap().status(), StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn deleting_a_file_takes_it_out_of_its_shares() {
+    let app = spawn_app().await;
+    let share = upload_share(&app, "Two", &[("a.txt", b"aaa".to_vec()), ("b.txt", b"bb".to_vec())]).await;
+    let before = app.client.head(app.url(&zip_path(&share))).send().await.unwrap();
+    let b = share["files"][1]["id"].as_str().unwrap();
+    assert_eq!(
+        app.owner(Method::DELETE, &format!("/api/files/{b}")).send().await.unwrap().status(),
+        StatusCode::NO_CONTENT
+    );
+    let shown = share_json(&app, &share).await;
+    assert_eq!((shown["file_count"].as_i64(), shown["total_size"].as_i64()), (Some(1), Some(3)));
+    let after = app.client.head(app.url(&zip_path(&share))).send().await.unwrap();
+    assert_ne!(before.headers()["etag"], after.headers()["etag"]);
+    assert_ne!(before.headers()["last-modified"], after.headers()["last-modified"]);
+    let zip = app.download(&app.url(&zip_path(&share))).await;
+    let folder = tempfile::tempdir().unwrap();
+    std::fs::write(folder.path().join("one.zip"), &zip).unwrap();
+    let members = check_with_four_tools(&app, folder.path(), "one.zip").await;
+    assert_eq!(members.len(), 1);
+}
+
+#[tokio::test]
+async fn a_protected_share_needs_its_password_and_its_download_limit_holds() {
+    let app = spawn_app().await;
+    let url = app.upload("secret.txt", b"psst".to_vec()).await;
+    let body =
+        serde_json::json!({ "name": "Locked", "files": [id_of(&url)], "password": "open sesame", "max_downloads": 1 });
+    let share: Value = app.owner(Method::POST, "/api/shares").json(&body).send().await.unwrap().json().await.unwrap();
+    assert_eq!(share["password_protected"], true);
+    let (page, zip) = (app.url(&format!("/s/{}", share["id"].as_str().unwrap())), app.url(&zip_path(&share)));
+
+    assert_eq!(app.get(&page).await.status(), StatusCode::UNAUTHORIZED);
+    let browser = app.client.get(&page).header("Accept", "text/html").send().await.unwrap();
+    assert_eq!(browser.status(), StatusCode::UNAUTHORIZED);
+    assert!(browser.text().await.unwrap().contains("password-form"));
+    assert_eq!(app.get(&zip).await.status(), StatusCode::UNAUTHORIZED);
+    let wrong = app.client.get(&zip).basic_auth("", Some("wrong")).send().await.unwrap();
+    assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED);
+
+    let shown = app.client.get(&page).basic_auth("", Some("open sesame")).send().await.unwrap();
+    assert_eq!(shown.status(), StatusCode::OK);
+    assert!(shown.text().await.unwrap().contains("secret.txt"));
+    // The form sets a cookie for this share only, which opens its zip.
+    let unlocked = app.client.post(&page).form(&[("password", "open sesame")]).send().await.unwrap();
+    assert_eq!(unlocked.status(), StatusCode::SEE_OTHER);
+    let cookie = unlocked.headers()["set-cookie"].to_str().unwrap().to_owned();
+    assert!(cookie.contains(&format!("Path=/s/{}", share["id"].as_str().unwrap())), "{cookie}");
+    let grant = cookie.split(';').next().unwrap().to_owned();
+    let first = app.client.get(&zip).header("Cookie", grant).send().await.unwrap();
+    assert_eq!(first.status(), StatusCode::OK);
+    assert_eq!(first.headers()["cache-control"], "private, no-cache");
+    // The limit of one download is used up.
+    let second = app.client.get(&zip).basic_auth("", Some("open sesame")).send().await.unwrap();
+    assert_eq!(second.status(), StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn an_expired_share_is_gone_but_its_files_stay() {
+    let app = spawn_app().await;
+    let url = app.upload("stays.txt", b"s".to_vec()).await;
+    let body = serde_json::json!({ "name": "Brief", "files": [id_of(&url)] });
+    let share: Value = app.owner(Method::POST, "/api/shares").json(&body).send().await.unwrap().json().await.unwrap();
+    let path = format!("/api/shares/{}", share["id"].as_str().unwrap());
+    let past = serde_json::json!({ "expires": "2001-01-01T00:00:00Z" });
+    assert_eq!(app.owner(Method::PATCH, &path).json(&past).send().await.unwrap().status(), StatusCode::OK);
+    assert_eq!(app.get(&app.url(&zip_path(&share))).await.status(), StatusCode::NOT_FOUND);
+    assert_eq!(
+        app.get(&app.url(&format!("/s/{}", share["id"].as_str().unwrap()))).await.status(),
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(app.download(&url).await, b"s");
+}
+
+#[tokio::test]
+async fn curl_with_a_share_header_answers_the_share_link() {
+    let app = spawn_app().await;
+    let folder = tempfile::tempdir().unwrap();
+    std::fs::write(folder.path().join("a.jpg"), test_bytes(1000)).unwrap();
+    std::fs::write(folder.path().join("b.jpg"), test_bytes(2000)).unwrap();
+    let link =
+        run(&app, folder.path(), r#"curl -sSf -u :$SECRET -H "Share: Holiday" -F f=@a.jpg -F f=@b.jpg $HOST/"#).await;
+    assert!(
+        link.starts_with(&format!("{}/s/", app.address)) && link.ends_with('\n') && link.lines().count() == 1,
+        "{link:?}"
+    );
+    let page = app.get(link.trim_end()).await.text().await.unwrap();
+    for expected in ["Holiday", "a.jpg", "b.jpg", "Download all"] {
+        assert!(page.contains(expected), "{expected} on the share page");
+    }
+    let json = run(
+        &app,
+        folder.path(),
+        r#"curl -sSf -u :$SECRET -H "Share: Holiday" -H "Accept: application/json" -F f=@a.jpg -F f=@b.jpg $HOST/"#,
+    )
+    .await;
+    let share: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(share["file_count"], 2);
+    assert_eq!(share["files"][1]["filename"], "b.jpg");
+    // And curl fetches the zip under the share's name.
+    run(&app, folder.path(), &format!("curl -sSf -OJ {}", share["zip_url"].as_str().unwrap())).await;
+    run(&app, folder.path(), "unzip -tq Holiday.zip").await;
+}
+
+#[tokio::test]
+async fn the_share_page_lists_every_file_with_its_folder_and_a_download_all_link() {
+    let app = spawn_app().await;
+    let share = upload_share(&app, "Page <b>", &[("pics/x.png", test_bytes(10)), ("y.txt", b"y".to_vec())]).await;
+    let page = app.get(share["url"].as_str().unwrap()).await;
+    assert_eq!(page.status(), StatusCode::OK);
+    let html = page.text().await.unwrap();
+    assert!(html.contains("Page &#60;b&#62;") || html.contains("Page &lt;b&gt;"), "the name is escaped");
+    assert!(html.contains("pics/"));
+    assert!(html.contains(&format!("/s/{}/zip", share["id"].as_str().unwrap())));
+    for file in share["files"].as_array().unwrap() {
+        assert!(html.contains(file["url"].as_str().unwrap()), "a link to {}", file["filename"]);
+    }
+    assert_eq!(app.get(&app.url("/s/not-a-share")).await.status(), StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn the_files_page_and_the_api_list_shares_with_counts_sizes_downloads_and_expiry() {
+    let app = spawn_app().await;
+    let share = upload_share(&app, "Listed", &[("a.bin", test_bytes(1000)), ("b.bin", test_bytes(24))]).await;
+    let path = format!("/api/shares/{}", share["id"].as_str().unwrap());
+    let limits = serde_json::json!({ "max_downloads": 5, "expires": "2099-01-01T00:00:00Z" });
+    assert_eq!(app.owner(Method::PATCH, &path).json(&limits).send().await.unwrap().status(), StatusCode::OK);
+    app.download(&app.url(&zip_path(&share))).await;
+
+    let listed: Vec<Value> = app.owner(Method::GET, "/api/shares").send().await.unwrap().json().await.unwrap();
+    assert_eq!(listed.len(), 1);
+    let one = &listed[0];
+    assert_eq!(
+        (one["name"].as_str(), one["file_count"].as_i64(), one["total_size"].as_i64()),
+        (Some("Listed"), Some(2), Some(1024))
+    );
+    assert_eq!((one["downloads"].as_i64(), one["max_downloads"].as_i64()), (Some(1), Some(5)));
+    assert_eq!(one["expires"], "2099-01-01T00:00:00Z");
+    assert!(one.get("files").is_none(), "the listing names no files");
+    assert_eq!(app.client.get(app.url("/api/shares")).send().await.unwrap().status(), StatusCode::UNAUTHORIZED);
+
+    let browser = crate::browser_pages::sign_in(&app).await;
+    let html = browser.get(&app, "/files").await.text().await.unwrap();
+    let table = &html[html.find("id=\"shares-table\"").unwrap()..];
+    let row = &table[table.find(share["id"].as_str().unwrap()).unwrap()..];
+    let row = &row[..row.find("</tr>").unwrap()];
+    for expected in ["Listed", ">2<", "1.0 KiB", "1 / 5"] {
+        assert!(row.contains(expected), "{expected} in {row}");
+    }
+}
+
+/// Runs the `blobdrop` client in `folder` against the app; returns its standard output.
+async fn client(app: &TestApp, folder: &Path, args: &str) -> String {
+    run(app, folder, &format!("blobdrop {args}")).await
+}
+
+#[tokio::test]
+async fn the_client_uploads_files_or_a_folder_as_one_share() {
+    let app = spawn_app().await;
+    let folder = tempfile::tempdir().unwrap();
+    let root = folder.path();
+    std::fs::create_dir_all(root.join("photos/2024/june")).unwrap();
+    std::fs::write(root.join("photos/2024/june/a.jpg"), test_bytes(40_000)).unwrap();
+    std::fs::write(root.join("photos/2024/b.jpg"), test_bytes(10)).unwrap();
+    std::fs::write(root.join("photos/top.txt"), b"top").unwrap();
+    std::fs::write(root.join("a.jpg"), b"a").unwrap();
+    std::fs::write(root.join("b.jpg"), b"b").unwrap();
+
+    let link = client(&app, root, "upload --share Holiday a.jpg b.jpg").await;
+    assert_eq!(link.lines().count(), 1, "piped, only the share's link: {link}");
+    let id = link.trim_end().rsplit('/').next().unwrap().to_owned();
+    let share = share_json(&app, &serde_json::json!({ "id": id })).await;
+    assert_eq!(share["name"], "Holiday");
+    let names: Vec<&str> = share["files"].as_array().unwrap().iter().map(|f| f["filename"].as_str().unwrap()).collect();
+    assert_eq!(names, ["a.jpg", "b.jpg"]);
+
+    let link = client(&app, root, "upload photos/").await;
+    let id = link.trim_end().rsplit('/').next().unwrap().to_owned();
+    let share = share_json(&app, &serde_json::json!({ "id": id })).await;
+    assert_eq!(share["name"], "photos");
+    let zip = app.download(&app.url(&format!("/s/{id}/zip"))).await;
+    std::fs::write(root.join("photos.zip"), &zip).unwrap();
+    let members = check_with_four_tools(&app, root, "photos.zip").await;
+    let paths: Vec<&str> = members.iter().map(|m| m.0.as_str()).collect();
+    assert_eq!(paths, ["2024/b.jpg", "2024/june/a.jpg", "top.txt"]);
+    assert_eq!(members[1].2, crate::helpers::sha256(&test_bytes(40_000)));
+}
+
+#[tokio::test]
+async fn a_file_that_expires_while_its_zip_streams_cuts_the_stream_off() {
+    let app = spawn_app().await;
+    // Its chunks stay until the next clean-up: only the check before each member stops the zip.
+    let files = [("first.bin", test_bytes(24 * 1024 * 1024)), ("second.bin", test_bytes(100_000))];
+    let share = upload_share(&app, "Expiring", &files).await;
+    let second = share["files"][1]["id"].as_str().unwrap().to_owned();
+    let url = app.url(&zip_path(&share));
+    let whole = app.download(&url).await;
+
+    let mut response = app.get(&url).await;
+    let mut received = response.chunk().await.unwrap().unwrap().to_vec();
+    let db = writable_db(&app).await;
+    sqlx::query("UPDATE files SET expires_at = 1 WHERE id = ?").bind(&second).execute(&db).await.unwrap();
+    db.close().await;
+    let ended = read_to_the_end(&mut response, &mut received).await;
+    assert!(ended.is_err(), "the response must be cut off, not end as if complete");
+    assert!(received.len() < whole.len());
+    assert_eq!(&received[..], &whole[..received.len()], "every byte sent is the zip's");
+}
