@@ -15,6 +15,7 @@ mod links;
 mod timestamp;
 mod token_label;
 mod trusted_proxies;
+mod upload_metadata;
 mod upload_options;
 
 pub use byte_range::{ByteRange, RangeRequest};
@@ -33,6 +34,9 @@ pub use links::{PATH_SEGMENT, PublicUrl};
 pub use timestamp::parse_time;
 pub use token_label::{TokenLabel, TokenLabelError};
 pub use trusted_proxies::{ForwardingHeaders, PublicOrigin, TrustedProxies, valid_host};
+pub use upload_metadata::{
+    ChecksumAlgorithm, MAX_METADATA_LEN, UploadChecksum, UploadChecksumError, UploadMetadata, UploadMetadataError,
+};
 pub use upload_options::{MaxDownloads, OptionHeaders, UploadOptions, UploadOptionsError};
 
 /// What the property tests beside each parser share.

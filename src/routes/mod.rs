@@ -14,6 +14,7 @@ mod request_guard;
 mod state;
 mod system;
 mod tokens;
+mod tus;
 
 use actix_web::web;
 
@@ -128,6 +129,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/tokens/{id}/revoke", web::post().to(token_pages::revoke))
         .service(web::resource("/api/tokens").route(web::get().to(tokens::list)).route(web::post().to(tokens::create)))
         .route("/api/tokens/{id}", web::delete().to(tokens::revoke))
+        // Resumable uploads (tus), the owner's and through guest links.
+        .configure(tus::configure)
         // `curl -T file https://host/`: any other one-segment path is a file name to upload.
         .route("/{filename}", web::put().to(upload::put_file))
         .default_service(web::to(assets::not_found));

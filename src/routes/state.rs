@@ -14,6 +14,7 @@ use crate::services::auth::passwords::GrantKey;
 use crate::services::auth::secret::OwnerSecret;
 use crate::services::in_flight::InFlight;
 use crate::services::metrics::Metrics;
+use crate::services::resumable_uploads::ResumableUploads;
 use crate::services::throttling::Throttles;
 use crate::services::uploads::UploadMemory;
 
@@ -38,6 +39,7 @@ pub struct AppState {
     pub trusted_proxies: TrustedProxies,
     /// Signs the cookies that a right download password buys.
     pub grant_key: GrantKey,
+    pub resumable: ResumableUploads,
 }
 
 impl AppState {

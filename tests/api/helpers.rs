@@ -46,6 +46,7 @@ pub fn test_settings(folder: &std::path::Path) -> Settings {
         auth_burst: 1000,
         auth_period_secs: 6,
         shutdown_timeout_secs: 30,
+        resumable_expiry: "24h".parse().unwrap(),
     }
 }
 

@@ -17,6 +17,9 @@ const COLUMNS: &str = "id, filename, content_type, file_size, chunk_size, sha256
 pub(super) const VISIBLE: &str = "state = 'ready' AND (expires_at IS NULL OR expires_at > ?1) \
                        AND (max_downloads IS NULL OR download_count < max_downloads)";
 
+/// An 'uploading' row that is not a resumable upload, which outlives the request and the process.
+pub(super) const NOT_RESUMABLE: &str = "id NOT IN (SELECT file_id FROM resumable_uploads)";
+
 /// A finalized file as stored. Times are unix seconds.
 #[derive(Debug, Clone, FromRow, PartialEq, Eq)]
 pub struct FileRecord {
@@ -127,24 +130,7 @@ impl Store {
     #[tracing::instrument(skip_all, fields(file_id = %file.id))]
     pub async fn create_upload(&self, file: &NewFile<'_>) -> Result<(), StoreError> {
         let mut transaction = self.writer.begin().await?;
-        sqlx::query(
-            "INSERT INTO files (id, filename, content_type, file_size, chunk_size, created_at, expires_at, \
-             max_downloads, state) VALUES (?, ?, ?, 0, ?, ?, ?, ?, 'uploading')",
-        )
-        .bind(file.id.as_str())
-        .bind(file.filename.as_str())
-        .bind(file.content_type)
-        .bind(file.chunk_size)
-        .bind(file.created_at)
-        .bind(file.expires_at)
-        .bind(file.max_downloads)
-        .execute(&mut *transaction)
-        .await?;
-        sqlx::query("INSERT INTO deletion_tokens (file_id, token_sha256) VALUES (?, ?)")
-            .bind(file.id.as_str())
-            .bind(file.deletion_token_sha256)
-            .execute(&mut *transaction)
-            .await?;
+        insert_upload_row(&mut transaction, file).await?;
         transaction.commit().await?;
         Ok(())
     }
@@ -289,10 +275,11 @@ impl Store {
         }
     }
 
-    /// At startup no upload is running, so every 'uploading' row is left over from a crash.
+    /// At startup no upload is running, so every 'uploading' row is left over from a crash, but
+    /// for resumable uploads, which wait for their next request (see `resumable_uploads`).
     pub async fn mark_interrupted_uploads_deleted(&self) -> Result<u64, StoreError> {
-        let result =
-            sqlx::query("UPDATE files SET state = 'deleted' WHERE state = 'uploading'").execute(&self.writer).await?;
+        let sql = format!("UPDATE files SET state = 'deleted' WHERE state = 'uploading' AND {NOT_RESUMABLE}");
+        let result = sqlx::query(&sql).execute(&self.writer).await?;
         Ok(result.rows_affected())
     }
 
@@ -329,6 +316,32 @@ impl Store {
         sqlx::query("DELETE FROM files WHERE id = ? AND state = 'deleted'").bind(id).execute(&self.writer).await?;
         Ok(())
     }
+}
+
+/// The 'uploading' row of a new upload and its deletion token, inside `transaction`.
+pub(super) async fn insert_upload_row(
+    transaction: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
+    file: &NewFile<'_>,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO files (id, filename, content_type, file_size, chunk_size, created_at, expires_at, \
+         max_downloads, state) VALUES (?, ?, ?, 0, ?, ?, ?, ?, 'uploading')",
+    )
+    .bind(file.id.as_str())
+    .bind(file.filename.as_str())
+    .bind(file.content_type)
+    .bind(file.chunk_size)
+    .bind(file.created_at)
+    .bind(file.expires_at)
+    .bind(file.max_downloads)
+    .execute(&mut **transaction)
+    .await?;
+    sqlx::query("INSERT INTO deletion_tokens (file_id, token_sha256) VALUES (?, ?)")
+        .bind(file.id.as_str())
+        .bind(file.deletion_token_sha256)
+        .execute(&mut **transaction)
+        .await?;
+    Ok(())
 }
 
 /// Turns an 'uploading' row 'ready' with its size and hash (and the guest link it came through).

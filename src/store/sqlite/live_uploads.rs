@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use time::OffsetDateTime;
 use tokio::sync::Notify;
 
+use super::files::NOT_RESUMABLE;
 use super::store::Store;
 use crate::domain::FileId;
 use crate::store::StoreError;
@@ -111,11 +112,9 @@ impl Store {
             marked += self.mark_upload_deleted(&id).await?;
             self.live_uploads.registry().abandoned.remove(&id);
         }
+        let sql = format!("SELECT id FROM files WHERE state = 'uploading' AND created_at < ? AND {NOT_RESUMABLE}");
         let left_over: Vec<String> =
-            sqlx::query_scalar("SELECT id FROM files WHERE state = 'uploading' AND created_at < ?")
-                .bind(self.live_uploads.opened_at)
-                .fetch_all(&self.reader)
-                .await?;
+            sqlx::query_scalar(&sql).bind(self.live_uploads.opened_at).fetch_all(&self.reader).await?;
         for id in left_over {
             // A clock set back could date a live upload before the start: the registry decides.
             if !self.live_uploads.registry().live.contains(&id) {

@@ -14,6 +14,7 @@ mod guest_links;
 pub mod import;
 mod integrity;
 mod live_uploads;
+mod resumable_uploads;
 mod sessions;
 mod settings;
 mod space;
@@ -26,6 +27,7 @@ pub use files::{FileChanges, FileListing, FileRecord, FileSort, NewFile, SealedF
 pub use guest_links::GuestLinkRecord;
 pub use integrity::{FileToVerify, OrphanChunks, ReadOnlyDatabase};
 pub use live_uploads::LiveUpload;
+pub use resumable_uploads::{FinishedResumable, NewResumable, ResumableRecord, ResumableUsage};
 pub use sessions::SessionRecord;
 pub use space::{Usage, Vacuumed, free_bytes};
 pub use store::{Store, copy_database};
