@@ -300,14 +300,18 @@ impl ResumableUploads {
         if let (Some(sent), Some(checksum)) = (&request.checksum, checksum) {
             if committed.is_err() || cut || written.is_err() || checksum.finish() != sent.digest {
                 self.ctx.store.truncate_resumable_upload(id, first_idx, partial).await?;
-                committed?;
                 written?;
+                committed?;
                 return Err(ResumableError::ChecksumMismatch);
             }
         }
         // Failed here, the offset says what the batches before the failure committed, and the
-        // next request hashes what the kept hash has not seen.
-        let hashes = committed?;
+        // next request hashes what the kept hash has not seen. A failed write says why first
+        // (the commit after it only knows that the writer stopped).
+        let hashes = match committed {
+            Ok(hashes) => hashes,
+            Err(error) => return Err(written.err().unwrap_or(error).into()),
+        };
         if request.checksum.is_some() {
             self.ctx.store.set_resumable_offset(id, new_offset as i64).await?;
         }

@@ -9,6 +9,7 @@ use reqwest::{Method, RequestBuilder, Response, StatusCode};
 use sha2::Digest;
 use tokio::io::AsyncWriteExt;
 
+use crate::command_line::{count, server_log, start_binary};
 use crate::helpers::{SECRET, TestApp, id_of, sha256, spawn_app, spawn_app_with, test_bytes};
 
 /// A tus request by the owner.
@@ -460,4 +461,70 @@ async fn a_guest_upload_refused_at_its_finish_keeps_nothing() {
     assert_eq!(put.status(), StatusCode::CREATED);
     assert_eq!(guest_patch(&app, &url, 10_000, &bytes[10_000..]).await.status(), StatusCode::GONE);
     assert_eq!(app.list().await.len(), 1);
+}
+
+#[tokio::test]
+async fn an_upload_survives_kill_9_mid_patch_and_finishes_after_the_restart() {
+    let folder = tempfile::tempdir().unwrap();
+    let (mut server, port) = start_binary(folder.path(), &[]).await;
+    let client = reqwest::Client::new();
+    let tus =
+        |method, url: String| client.request(method, url).basic_auth("", Some(SECRET)).header("Tus-Resumable", "1.0.0");
+    let bytes = test_bytes(5 << 20);
+    let created =
+        tus(Method::POST, format!("http://127.0.0.1:{port}/api/uploads")).header("Upload-Length", bytes.len());
+    let location = created.send().await.unwrap().headers()["location"].to_str().unwrap().to_owned();
+    let path = format!("/api/uploads/{}", location.rsplit('/').next().unwrap());
+    let offset_at = |port: u16| {
+        let head = tus(Method::HEAD, format!("http://127.0.0.1:{port}{path}"));
+        async move {
+            let response = head.send().await.unwrap();
+            assert_eq!(response.status(), StatusCode::OK);
+            response.headers()["upload-offset"].to_str().unwrap().parse::<usize>().unwrap()
+        }
+    };
+
+    let (send, receive) = tokio::sync::mpsc::channel::<Result<Vec<u8>, std::io::Error>>(4);
+    let patch = tus(Method::PATCH, format!("http://127.0.0.1:{port}{path}"))
+        .header("Upload-Offset", 0)
+        .header("Content-Type", "application/offset+octet-stream")
+        .header("Content-Length", bytes.len())
+        .body(reqwest::Body::wrap_stream(tokio_stream(receive)));
+    let patch = tokio::spawn(patch.send());
+    send.send(Ok(bytes[..(3 << 20) + 5000].to_vec())).await.unwrap();
+    let mut committed = 0;
+    for _ in 0..200 {
+        committed = offset_at(port).await;
+        if committed >= 2 << 20 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(committed >= 2 << 20, "two write batches are committed: {committed}");
+    server.start_kill().unwrap();
+    server.wait().await.unwrap();
+    assert!(patch.await.unwrap().is_err(), "the PATCH was cut off by the kill");
+
+    let (_server, port) = start_binary(folder.path(), &[]).await;
+    let resumed_at = offset_at(port).await;
+    assert!(resumed_at >= committed && resumed_at <= (3 << 20) + 5000, "resumes at {resumed_at}");
+    let response = tus(Method::PATCH, format!("http://127.0.0.1:{port}{path}"))
+        .header("Upload-Offset", resumed_at)
+        .header("Content-Type", "application/offset+octet-stream")
+        .body(bytes[resumed_at..].to_vec())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::NO_CONTENT, "{}", server_log(folder.path()));
+    let file_url = response.headers()["x-file-url"].to_str().unwrap().to_owned();
+    let downloaded = client.get(&file_url).send().await.unwrap().bytes().await.unwrap();
+    assert_eq!(sha256(&downloaded), sha256(&bytes));
+    let db = folder.path().join("blobdrop.db");
+    let stored = count(
+        &db,
+        &format!("SELECT COUNT(*) FROM files WHERE id = '{}' AND sha256 = '{}'", id_of(&file_url), sha256(&bytes)),
+    )
+    .await;
+    assert_eq!(stored, 1, "the stored SHA-256 is that of the bytes");
+    assert!(server_log(folder.path()).contains("hashing the stored part of a resumable upload"));
 }
