@@ -378,6 +378,8 @@ async fn unfinished_uploads_and_their_bytes_show_on_the_system_api() {
     assert_eq!(system["unfinished_uploads"], 1);
     assert_eq!(system["unfinished_upload_bytes"], 100_000);
     assert_eq!(system["files"], 0);
+    let page = app.owner(Method::GET, "/system").send().await.unwrap().text().await.unwrap();
+    assert!(page.contains("<dt>Unfinished uploads</dt><dd>1 (97.7 KiB so far)</dd>"), "{page}");
 }
 
 async fn guest_link(app: &TestApp, terms: serde_json::Value) -> String {
