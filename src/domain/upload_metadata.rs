@@ -5,8 +5,9 @@ use std::collections::HashMap;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 
-/// Longest `Upload-Metadata` accepted; it is stored and echoed by every HEAD.
-pub const MAX_METADATA_LEN: usize = 4096;
+/// Longest `Upload-Metadata` accepted; it is stored and echoed by every HEAD. Room for a note of
+/// `MAX_NOTE_LEN` bytes and a name of 255, base64-encoded, and the other keys.
+pub const MAX_METADATA_LEN: usize = 8192;
 
 /// `Upload-Metadata: key base64value,key2 base64value2,flag`: keys with their decoded values (a
 /// key without a value has an empty one), and the header as sent, for HEAD to echo.
@@ -122,7 +123,7 @@ mod tests {
         assert!(matches!(UploadMetadata::parse("filename not-base64!"), Err(UploadMetadataError::Pair(_))));
         assert!(matches!(UploadMetadata::parse("a YQ== b"), Err(UploadMetadataError::Pair(_))));
         assert!(matches!(UploadMetadata::parse("a YQ==,a Yg=="), Err(UploadMetadataError::Repeated(_))));
-        assert_eq!(UploadMetadata::parse(&"a".repeat(5000)), Err(UploadMetadataError::TooLong));
+        assert_eq!(UploadMetadata::parse(&"a".repeat(9000)), Err(UploadMetadataError::TooLong));
         let latin1 = UploadMetadata::parse("note 6Q==").unwrap(); // the single byte 0xE9
         assert_eq!(latin1.text("note"), Err(UploadMetadataError::NotText("note".into())));
     }

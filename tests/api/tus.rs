@@ -530,3 +530,67 @@ async fn an_upload_survives_kill_9_mid_patch_and_finishes_after_the_restart() {
     assert_eq!(stored, 1, "the stored SHA-256 is that of the bytes");
     assert!(server_log(folder.path()).contains("hashing the stored part of a resumable upload"));
 }
+
+#[tokio::test]
+async fn blobdrop_upload_run_again_after_the_server_was_killed_resumes_where_it_stopped() {
+    let folder = tempfile::tempdir().unwrap();
+    let server_folder = folder.path().join("server");
+    std::fs::create_dir(&server_folder).unwrap();
+    let cache = folder.path().join("cache");
+    let bytes = test_bytes(64 << 20);
+    std::fs::write(folder.path().join("big.bin"), &bytes).unwrap();
+    let client = |port: u16| {
+        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_blobdrop"));
+        command
+            .args(["upload", "big.bin", "--chunk-size", "1MiB"])
+            .current_dir(folder.path())
+            .env("BLOBDROP_URL", format!("http://127.0.0.1:{port}"))
+            .env("BLOBDROP_TOKEN", SECRET)
+            .env("XDG_CACHE_HOME", &cache)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true);
+        command
+    };
+    let db = server_folder.join("blobdrop.db");
+    let committed = "SELECT COALESCE(MAX(upload_offset), 0) FROM resumable_uploads";
+
+    let (mut server, port) = start_binary(&server_folder, &[]).await;
+    let first = client(port).spawn().unwrap();
+    let mut at_kill = 0;
+    for _ in 0..1000 {
+        at_kill = count(&db, committed).await;
+        if at_kill >= 2 << 20 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    server.start_kill().unwrap();
+    server.wait().await.unwrap();
+    assert!((2 << 20..64 << 20).contains(&at_kill), "killed mid-upload, at {at_kill}");
+    let first = first.wait_with_output().await.unwrap();
+    let said = String::from_utf8_lossy(&first.stderr);
+    assert!(!first.status.success(), "the first run fails: {said}");
+    assert_eq!(std::fs::read_dir(cache.join("blobdrop/uploads")).unwrap().count(), 1, "its state is kept");
+
+    let (_server, port) = start_binary(&server_folder, &[]).await;
+    let kept = count(&db, committed).await;
+    let again = client(port).output().await.unwrap();
+    assert!(again.status.success(), "{}", String::from_utf8_lossy(&again.stderr));
+    let url = String::from_utf8(again.stdout).unwrap().trim_end().to_owned();
+    assert!(url.ends_with("/big.bin"), "{url}");
+    let downloaded = reqwest::get(&url).await.unwrap().bytes().await.unwrap();
+    assert_eq!(sha256(&downloaded), sha256(&bytes));
+    assert_eq!(count(&db, "SELECT COUNT(*) FROM files").await, 1, "one upload, resumed, not a second one");
+    let metrics = reqwest::Client::new().get(format!("http://127.0.0.1:{port}/metrics")).bearer_auth(SECRET);
+    let metrics = metrics.send().await.unwrap().text().await.unwrap();
+    let received: f64 = metrics
+        .lines()
+        .find(|line| line.contains("received_bytes") && !line.starts_with('#'))
+        .and_then(|line| line.split_whitespace().last())
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(received as i64, (64 << 20) - kept, "the second run sent only what the server did not have");
+    assert_eq!(std::fs::read_dir(cache.join("blobdrop/uploads")).unwrap().count(), 0, "the state is removed when done");
+}

@@ -1,4 +1,5 @@
-//! `blobdrop upload FILE...`: streams each file (or standard input) with `PUT /{name}`.
+//! `blobdrop upload FILE...`: sends each file as a resumable (tus) upload that the same command
+//! continues after an interruption, and standard input with `PUT /{name}`.
 
 use std::num::NonZeroU32;
 use std::path::PathBuf;
@@ -14,7 +15,7 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 
 use super::connection::{ClientError, Connection, ServerArgs, file_id, header_value, on_terminal, progress_bar};
 use crate::domain::PATH_SEGMENT;
-use crate::domain::{FileName, Lifetime};
+use crate::domain::{ByteSize, FileName, Lifetime};
 
 /// Bytes read from a file per piece of the request body.
 const READ_SIZE: usize = 256 * 1024;
@@ -43,14 +44,47 @@ pub struct UploadArgs {
     /// The name to give standard input (default: stdin).
     #[arg(long)]
     name: Option<String>,
+
+    /// Send each file in requests of at most this size, e.g. 50MiB, for a proxy that caps request
+    /// bodies (default: the rest of the file in one request).
+    #[arg(long)]
+    chunk_size: Option<ByteSize>,
 }
 
 /// The fields of the server's JSON upload answer that the client prints.
 #[derive(Debug, Deserialize)]
-struct Uploaded {
-    url: String,
-    delete_url: String,
-    expires_at: Option<String>,
+pub(super) struct Uploaded {
+    pub(super) url: String,
+    pub(super) delete_url: String,
+    pub(super) expires_at: Option<String>,
+    /// The upload could not carry the note, which is set after it (a PUT).
+    #[serde(default = "yes")]
+    pub(super) note_missing: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl UploadArgs {
+    fn resumable(&self) -> super::resumable::Options {
+        super::resumable::Options {
+            expires: self.expires,
+            max_downloads: self.max_downloads,
+            note: self.note.clone(),
+            chunk_size: self.chunk_size,
+        }
+    }
+}
+
+impl Source {
+    fn into_resumable(self) -> super::resumable::Source {
+        super::resumable::Source {
+            name: self.name,
+            path: self.file.unwrap_or_default(),
+            length: self.length.unwrap_or_default(),
+        }
+    }
 }
 
 /// One thing to send: its name, its bytes and their length when known.
@@ -58,6 +92,8 @@ struct Source {
     name: FileName,
     reader: Box<dyn AsyncRead + Send + Unpin>,
     length: Option<u64>,
+    /// The file it is read from; `None` for standard input, which cannot be read again to resume.
+    file: Option<PathBuf>,
 }
 
 pub async fn upload(args: UploadArgs) -> Result<(), ClientError> {
@@ -69,7 +105,10 @@ pub async fn upload(args: UploadArgs) -> Result<(), ClientError> {
         sources.push(open(path, args.name.as_deref()).await?);
     }
     for source in sources {
-        let uploaded = send(&connection, &args, source).await?;
+        let uploaded = match source.file.is_some() {
+            true => super::resumable::send(&connection, &args.resumable(), source.into_resumable()).await?,
+            false => send(&connection, &args, source).await?,
+        };
         println!("{}", uploaded.url);
         if on_terminal() {
             println!("  delete: curl -X DELETE {}", uploaded.delete_url);
@@ -77,7 +116,7 @@ pub async fn upload(args: UploadArgs) -> Result<(), ClientError> {
                 println!("  expires: {expires}");
             }
         }
-        if let Some(note) = &args.note {
+        if let Some(note) = args.note.as_ref().filter(|_| uploaded.note_missing) {
             add_note(&connection, &uploaded.url, note)
                 .await
                 .map_err(|error| ClientError::NoteRefused(Box::new(error)))?;
@@ -98,7 +137,7 @@ async fn open(path: &std::path::Path, stdin_name: Option<&str>) -> Result<Source
     let read_error = |source| ClientError::Read { path: path.display().to_string(), source };
     if path.as_os_str() == "-" {
         let name = FileName::parse(stdin_name.unwrap_or("stdin")).map_err(|e| invalid_name(stdin_name, e))?;
-        return Ok(Source { name, reader: Box::new(tokio::io::stdin()), length: None });
+        return Ok(Source { name, reader: Box::new(tokio::io::stdin()), length: None, file: None });
     }
     let file = tokio::fs::File::open(path).await.map_err(read_error)?;
     let metadata = file.metadata().await.map_err(read_error)?;
@@ -110,7 +149,7 @@ async fn open(path: &std::path::Path, stdin_name: Option<&str>) -> Result<Source
     }
     let raw_name = path.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
     let name = FileName::parse(&raw_name).map_err(|e| invalid_name(Some(&raw_name), e))?;
-    Ok(Source { name, reader: Box::new(file), length: Some(metadata.len()) })
+    Ok(Source { name, reader: Box::new(file), length: Some(metadata.len()), file: Some(path.to_path_buf()) })
 }
 
 fn invalid_name(name: Option<&str>, error: crate::domain::FileNameError) -> ClientError {
@@ -138,7 +177,7 @@ async fn send(connection: &Connection, args: &UploadArgs, source: Source) -> Res
 }
 
 /// The reader's bytes as a body stream, a piece at a time, moving the progress bar.
-fn read_pieces(
+pub(super) fn read_pieces(
     reader: Box<dyn AsyncRead + Send + Unpin>,
     progress: ProgressBar,
 ) -> impl Stream<Item = std::io::Result<Bytes>> + Send + 'static {
