@@ -158,7 +158,7 @@ impl ResumableUploads {
                 return Err(UploadError::TooLarge(limit).into());
             }
         }
-        let options = FileOptions::from_metadata(&creation.metadata)?;
+        let options = FileOptions::from_metadata(&creation.metadata, self.ctx.clock.now())?;
         self.ctx.store.check_room_for_uploads().await?;
         let id = FileId::random();
         let now = self.ctx.now();
@@ -173,7 +173,8 @@ impl ResumableUploads {
                 content_type: &options.content_type,
                 chunk_size: CHUNK_SIZE as i64,
                 created_at: now,
-                expires_at: None,
+                // `expires_at` (an exact time); a lifetime (`expires`) is counted from the finish.
+                expires_at: options.expires_at,
                 max_downloads: options.max_downloads.map(|n| i64::from(n.get())),
                 // Replaced when the upload finishes: the uploader learns only that one.
                 deletion_token_sha256: &token_hash(&generate_secret()),
@@ -440,17 +441,19 @@ impl ResumableUploads {
 }
 
 /// The file options an upload's metadata gives: `filename`, `filetype`, `note`, `max_downloads`
-/// and `expires` (a lifetime such as `7d`, as the `Expire` header, counted from the finish).
+/// `expires` (a lifetime such as `7d`, as the `Expire` header, counted from the finish) and
+/// `expires_at` (an RFC 3339 time, as the `Expires-At` header); given both, the earlier wins.
 struct FileOptions {
     filename: FileName,
     content_type: String,
     note: Option<String>,
     max_downloads: Option<MaxDownloads>,
     lifetime: Option<Lifetime>,
+    expires_at: Option<i64>,
 }
 
 impl FileOptions {
-    fn from_metadata(metadata: &UploadMetadata) -> Result<Self, ResumableError> {
+    fn from_metadata(metadata: &UploadMetadata, now: OffsetDateTime) -> Result<Self, ResumableError> {
         let bad = |error: &dyn std::fmt::Display| ResumableError::BadRequest(error.to_string());
         let text = |key| metadata.text(key).map_err(|error| bad(&error));
         // A client that names nothing still gets a file with a name.
@@ -460,11 +463,15 @@ impl FileOptions {
         if note.as_ref().is_some_and(|note| note.len() > MAX_NOTE_LEN) {
             return Err(ResumableError::BadRequest(format!("the note is longer than {MAX_NOTE_LEN} bytes")));
         }
-        let headers = OptionHeaders { max_downloads: text("max_downloads")?, ..Default::default() };
-        let max_downloads =
-            UploadOptions::from_headers(headers, OffsetDateTime::now_utc()).map_err(|error| bad(&error))?.max_downloads;
+        let headers = OptionHeaders {
+            max_downloads: text("max_downloads")?,
+            expires_at: text("expires_at")?,
+            ..Default::default()
+        };
+        let asked = UploadOptions::from_headers(headers, now).map_err(|error| bad(&error))?;
+        let (max_downloads, expires_at) = (asked.max_downloads, asked.expires_at.map(OffsetDateTime::unix_timestamp));
         let lifetime = text("expires")?.map(Lifetime::parse).transpose().map_err(|error| bad(&error))?;
-        Ok(FileOptions { filename, content_type, note, max_downloads, lifetime })
+        Ok(FileOptions { filename, content_type, note, max_downloads, lifetime, expires_at })
     }
 }
 

@@ -594,3 +594,31 @@ async fn blobdrop_upload_run_again_after_the_server_was_killed_resumes_where_it_
     assert_eq!(received as i64, (64 << 20) - kept, "the second run sent only what the server did not have");
     assert_eq!(std::fs::read_dir(cache.join("blobdrop/uploads")).unwrap().count(), 0, "the state is removed when done");
 }
+
+#[tokio::test]
+async fn an_exact_expiry_in_the_metadata_is_kept_and_the_earlier_of_two_wins() {
+    let app = spawn_app().await;
+    let expiry_of = |meta: String| {
+        let app = &app;
+        async move {
+            let response = tus(app, Method::POST, &app.url("/api/uploads"))
+                .header("Upload-Length", 3)
+                .header("Upload-Metadata", meta)
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(response.status(), StatusCode::CREATED);
+            let url = response.headers()["location"].to_str().unwrap().to_owned();
+            let done = patch(app, &url, 0, b"abc").await;
+            let id = id_of(done.headers()["x-file-url"].to_str().unwrap());
+            let file: serde_json::Value =
+                app.owner(Method::GET, &format!("/api/files/{id}")).send().await.unwrap().json().await.unwrap();
+            file["expires"].as_str().unwrap().to_owned()
+        }
+    };
+    let at = metadata(&[("filename", "a.txt"), ("expires_at", "2030-01-31T23:59:59Z")]);
+    assert_eq!(expiry_of(at).await, "2030-01-31T23:59:59Z");
+    let both = metadata(&[("filename", "b.txt"), ("expires_at", "2099-01-31T23:59:59Z"), ("expires", "2d")]);
+    let earlier = expiry_of(both).await;
+    assert!(!earlier.starts_with("2099"), "two days from now wins: {earlier}");
+}

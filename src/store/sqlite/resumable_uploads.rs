@@ -224,11 +224,15 @@ impl Store {
             .bind(chunks)
             .execute(&mut *transaction)
             .await?;
-        sqlx::query("UPDATE files SET expires_at = ? WHERE id = ?")
-            .bind(finished.expires_at)
-            .bind(id.as_str())
-            .execute(&mut *transaction)
-            .await?;
+        // The earlier of an exact time asked for at creation (already stored) and this one.
+        sqlx::query(
+            "UPDATE files SET expires_at = CASE WHEN ?1 IS NULL THEN expires_at \
+             WHEN expires_at IS NULL THEN ?1 ELSE MIN(expires_at, ?1) END WHERE id = ?2",
+        )
+        .bind(finished.expires_at)
+        .bind(id.as_str())
+        .execute(&mut *transaction)
+        .await?;
         sqlx::query("UPDATE deletion_tokens SET token_sha256 = ? WHERE file_id = ?")
             .bind(finished.deletion_token_sha256)
             .bind(id.as_str())
