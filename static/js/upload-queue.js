@@ -47,7 +47,7 @@ export class UploadQueue {
 
   async run({ row, headers, noteText }) {
     row.setState('uploading', 'Uploading');
-    const answer = await sendFile(row, headers, this.uploadTo);
+    const answer = await sendFile(row, headers, this.uploadTo, this.forOwner);
     if (answer.cancelled) return row.cancelled();
     if (!answer.ok) return row.failed(answer.reason);
     row.finishProgress();

@@ -135,3 +135,23 @@ test('an upload aborted part-way resumes from its stored URL and finishes byte-i
     await server.stop();
   }
 });
+
+test('the web page serves the pinned tus-js-client build and its licence, byte for byte', { timeout: 30_000 }, async () => {
+  const server = await startServer();
+  try {
+    const pinned = JSON.parse(await readFile(path.join(here, 'package.json'), 'utf8')).dependencies['tus-js-client'];
+    const installed = JSON.parse(await readFile(path.join(here, 'node_modules/tus-js-client/package.json'), 'utf8'));
+    assert.equal(installed.version, pinned, 'npm ci installed the pinned version');
+    for (const [served, shipped] of [
+      ['/static/vendor/tus.min.js', 'node_modules/tus-js-client/dist/tus.min.js'],
+      ['/static/vendor/tus-js-client.LICENSE', 'node_modules/tus-js-client/LICENSE'],
+    ]) {
+      const response = await fetch(`${server.base}${served}`);
+      assert.equal(response.status, 200, served);
+      const body = Buffer.from(await response.arrayBuffer());
+      assert.equal(sha256(body), sha256(await readFile(path.join(here, shipped))), `${served} is the package's ${shipped}`);
+    }
+  } finally {
+    await server.stop();
+  }
+});
