@@ -32,6 +32,12 @@ pub use crate::store::ResumableRecord;
 /// Chunks hashed per read when an upload's stored bytes must be hashed again (1 MiB).
 const REHASH_BATCH: i64 = 32;
 
+/// How long a request waits for one that holds the upload to end. A client that reconnects after
+/// a cut (a proxy restarted, a network change) sends its HEAD and PATCH while the server still
+/// commits the cut request's last bytes, which takes milliseconds: without the wait it got 423.
+/// A request still receiving bytes holds it longer, and the newcomer gets 423.
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
 #[derive(Debug, thiserror::Error)]
 pub enum ResumableError {
     #[error("no such upload")]
@@ -196,6 +202,10 @@ impl ResumableUploads {
 
     /// Where upload `id` stands, if `who` may see it.
     pub async fn progress(&self, who: Uploader<'_>, id: &FileId) -> Result<Progress, ResumableError> {
+        // A request still settling (its client went away, it commits the last bytes) is waited
+        // for, so the offset given is where the next request must start; a live one is not.
+        let settled = self.lock(id).await;
+        drop(settled);
         match self.unfinished(who, id).await {
             Ok(upload) => Ok(Progress::Unfinished(upload)),
             Err(ResumableError::NotFound) => {
@@ -220,7 +230,7 @@ impl ResumableUploads {
         body: impl Stream<Item = Bytes>,
         was_cut: impl FnOnce(u64) -> bool,
     ) -> Result<Appended, ResumableError> {
-        let mut hashing = self.lock(id)?;
+        let mut hashing = self.lock(id).await?;
         let mut upload = self.unfinished(who, id).await?;
         let offset = request.offset;
         if upload.upload_offset as u64 != offset {
@@ -328,7 +338,7 @@ impl ResumableUploads {
 
     /// Deletes an unfinished upload and its chunks.
     pub async fn terminate(&self, who: Uploader<'_>, id: &FileId) -> Result<(), ResumableError> {
-        let _hashing = self.lock(id)?;
+        let _hashing = self.lock(id).await?;
         match self.unfinished(who, id).await {
             // An expired one is deleted now rather than by the clean-up.
             Ok(_) | Err(ResumableError::Expired) => {}
@@ -396,9 +406,13 @@ impl ResumableUploads {
     }
 
     /// The upload's hashing state, locked for this request; `Busy` while another request holds it.
-    fn lock(&self, id: &FileId) -> Result<OwnedMutexGuard<Hashing>, ResumableError> {
+    /// Waits up to `LOCK_WAIT` for a request that holds it to end.
+    async fn lock(&self, id: &FileId) -> Result<OwnedMutexGuard<Hashing>, ResumableError> {
         let entry = self.hashing.lock().unwrap_or_else(PoisonError::into_inner).entry(id.clone()).or_default().clone();
-        entry.try_lock_owned().map_err(|_| ResumableError::Busy)
+        if let Ok(guard) = entry.clone().try_lock_owned() {
+            return Ok(guard);
+        }
+        tokio::time::timeout(LOCK_WAIT, entry.lock_owned()).await.map_err(|_| ResumableError::Busy)
     }
 
     fn forget(&self, id: &FileId) {

@@ -622,3 +622,99 @@ async fn an_exact_expiry_in_the_metadata_is_kept_and_the_earlier_of_two_wins() {
     let earlier = expiry_of(both).await;
     assert!(!earlier.starts_with("2099"), "two days from now wins: {earlier}");
 }
+
+/// nginx in front with `client_max_body_size 100m`, as a proxy that caps bodies: its PID, stopped
+/// (SIGTERM: a fast shutdown that cuts every connection) when dropped.
+struct CappingProxy {
+    child: tokio::process::Child,
+    folder: tempfile::TempDir,
+    port: u16,
+}
+
+impl CappingProxy {
+    async fn start(folder: tempfile::TempDir, port: u16, upstream: &str) -> Self {
+        let dir = folder.path().display().to_string();
+        let upstream = upstream.trim_start_matches("http://");
+        let conf = format!(
+            "daemon off; worker_processes 1; pid {dir}/nginx.pid; error_log {dir}/error.log;\n\
+             events {{ worker_connections 64; }}\n\
+             http {{ access_log off; client_body_temp_path {dir}/body; proxy_temp_path {dir}/proxy;\n\
+               fastcgi_temp_path {dir}/fcgi; uwsgi_temp_path {dir}/uwsgi; scgi_temp_path {dir}/scgi;\n\
+               server {{ listen 127.0.0.1:{port}; client_max_body_size 100m; proxy_request_buffering off;\n\
+                 location / {{ proxy_pass http://{upstream}; proxy_http_version 1.1; proxy_set_header Host $http_host; }} }} }}\n"
+        );
+        std::fs::write(folder.path().join("nginx.conf"), conf).unwrap();
+        let child = tokio::process::Command::new("nginx")
+            .args(["-p", &dir, "-c", &format!("{dir}/nginx.conf")])
+            .kill_on_drop(true)
+            .spawn()
+            .expect("nginx is installed (scripts/test installs it)");
+        for _ in 0..200 {
+            if reqwest::get(format!("http://127.0.0.1:{port}/healthz")).await.is_ok_and(|r| r.status().is_success()) {
+                return CappingProxy { child, folder, port };
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("nginx did not start: {}", std::fs::read_to_string(folder.path().join("error.log")).unwrap_or_default());
+    }
+
+    /// Fast shutdown: nginx closes every connection, cutting the requests under way.
+    async fn stop(mut self) -> tempfile::TempDir {
+        let pid = self.child.id().unwrap().to_string();
+        assert!(tokio::process::Command::new("kill").args(["-TERM", &pid]).status().await.unwrap().success());
+        self.child.wait().await.unwrap();
+        self.folder
+    }
+}
+
+#[tokio::test]
+async fn through_a_proxy_capping_bodies_at_100m_a_larger_file_goes_up_in_patches_and_survives_a_proxy_restart() {
+    let app = spawn_app().await;
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let proxy = CappingProxy::start(tempfile::tempdir().unwrap(), port, &app.address).await;
+    let via = format!("http://127.0.0.1:{}", proxy.port);
+    const PIECE: usize = 40 << 20;
+    let bytes = test_bytes(150 << 20);
+
+    let put = app.client.put(format!("{via}/whole.bin")).basic_auth("", Some(SECRET)).body(bytes.clone());
+    assert_eq!(put.send().await.unwrap().status(), StatusCode::PAYLOAD_TOO_LARGE, "the proxy refuses one 150 MiB body");
+
+    let created = tus(&app, Method::POST, &format!("{via}/api/uploads"))
+        .header("Upload-Length", bytes.len())
+        .header("Upload-Metadata", metadata(&[("filename", "through-the-proxy.bin")]))
+        .send()
+        .await
+        .unwrap();
+    let url = created.headers()["location"].to_str().unwrap().to_owned();
+    assert!(url.starts_with(&via), "the upload's URL is the proxy's: {url}");
+    assert_eq!(patch(&app, &url, 0, &bytes[..PIECE]).await.status(), StatusCode::NO_CONTENT);
+
+    // The second piece is cut by a restart of the proxy once part of it is committed.
+    let direct = url.replace(&via, &app.address);
+    let (send, receive) = tokio::sync::mpsc::channel::<Result<Vec<u8>, std::io::Error>>(4);
+    let cut = patch_request(&app, &url, PIECE)
+        .header("Content-Length", PIECE)
+        .body(reqwest::Body::wrap_stream(tokio_stream(receive)));
+    let cut = tokio::spawn(cut.send());
+    send.send(Ok(bytes[PIECE..PIECE + (PIECE / 2)].to_vec())).await.unwrap();
+    wait_for_offset(&app, &direct, (PIECE + (4 << 20)) as u64).await;
+    let folder = proxy.stop().await;
+    drop(send);
+    let cut = cut.await.unwrap();
+    assert!(cut.as_ref().map_or(true, |response| response.status() != StatusCode::NO_CONTENT), "{cut:?}");
+    let proxy = CappingProxy::start(folder, port, &app.address).await;
+
+    let mut at = offset(&app, &url).await as usize;
+    assert!(at > PIECE && at <= PIECE + PIECE / 2, "the cut PATCH kept what it committed: {at}");
+    let mut last = None;
+    while at < bytes.len() {
+        let end = (at + PIECE).min(bytes.len());
+        let response = patch(&app, &url, at, &bytes[at..end]).await;
+        assert_eq!(response.status(), StatusCode::NO_CONTENT);
+        at = end;
+        last = Some(response);
+    }
+    let file_url = last.unwrap().headers()["x-file-url"].to_str().unwrap().to_owned();
+    assert_eq!(sha256(&app.download(&file_url.replace(&via, &app.address)).await), sha256(&bytes));
+    proxy.stop().await;
+}
