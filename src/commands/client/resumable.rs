@@ -13,8 +13,7 @@ use reqwest::header::{CONTENT_LENGTH, CONTENT_TYPE, HeaderMap};
 use sha2::{Digest, Sha256};
 use tokio::io::{AsyncReadExt, AsyncSeekExt};
 
-use super::connection::{ClientError, Connection, header_value, progress_bar};
-use super::upload::{Uploaded, read_pieces};
+use super::connection::{ClientError, Connection, header_value, progress_bar, read_pieces};
 use crate::domain::{ByteSize, FileName, Lifetime};
 
 /// The file options, sent as the upload's metadata.
@@ -31,8 +30,15 @@ pub(super) struct Source {
     pub length: u64,
 }
 
+/// What the finished upload's uploader is told.
+pub(super) struct Sent {
+    pub url: String,
+    pub delete_url: String,
+    pub expires_at: Option<String>,
+}
+
 /// Uploads one file, continuing the upload a run before this one began for the same file.
-pub(super) async fn send(connection: &Connection, options: &Options, source: Source) -> Result<Uploaded, ClientError> {
+pub(super) async fn send(connection: &Connection, options: &Options, source: Source) -> Result<Sent, ClientError> {
     let state = State::of(&source.path).await;
     let mut resumed = None;
     if let Some(id) = state.as_ref().and_then(State::read) {
@@ -79,7 +85,7 @@ pub(super) async fn send(connection: &Connection, options: &Options, source: Sou
         (url, "(given only to the run that finished the upload)".to_owned())
     });
     let expires_at = file["expires"].as_str().map(str::to_owned);
-    Ok(Uploaded { url, delete_url, expires_at, note_missing: false })
+    Ok(Sent { url, delete_url, expires_at })
 }
 
 fn path(id: &str) -> String {

@@ -4,21 +4,17 @@
 use std::num::NonZeroU32;
 use std::path::PathBuf;
 
-use bytes::Bytes;
 use clap::Args;
-use futures_util::Stream;
-use indicatif::ProgressBar;
 use reqwest::Method;
 use reqwest::header::{ACCEPT, CONTENT_LENGTH};
 use serde::Deserialize;
-use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::io::AsyncRead;
 
-use super::connection::{ClientError, Connection, ServerArgs, file_id, header_value, on_terminal, progress_bar};
+use super::connection::{
+    ClientError, Connection, ServerArgs, file_id, header_value, on_terminal, progress_bar, read_pieces,
+};
 use crate::domain::PATH_SEGMENT;
 use crate::domain::{ByteSize, FileName, Lifetime};
-
-/// Bytes read from a file per piece of the request body.
-const READ_SIZE: usize = 256 * 1024;
 
 #[derive(Debug, Args)]
 pub struct UploadArgs {
@@ -53,13 +49,13 @@ pub struct UploadArgs {
 
 /// The fields of the server's JSON upload answer that the client prints.
 #[derive(Debug, Deserialize)]
-pub(super) struct Uploaded {
-    pub(super) url: String,
-    pub(super) delete_url: String,
-    pub(super) expires_at: Option<String>,
+struct Uploaded {
+    url: String,
+    delete_url: String,
+    expires_at: Option<String>,
     /// The upload could not carry the note, which is set after it (a PUT).
     #[serde(default = "yes")]
-    pub(super) note_missing: bool,
+    note_missing: bool,
 }
 
 fn yes() -> bool {
@@ -106,7 +102,15 @@ pub async fn upload(args: UploadArgs) -> Result<(), ClientError> {
     }
     for source in sources {
         let uploaded = match source.file.is_some() {
-            true => super::resumable::send(&connection, &args.resumable(), source.into_resumable()).await?,
+            true => {
+                let sent = super::resumable::send(&connection, &args.resumable(), source.into_resumable()).await?;
+                Uploaded {
+                    url: sent.url,
+                    delete_url: sent.delete_url,
+                    expires_at: sent.expires_at,
+                    note_missing: false,
+                }
+            }
             false => send(&connection, &args, source).await?,
         };
         println!("{}", uploaded.url);
@@ -174,21 +178,4 @@ async fn send(connection: &Connection, args: &UploadArgs, source: Source) -> Res
     let answer = connection.send(request, "the upload address").await;
     progress.finish_and_clear();
     answer?.json().await.map_err(ClientError::BadAnswer)
-}
-
-/// The reader's bytes as a body stream, a piece at a time, moving the progress bar.
-pub(super) fn read_pieces(
-    reader: Box<dyn AsyncRead + Send + Unpin>,
-    progress: ProgressBar,
-) -> impl Stream<Item = std::io::Result<Bytes>> + Send + 'static {
-    futures_util::stream::try_unfold((reader, progress), |(mut reader, progress)| async move {
-        let mut buffer = vec![0; READ_SIZE];
-        let read = reader.read(&mut buffer).await?;
-        if read == 0 {
-            return Ok(None);
-        }
-        buffer.truncate(read);
-        progress.inc(read as u64);
-        Ok(Some((Bytes::from(buffer), (reader, progress))))
-    })
 }
