@@ -83,6 +83,11 @@ pub struct Settings {
     #[arg(long, env = "BLOBDROP_AUTH_PERIOD", default_value_t = 6, value_parser = clap::value_parser!(u64).range(1..))]
     pub auth_period_secs: u64,
 
+    /// How long an unfinished resumable (tus) upload is kept after its last request, e.g. 24h or 7d;
+    /// then it and its chunks are deleted.
+    #[arg(long, env = "BLOBDROP_RESUMABLE_EXPIRY", default_value = "24h")]
+    pub resumable_expiry: crate::domain::Lifetime,
+
     /// Seconds running uploads and downloads get to finish after SIGTERM or SIGINT.
     #[arg(long, env = "BLOBDROP_SHUTDOWN_TIMEOUT", default_value_t = 30)]
     pub shutdown_timeout_secs: u64,

@@ -18,6 +18,7 @@ mod share;
 mod timestamp;
 mod token_label;
 mod trusted_proxies;
+mod upload_metadata;
 mod upload_options;
 mod zip_layout;
 
@@ -42,6 +43,9 @@ pub use share::{FolderPath, MalformedShareId, ShareId};
 pub use timestamp::parse_time;
 pub use token_label::{TokenLabel, TokenLabelError};
 pub use trusted_proxies::{ForwardingHeaders, PublicOrigin, TrustedProxies, valid_host};
+pub use upload_metadata::{
+    ChecksumAlgorithm, MAX_METADATA_LEN, UploadChecksum, UploadChecksumError, UploadMetadata, UploadMetadataError,
+};
 pub use upload_options::{MaxDownloads, OptionHeaders, UploadOptions, UploadOptionsError};
 pub use zip_layout::{Piece, Zip64Limits, ZipLayout, ZipMember, unique_paths};
 

@@ -22,6 +22,14 @@ const ASSETS: &[(&str, &str, &str)] = &[
     ("js/upload-row.js", JS, include_str!("../../static/js/upload-row.js")),
     ("js/upload-send.js", JS, include_str!("../../static/js/upload-send.js")),
     ("js/upload-sources.js", JS, include_str!("../../static/js/upload-sources.js")),
+    // tus-js-client's distributed build, as the version pinned in tests/tus/package.json ships it
+    // (tests/tus checks the bytes), with its MIT licence.
+    ("vendor/tus.min.js", JS, include_str!("../../static/vendor/tus.min.js")),
+    (
+        "vendor/tus-js-client.LICENSE",
+        "text/plain; charset=utf-8",
+        include_str!("../../static/vendor/tus-js-client.LICENSE"),
+    ),
 ];
 const JS: &str = "text/javascript; charset=utf-8";
 

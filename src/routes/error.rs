@@ -11,6 +11,7 @@ use crate::services::StoreError;
 use crate::services::files::EditError;
 use crate::services::guest_links;
 use crate::services::in_flight::{Busy, RETRY_AFTER};
+use crate::services::resumable_uploads::ResumableError;
 use crate::services::throttling::Refused;
 use crate::services::uploads::UploadError;
 
@@ -55,6 +56,20 @@ pub enum AppError {
     RangeNotSatisfiable { file_size: u64 },
     #[error("the storage is full; delete files or raise the limit and try again")]
     StorageFull,
+    /// A resumable upload's request that does not fit where the upload stands (a wrong offset).
+    #[error("{0}")]
+    Conflict(String),
+    /// Another request holds the resumable upload.
+    #[error("{0}")]
+    Locked(String),
+    /// A resumable upload's bytes that do not match their `Upload-Checksum` (tus answers 460).
+    #[error("{0}")]
+    ChecksumMismatch(String),
+    #[error("{0}")]
+    UnsupportedMediaType(&'static str),
+    /// A tus request without `Tus-Resumable: 1.0.0`.
+    #[error("{0}")]
+    PreconditionFailed(&'static str),
     #[error("internal server error")]
     Internal(#[source] Box<dyn std::error::Error + Send + Sync>),
 }
@@ -93,6 +108,23 @@ impl From<UploadError> for AppError {
             UploadError::TooLarge(limit) => AppError::TooLarge(limit),
             UploadError::Store(store) => store.into(),
             other => AppError::internal(other),
+        }
+    }
+}
+
+impl From<ResumableError> for AppError {
+    fn from(error: ResumableError) -> Self {
+        let reason = error.to_string();
+        match error {
+            ResumableError::NotFound => AppError::NotFound,
+            ResumableError::Expired => AppError::Gone("this upload expired before it was finished; start a new one"),
+            ResumableError::WrongOffset(_) => AppError::Conflict(reason),
+            ResumableError::Busy => AppError::Locked(reason),
+            ResumableError::ChecksumMismatch => AppError::ChecksumMismatch(reason),
+            ResumableError::BadRequest(reason) => AppError::BadRequest(reason),
+            ResumableError::Upload(upload) => upload.into(),
+            ResumableError::Store(store) => store.into(),
+            ResumableError::GuestLinkRefused => AppError::Gone("this guest link takes no more uploads"),
         }
     }
 }
@@ -165,6 +197,11 @@ impl ResponseError for AppError {
             AppError::TooLarge(_) | AppError::TooManyFiles(_) => StatusCode::PAYLOAD_TOO_LARGE,
             AppError::RangeNotSatisfiable { .. } => StatusCode::RANGE_NOT_SATISFIABLE,
             AppError::StorageFull => StatusCode::INSUFFICIENT_STORAGE,
+            AppError::Conflict(_) => StatusCode::CONFLICT,
+            AppError::Locked(_) => StatusCode::LOCKED,
+            AppError::ChecksumMismatch(_) => StatusCode::from_u16(460).unwrap_or(StatusCode::BAD_REQUEST),
+            AppError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            AppError::PreconditionFailed(_) => StatusCode::PRECONDITION_FAILED,
             AppError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }

@@ -15,6 +15,7 @@ mod shares;
 mod state;
 mod system;
 mod tokens;
+mod tus;
 
 use actix_web::web;
 
@@ -131,6 +132,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/api/tokens/{id}", web::delete().to(tokens::revoke))
         // Shares: their pages and zips, and the owner's API.
         .configure(shares::configure)
+        // Resumable uploads (tus), the owner's and through guest links.
+        .configure(tus::configure)
         // `curl -T file https://host/`: any other one-segment path is a file name to upload.
         .route("/{filename}", web::put().to(upload::put_file))
         .default_service(web::to(assets::not_found));

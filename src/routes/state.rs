@@ -14,6 +14,7 @@ use crate::services::auth::passwords::GrantKey;
 use crate::services::auth::secret::OwnerSecret;
 use crate::services::in_flight::InFlight;
 use crate::services::metrics::Metrics;
+use crate::services::resumable_uploads::ResumableUploads;
 use crate::services::throttling::Throttles;
 use crate::services::uploads::UploadMemory;
 
@@ -40,6 +41,7 @@ pub struct AppState {
     pub grant_key: GrantKey,
     /// From which sizes, offsets and counts share zips use ZIP64 records.
     pub zip64: crate::domain::Zip64Limits,
+    pub resumable: ResumableUploads,
 }
 
 impl AppState {

@@ -18,10 +18,14 @@ struct SystemJson {
     reclaimable_bytes: i64,
     database_bytes: i64,
     free_disk_bytes: Option<u64>,
+    /// Resumable uploads not finished yet, and the bytes they hold so far.
+    unfinished_uploads: i64,
+    unfinished_upload_bytes: i64,
 }
 
 pub async fn show(_owner: Owner, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
     let usage = system::usage(&state.ctx).await?;
+    let unfinished = system::unfinished_uploads(&state.ctx).await?;
     Ok(HttpResponse::Ok().json(SystemJson {
         version: env!("CARGO_PKG_VERSION"),
         files: usage.files,
@@ -29,6 +33,8 @@ pub async fn show(_owner: Owner, state: web::Data<AppState>) -> Result<HttpRespo
         reclaimable_bytes: usage.reclaimable_bytes,
         database_bytes: usage.database_bytes,
         free_disk_bytes: system::free_disk_bytes(&state.ctx),
+        unfinished_uploads: unfinished.uploads,
+        unfinished_upload_bytes: unfinished.bytes,
     }))
 }
 

@@ -1,4 +1,4 @@
-//! Background clean-up: expired files, deleted files' chunks, interrupted and abandoned uploads,
+//! Background clean-up: expired files and resumable uploads, deleted files' chunks, interrupted and abandoned uploads,
 //! free pages, the free-space reserve file.
 
 use std::sync::Arc;
@@ -35,7 +35,7 @@ pub struct Collected {
 }
 
 /// Run once at startup, before any request: an upload still marked as running was cut off by a
-/// crash, so it and its chunks go.
+/// crash, so it and its chunks go; resumable uploads stay for their next request.
 pub async fn purge_interrupted_uploads(ctx: &Context) -> Result<u64, StoreError> {
     let interrupted = ctx.store.mark_interrupted_uploads_deleted().await?;
     if interrupted > 0 {
@@ -49,7 +49,8 @@ pub async fn purge_interrupted_uploads(ctx: &Context) -> Result<u64, StoreError>
 /// free pages back (also those a crash left before they were given back), restore the reserve.
 pub async fn collect(ctx: &Context) -> Result<Collected, StoreError> {
     let (store, now) = (&ctx.store, ctx.now());
-    let expired = store.mark_expired_files_deleted(now, now - USED_UP_GRACE_SECS).await?;
+    let expired = store.mark_expired_files_deleted(now, now - USED_UP_GRACE_SECS).await?
+        + store.mark_expired_resumable_uploads_deleted(now).await?;
     let abandoned = store.mark_abandoned_uploads_deleted().await?;
     let purged = store.purge_deleted_files().await?;
     let pages_released = store.reclaim_space().await?;

@@ -2,10 +2,15 @@
 
 use crate::domain::Usage;
 use crate::services::Context;
-use crate::store::StoreError;
+use crate::store::{ResumableUsage, StoreError};
 
 pub async fn usage(ctx: &Context) -> Result<Usage, StoreError> {
     ctx.store.usage().await
+}
+
+/// Resumable uploads not finished yet and the bytes they hold, from their rows (never the chunks).
+pub async fn unfinished_uploads(ctx: &Context) -> Result<ResumableUsage, StoreError> {
+    ctx.store.resumable_usage().await
 }
 
 /// Free bytes on the database's file system, when the system can tell.

@@ -130,8 +130,38 @@ pub struct UploadMeta {
     pub guest_link: Option<GuestLinkId>,
 }
 
+/// Where an upload's writer puts its chunks.
+#[derive(Debug, Clone, Copy)]
+enum Destination {
+    /// The rows of a new file, from chunk 0.
+    NewFile,
+    /// The rows of a resumable upload from chunk `first_idx` on, completing a partly filled chunk
+    /// there; with `record_offset` each batch also moves the upload's committed offset.
+    Resumable { first_idx: i64, record_offset: bool },
+}
+
+/// Where a resumable upload continues: its committed bytes end in chunk `first_idx`, of which
+/// `partial` is the part already stored (empty at a chunk boundary); `hasher` has hashed every
+/// chunk before it.
+pub struct Resume {
+    pub first_idx: i64,
+    pub partial: Bytes,
+    pub hasher: Digests,
+    /// Whether each batch moves the committed offset as it is stored; not when the request's bytes
+    /// must first be checked against a checksum.
+    pub record_offset: bool,
+}
+
+/// The hash of everything an upload's writer stored, and of its whole chunks only (all but a
+/// partly filled last chunk), where a resumable upload's next request continues hashing.
+pub struct Hashed {
+    pub all: Digests,
+    pub whole_chunks: Digests,
+}
+
 /// An upload in progress. Until `finish` returns, the file is invisible; if the upload is
-/// dropped or fails before then, its row and chunks are deleted.
+/// dropped or fails before then, its row and chunks are deleted (a resumable upload's part of it
+/// keeps what it committed instead).
 pub struct Upload {
     store: Store,
     clock: Clock,
@@ -148,7 +178,7 @@ pub struct Upload {
     batch_room: Option<OwnedSemaphorePermit>,
     /// Full batches on their way to the writer task; `None` once the upload is finished or failed.
     batches: Option<mpsc::Sender<Batch>>,
-    writer: Option<JoinHandle<Result<Digests, UploadError>>>,
+    writer: Option<JoinHandle<Result<Hashed, UploadError>>>,
     settled: bool,
     /// Until settled, tells the clean-up this upload's rows are in use.
     live: Option<LiveUpload>,
@@ -182,7 +212,8 @@ impl Upload {
             })
             .await?;
         let (batches, queue) = mpsc::channel(QUEUED_BATCHES);
-        let writer = tokio::spawn(write_batches(store.clone(), id.clone(), queue));
+        let writer =
+            tokio::spawn(write_batches(store.clone(), id.clone(), queue, Destination::NewFile, Digests::default()));
         Ok(Upload {
             store: store.clone(),
             clock: ctx.clock.clone(),
@@ -202,12 +233,43 @@ impl Upload {
         })
     }
 
-    /// Accepts the next piece of the body. Fails with `TooLarge` as soon as the limit is passed.
+    /// Continues a resumable upload whose file row exists (see `services::resumable_uploads`).
+    /// Dropped, it keeps what it committed: the batches already queued are still stored.
+    pub fn resume(ctx: &Context, id: &FileId, from: Resume, max_size: Option<ByteSize>, memory: &UploadMemory) -> Self {
+        let store = &ctx.store;
+        let (batches, queue) = mpsc::channel(QUEUED_BATCHES);
+        let destination = Destination::Resumable { first_idx: from.first_idx, record_offset: from.record_offset };
+        let writer = tokio::spawn(write_batches(store.clone(), id.clone(), queue, destination, from.hasher));
+        let mut partial_chunk = BytesMut::with_capacity(CHUNK_SIZE);
+        partial_chunk.extend_from_slice(&from.partial);
+        Upload {
+            store: store.clone(),
+            clock: ctx.clock.clone(),
+            id: id.clone(),
+            deletion_token: String::new(),
+            guest_link: None,
+            max_size,
+            received: from.first_idx as u64 * CHUNK_SIZE as u64 + from.partial.len() as u64,
+            partial_chunk,
+            batch: Vec::with_capacity(WRITE_BATCH_CHUNKS),
+            memory: memory.clone(),
+            batch_room: None,
+            batches: Some(batches),
+            writer: Some(writer),
+            // Never abandoned: what it stored stays for the next request.
+            settled: true,
+            live: None,
+        }
+    }
+
+    /// Accepts the next piece of the body. Fails with `TooLarge` as soon as the limit is passed;
+    /// the piece that would pass it is not taken.
     pub async fn write(&mut self, mut data: Bytes) -> Result<(), UploadError> {
-        self.received += data.len() as u64;
-        if let Some(limit) = self.max_size.filter(|limit| self.received > limit.as_u64()) {
+        let received = self.received + data.len() as u64;
+        if let Some(limit) = self.max_size.filter(|limit| received > limit.as_u64()) {
             return Err(UploadError::TooLarge(limit));
         }
+        self.received = received;
         while !data.is_empty() {
             let room = CHUNK_SIZE - self.partial_chunk.len();
             let piece = data.split_to(room.min(data.len()));
@@ -255,9 +317,15 @@ impl Upload {
         self.received
     }
 
+    /// Writes what is left of a resumable upload's request and waits until every batch is
+    /// committed; returns the hashes to continue from.
+    pub async fn commit(mut self) -> Result<Hashed, UploadError> {
+        self.write_out().await
+    }
+
     /// Writes what is left, waits for every batch to be committed, then makes the file visible.
     pub async fn finish(mut self) -> Result<FileRecord, UploadError> {
-        let (sha256, crc32) = self.write_out().await?;
+        let (sha256, crc32) = self.write_out().await?.all.finish();
         let size = self.received as i64;
         let record = match &self.guest_link {
             None => self.store.finish_upload(&self.id, size, &sha256, crc32).await?,
@@ -286,7 +354,7 @@ impl Upload {
 
     /// Like `finish`, but leaves the file invisible until `SealedUpload::finish_together`.
     pub async fn seal(mut self) -> Result<SealedUpload, UploadError> {
-        let (sha256, crc32) = self.write_out().await?;
+        let (sha256, crc32) = self.write_out().await?.all.finish();
         self.settled = true;
         let file = SealedFile { id: self.id.clone(), file_size: self.received as i64, sha256, crc32, note: None };
         let deletion_token = std::mem::take(&mut self.deletion_token);
@@ -294,17 +362,15 @@ impl Upload {
         Ok(SealedUpload { store: self.store.clone(), file, deletion_token, settled: false, live })
     }
 
-    /// Writes what is left and waits until every batch is committed; returns the SHA-256 in hex
-    /// and the CRC-32.
-    async fn write_out(&mut self) -> Result<(String, u32), UploadError> {
+    /// Writes what is left and waits until every batch is committed; returns the hashes.
+    async fn write_out(&mut self) -> Result<Hashed, UploadError> {
         if !self.partial_chunk.is_empty() {
             let last = std::mem::take(&mut self.partial_chunk).freeze();
             self.add_chunk(last).await?;
         }
         self.send_batch().await?;
         self.batches = None; // closing the queue lets the writer finish
-        let Digests { sha256, crc32 } = self.wait_for_writer().await?;
-        Ok((hex::encode(sha256.finalize()), crc32.finalize()))
+        self.wait_for_writer().await
     }
 
     /// Deletes everything written so far. Should that fail, the clean-up is woken to try again.
@@ -342,7 +408,7 @@ impl Upload {
         }
     }
 
-    async fn wait_for_writer(&mut self) -> Result<Digests, UploadError> {
+    async fn wait_for_writer(&mut self) -> Result<Hashed, UploadError> {
         match self.writer.take() {
             Some(writer) => writer.await?,
             None => Err(UploadError::AlreadyFailed),
@@ -353,14 +419,31 @@ impl Upload {
 /// The writer task of one upload: a hashing stage takes the batches from the queue and passes each
 /// on once hashed, and this task inserts it while the next one is hashed. An inserted batch is then
 /// no longer shared, so its chunks go to SQLite without another copy. Ends when the queue closes
-/// (returning the hash) or at the first error.
-async fn write_batches(store: Store, id: FileId, queue: mpsc::Receiver<Batch>) -> Result<Digests, UploadError> {
+/// (returning the hashes) or at the first error.
+async fn write_batches(
+    store: Store,
+    id: FileId,
+    queue: mpsc::Receiver<Batch>,
+    destination: Destination,
+    hasher: Digests,
+) -> Result<Hashed, UploadError> {
     let (to_insert, mut hashed) = mpsc::channel(1);
-    let hashing = tokio::spawn(hash_batches(queue, to_insert));
-    let mut next_idx = 0;
+    let hashing = tokio::spawn(hash_batches(queue, to_insert, hasher));
+    let mut next_idx = match destination {
+        Destination::NewFile => 0,
+        Destination::Resumable { first_idx, .. } => first_idx,
+    };
+    // Every chunk but an upload's last is whole, so the bytes stored end here after each batch.
+    let mut offset = next_idx * CHUNK_SIZE as i64;
     while let Some(Batch { chunks, _room }) = hashed.recv().await {
         let count = chunks.len() as i64;
-        store.insert_chunks(&id, next_idx, chunks).await?;
+        offset += chunks.iter().map(|chunk| chunk.len() as i64).sum::<i64>();
+        match destination {
+            Destination::NewFile => store.insert_chunks(&id, next_idx, chunks).await?,
+            Destination::Resumable { record_offset, .. } => {
+                store.insert_resumable_chunks(&id, next_idx, chunks, record_offset.then_some(offset)).await?
+            }
+        }
         next_idx += count;
         // `_room` goes back to the budget here, now that the chunks are in SQLite.
     }
@@ -369,35 +452,51 @@ async fn write_batches(store: Store, id: FileId, queue: mpsc::Receiver<Batch>) -
 
 /// The running digests of one upload: the SHA-256 (its ETag) and the CRC-32 (what a share's zip
 /// needs before its first byte).
-#[derive(Default)]
-struct Digests {
+#[derive(Clone, Default)]
+pub struct Digests {
     sha256: Sha256,
     crc32: crc32fast::Hasher,
 }
 
+impl Digests {
+    pub fn update(&mut self, bytes: &[u8]) {
+        self.sha256.update(bytes);
+        self.crc32.update(bytes);
+    }
+
+    /// The SHA-256 in hex and the CRC-32.
+    pub fn finish(self) -> (String, u32) {
+        (hex::encode(self.sha256.finalize()), self.crc32.finalize())
+    }
+}
+
 /// Hashes the batches of one upload in order, each on the blocking pool (SHA-256 of a batch takes
-/// about a millisecond: too long for the executor; the CRC-32 adds a few percent), and passes them
-/// on. Stops early if the writer has stopped: its error is the one reported.
+/// about a millisecond: too long for the executor; the CRC-32 adds a few percent), and passes them on. Stops early if the writer
+/// has stopped: its error is the one reported. Only an upload's last chunk may be partly filled:
+/// it is hashed into a copy, so `whole_chunks` stays where the next request goes on from.
 async fn hash_batches(
     mut queue: mpsc::Receiver<Batch>,
     to_insert: mpsc::Sender<Batch>,
-) -> Result<Digests, UploadError> {
-    let mut hasher = Digests::default();
+    hasher: Digests,
+) -> Result<Hashed, UploadError> {
+    let mut hashes = Hashed { all: hasher.clone(), whole_chunks: hasher };
     while let Some(batch) = queue.recv().await {
         let hashed;
-        (hasher, hashed) = tokio::task::spawn_blocking(move || {
-            for chunk in &batch.chunks {
-                hasher.sha256.update(chunk);
-                hasher.crc32.update(chunk);
+        (hashes, hashed) = tokio::task::spawn_blocking(move || {
+            let whole = batch.chunks.iter().filter(|chunk| chunk.len() == CHUNK_SIZE);
+            whole.for_each(|chunk| hashes.whole_chunks.update(chunk));
+            hashes.all = hashes.whole_chunks.clone();
+            if let Some(last) = batch.chunks.last().filter(|chunk| chunk.len() < CHUNK_SIZE) {
+                hashes.all.update(last);
             }
-            (hasher, batch)
+            (hashes, batch)
         })
         .await?;
         if to_insert.send(hashed).await.is_err() {
             break;
         }
     }
-    Ok(hasher)
+    Ok(hashes)
 }
 
 /// An upload whose bytes are all stored but which nobody can see yet. Dropped before
@@ -463,7 +562,7 @@ impl Drop for Upload {
 fn abandon_in_background(
     store: Store,
     id: FileId,
-    writer: Option<JoinHandle<Result<Digests, UploadError>>>,
+    writer: Option<JoinHandle<Result<Hashed, UploadError>>>,
     live: Option<LiveUpload>,
 ) {
     if let Ok(runtime) = tokio::runtime::Handle::try_current() {

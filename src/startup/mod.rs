@@ -21,6 +21,7 @@ use crate::services::auth::passwords::GrantKey;
 use crate::services::auth::secret::OwnerSecret;
 use crate::services::in_flight::{InFlight, InFlightLimits};
 use crate::services::metrics::Metrics;
+use crate::services::resumable_uploads::ResumableUploads;
 use crate::services::throttling::{ThrottleLimits, Throttles};
 use crate::services::uploads::UploadMemory;
 use crate::services::{Context, cleanup};
@@ -101,6 +102,8 @@ impl Application {
 
         let metrics = Metrics::default();
         let throttles = Throttles::new(throttle_limits(&settings));
+        let upload_memory = UploadMemory::new(settings.upload_memory);
+        let resumable = ResumableUploads::new(ctx.clone(), upload_memory.clone(), settings.resumable_expiry);
         let state = web::Data::new(AppState {
             ctx: ctx.clone(),
             metrics: metrics.clone(),
@@ -108,7 +111,7 @@ impl Application {
             public_url: settings.public_url.clone(),
             max_upload: settings.max_upload,
             max_form_files: settings.max_form_files,
-            upload_memory: UploadMemory::new(settings.upload_memory),
+            upload_memory,
             in_flight: InFlight::new(in_flight_limits(&settings)),
             idle_timeout: settings.idle_timeout(),
             db_folder: settings.database.db.parent().map(std::path::Path::to_path_buf).unwrap_or_default(),
@@ -116,6 +119,7 @@ impl Application {
             trusted_proxies: settings.trusted_proxies.clone(),
             grant_key: GrantKey::resolve(&store).await?,
             zip64: crate::domain::Zip64Limits::from_threshold(settings.zip64_threshold),
+            resumable,
         });
         let running = shutdown::Running::default();
         let counter = running.clone();

@@ -56,7 +56,7 @@ export class UploadQueue {
 
   async run({ row, headers, noteText }) {
     row.setState('uploading', 'Uploading');
-    const answer = await sendFile(row, headers, this.uploadTo);
+    const answer = await sendFile(row, headers, this.uploadTo, this.forOwner);
     if (answer.cancelled) {
       row.cancelled();
       return null;

@@ -1,54 +1,90 @@
-// The requests of one upload: the PUT of its bytes (with progress) and the PATCH of its note.
+// The requests of one upload: its bytes as a resumable (tus) upload, with progress, and the PATCH of its note.
+
+// tus-js-client's distributed build (static/vendor, the version pinned in tests/tus/package.json):
+// it defines window.tus.
+import '../vendor/tus.min.js';
 
 const csrfToken = () => document.querySelector('meta[name="csrf-token"]')?.content ?? '';
 
+const MIB = 1024 * 1024;
+/** Requests well below the 100 MB that proxies such as Cloudflare take in one body. */
+const CHUNK_SIZE = 50 * MIB;
+/** After a network error the request is tried again after these pauses (ms), then given up. */
+const RETRY_DELAYS = [0, 1000, 3000, 5000, 10000, 20000];
+
 /**
  * The server answers errors with one line of text; anything else (an HTML page from a proxy, an
- * empty body) is replaced by the status line so the list never shows markup.
+ * empty body) is replaced by the status so the list never shows markup.
  */
-function failureReason(xhr) {
+function failureReason(error) {
+  const response = error?.originalResponse;
+  const status = response?.getStatus?.() ?? 0;
   // The server's 401 text speaks to curl users; here the cause is an ended session.
-  if (xhr.status === 401) return 'signed out; sign in again and retry';
-  const text = (xhr.responseText ?? '').trim();
-  const line = text.split('\n', 1)[0].trim();
+  if (status === 401) return 'signed out; sign in again and retry';
+  const line = String(response?.getBody?.() ?? '').trim().split('\n', 1)[0].trim();
   if (line && !line.startsWith('<') && line.length <= 300) return line;
-  if (xhr.status) return `${xhr.status} ${xhr.statusText}`.trim();
+  if (status) return `${status}`;
   return 'the connection was lost';
 }
 
+/** The upload options the page's headers ask for, as the upload's metadata. */
+function metadataOf(file, headers) {
+  const metadata = { filename: file.name, filetype: file.type || 'application/octet-stream' };
+  if (headers['Max-Days']) metadata.expires = `${headers['Max-Days']}d`;
+  if (headers['Expires-At']) metadata.expires_at = headers['Expires-At'];
+  if (headers['Max-Downloads']) metadata.max_downloads = String(headers['Max-Downloads']);
+  return metadata;
+}
+
 /**
- * One PUT with XHR rather than fetch: fetch still cannot report upload progress. `uploadTo` is
- * `/` for the owner, `/g/{id}/` on a guest link's page.
+ * One file as a resumable (tus) upload in requests of CHUNK_SIZE, retried with back-off on
+ * network errors. Chosen again after a reload or a browser restart, the same file (name, type,
+ * size, modification time) continues where it stopped: the progress bar starts there. `uploadTo`
+ * is `/` for the owner, `/g/{id}/` on a guest link's page. Cancel deletes what was sent.
  */
-export function sendFile(row, headers, uploadTo) {
+export function sendFile(row, headers, uploadTo, forOwner) {
+  const endpoint = forOwner ? '/api/uploads' : `${uploadTo}uploads`;
   return new Promise((resolve) => {
-    const xhr = new XMLHttpRequest();
-    row.xhr = xhr;
-    xhr.open('PUT', `${uploadTo}${encodeURIComponent(row.file.name)}`);
-    xhr.setRequestHeader('Accept', 'application/json');
-    xhr.setRequestHeader('X-CSRF-Token', csrfToken());
-    for (const [name, value] of Object.entries(headers)) xhr.setRequestHeader(name, value);
-    xhr.upload.addEventListener('progress', (event) => {
-      if (event.lengthComputable) row.onProgress(event.loaded, event.total);
-    });
-    // The body is sent but the server still hashes and commits the last chunks.
-    xhr.upload.addEventListener('load', () => {
-      if (row.li.dataset.state === 'uploading') row.setState('saving', 'Saving');
-    });
-    xhr.addEventListener('load', () => {
-      if (xhr.status === 201 || xhr.status === 200) {
-        try {
-          resolve({ ok: true, file: JSON.parse(xhr.responseText) });
-        } catch {
-          resolve({ ok: false, reason: 'the server answered something that is not JSON' });
+    let file = null;
+    const upload = new window.tus.Upload(row.file, {
+      endpoint,
+      chunkSize: CHUNK_SIZE,
+      retryDelays: RETRY_DELAYS,
+      metadata: metadataOf(row.file, headers),
+      headers: { 'X-CSRF-Token': csrfToken() },
+      storeFingerprintForResuming: true,
+      removeFingerprintOnSuccess: true,
+      onProgress(sent, total) {
+        row.onProgress(sent, total);
+        // The body is sent but the server still commits the last chunks.
+        if (sent === total && row.li.dataset.state === 'uploading') row.setState('saving', 'Saving');
+      },
+      onAfterResponse(_request, response) {
+        const url = response.getHeader('X-File-Url');
+        if (url) {
+          const id = url.split('/f/')[1]?.split('/')[0] ?? '';
+          file = { id, url, delete_url: response.getHeader('X-Url-Delete') };
         }
-      } else {
-        resolve({ ok: false, reason: failureReason(xhr) });
-      }
+      },
+      onSuccess() {
+        resolve(file ? { ok: true, file } : { ok: false, reason: 'the server answered no link' });
+      },
+      onError(error) {
+        resolve({ ok: false, reason: failureReason(error) });
+      },
     });
-    xhr.addEventListener('error', () => resolve({ ok: false, reason: 'network error' }));
-    xhr.addEventListener('abort', () => resolve({ ok: false, cancelled: true }));
-    xhr.send(row.file);
+    row.xhr = {
+      abort() {
+        upload.abort(true).catch(() => {}).finally(() => resolve({ ok: false, cancelled: true }));
+      },
+    };
+    upload
+      .findPreviousUploads()
+      .then((previous) => {
+        if (previous.length > 0) upload.resumeFromPreviousUpload(previous[0]);
+      })
+      .catch(() => {})
+      .finally(() => upload.start());
   });
 }
 

@@ -17,6 +17,8 @@ async fn blobdrop_with(app: &TestApp, folder: &Path, args: &[&str], token: &str,
         .env("BLOBDROP_URL", &app.address)
         .env("BLOBDROP_TOKEN", token)
         .env("BLOBDROP_DB", &app.db_path)
+        // Where `upload` keeps what it needs to resume: the test's folder, not the user's.
+        .env("XDG_CACHE_HOME", folder.join(".cache"))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -88,10 +90,17 @@ async fn upload_sends_files_and_stdin_and_prints_only_the_urls_when_piped() {
     assert!(refused.contains("soon"), "{refused}");
     assert_eq!(app.list().await.len(), 3);
 
+    // A file goes up as a resumable upload whose metadata carries the note: refused before a byte is sent.
     let long_note = "n".repeat(5000);
-    let output = blobdrop_with(&app, folder.path(), &["upload", "notes.txt", "--note", &long_note], SECRET, b"").await;
+    let refused = blobdrop_fails(&app, folder.path(), &["upload", "notes.txt", "--note", &long_note], SECRET).await;
+    assert!(refused.contains("400: the note is longer than 4096 bytes"), "{refused}");
+    assert_eq!(app.list().await.len(), 3);
+    // Standard input still goes with PUT, and its note right after.
+    let output =
+        blobdrop_with(&app, folder.path(), &["upload", "-", "--name", "n.txt", "--note", &long_note], SECRET, b"x")
+            .await;
     let (stdout, stderr) = (String::from_utf8(output.stdout).unwrap(), String::from_utf8(output.stderr).unwrap());
-    assert!(!output.status.success() && stdout.ends_with("/notes.txt\n"), "the link is still printed: {stdout}");
+    assert!(!output.status.success() && stdout.ends_with("/n.txt\n"), "the link is still printed: {stdout}");
     assert!(stderr.contains("note was not saved: 400: the note is longer than 4096 bytes"), "{stderr}");
 }
 

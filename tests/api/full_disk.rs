@@ -559,3 +559,44 @@ async fn room_freed_inside_the_database_takes_the_next_upload_before_the_clean_u
     assert_eq!(file.file_size as usize, 4 * MIB);
     store.close().await;
 }
+
+/// A resumable upload that runs into a full disk keeps what it committed (its HEAD says how far),
+/// and terminating it gives the space back.
+#[tokio::test]
+async fn full_disk_during_a_tus_patch_answers_507_and_keeps_what_was_committed() {
+    let disk = Tmpfs::mount("48m");
+    let logs = tempfile::tempdir().unwrap();
+    let server = Server::start(&disk, logs.path(), &[]).await;
+    let earlier = EarlierFiles::upload(&server, 3, 2 * MIB).await;
+    let tus = |method, url: &str| {
+        server.client.request(method, url).basic_auth("", Some(SECRET)).header("Tus-Resumable", "1.0.0")
+    };
+    let created =
+        tus(Method::POST, &server.url("/api/uploads")).header("Upload-Length", 64 * MIB).send().await.unwrap();
+    assert_eq!(created.status(), StatusCode::CREATED, "{}", server.log());
+    let upload = created.headers()["location"].to_str().unwrap().to_owned();
+
+    let response = tus(Method::PATCH, &upload)
+        .header("Upload-Offset", 0)
+        .header("Content-Type", "application/offset+octet-stream")
+        .body(test_bytes(64 * MIB))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::INSUFFICIENT_STORAGE, "{}", server.log());
+    let head = tus(Method::HEAD, &upload).send().await.unwrap();
+    let offset: i64 = head.headers()["upload-offset"].to_str().unwrap().parse().unwrap();
+    assert!(offset > 0 && offset < (64 * MIB) as i64, "committed {offset} bytes");
+    let id = upload.rsplit('/').next().unwrap();
+    let stored =
+        count(&disk.db(), &format!("SELECT upload_offset FROM resumable_uploads WHERE file_id = '{id}'")).await;
+    assert_eq!(stored, offset, "HEAD says what is committed");
+    let chunks = count(&disk.db(), &format!("SELECT COUNT(*) FROM file_chunks WHERE file_id = '{id}'")).await;
+    assert_eq!(chunks, offset.div_euclid(32_768), "the chunks hold exactly the committed bytes");
+    earlier.assert_intact(&server).await;
+
+    assert_eq!(tus(Method::DELETE, &upload).send().await.unwrap().status(), StatusCode::NO_CONTENT);
+    assert_nothing_partial(&server, &disk).await;
+    assert_small_upload_works(&server, &disk, "after.txt").await;
+    server.stop().await;
+}

@@ -32,4 +32,5 @@ mod sqlite_formats;
 mod stops;
 mod throttling;
 mod tokens;
+mod tus;
 mod upload;

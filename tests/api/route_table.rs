@@ -165,6 +165,17 @@ const TABLE: &[(&str, Who, [u16; 7])] = &[
     ("/api/shares/malformed-id",        Stranger, [401, 405, 405, 405, 401, 401, 405]),
     ("/api/shares/malformed-id",        Owner,    [404, 405, 405, 405, 400, 404, 405]),
     // routes::configure's last route, PUT /{filename}, and its default service.
+    // tus::configure (resumable uploads): tus requests need Tus-Resumable, which these lack (412).
+    ("/api/uploads",                    Stranger, [405, 405, 401, 405, 405, 405, 204]),
+    ("/api/uploads",                    Owner,    [405, 405, 412, 405, 405, 405, 204]),
+    ("/api/uploads/{file}",             Stranger, [401, 401, 405, 405, 401, 401, 204]),
+    ("/api/uploads/{file}",             Owner,    [200, 412, 405, 405, 412, 412, 204]),
+    ("/api/uploads/malformed-id",       Owner,    [404, 404, 405, 405, 404, 404, 204]),
+    // PUT here is still a guest's upload of a file named "uploads" (the PUT route comes first).
+    ("/g/{link}/uploads",               Stranger, [405, 405, 412, 201, 405, 405, 204]),
+    ("/g/malformed-id/uploads",         Stranger, [405, 405, 404, 404, 405, 405, 204]),
+    ("/g/{link}/uploads/{file}",        Stranger, [405, 412, 405, 405, 412, 412, 204]),
+    ("/g/{link}/uploads/malformed-id",  Stranger, [405, 404, 405, 405, 404, 404, 204]),
     ("/route-table.txt",                Stranger, [404, 404, 404, 401, 404, 404, 404]),
     ("/route-table.txt",                Owner,    [404, 404, 404, 201, 404, 404, 404]),
     ("/no/such/page",                   Stranger, [404, 404, 404, 404, 404, 404, 404]),

@@ -3,12 +3,19 @@
 
 use std::io::IsTerminal;
 
+use bytes::Bytes;
+use futures_util::Stream;
+use tokio::io::{AsyncRead, AsyncReadExt};
+
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use reqwest::header::HeaderValue;
 use reqwest::{Method, RequestBuilder, Response, StatusCode, Url};
 
 use crate::domain::FileId;
+
+/// Bytes read from a file per piece of a request body.
+const READ_SIZE: usize = 256 * 1024;
 
 /// Which server, and the secret or API token that proves the owner.
 #[derive(Debug, Clone, Args)]
@@ -194,6 +201,23 @@ pub(super) fn header_value(name: &str, value: &str) -> Result<HeaderValue, Clien
     HeaderValue::from_str(value).map_err(|_| ClientError::Refused {
         status: 400,
         reason: format!("{name} cannot carry {value:?} (line breaks or control characters)"),
+    })
+}
+
+/// The reader's bytes as a body stream, a piece at a time, moving the progress bar.
+pub(super) fn read_pieces(
+    reader: Box<dyn AsyncRead + Send + Unpin>,
+    progress: ProgressBar,
+) -> impl Stream<Item = std::io::Result<Bytes>> + Send + 'static {
+    futures_util::stream::try_unfold((reader, progress), |(mut reader, progress)| async move {
+        let mut buffer = vec![0; READ_SIZE];
+        let read = reader.read(&mut buffer).await?;
+        if read == 0 {
+            return Ok(None);
+        }
+        buffer.truncate(read);
+        progress.inc(read as u64);
+        Ok(Some((Bytes::from(buffer), (reader, progress))))
     })
 }
 

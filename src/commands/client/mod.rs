@@ -3,6 +3,7 @@
 mod connection;
 mod files;
 mod get;
+mod resumable;
 mod upload;
 
 use clap::Subcommand;

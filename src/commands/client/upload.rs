@@ -1,24 +1,21 @@
-//! `blobdrop upload FILE...`: streams each file (or standard input) with `PUT /{name}`; with
-//! `--share NAME`, or a folder, the files then become one share (`POST /api/shares`).
+//! `blobdrop upload FILE...`: sends each file as a resumable (tus) upload that the same command
+//! continues after an interruption, and standard input with `PUT /{name}`; with `--share NAME`, or
+//! a folder, the files then become one share (`POST /api/shares`).
 
 use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
 
-use bytes::Bytes;
 use clap::Args;
-use futures_util::Stream;
-use indicatif::ProgressBar;
 use reqwest::Method;
 use reqwest::header::{ACCEPT, CONTENT_LENGTH};
 use serde::Deserialize;
-use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::io::AsyncRead;
 
-use super::connection::{ClientError, Connection, ServerArgs, file_id, header_value, on_terminal, progress_bar};
+use super::connection::{
+    ClientError, Connection, ServerArgs, file_id, header_value, on_terminal, progress_bar, read_pieces,
+};
 use crate::domain::PATH_SEGMENT;
-use crate::domain::{FileName, FolderPath, Lifetime};
-
-/// Bytes read from a file per piece of the request body.
-const READ_SIZE: usize = 256 * 1024;
+use crate::domain::{ByteSize, FileName, FolderPath, Lifetime};
 
 #[derive(Debug, Args)]
 pub struct UploadArgs {
@@ -49,6 +46,11 @@ pub struct UploadArgs {
     /// The name to give standard input (default: stdin).
     #[arg(long)]
     name: Option<String>,
+
+    /// Send each file in requests of at most this size, e.g. 50MiB, for a proxy that caps request
+    /// bodies (default: the rest of the file in one request).
+    #[arg(long)]
+    chunk_size: Option<ByteSize>,
 }
 
 /// The fields of the server's JSON upload answer that the client prints.
@@ -57,6 +59,34 @@ struct Uploaded {
     url: String,
     delete_url: String,
     expires_at: Option<String>,
+    /// The upload could not carry the note, which is set after it (a PUT).
+    #[serde(default = "yes")]
+    note_missing: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl UploadArgs {
+    fn resumable(&self) -> super::resumable::Options {
+        super::resumable::Options {
+            expires: self.expires,
+            max_downloads: self.max_downloads,
+            note: self.note.clone(),
+            chunk_size: self.chunk_size,
+        }
+    }
+}
+
+impl Source {
+    fn into_resumable(self) -> super::resumable::Source {
+        super::resumable::Source {
+            name: self.name,
+            path: self.file.unwrap_or_default(),
+            length: self.length.unwrap_or_default(),
+        }
+    }
 }
 
 /// One thing to send: its name, its bytes and their length when known, and its folder in a share.
@@ -65,6 +95,8 @@ struct Source {
     reader: Box<dyn AsyncRead + Send + Unpin>,
     length: Option<u64>,
     folder: FolderPath,
+    /// The file it is read from; `None` for standard input, which cannot be read again to resume.
+    file: Option<PathBuf>,
 }
 
 /// The fields of the server's share answer that the client prints.
@@ -96,7 +128,18 @@ pub async fn upload(args: UploadArgs) -> Result<(), ClientError> {
     let mut shared = Vec::new();
     for source in sources {
         let folder = source.folder.clone();
-        let uploaded = send(&connection, &args, source).await?;
+        let uploaded = match source.file.is_some() {
+            true => {
+                let sent = super::resumable::send(&connection, &args.resumable(), source.into_resumable()).await?;
+                Uploaded {
+                    url: sent.url,
+                    delete_url: sent.delete_url,
+                    expires_at: sent.expires_at,
+                    note_missing: false,
+                }
+            }
+            false => send(&connection, &args, source).await?,
+        };
         shared.push(serde_json::json!({ "id": file_id(&uploaded.url)?, "folder": folder.as_str() }));
         if share_name.is_none() || on_terminal() {
             println!("{}", uploaded.url);
@@ -107,7 +150,7 @@ pub async fn upload(args: UploadArgs) -> Result<(), ClientError> {
                 println!("  expires: {expires}");
             }
         }
-        if let Some(note) = &args.note {
+        if let Some(note) = args.note.as_ref().filter(|_| uploaded.note_missing) {
             add_note(&connection, &uploaded.url, note)
                 .await
                 .map_err(|error| ClientError::NoteRefused(Box::new(error)))?;
@@ -168,13 +211,25 @@ async fn open(path: &std::path::Path, stdin_name: Option<&str>) -> Result<Source
     let read_error = |source| ClientError::Read { path: path.display().to_string(), source };
     if path.as_os_str() == "-" {
         let name = FileName::parse(stdin_name.unwrap_or("stdin")).map_err(|e| invalid_name(stdin_name, e))?;
-        return Ok(Source { name, reader: Box::new(tokio::io::stdin()), length: None, folder: FolderPath::default() });
+        return Ok(Source {
+            name,
+            reader: Box::new(tokio::io::stdin()),
+            length: None,
+            folder: FolderPath::default(),
+            file: None,
+        });
     }
     let file = tokio::fs::File::open(path).await.map_err(read_error)?;
     let metadata = file.metadata().await.map_err(read_error)?;
     let raw_name = path.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
     let name = FileName::parse(&raw_name).map_err(|e| invalid_name(Some(&raw_name), e))?;
-    Ok(Source { name, reader: Box::new(file), length: Some(metadata.len()), folder: FolderPath::default() })
+    Ok(Source {
+        name,
+        reader: Box::new(file),
+        length: Some(metadata.len()),
+        folder: FolderPath::default(),
+        file: Some(path.to_path_buf()),
+    })
 }
 
 fn invalid_name(name: Option<&str>, error: crate::domain::FileNameError) -> ClientError {
@@ -199,21 +254,4 @@ async fn send(connection: &Connection, args: &UploadArgs, source: Source) -> Res
     let answer = connection.send(request, "the upload address").await;
     progress.finish_and_clear();
     answer?.json().await.map_err(ClientError::BadAnswer)
-}
-
-/// The reader's bytes as a body stream, a piece at a time, moving the progress bar.
-fn read_pieces(
-    reader: Box<dyn AsyncRead + Send + Unpin>,
-    progress: ProgressBar,
-) -> impl Stream<Item = std::io::Result<Bytes>> + Send + 'static {
-    futures_util::stream::try_unfold((reader, progress), |(mut reader, progress)| async move {
-        let mut buffer = vec![0; READ_SIZE];
-        let read = reader.read(&mut buffer).await?;
-        if read == 0 {
-            return Ok(None);
-        }
-        buffer.truncate(read);
-        progress.inc(read as u64);
-        Ok(Some((Bytes::from(buffer), (reader, progress))))
-    })
 }

@@ -48,6 +48,7 @@ pub async fn save_settings(
 
 pub async fn system(SignedIn(owner): SignedIn, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
     let usage = system::usage(&state.ctx).await?;
+    let unfinished = system::unfinished_uploads(&state.ctx).await?;
     page(&SystemPage {
         layout: layout("System", &owner),
         database_size: human_size(usage.database_bytes),
@@ -56,6 +57,8 @@ pub async fn system(SignedIn(owner): SignedIn, state: web::Data<AppState>) -> Re
             .map_or_else(|| "unknown".to_owned(), |bytes| human_size(bytes as i64)),
         files: usage.files,
         stored: human_size(usage.stored_bytes),
+        unfinished_uploads: unfinished.uploads,
+        unfinished_upload_bytes: human_size(unfinished.bytes),
         version: env!("CARGO_PKG_VERSION"),
     })
 }

@@ -196,6 +196,9 @@ pub struct SystemPage {
     pub free_disk: String,
     pub files: i64,
     pub stored: String,
+    /// Resumable uploads not finished yet, and what they hold so far.
+    pub unfinished_uploads: i64,
+    pub unfinished_upload_bytes: String,
     pub version: &'static str,
 }
 

@@ -13,9 +13,15 @@ use crate::store::StoreError;
 /// while 8 GiB were purged; with 64, 64-page steps and `pace`, 26-33 ms (BENCHMARKS.md).
 const DELETE_BATCH: i64 = 64;
 
-/// One INSERT of `chunks`, a row each: its text depends on how many, so no `query!` can hold it.
-pub(super) fn insert_chunks_sql(file_id: &FileId, first_idx: i64, chunks: Vec<Bytes>) -> QueryBuilder<'_, Sqlite> {
-    let mut insert = QueryBuilder::new("INSERT INTO file_chunks (file_id, idx, data) ");
+/// One statement that stores consecutive chunks `first_idx..` of a file; `verb` is `INSERT`, or
+/// `INSERT OR REPLACE` where a partly filled chunk is completed (resumable uploads).
+pub(super) fn chunk_insert<'a>(
+    verb: &str,
+    file_id: &'a FileId,
+    first_idx: i64,
+    chunks: Vec<Bytes>,
+) -> QueryBuilder<'a, Sqlite> {
+    let mut insert = QueryBuilder::new(format!("{verb} INTO file_chunks (file_id, idx, data) "));
     insert.push_values(chunks.into_iter().zip(first_idx..), |mut row, (chunk, idx)| {
         row.push_bind(file_id.as_str()).push_bind(idx).push_bind(Vec::<u8>::from(chunk));
     });
@@ -31,19 +37,30 @@ impl Store {
             return Ok(());
         }
         let bytes = chunks.iter().map(|chunk| chunk.len() as u64).sum();
-        let mut insert = insert_chunks_sql(file_id, first_idx, chunks);
+        let mut insert = chunk_insert("INSERT", file_id, first_idx, chunks);
         // The free-space check runs while this holds the one write connection, so no other
         // upload's batch lands between it and the insert: checked when a batch was queued, five
         // concurrent uploads each passed with batches still waiting and together ran the disk
         // past the reserve to its last byte (tests/api/full_disk.rs).
         let mut writer = self.writer.acquire().await?;
+        self.room_for_batch(&mut writer, bytes).await?;
+        insert.build().persistent(true).execute(&mut *writer).await?;
+        Ok(())
+    }
+
+    /// Refuses a batch of `bytes` that the free-space reserve has no room for; run while holding
+    /// the write connection (see `insert_chunks`).
+    pub(super) async fn room_for_batch(
+        &self,
+        writer: &mut sqlx::SqliteConnection,
+        bytes: u64,
+    ) -> Result<(), StoreError> {
         if self.reserve.check_room_for_uploads(bytes, 0).is_err() {
             // Only near the reserve: free pages inside the database take this batch first.
             let free_pages: i64 =
                 sqlx::query_scalar(super::runtime_sql::FREELIST_COUNT).fetch_one(&mut *writer).await?;
             self.reserve.check_room_for_uploads(bytes, super::reserve::reusable_bytes(free_pages))?;
         }
-        insert.build().persistent(true).execute(&mut *writer).await?;
         Ok(())
     }
 

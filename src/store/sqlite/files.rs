@@ -59,28 +59,8 @@ impl Store {
     /// Records an upload in the invisible 'uploading' state so its chunks have a parent row.
     #[tracing::instrument(skip_all, fields(file_id = %file.id))]
     pub async fn create_upload(&self, file: &NewFile<'_>) -> Result<(), StoreError> {
-        let (id, filename) = (file.id.as_str(), file.filename.as_str());
         let mut transaction = self.writer.begin().await?;
-        sqlx::query!(
-            "INSERT INTO files (id, filename, content_type, file_size, chunk_size, created_at, expires_at, \
-             max_downloads, state) VALUES (?, ?, ?, 0, ?, ?, ?, ?, 'uploading')",
-            id,
-            filename,
-            file.content_type,
-            file.chunk_size,
-            file.created_at,
-            file.expires_at,
-            file.max_downloads,
-        )
-        .execute(&mut *transaction)
-        .await?;
-        sqlx::query!(
-            "INSERT INTO deletion_tokens (file_id, token_sha256) VALUES (?, ?)",
-            id,
-            file.deletion_token_sha256
-        )
-        .execute(&mut *transaction)
-        .await?;
+        insert_upload_row(&mut transaction, file).await?;
         transaction.commit().await?;
         Ok(())
     }
@@ -250,10 +230,16 @@ impl Store {
         }
     }
 
-    /// At startup no upload is running, so every 'uploading' row is left over from a crash.
+    /// At startup no upload is running, so every 'uploading' row is left over from a crash, but
+    /// for resumable uploads, which wait for their next request (see `resumable_uploads`).
     pub async fn mark_interrupted_uploads_deleted(&self) -> Result<u64, StoreError> {
-        let result =
-            sqlx::query!("UPDATE files SET state = 'deleted' WHERE state = 'uploading'").execute(&self.writer).await?;
+        // Resumable uploads outlive the request and the process: their rows stay.
+        let result = sqlx::query!(
+            "UPDATE files SET state = 'deleted' WHERE state = 'uploading' \
+             AND id NOT IN (SELECT file_id FROM resumable_uploads)"
+        )
+        .execute(&self.writer)
+        .await?;
         Ok(result.rows_affected())
     }
 
@@ -289,6 +275,31 @@ impl Store {
         sqlx::query!("DELETE FROM files WHERE id = ? AND state = 'deleted'", id).execute(&self.writer).await?;
         Ok(())
     }
+}
+
+/// The 'uploading' row of a new upload and its deletion token, inside `transaction`.
+pub(super) async fn insert_upload_row(
+    transaction: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
+    file: &NewFile<'_>,
+) -> Result<(), StoreError> {
+    let (id, filename) = (file.id.as_str(), file.filename.as_str());
+    sqlx::query!(
+        "INSERT INTO files (id, filename, content_type, file_size, chunk_size, created_at, expires_at, \
+         max_downloads, state) VALUES (?, ?, ?, 0, ?, ?, ?, ?, 'uploading')",
+        id,
+        filename,
+        file.content_type,
+        file.chunk_size,
+        file.created_at,
+        file.expires_at,
+        file.max_downloads,
+    )
+    .execute(&mut **transaction)
+    .await?;
+    sqlx::query!("INSERT INTO deletion_tokens (file_id, token_sha256) VALUES (?, ?)", id, file.deletion_token_sha256)
+        .execute(&mut **transaction)
+        .await?;
+    Ok(())
 }
 
 /// Turns an 'uploading' row 'ready' with its size and hash (and the guest link it came through).

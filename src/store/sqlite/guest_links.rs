@@ -123,20 +123,8 @@ impl Store {
         link: &GuestLinkId,
         now: i64,
     ) -> Result<Option<FileRecord>, StoreError> {
-        let link_id = link.as_str();
         let mut transaction = self.writer.begin().await?;
-        let claimed = sqlx::query_scalar!(
-            "UPDATE guest_links SET upload_count = upload_count + 1 \
-             WHERE id = ?1 AND disabled = 0 AND (expires_at IS NULL OR expires_at > ?2) \
-             AND (max_uploads IS NULL OR upload_count < max_uploads) \
-             AND (max_file_size IS NULL OR max_file_size >= ?3) RETURNING id",
-            link_id,
-            now,
-            file_size,
-        )
-        .fetch_optional(&mut *transaction)
-        .await?;
-        if claimed.is_none() {
+        if !claim_guest_upload(&mut *transaction, link, file_size, now).await? {
             transaction.rollback().await?;
             return Ok(None);
         }
@@ -169,4 +157,27 @@ impl Store {
         transaction.commit().await?;
         Ok(())
     }
+}
+
+/// Counts one more upload through `link` if the link still takes a file of `file_size` now (enabled,
+/// unexpired, below its maximum); false when it does not. Run inside the transaction that makes
+/// the file visible.
+pub(super) async fn claim_guest_upload(
+    executor: impl sqlx::SqliteExecutor<'_>,
+    link: &GuestLinkId,
+    file_size: i64,
+    now: i64,
+) -> Result<bool, StoreError> {
+    let claimed: Option<String> = sqlx::query_scalar(
+        "UPDATE guest_links SET upload_count = upload_count + 1 \
+         WHERE id = ?1 AND disabled = 0 AND (expires_at IS NULL OR expires_at > ?2) \
+         AND (max_uploads IS NULL OR upload_count < max_uploads) \
+         AND (max_file_size IS NULL OR max_file_size >= ?3) RETURNING id",
+    )
+    .bind(link.as_str())
+    .bind(now)
+    .bind(file_size)
+    .fetch_optional(executor)
+    .await?;
+    Ok(claimed.is_some())
 }

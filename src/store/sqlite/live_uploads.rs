@@ -111,11 +111,15 @@ impl Store {
             marked += self.mark_upload_deleted(&id).await?;
             self.live_uploads.registry().abandoned.remove(&id);
         }
+        // Resumable uploads outlive the request and the process: their rows stay.
         let opened_at = self.live_uploads.opened_at;
-        let left_over =
-            sqlx::query_scalar!("SELECT id FROM files WHERE state = 'uploading' AND created_at < ?", opened_at)
-                .fetch_all(&self.reader)
-                .await?;
+        let left_over = sqlx::query_scalar!(
+            "SELECT id FROM files WHERE state = 'uploading' AND created_at < ? \
+             AND id NOT IN (SELECT file_id FROM resumable_uploads)",
+            opened_at
+        )
+        .fetch_all(&self.reader)
+        .await?;
         for id in left_over {
             // A clock set back could date a live upload before the start: the registry decides.
             if !self.live_uploads.registry().live.contains(&id) {

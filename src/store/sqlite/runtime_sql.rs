@@ -2,7 +2,7 @@
 //! prepares every one of them against the migrated schema instead.
 //!
 //! What stays dynamic, and why: PRAGMAs (sqlx cannot type their answers) and `VACUUM INTO` here;
-//! the multi-row chunk INSERT (`chunks::insert_chunks_sql`: its text depends on how many chunks)
+//! the multi-row chunk INSERT (`chunks::chunk_insert`: its text depends on how many chunks)
 //! and the files page's sorted SELECT (`files::browse_sql`: its ORDER BY is chosen at run time),
 //! both built by sqlx; and the chunk reader's SELECT (`chunk_readers::SELECT_CHUNKS`), run by
 //! rusqlite. The statements of the listing and bundle files (`export`, `import`) run on schemas
@@ -30,7 +30,7 @@ mod tests {
     use crate::domain::FileId;
     use crate::domain::FileSort;
     use crate::store::sqlite::chunk_readers::SELECT_CHUNKS;
-    use crate::store::sqlite::chunks::insert_chunks_sql;
+    use crate::store::sqlite::chunks::chunk_insert;
     use crate::store::sqlite::connection::{Role, StoreOptions, rusqlite_open};
     use crate::store::sqlite::files::browse_sql;
     use crate::store::sqlite::store::Store;
@@ -56,7 +56,7 @@ mod tests {
         let id = FileId::random();
         for rows in [1, 32] {
             let chunks = vec![bytes::Bytes::from_static(b"chunk"); rows];
-            statements.push(insert_chunks_sql(&id, 0, chunks).sql().to_owned());
+            statements.push(chunk_insert("INSERT", &id, 0, chunks).sql().to_owned());
         }
         for sort in [FileSort::Name, FileSort::Size, FileSort::Created, FileSort::Expires, FileSort::Downloads] {
             for descending in [false, true] {

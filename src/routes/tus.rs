@@ -1,0 +1,462 @@
+//! Resumable uploads over tus 1.0 (`/api/uploads` for the owner, `/g/{id}/uploads` for guests):
+//! headers in, `services::resumable_uploads` calls, headers out.
+//!
+//! Extensions: creation, creation-with-upload, creation-defer-length, termination, expiration,
+//! checksum (sha1, sha256). The completing request also answers `X-File-Url` and `X-Url-Delete`.
+
+use std::cell::RefCell;
+use std::time::{Duration, SystemTime};
+
+use actix_web::http::header::{self, HeaderMap, HttpDate};
+use actix_web::http::{Method, StatusCode};
+use actix_web::middleware::DefaultHeaders;
+use actix_web::{HttpRequest, HttpResponse, HttpResponseBuilder, web};
+use futures_util::StreamExt;
+
+use crate::domain::GuestLinkRecord;
+use crate::domain::{ChecksumAlgorithm, FileId, UploadChecksum, UploadMetadata};
+use crate::routes::body::{client_hung_up, payload_error, refuse};
+use crate::routes::error::AppError;
+use crate::routes::files::api::FileJson;
+use crate::routes::files::upload::content_length;
+use crate::routes::owner::Owner;
+use crate::routes::state::AppState;
+use crate::services::guest_links;
+use crate::services::in_flight::Slot;
+use crate::services::resumable_uploads::{
+    Append, Appended, Creation, Progress, ResumableError, ResumableRecord, Uploader,
+};
+
+const TUS_VERSION: &str = "1.0.0";
+const EXTENSIONS: &str = "creation,creation-with-upload,creation-defer-length,termination,expiration,checksum";
+/// The only body type of a request that carries an upload's bytes.
+const OFFSET_OCTET_STREAM: &str = "application/offset+octet-stream";
+
+/// The tus routes, for `routes::configure`. Every answer, errors too, says `Tus-Resumable: 1.0.0`.
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    let tus = || DefaultHeaders::new().add(("Tus-Resumable", TUS_VERSION));
+    cfg.service(
+        web::resource("/api/uploads")
+            .wrap(tus())
+            .route(web::post().to(owner_create))
+            .route(web::method(Method::OPTIONS).to(options)),
+    )
+    .service(
+        web::resource("/api/uploads/{id}")
+            .wrap(tus())
+            .route(web::head().to(owner_head))
+            .route(web::get().to(owner_show))
+            .route(web::patch().to(owner_patch))
+            .route(web::delete().to(owner_delete))
+            .route(web::method(Method::OPTIONS).to(options)),
+    )
+    .service(
+        web::resource("/g/{link}/uploads")
+            .wrap(tus())
+            .route(web::post().to(guest_create))
+            .route(web::method(Method::OPTIONS).to(options)),
+    )
+    .service(
+        web::resource("/g/{link}/uploads/{id}")
+            .wrap(tus())
+            .route(web::head().to(guest_head))
+            .route(web::patch().to(guest_patch))
+            .route(web::delete().to(guest_delete))
+            .route(web::method(Method::OPTIONS).to(options)),
+    );
+}
+
+/// `OPTIONS`: what this server supports (needs no credentials, as tus clients ask first).
+async fn options(state: web::Data<AppState>) -> HttpResponse {
+    let mut response = HttpResponse::NoContent();
+    response
+        .insert_header(("Tus-Version", TUS_VERSION))
+        .insert_header(("Tus-Extension", EXTENSIONS))
+        .insert_header(("Tus-Checksum-Algorithm", ChecksumAlgorithm::SUPPORTED));
+    if let Some(limit) = state.max_upload {
+        response.insert_header(("Tus-Max-Size", limit.as_u64()));
+    }
+    response.finish()
+}
+
+/// Who a request is from, with what it holds while its bytes come in.
+enum Sender {
+    Owner,
+    /// A guest, holding its place among the uploads in flight through the link.
+    Guest(GuestLinkRecord, #[expect(dead_code, reason = "held for its Drop, which frees the place")] Option<Slot>),
+}
+
+impl Sender {
+    fn uploader(&self) -> Uploader<'_> {
+        match self {
+            Sender::Owner => Uploader::Owner,
+            Sender::Guest(link, _) => Uploader::Guest(link),
+        }
+    }
+
+    fn max_size(&self, state: &AppState) -> Option<crate::domain::ByteSize> {
+        match self {
+            Sender::Owner => state.max_upload,
+            Sender::Guest(link, _) => guest_links::size_limit(state.max_upload, link),
+        }
+    }
+
+    /// Where the upload `id` lives for this sender.
+    fn upload_url(&self, req: &HttpRequest, state: &AppState, id: &FileId) -> String {
+        match self {
+            Sender::Owner => format!("{}/api/uploads/{id}", state.base_url(req)),
+            Sender::Guest(link, _) => format!("{}/g/{}/uploads/{id}", state.base_url(req), link.id),
+        }
+    }
+
+    /// The answer when the guest link turned a finished upload down: the link's own reason.
+    async fn refused(&self, state: &AppState) -> AppError {
+        match self {
+            Sender::Guest(link, _) => match guest_links::open(&state.ctx, link.id.as_str()).await {
+                Err(refusal) => refusal.into(),
+                Ok(_) => ResumableError::GuestLinkRefused.into(),
+            },
+            Sender::Owner => ResumableError::GuestLinkRefused.into(),
+        }
+    }
+}
+
+/// A guest's link, if it takes uploads now; with a place among its uploads in flight when bytes come.
+async fn guest(req: &HttpRequest, state: &AppState, raw_link: &str, sends_bytes: bool) -> Result<Sender, AppError> {
+    let link = guest_links::open(&state.ctx, raw_link).await?;
+    let slot = if sends_bytes { Some(state.in_flight.enter(&link.id, state.client_ip(req))?) } else { None };
+    Ok(Sender::Guest(link, slot))
+}
+
+async fn owner_create(_owner: Owner, req: HttpRequest, body: web::Payload, state: web::Data<AppState>) -> HttpResponse {
+    create(&req, body, &state, Ok(Sender::Owner)).await
+}
+
+async fn guest_create(
+    req: HttpRequest,
+    body: web::Payload,
+    link: web::Path<String>,
+    state: web::Data<AppState>,
+) -> HttpResponse {
+    let sender = guest(&req, &state, &link, true).await;
+    create(&req, body, &state, sender).await
+}
+
+async fn owner_head(
+    _owner: Owner,
+    req: HttpRequest,
+    id: web::Path<FileId>,
+    state: web::Data<AppState>,
+) -> HttpResponse {
+    head(&req, &state, &Sender::Owner, &id).await.unwrap_or_else(answer_error)
+}
+
+async fn guest_head(req: HttpRequest, path: web::Path<(String, FileId)>, state: web::Data<AppState>) -> HttpResponse {
+    let (link, id) = path.into_inner();
+    let headed = async { head(&req, &state, &guest(&req, &state, &link, false).await?, &id).await };
+    headed.await.unwrap_or_else(answer_error)
+}
+
+async fn owner_patch(
+    _owner: Owner,
+    req: HttpRequest,
+    body: web::Payload,
+    id: web::Path<FileId>,
+    state: web::Data<AppState>,
+) -> HttpResponse {
+    patch(&req, body, &state, Ok(Sender::Owner), &id).await
+}
+
+async fn guest_patch(
+    req: HttpRequest,
+    body: web::Payload,
+    path: web::Path<(String, FileId)>,
+    state: web::Data<AppState>,
+) -> HttpResponse {
+    let (link, id) = path.into_inner();
+    let sender = guest(&req, &state, &link, true).await;
+    patch(&req, body, &state, sender, &id).await
+}
+
+/// `DELETE` (termination): an unfinished upload and its chunks go; the owner may also delete a
+/// finished one, as `DELETE /api/files/{id}` does.
+async fn owner_delete(
+    _owner: Owner,
+    req: HttpRequest,
+    id: web::Path<FileId>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    require_tus(req.headers())?;
+    match state.resumable.terminate(Uploader::Owner, &id).await {
+        Err(ResumableError::NotFound) => {
+            if !crate::services::files::delete(&state.ctx, &id).await? {
+                return Err(AppError::NotFound);
+            }
+        }
+        terminated => terminated?,
+    }
+    Ok(HttpResponse::NoContent().finish())
+}
+
+/// `DELETE` through a guest link: only an unfinished upload of that link (a guest deletes no file).
+async fn guest_delete(
+    req: HttpRequest,
+    path: web::Path<(String, FileId)>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    require_tus(req.headers())?;
+    let (link, id) = path.into_inner();
+    let sender = guest(&req, &state, &link, false).await?;
+    state.resumable.terminate(sender.uploader(), &id).await?;
+    Ok(HttpResponse::NoContent().finish())
+}
+
+/// `GET /api/uploads/{id}` of a finished upload: the file's JSON, as `GET /api/files/{id}` gives.
+async fn owner_show(
+    _owner: Owner,
+    req: HttpRequest,
+    id: web::Path<FileId>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    match state.resumable.progress(Uploader::Owner, &id).await? {
+        Progress::Finished(file) => Ok(HttpResponse::Ok().json(FileJson::new(&req, &state, &file))),
+        Progress::Unfinished(_) => Err(AppError::NotFound),
+    }
+}
+
+/// `HEAD`: how far the upload got.
+async fn head(req: &HttpRequest, state: &AppState, sender: &Sender, id: &FileId) -> Result<HttpResponse, AppError> {
+    require_tus(req.headers())?;
+    let mut response = HttpResponse::Ok();
+    response.insert_header((header::CACHE_CONTROL, "no-store"));
+    match state.resumable.progress(sender.uploader(), id).await? {
+        Progress::Unfinished(upload) => {
+            describe(&mut response, &upload);
+            if !upload.metadata.is_empty() {
+                response.insert_header(("Upload-Metadata", upload.metadata.clone()));
+            }
+        }
+        Progress::Finished(file) => {
+            response.insert_header(("Upload-Offset", file.file_size)).insert_header(("Upload-Length", file.file_size));
+        }
+    }
+    Ok(response.finish())
+}
+
+/// `POST` (creation, with the first bytes if the body has some).
+async fn create(
+    req: &HttpRequest,
+    mut body: web::Payload,
+    state: &AppState,
+    sender: Result<Sender, AppError>,
+) -> HttpResponse {
+    let checked = async {
+        let sender = sender?;
+        require_tus(req.headers())?;
+        let length = match (number(req.headers(), "upload-length")?, text(req.headers(), "upload-defer-length")) {
+            (Some(length), None) => Some(length),
+            (None, Some("1")) => None,
+            _ => {
+                let reason = "send Upload-Length: SIZE, or Upload-Defer-Length: 1 and the length later";
+                return Err(AppError::BadRequest(reason.into()));
+            }
+        };
+        let metadata = UploadMetadata::parse(text(req.headers(), "upload-metadata").unwrap_or_default())
+            .map_err(|error| AppError::BadRequest(error.to_string()))?;
+        // Without a length and without chunked transfer, a request has no body at all.
+        let with_bytes = match content_length(req.headers()) {
+            Some(length) => length > 0,
+            None => req.headers().contains_key(header::TRANSFER_ENCODING),
+        };
+        if with_bytes {
+            require_offset_octet_stream(req.headers())?;
+        }
+        let creation = Creation { length, metadata };
+        let created = state.resumable.create(sender.uploader(), &creation, sender.max_size(state)).await?;
+        Ok((sender, created, with_bytes))
+    };
+    let (sender, created, with_bytes) = match checked.await {
+        Ok(created) => created,
+        Err(error) => return answer_refusal(error, &mut body).await,
+    };
+    let id = created.upload.file_id.clone();
+    let location = sender.upload_url(req, state, &id);
+    let appended = match with_bytes {
+        false => Ok(created),
+        true => append(req, &mut body, state, &sender, &id, 0).await,
+    };
+    match appended {
+        Ok(appended) => {
+            let mut response = HttpResponse::Created();
+            response.insert_header((header::LOCATION, location));
+            answer(req, state, &mut response, &appended);
+            response.finish()
+        }
+        // The upload exists: the client finds it at its URL and goes on from its HEAD.
+        Err(error) => {
+            let mut response = answer_refusal(error, &mut body).await;
+            if let Ok(location) = header::HeaderValue::from_str(&location) {
+                response.headers_mut().insert(header::LOCATION, location);
+            }
+            response
+        }
+    }
+}
+
+/// `PATCH`: the next bytes.
+async fn patch(
+    req: &HttpRequest,
+    mut body: web::Payload,
+    state: &AppState,
+    sender: Result<Sender, AppError>,
+    id: &FileId,
+) -> HttpResponse {
+    let appended = async {
+        let sender = sender?;
+        require_tus(req.headers())?;
+        require_offset_octet_stream(req.headers())?;
+        let offset = number(req.headers(), "upload-offset")?
+            .ok_or_else(|| AppError::BadRequest("a PATCH needs Upload-Offset: the byte it starts at".into()))?;
+        let appended = append(req, &mut body, state, &sender, id, offset).await?;
+        Ok::<_, AppError>(appended)
+    };
+    match appended.await {
+        Ok(appended) => {
+            let mut response = HttpResponse::NoContent();
+            answer(req, state, &mut response, &appended);
+            response.finish()
+        }
+        Err(error) => answer_refusal(error, &mut body).await,
+    }
+}
+
+/// Sends the body's bytes to the upload from `offset`. A body cut off keeps what was committed;
+/// a body that failed (stalled, broken) also, and its error is the answer.
+async fn append(
+    req: &HttpRequest,
+    body: &mut web::Payload,
+    state: &AppState,
+    sender: &Sender,
+    id: &FileId,
+    offset: u64,
+) -> Result<Appended, AppError> {
+    let checksum = text(req.headers(), "upload-checksum")
+        .map(UploadChecksum::parse)
+        .transpose()
+        .map_err(|error| AppError::BadRequest(error.to_string()))?;
+    let body_length = content_length(req.headers());
+    let request = Append {
+        offset,
+        length: number(req.headers(), "upload-length")?,
+        body_length,
+        checksum,
+        max_size: sender.max_size(state),
+    };
+    let _transfer = state.metrics.transfer();
+    let failure = RefCell::new(None);
+    let pieces = body.scan((), |(), piece| {
+        std::future::ready(match piece {
+            Ok(bytes) => {
+                state.metrics.bytes_in.inc_by(bytes.len() as u64);
+                Some(bytes)
+            }
+            Err(error) => {
+                *failure.borrow_mut() = Some(payload_error(error));
+                None
+            }
+        })
+    });
+    // actix-web ends a body cut off by a disconnect as if it were complete (see `client_hung_up`).
+    let was_cut = |received| {
+        failure.borrow().is_some()
+            || match body_length {
+                Some(length) => received != length,
+                None => client_hung_up(req),
+            }
+    };
+    let appended = state.resumable.append(sender.uploader(), id, &request, pieces, was_cut).await;
+    if let Some(error) = failure.take() {
+        return Err(error);
+    }
+    match appended {
+        Ok(appended) => {
+            if appended.finished.is_some() {
+                state.metrics.uploads.inc();
+            }
+            Ok(appended)
+        }
+        Err(ResumableError::GuestLinkRefused) => Err(sender.refused(state).await),
+        Err(error) => Err(error.into()),
+    }
+}
+
+/// The headers every successful creation and PATCH answers: where the upload stands, and once
+/// it is finished, the file's links.
+fn answer(req: &HttpRequest, state: &AppState, response: &mut HttpResponseBuilder, appended: &Appended) {
+    describe(response, &appended.upload);
+    if let Some(file) = &appended.finished {
+        let record = &file.record;
+        response
+            .insert_header(("X-File-Url", state.download_url(req, &record.id, &record.filename)))
+            .insert_header(("X-Url-Delete", state.deletion_url(req, &record.id, &file.deletion_token)));
+    }
+}
+
+/// `Upload-Offset`, `Upload-Length` (or `Upload-Defer-Length`) and `Upload-Expires`.
+fn describe(response: &mut HttpResponseBuilder, upload: &ResumableRecord) {
+    response.insert_header(("Upload-Offset", upload.upload_offset));
+    match upload.upload_length {
+        Some(length) => response.insert_header(("Upload-Length", length)),
+        None => response.insert_header(("Upload-Defer-Length", "1")),
+    };
+    let expires = SystemTime::UNIX_EPOCH + Duration::from_secs(upload.expires_at.max(0) as u64);
+    response.insert_header(("Upload-Expires", HttpDate::from(expires).to_string()));
+}
+
+/// An error answer after what is left of the body was read (or the connection marked to close).
+async fn answer_refusal(error: AppError, body: &mut web::Payload) -> HttpResponse {
+    let response = refuse(error, body).await;
+    with_tus_version(response)
+}
+
+fn answer_error(error: AppError) -> HttpResponse {
+    with_tus_version(actix_web::ResponseError::error_response(&error))
+}
+
+/// A 412 tells which version this server speaks.
+fn with_tus_version(mut response: HttpResponse) -> HttpResponse {
+    if response.status() == StatusCode::PRECONDITION_FAILED {
+        response
+            .headers_mut()
+            .insert(header::HeaderName::from_static("tus-version"), header::HeaderValue::from_static(TUS_VERSION));
+    }
+    response
+}
+
+fn require_tus(headers: &HeaderMap) -> Result<(), AppError> {
+    match text(headers, "tus-resumable") {
+        Some(TUS_VERSION) => Ok(()),
+        _ => Err(AppError::PreconditionFailed("this is a tus 1.0.0 endpoint: send Tus-Resumable: 1.0.0")),
+    }
+}
+
+fn require_offset_octet_stream(headers: &HeaderMap) -> Result<(), AppError> {
+    let essence = text(headers, "content-type").and_then(|value| value.split(';').next()).map(str::trim);
+    match essence {
+        Some(essence) if essence.eq_ignore_ascii_case(OFFSET_OCTET_STREAM) => Ok(()),
+        _ => {
+            Err(AppError::UnsupportedMediaType("an upload's bytes go as Content-Type: application/offset+octet-stream"))
+        }
+    }
+}
+
+fn text<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers.get(name).and_then(|value| value.to_str().ok()).map(str::trim)
+}
+
+/// A header holding a byte count, if sent; 400 if it is not one.
+fn number(headers: &HeaderMap, name: &str) -> Result<Option<u64>, AppError> {
+    text(headers, name)
+        .map(|raw| raw.parse::<u64>().map_err(|_| AppError::BadRequest(format!("{name} must be a number of bytes"))))
+        .transpose()
+}

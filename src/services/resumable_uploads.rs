@@ -1,0 +1,521 @@
+//! Resumable uploads (tus 1.0): create, report progress, append a request's bytes, finish, terminate.
+//!
+//! An upload is an invisible file row whose chunk rows are written as bytes arrive, by the same
+//! writer as every upload (`services::uploads`), through the same memory budget and free-space
+//! check. Each batch moves the committed offset in the transaction that stores it, so a request
+//! cut off mid-way keeps every byte it committed, including a partly filled last chunk, which the
+//! next request completes. The running SHA-256 stays in memory between requests, so finishing
+//! never reads the file back; after a restart the stored bytes are hashed once, when the upload
+//! goes on.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use bytes::Bytes;
+use futures_util::{Stream, StreamExt};
+use sha2::{Digest, Sha256};
+use time::OffsetDateTime;
+use tokio::sync::OwnedMutexGuard;
+
+use crate::domain::{
+    ByteSize, CHUNK_SIZE, ChecksumAlgorithm, FileId, FileName, Lifetime, MAX_NOTE_LEN, MaxDownloads, OptionHeaders,
+    UploadChecksum, UploadMetadata, UploadOptions, guess_content_type,
+};
+use crate::domain::{FileRecord, GuestLinkRecord};
+use crate::services::Context;
+use crate::services::auth::secret::{generate_secret, token_hash};
+use crate::services::uploads::{Digests, Resume, Upload, UploadError, UploadMemory};
+use crate::store::{FinishedResumable, NewFile, NewResumable, StoreError};
+
+/// An unfinished upload as stored, for the HTTP layer's answers.
+pub use crate::store::ResumableRecord;
+
+/// Chunks hashed per read when an upload's stored bytes must be hashed again (1 MiB).
+const REHASH_BATCH: i64 = 32;
+
+/// How long a request waits for one that holds the upload to end. A client that reconnects after
+/// a cut (a proxy restarted, a network change) sends its HEAD and PATCH while the server still
+/// commits the cut request's last bytes, which takes milliseconds: without the wait it got 423.
+/// A request still receiving bytes holds it longer, and the newcomer gets 423.
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+#[derive(Debug, thiserror::Error)]
+pub enum ResumableError {
+    #[error("no such upload")]
+    NotFound,
+    #[error("this upload expired before it was finished; start a new one")]
+    Expired,
+    /// The client's offset is not where the upload stands (the committed offset is given).
+    #[error("the upload is at byte {0}: send Upload-Offset: {0} (a HEAD request tells)")]
+    WrongOffset(u64),
+    #[error("another request is sending bytes to this upload; try again once it ends")]
+    Busy,
+    #[error("the body does not match its Upload-Checksum: its bytes were discarded")]
+    ChecksumMismatch,
+    #[error("{0}")]
+    BadRequest(String),
+    #[error(transparent)]
+    Upload(#[from] UploadError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The guest link no longer takes the finished upload; nothing of it was kept.
+    #[error("the guest link refused the upload")]
+    GuestLinkRefused,
+}
+
+/// Who sends a request: the owner, or a guest through one of the owner's links. Each sees only
+/// the uploads it created.
+#[derive(Debug, Clone, Copy)]
+pub enum Uploader<'a> {
+    Owner,
+    Guest(&'a GuestLinkRecord),
+}
+
+impl Uploader<'_> {
+    fn link_id(&self) -> Option<&str> {
+        match self {
+            Uploader::Owner => None,
+            Uploader::Guest(link) => Some(link.id.as_str()),
+        }
+    }
+}
+
+/// What a creation request asks for.
+#[derive(Debug, Clone)]
+pub struct Creation {
+    /// `None`: the client sends it later (Upload-Defer-Length).
+    pub length: Option<u64>,
+    pub metadata: UploadMetadata,
+}
+
+/// Where an upload stands.
+#[derive(Debug, Clone)]
+pub enum Progress {
+    Unfinished(ResumableRecord),
+    Finished(FileRecord),
+}
+
+/// One request's bytes for an upload.
+#[derive(Debug, Clone)]
+pub struct Append {
+    /// Where the client says the bytes go (`Upload-Offset`).
+    pub offset: u64,
+    /// `Upload-Length` sent with the bytes, for an upload created without one.
+    pub length: Option<u64>,
+    /// The body's declared length, if it has one.
+    pub body_length: Option<u64>,
+    pub checksum: Option<UploadChecksum>,
+    /// The server's limit (and for a guest, the link's).
+    pub max_size: Option<ByteSize>,
+}
+
+/// What an appending request achieved.
+#[derive(Debug)]
+pub struct Appended {
+    pub upload: ResumableRecord,
+    /// The file, once the last byte is in.
+    pub finished: Option<FinishedFile>,
+}
+
+/// A finished upload's file, with its deletion link's token (shown once, to the uploader).
+#[derive(Debug)]
+pub struct FinishedFile {
+    pub record: FileRecord,
+    pub deletion_token: String,
+}
+
+/// The hash of an upload's first `whole_chunks` chunks, kept between its requests; each entry
+/// is also the lock that lets one request at a time append.
+#[derive(Default)]
+struct Hashing {
+    whole_chunks: i64,
+    hasher: Digests,
+}
+
+/// The resumable uploads of this server.
+#[derive(Clone)]
+pub struct ResumableUploads {
+    ctx: Context,
+    memory: UploadMemory,
+    /// How long an unfinished upload lives after its last request.
+    expiry: time::Duration,
+    hashing: Arc<Mutex<HashMap<FileId, Arc<tokio::sync::Mutex<Hashing>>>>>,
+}
+
+impl std::fmt::Debug for ResumableUploads {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ResumableUploads").field("expiry", &self.expiry).finish_non_exhaustive()
+    }
+}
+
+impl ResumableUploads {
+    pub fn new(ctx: Context, memory: UploadMemory, expiry: Lifetime) -> Self {
+        ResumableUploads { ctx, memory, expiry: expiry.duration(), hashing: Arc::default() }
+    }
+
+    /// Creates an upload (empty, or finished at once when its length is 0).
+    pub async fn create(
+        &self,
+        who: Uploader<'_>,
+        creation: &Creation,
+        max_size: Option<ByteSize>,
+    ) -> Result<Appended, ResumableError> {
+        if let (Some(limit), Some(length)) = (max_size, creation.length) {
+            if length > limit.as_u64() {
+                return Err(UploadError::TooLarge(limit).into());
+            }
+        }
+        let options = FileOptions::from_metadata(&creation.metadata, self.ctx.clock.now())?;
+        self.ctx.store.check_room_for_uploads().await?;
+        let id = FileId::random();
+        let now = self.ctx.now();
+        let guest_link = match who {
+            Uploader::Owner => None,
+            Uploader::Guest(link) => Some(&link.id),
+        };
+        let new = NewResumable {
+            file: NewFile {
+                id: &id,
+                filename: &options.filename,
+                content_type: &options.content_type,
+                chunk_size: CHUNK_SIZE as i64,
+                created_at: now,
+                // `expires_at` (an exact time); a lifetime (`expires`) is counted from the finish.
+                expires_at: options.expires_at,
+                max_downloads: options.max_downloads.map(|n| i64::from(n.get())),
+                // Replaced when the upload finishes: the uploader learns only that one.
+                deletion_token_sha256: &token_hash(&generate_secret()),
+            },
+            note: options.note.as_deref(),
+            upload_length: creation.length.map(|length| length as i64),
+            metadata: creation.metadata.as_str(),
+            file_lifetime_secs: options.lifetime.map(|lifetime| lifetime.duration().whole_seconds()),
+            guest_link,
+            expires_at: now + self.expiry.whole_seconds(),
+        };
+        let upload = self.ctx.store.create_resumable_upload(&new).await?;
+        let finished = match creation.length {
+            Some(0) => Some(self.finish(who, &upload, Digests::default()).await?),
+            _ => None,
+        };
+        Ok(Appended { upload, finished })
+    }
+
+    /// Where upload `id` stands, if `who` may see it.
+    pub async fn progress(&self, who: Uploader<'_>, id: &FileId) -> Result<Progress, ResumableError> {
+        // A request still settling (its client went away, it commits the last bytes) is waited
+        // for, so the offset given is where the next request must start; a live one is not.
+        let settled = self.lock(id).await;
+        drop(settled);
+        match self.unfinished(who, id).await {
+            Ok(upload) => Ok(Progress::Unfinished(upload)),
+            Err(ResumableError::NotFound) => {
+                let now = self.ctx.now();
+                match self.ctx.store.find_file(id, now).await? {
+                    Some(file) if file.guest_link_id.as_deref() == who.link_id() => Ok(Progress::Finished(file)),
+                    _ => Err(ResumableError::NotFound),
+                }
+            }
+            Err(error) => Err(error),
+        }
+    }
+
+    /// Appends one request's bytes. `body` yields them until it ends or fails; `was_cut` then gets
+    /// the count received and says whether the request was cut off (its bytes are kept, but for a
+    /// request with a checksum, which cannot be verified and is discarded).
+    pub async fn append(
+        &self,
+        who: Uploader<'_>,
+        id: &FileId,
+        request: &Append,
+        body: impl Stream<Item = Bytes>,
+        was_cut: impl FnOnce(u64) -> bool,
+    ) -> Result<Appended, ResumableError> {
+        let mut hashing = self.lock(id).await?;
+        let mut upload = self.unfinished(who, id).await?;
+        let offset = request.offset;
+        if upload.upload_offset as u64 != offset {
+            return Err(ResumableError::WrongOffset(upload.upload_offset as u64));
+        }
+        let length = match (upload.upload_length, request.length) {
+            (Some(known), Some(sent)) if known as u64 != sent => {
+                return Err(ResumableError::BadRequest(format!("Upload-Length is {known} and cannot change")));
+            }
+            (None, Some(sent)) => {
+                if sent < offset {
+                    let reason = format!("Upload-Length {sent} is below the {offset} bytes already sent");
+                    return Err(ResumableError::BadRequest(reason));
+                }
+                if let Some(limit) = request.max_size.filter(|limit| sent > limit.as_u64()) {
+                    return Err(UploadError::TooLarge(limit).into());
+                }
+                self.ctx.store.declare_resumable_length(id, sent as i64).await?;
+                upload.upload_length = Some(sent as i64);
+                Some(sent)
+            }
+            (known, _) => known.map(|length| length as u64),
+        };
+        if let (Some(length), Some(body)) = (length, request.body_length) {
+            if offset + body > length {
+                let reason =
+                    format!("the body goes past Upload-Length {length}: send at most {} bytes", length - offset);
+                return Err(ResumableError::BadRequest(reason));
+            }
+        }
+        let limit = match (request.max_size, length) {
+            (Some(limit), Some(length)) => Some(limit.min(ByteSize::from_bytes(length))),
+            (limit, length) => limit.or(length.map(ByteSize::from_bytes)),
+        };
+        if let (Some(limit), Some(body)) = (limit, request.body_length) {
+            if offset + body > limit.as_u64() {
+                return Err(UploadError::TooLarge(limit).into());
+            }
+        }
+        let expires_at = self.ctx.now() + self.expiry.whole_seconds();
+        self.ctx.store.extend_resumable_upload(id, expires_at).await?;
+        upload.expires_at = expires_at;
+
+        let first_idx = (offset / CHUNK_SIZE as u64) as i64;
+        let partial_len = (offset % CHUNK_SIZE as u64) as usize;
+        self.hash_stored_chunks(id, &mut hashing, first_idx).await?;
+        let partial = match partial_len {
+            0 => Bytes::new(),
+            len => self.ctx.store.partial_chunk(id, first_idx, len).await?,
+        };
+        let resume = Resume {
+            first_idx,
+            partial: partial.clone(),
+            hasher: hashing.hasher.clone(),
+            record_offset: request.checksum.is_none(),
+        };
+        let mut writer = Upload::resume(&self.ctx, id, resume, limit, &self.memory);
+        let mut checksum = request.checksum.as_ref().map(|sent| ChecksumOf::new(sent.algorithm));
+        let (mut received, mut accepted) = (0u64, 0u64);
+        let mut written = Ok(());
+        let mut body = std::pin::pin!(body);
+        while let Some(piece) = body.next().await {
+            received += piece.len() as u64;
+            if let Some(checksum) = &mut checksum {
+                checksum.update(&piece);
+            }
+            let len = piece.len() as u64;
+            if let Err(error) = writer.write(piece).await {
+                written = Err(error);
+                break;
+            }
+            accepted += len;
+        }
+        let cut = was_cut(received);
+        // Waits for the writer in every case, so nothing of this request lands after what follows.
+        let committed = writer.commit().await;
+        let new_offset = offset + accepted;
+        if let (Some(sent), Some(checksum)) = (&request.checksum, checksum) {
+            if committed.is_err() || cut || written.is_err() || checksum.finish() != sent.digest {
+                self.ctx.store.truncate_resumable_upload(id, first_idx, partial).await?;
+                written?;
+                committed?;
+                return Err(ResumableError::ChecksumMismatch);
+            }
+        }
+        // Failed here, the offset says what the batches before the failure committed, and the
+        // next request hashes what the kept hash has not seen. A failed write says why first
+        // (the commit after it only knows that the writer stopped).
+        let hashes = match committed {
+            Ok(hashes) => hashes,
+            Err(error) => return Err(written.err().unwrap_or(error).into()),
+        };
+        if request.checksum.is_some() {
+            self.ctx.store.set_resumable_offset(id, new_offset as i64).await?;
+        }
+        *hashing = Hashing { whole_chunks: (new_offset / CHUNK_SIZE as u64) as i64, hasher: hashes.whole_chunks };
+        upload.upload_offset = new_offset as i64;
+        written?;
+        let finished = match length {
+            Some(length) if length == new_offset => Some(self.finish(who, &upload, hashes.all).await?),
+            _ => None,
+        };
+        Ok(Appended { upload, finished })
+    }
+
+    /// Deletes an unfinished upload and its chunks.
+    pub async fn terminate(&self, who: Uploader<'_>, id: &FileId) -> Result<(), ResumableError> {
+        let _hashing = self.lock(id).await?;
+        match self.unfinished(who, id).await {
+            // An expired one is deleted now rather than by the clean-up.
+            Ok(_) | Err(ResumableError::Expired) => {}
+            Err(error) => return Err(error),
+        }
+        self.ctx.store.abandon_upload(id).await?;
+        self.forget(id);
+        self.ctx.cleanup.wake(); // to give the pages back
+        Ok(())
+    }
+
+    /// The unfinished upload `id` if `who` may touch it: 404 when unknown or another's, 410 when expired.
+    async fn unfinished(&self, who: Uploader<'_>, id: &FileId) -> Result<ResumableRecord, ResumableError> {
+        let upload = self.ctx.store.find_resumable_upload(id).await?;
+        match upload {
+            Some(upload) if upload.guest_link_id.as_deref() == who.link_id() => {
+                if upload.expires_at <= self.ctx.now() {
+                    self.forget(id);
+                    return Err(ResumableError::Expired);
+                }
+                Ok(upload)
+            }
+            _ => {
+                self.forget(id);
+                Err(ResumableError::NotFound)
+            }
+        }
+    }
+
+    /// Makes a finished upload a visible file. Through a guest link it takes the link's count
+    /// now, and is deleted if the link no longer takes it.
+    async fn finish(
+        &self,
+        who: Uploader<'_>,
+        upload: &ResumableRecord,
+        digests: Digests,
+    ) -> Result<FinishedFile, ResumableError> {
+        let now = self.ctx.clock.now();
+        let mut expires_at = upload.file_lifetime_secs.map(|secs| now.unix_timestamp() + secs);
+        if let Uploader::Guest(GuestLinkRecord { file_lifetime_days: Some(days), .. }) = who {
+            let end = now.unix_timestamp() + days * 86_400;
+            expires_at = Some(expires_at.map_or(end, |asked| asked.min(end)));
+        }
+        let deletion_token = generate_secret();
+        let (sha256, crc32) = digests.finish();
+        let finished = FinishedResumable {
+            file_size: upload.upload_offset,
+            sha256: &sha256,
+            crc32,
+            deletion_token_sha256: &token_hash(&deletion_token),
+            expires_at,
+            guest_link: match who {
+                Uploader::Owner => None,
+                Uploader::Guest(link) => Some((&link.id, now.unix_timestamp())),
+            },
+        };
+        let id = &upload.file_id;
+        self.forget(id);
+        match self.ctx.store.finish_resumable_upload(id, &finished).await? {
+            Some(record) => Ok(FinishedFile { record, deletion_token }),
+            None => {
+                self.ctx.store.abandon_upload(id).await?;
+                Err(ResumableError::GuestLinkRefused)
+            }
+        }
+    }
+
+    /// The upload's hashing state, locked for this request; `Busy` while another request holds it.
+    /// Waits up to `LOCK_WAIT` for a request that holds it to end.
+    async fn lock(&self, id: &FileId) -> Result<OwnedMutexGuard<Hashing>, ResumableError> {
+        let entry = self.hashing.lock().unwrap_or_else(PoisonError::into_inner).entry(id.clone()).or_default().clone();
+        if let Ok(guard) = entry.clone().try_lock_owned() {
+            return Ok(guard);
+        }
+        tokio::time::timeout(LOCK_WAIT, entry.lock_owned()).await.map_err(|_| ResumableError::Busy)
+    }
+
+    fn forget(&self, id: &FileId) {
+        self.hashing.lock().unwrap_or_else(PoisonError::into_inner).remove(id);
+    }
+
+    /// Brings the hash up to chunk `whole_chunks` by reading the stored chunks it has not seen:
+    /// none in the normal case; all of them once after a restart; those a cut-off request
+    /// committed after its handler was dropped.
+    async fn hash_stored_chunks(
+        &self,
+        id: &FileId,
+        hashing: &mut Hashing,
+        whole_chunks: i64,
+    ) -> Result<(), StoreError> {
+        if hashing.whole_chunks > whole_chunks {
+            *hashing = Hashing::default();
+        }
+        // Taken out while reading; should a read fail, the state starts over next time.
+        let mut first = hashing.whole_chunks;
+        let mut hasher = std::mem::take(hashing).hasher;
+        if first < whole_chunks {
+            tracing::info!(file_id = %id, chunks = whole_chunks - first, "hashing the stored part of a resumable upload");
+        }
+        while first < whole_chunks {
+            let last = (first + REHASH_BATCH).min(whole_chunks) - 1;
+            hasher = self
+                .ctx
+                .store
+                .read_chunks_blocking(id, first, last, hasher, |hasher, _, chunk| {
+                    hasher.update(chunk);
+                    Ok(())
+                })
+                .await?;
+            first = last + 1;
+        }
+        *hashing = Hashing { whole_chunks, hasher };
+        Ok(())
+    }
+}
+
+/// The file options an upload's metadata gives: `filename`, `filetype`, `note`, `max_downloads`
+/// `expires` (a lifetime such as `7d`, as the `Expire` header, counted from the finish) and
+/// `expires_at` (an RFC 3339 time, as the `Expires-At` header); given both, the earlier wins.
+struct FileOptions {
+    filename: FileName,
+    content_type: String,
+    note: Option<String>,
+    max_downloads: Option<MaxDownloads>,
+    lifetime: Option<Lifetime>,
+    expires_at: Option<i64>,
+}
+
+impl FileOptions {
+    fn from_metadata(metadata: &UploadMetadata, now: OffsetDateTime) -> Result<Self, ResumableError> {
+        let bad = |error: &dyn std::fmt::Display| ResumableError::BadRequest(error.to_string());
+        let text = |key| metadata.text(key).map_err(|error| bad(&error));
+        // A client that names nothing still gets a file with a name.
+        let filename = FileName::parse(text("filename")?.unwrap_or("upload")).map_err(|error| bad(&error))?;
+        let content_type = guess_content_type(&filename, text("filetype")?);
+        let note = text("note")?.map(str::to_owned);
+        if note.as_ref().is_some_and(|note| note.len() > MAX_NOTE_LEN) {
+            return Err(ResumableError::BadRequest(format!("the note is longer than {MAX_NOTE_LEN} bytes")));
+        }
+        let headers = OptionHeaders {
+            max_downloads: text("max_downloads")?,
+            expires_at: text("expires_at")?,
+            ..Default::default()
+        };
+        let asked = UploadOptions::from_headers(headers, now).map_err(|error| bad(&error))?;
+        let (max_downloads, expires_at) = (asked.max_downloads, asked.expires_at.map(OffsetDateTime::unix_timestamp));
+        let lifetime = text("expires")?.map(Lifetime::parse).transpose().map_err(|error| bad(&error))?;
+        Ok(FileOptions { filename, content_type, note, max_downloads, lifetime, expires_at })
+    }
+}
+
+/// The digest of one request's body, for its `Upload-Checksum`.
+enum ChecksumOf {
+    Sha1(sha1::Sha1),
+    Sha256(Sha256),
+}
+
+impl ChecksumOf {
+    fn new(algorithm: ChecksumAlgorithm) -> Self {
+        match algorithm {
+            ChecksumAlgorithm::Sha1 => ChecksumOf::Sha1(sha1::Sha1::new()),
+            ChecksumAlgorithm::Sha256 => ChecksumOf::Sha256(Sha256::new()),
+        }
+    }
+
+    fn update(&mut self, bytes: &[u8]) {
+        match self {
+            ChecksumOf::Sha1(hasher) => hasher.update(bytes),
+            ChecksumOf::Sha256(hasher) => hasher.update(bytes),
+        }
+    }
+
+    fn finish(self) -> Vec<u8> {
+        match self {
+            ChecksumOf::Sha1(hasher) => hasher.finalize().to_vec(),
+            ChecksumOf::Sha256(hasher) => hasher.finalize().to_vec(),
+        }
+    }
+}

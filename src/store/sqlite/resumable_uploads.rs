@@ -1,0 +1,282 @@
+//! Resumable (tus) upload rows: create, find, move the committed offset with the chunks, finish, expire.
+
+use bytes::Bytes;
+use sqlx::FromRow;
+
+use super::chunks::chunk_insert;
+use super::files::{NewFile, make_visible};
+use super::guest_links::claim_guest_upload;
+use super::store::Store;
+use crate::domain::{FileId, FileRecord, GuestLinkId};
+use crate::store::StoreError;
+
+const COLUMNS: &str = "file_id, upload_offset, upload_length, metadata, file_lifetime_secs, guest_link_id, \
+                       created_at, expires_at";
+
+/// An unfinished resumable upload as stored. Times are unix seconds.
+#[derive(Debug, Clone, FromRow, PartialEq, Eq)]
+pub struct ResumableRecord {
+    #[sqlx(try_from = "String")]
+    pub file_id: FileId,
+    pub upload_offset: i64,
+    /// `None` until the client says it (Upload-Defer-Length).
+    pub upload_length: Option<i64>,
+    pub metadata: String,
+    pub file_lifetime_secs: Option<i64>,
+    pub guest_link_id: Option<String>,
+    pub created_at: i64,
+    pub expires_at: i64,
+}
+
+/// What a resumable upload holds beside its file row.
+#[derive(Debug, Clone)]
+pub struct NewResumable<'a> {
+    pub file: NewFile<'a>,
+    pub note: Option<&'a str>,
+    pub upload_length: Option<i64>,
+    pub metadata: &'a str,
+    pub file_lifetime_secs: Option<i64>,
+    pub guest_link: Option<&'a GuestLinkId>,
+    pub expires_at: i64,
+}
+
+/// How a finished resumable upload becomes a file.
+#[derive(Debug, Clone)]
+pub struct FinishedResumable<'a> {
+    pub file_size: i64,
+    pub sha256: &'a str,
+    pub crc32: u32,
+    /// A fresh deletion token's hash: the one stored at creation was never shown to anyone.
+    pub deletion_token_sha256: &'a str,
+    pub expires_at: Option<i64>,
+    /// The guest link whose count the upload takes, and the time it is checked at.
+    pub guest_link: Option<(&'a GuestLinkId, i64)>,
+}
+
+/// Unfinished resumable uploads and the bytes they hold, for the system page.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ResumableUsage {
+    pub uploads: i64,
+    pub bytes: i64,
+}
+
+impl Store {
+    /// Records an invisible file and its resumable row in one transaction.
+    #[tracing::instrument(skip_all, fields(file_id = %upload.file.id))]
+    pub async fn create_resumable_upload(&self, upload: &NewResumable<'_>) -> Result<ResumableRecord, StoreError> {
+        let mut transaction = self.writer.begin().await?;
+        super::files::insert_upload_row(&mut transaction, &upload.file).await?;
+        sqlx::query("UPDATE files SET note = ? WHERE id = ?")
+            .bind(upload.note)
+            .bind(upload.file.id.as_str())
+            .execute(&mut *transaction)
+            .await?;
+        let sql = format!(
+            "INSERT INTO resumable_uploads (file_id, upload_length, metadata, file_lifetime_secs, guest_link_id, \
+             created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING {COLUMNS}"
+        );
+        let record = sqlx::query_as(&sql)
+            .bind(upload.file.id.as_str())
+            .bind(upload.upload_length)
+            .bind(upload.metadata)
+            .bind(upload.file_lifetime_secs)
+            .bind(upload.guest_link.map(GuestLinkId::as_str))
+            .bind(upload.file.created_at)
+            .bind(upload.expires_at)
+            .fetch_one(&mut *transaction)
+            .await?;
+        transaction.commit().await?;
+        Ok(record)
+    }
+
+    /// The unfinished upload `id`, expired or not (the caller tells 410 from 404).
+    #[tracing::instrument(skip(self))]
+    pub async fn find_resumable_upload(&self, id: &FileId) -> Result<Option<ResumableRecord>, StoreError> {
+        let sql = format!(
+            "SELECT {COLUMNS} FROM resumable_uploads WHERE file_id = ?1 \
+             AND EXISTS (SELECT 1 FROM files WHERE files.id = ?1 AND files.state = 'uploading')"
+        );
+        Ok(sqlx::query_as(&sql).bind(id.as_str()).fetch_optional(&self.reader).await?)
+    }
+
+    /// Moves the upload's expiry (each request gives it the full time again); false when it is gone.
+    #[tracing::instrument(skip(self))]
+    pub async fn extend_resumable_upload(&self, id: &FileId, expires_at: i64) -> Result<bool, StoreError> {
+        let result = sqlx::query("UPDATE resumable_uploads SET expires_at = ? WHERE file_id = ?")
+            .bind(expires_at)
+            .bind(id.as_str())
+            .execute(&self.writer)
+            .await?;
+        Ok(result.rows_affected() == 1)
+    }
+
+    /// Sets the length of an upload created without one; false if it had one already.
+    #[tracing::instrument(skip(self))]
+    pub async fn declare_resumable_length(&self, id: &FileId, length: i64) -> Result<bool, StoreError> {
+        let result = sqlx::query(
+            "UPDATE resumable_uploads SET upload_length = ?1 WHERE file_id = ?2 AND upload_length IS NULL \
+             AND upload_offset <= ?1",
+        )
+        .bind(length)
+        .bind(id.as_str())
+        .execute(&self.writer)
+        .await?;
+        Ok(result.rows_affected() == 1)
+    }
+
+    /// Stores consecutive chunks `first_idx..` of a resumable upload, replacing a partly filled
+    /// chunk at `first_idx`, and with `offset` also moves its committed offset, in one
+    /// transaction: the offset never says more (or less) than the chunk rows hold.
+    #[tracing::instrument(skip_all, fields(file_id = %file_id, first_idx, chunks = chunks.len()))]
+    pub async fn insert_resumable_chunks(
+        &self,
+        file_id: &FileId,
+        first_idx: i64,
+        chunks: Vec<Bytes>,
+        offset: Option<i64>,
+    ) -> Result<(), StoreError> {
+        if chunks.is_empty() {
+            return Ok(());
+        }
+        let bytes = chunks.iter().map(|chunk| chunk.len() as u64).sum();
+        let mut insert = chunk_insert("INSERT OR REPLACE", file_id, first_idx, chunks);
+        let mut writer = self.writer.acquire().await?;
+        // As for every upload's batch, checked while holding the one write connection.
+        self.room_for_batch(&mut writer, bytes).await?;
+        match offset {
+            None => {
+                insert.build().persistent(true).execute(&mut *writer).await?;
+            }
+            Some(offset) => {
+                use sqlx::Connection;
+                let mut transaction = writer.begin().await?;
+                insert.build().persistent(true).execute(&mut *transaction).await?;
+                set_offset(&mut *transaction, file_id, offset).await?;
+                transaction.commit().await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Records how far an upload got once the bytes of a request are verified (checksums).
+    #[tracing::instrument(skip(self))]
+    pub async fn set_resumable_offset(&self, file_id: &FileId, offset: i64) -> Result<(), StoreError> {
+        set_offset(&self.writer, file_id, offset).await
+    }
+
+    /// Throws away every chunk from `idx` on and puts back `partial` (the part of chunk `idx`
+    /// committed before), for a request whose bytes were refused after being written.
+    #[tracing::instrument(skip(self, partial))]
+    pub async fn truncate_resumable_upload(
+        &self,
+        file_id: &FileId,
+        idx: i64,
+        partial: Bytes,
+    ) -> Result<(), StoreError> {
+        let mut transaction = self.writer.begin().await?;
+        sqlx::query("DELETE FROM file_chunks WHERE file_id = ? AND idx >= ?")
+            .bind(file_id.as_str())
+            .bind(idx)
+            .execute(&mut *transaction)
+            .await?;
+        if !partial.is_empty() {
+            chunk_insert("INSERT", file_id, idx, vec![partial]).build().execute(&mut *transaction).await?;
+        }
+        transaction.commit().await?;
+        Ok(())
+    }
+
+    /// The first `len` bytes of chunk `idx` of an upload (the part a later request completes).
+    #[tracing::instrument(skip(self))]
+    pub async fn partial_chunk(&self, file_id: &FileId, idx: i64, len: usize) -> Result<Bytes, StoreError> {
+        let owner = file_id.to_string();
+        let read = self.read_chunks_blocking(file_id, idx, idx, Bytes::new(), move |partial, _, data| {
+            match data.get(..len) {
+                Some(prefix) => *partial = Bytes::copy_from_slice(prefix),
+                None => return Err(StoreError::DamagedFile { file_id: owner.clone(), idx }),
+            }
+            Ok(())
+        });
+        read.await
+    }
+
+    /// Makes a finished resumable upload visible, in one transaction with its expiry, a fresh
+    /// deletion token and (through a guest link) the link's count. `None`: the link refused it.
+    #[tracing::instrument(skip_all, fields(file_id = %id))]
+    pub async fn finish_resumable_upload(
+        &self,
+        id: &FileId,
+        finished: &FinishedResumable<'_>,
+    ) -> Result<Option<FileRecord>, StoreError> {
+        let mut transaction = self.writer.begin().await?;
+        let link = finished.guest_link.map(|(link, _)| link);
+        if let Some((link, now)) = finished.guest_link {
+            if !claim_guest_upload(&mut *transaction, link, finished.file_size, now).await? {
+                transaction.rollback().await?;
+                return Ok(None);
+            }
+        }
+        // Chunks past the end were left by a request whose bytes were refused mid-way (a crash
+        // before the truncate): none may belong to a visible file.
+        let chunks = (finished.file_size.max(0) as u64).div_ceil(crate::domain::CHUNK_SIZE as u64) as i64;
+        sqlx::query("DELETE FROM file_chunks WHERE file_id = ? AND idx >= ?")
+            .bind(id.as_str())
+            .bind(chunks)
+            .execute(&mut *transaction)
+            .await?;
+        // The earlier of an exact time asked for at creation (already stored) and this one.
+        sqlx::query(
+            "UPDATE files SET expires_at = CASE WHEN ?1 IS NULL THEN expires_at \
+             WHEN expires_at IS NULL THEN ?1 ELSE MIN(expires_at, ?1) END WHERE id = ?2",
+        )
+        .bind(finished.expires_at)
+        .bind(id.as_str())
+        .execute(&mut *transaction)
+        .await?;
+        sqlx::query("UPDATE deletion_tokens SET token_sha256 = ? WHERE file_id = ?")
+            .bind(finished.deletion_token_sha256)
+            .bind(id.as_str())
+            .execute(&mut *transaction)
+            .await?;
+        sqlx::query("DELETE FROM resumable_uploads WHERE file_id = ?")
+            .bind(id.as_str())
+            .execute(&mut *transaction)
+            .await?;
+        let file =
+            make_visible(&mut *transaction, id, finished.file_size, finished.sha256, finished.crc32, link).await?;
+        transaction.commit().await?;
+        Ok(Some(file))
+    }
+
+    /// Marks deleted every unfinished upload whose expiry has passed; the purge removes its chunks.
+    pub async fn mark_expired_resumable_uploads_deleted(&self, now: i64) -> Result<u64, StoreError> {
+        let result = sqlx::query(
+            "UPDATE files SET state = 'deleted' WHERE state = 'uploading' \
+             AND id IN (SELECT file_id FROM resumable_uploads WHERE expires_at <= ?)",
+        )
+        .bind(now)
+        .execute(&self.writer)
+        .await?;
+        Ok(result.rows_affected())
+    }
+
+    /// Unfinished uploads and their committed bytes, from their rows (never the chunks).
+    pub async fn resumable_usage(&self) -> Result<ResumableUsage, StoreError> {
+        let (uploads, bytes) = sqlx::query_as(
+            "SELECT COUNT(*), COALESCE(SUM(upload_offset), 0) FROM resumable_uploads \
+             JOIN files ON files.id = file_id WHERE files.state = 'uploading'",
+        )
+        .fetch_one(&self.reader)
+        .await?;
+        Ok(ResumableUsage { uploads, bytes })
+    }
+}
+
+async fn set_offset(executor: impl sqlx::SqliteExecutor<'_>, file_id: &FileId, offset: i64) -> Result<(), StoreError> {
+    sqlx::query("UPDATE resumable_uploads SET upload_offset = ? WHERE file_id = ?")
+        .bind(offset)
+        .bind(file_id.as_str())
+        .execute(executor)
+        .await?;
+    Ok(())
+}

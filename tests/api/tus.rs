@@ -1,0 +1,720 @@
+//! Resumable uploads over tus 1.0: creation, PATCHes that stop anywhere, checksums, offsets,
+//! concurrent requests, expiry, guest links, and restarts in the middle of an upload.
+
+use std::time::Duration;
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use reqwest::{Method, RequestBuilder, Response, StatusCode};
+use sha2::Digest;
+use tokio::io::AsyncWriteExt;
+
+use crate::command_line::{count, server_log, start_binary};
+use crate::helpers::{SECRET, TestApp, id_of, sha256, spawn_app, spawn_app_with, test_bytes};
+
+/// A tus request by the owner.
+fn tus(app: &TestApp, method: Method, url: &str) -> RequestBuilder {
+    app.client.request(method, url).basic_auth("", Some(SECRET)).header("Tus-Resumable", "1.0.0")
+}
+
+fn metadata(pairs: &[(&str, &str)]) -> String {
+    pairs.iter().map(|(key, value)| format!("{key} {}", STANDARD.encode(value))).collect::<Vec<_>>().join(",")
+}
+
+/// Creates an upload of `length` bytes at `endpoint` and returns its URL.
+async fn create_at(app: &TestApp, endpoint: &str, length: usize, name: &str) -> String {
+    let response = tus(app, Method::POST, &app.url(endpoint))
+        .header("Upload-Length", length)
+        .header("Upload-Metadata", metadata(&[("filename", name)]))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::CREATED, "{:?}", response.text().await);
+    assert_eq!(response.headers()["tus-resumable"], "1.0.0");
+    assert!(response.headers().contains_key("upload-expires"));
+    response.headers()["location"].to_str().unwrap().to_owned()
+}
+
+async fn create(app: &TestApp, length: usize, name: &str) -> String {
+    create_at(app, "/api/uploads", length, name).await
+}
+
+fn patch_request(app: &TestApp, url: &str, offset: usize) -> RequestBuilder {
+    tus(app, Method::PATCH, url)
+        .header("Upload-Offset", offset)
+        .header("Content-Type", "application/offset+octet-stream")
+}
+
+async fn patch(app: &TestApp, url: &str, offset: usize, bytes: &[u8]) -> Response {
+    patch_request(app, url, offset).body(bytes.to_vec()).send().await.unwrap()
+}
+
+async fn offset_of(app: &TestApp, url: &str) -> Response {
+    tus(app, Method::HEAD, url).send().await.unwrap()
+}
+
+async fn offset(app: &TestApp, url: &str) -> u64 {
+    let response = offset_of(app, url).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(response.headers()["cache-control"], "no-store");
+    response.headers()["upload-offset"].to_str().unwrap().parse().unwrap()
+}
+
+/// Polls HEAD (up to 10 s) until the upload holds at least `at_least` bytes; returns its offset.
+async fn wait_for_offset(app: &TestApp, url: &str, at_least: u64) -> u64 {
+    for _ in 0..200 {
+        let now = offset(app, url).await;
+        if now >= at_least {
+            return now;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the upload never reached {at_least} bytes");
+}
+
+/// Every chunk row of a file and its stored size and SHA-256.
+async fn stored(app: &TestApp, id: &str) -> (Vec<(i64, Vec<u8>)>, i64, String) {
+    let db = app.db().await;
+    let chunks = sqlx::query_as("SELECT idx, data FROM file_chunks WHERE file_id = ? ORDER BY idx")
+        .bind(id)
+        .fetch_all(&db)
+        .await
+        .unwrap();
+    let (size, sha): (i64, String) =
+        sqlx::query_as("SELECT file_size, sha256 FROM files WHERE id = ?").bind(id).fetch_one(&db).await.unwrap();
+    db.close().await;
+    (chunks, size, sha)
+}
+
+/// The same bytes sent with `curl -T` must be stored exactly as the tus upload was.
+async fn assert_stored_as_by_curl_t(app: &TestApp, tus_file_url: &str, bytes: &[u8]) {
+    let curl_t = app.upload("same.bin", bytes.to_vec()).await;
+    let by_tus = stored(app, &id_of(tus_file_url)).await;
+    let by_put = stored(app, &id_of(&curl_t)).await;
+    assert_eq!(by_tus.1, bytes.len() as i64);
+    assert_eq!(by_tus.2, sha256(bytes));
+    assert!(by_tus == by_put, "the tus upload's chunk rows, size and SHA-256 are those of curl -T");
+    assert_eq!(app.download(tus_file_url).await, bytes);
+}
+
+#[tokio::test]
+async fn options_tells_what_the_server_supports() {
+    let app = spawn_app_with(|settings| settings.max_upload = Some("1GiB".parse().unwrap())).await;
+    let response = app.client.request(Method::OPTIONS, app.url("/api/uploads")).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::NO_CONTENT);
+    let headers = response.headers();
+    assert_eq!(headers["tus-resumable"], "1.0.0");
+    assert_eq!(headers["tus-version"], "1.0.0");
+    assert_eq!(headers["tus-max-size"], "1073741824");
+    assert_eq!(headers["tus-checksum-algorithm"], "sha1,sha256");
+    let extensions = headers["tus-extension"].to_str().unwrap();
+    for extension in
+        ["creation", "creation-with-upload", "creation-defer-length", "termination", "expiration", "checksum"]
+    {
+        assert!(extensions.split(',').any(|e| e == extension), "{extensions}");
+    }
+}
+
+#[tokio::test]
+async fn patches_that_end_mid_chunk_store_the_same_chunks_and_sha256_as_curl_t() {
+    let app = spawn_app().await;
+    let bytes = test_bytes(1_500_000);
+    let url = create(&app, bytes.len(), "pieces.bin").await;
+    assert_eq!(offset(&app, &url).await, 0);
+    // Pieces that end inside chunks, on a chunk boundary, and past a whole write batch.
+    let ends = [1, 10_000, 32_768, 100_000, 1_200_001, bytes.len()];
+    let mut start = 0;
+    let mut last = None;
+    for end in ends {
+        let response = patch(&app, &url, start, &bytes[start..end]).await;
+        assert_eq!(response.status(), StatusCode::NO_CONTENT, "{:?}", response.text().await);
+        assert_eq!(response.headers()["upload-offset"], end.to_string().as_str());
+        assert_eq!(offset(&app, &url).await, end as u64);
+        start = end;
+        last = Some(response);
+    }
+    let last = last.unwrap();
+    let file_url = last.headers()["x-file-url"].to_str().unwrap().to_owned();
+    assert!(last.headers()["x-url-delete"].to_str().unwrap().contains("/delete/"));
+    assert!(file_url.ends_with("/pieces.bin"), "{file_url}");
+    assert_stored_as_by_curl_t(&app, &file_url, &bytes).await;
+
+    // Finished: HEAD says it is whole, GET gives the file as /api/files/{id} does.
+    assert_eq!(offset(&app, &url).await, bytes.len() as u64);
+    let shown: serde_json::Value = tus(&app, Method::GET, &url).send().await.unwrap().json().await.unwrap();
+    let id = id_of(&file_url);
+    let api: serde_json::Value =
+        app.owner(Method::GET, &format!("/api/files/{id}")).send().await.unwrap().json().await.unwrap();
+    assert_eq!(shown, api);
+}
+
+#[tokio::test]
+async fn creation_with_upload_deferred_length_and_metadata_make_the_file_asked_for() {
+    let app = spawn_app().await;
+    let bytes = test_bytes(70_000);
+    let meta = metadata(&[
+        ("filename", "notes.txt"),
+        ("filetype", "text/plain"),
+        ("note", "from tus"),
+        ("max_downloads", "3"),
+        ("expires", "7d"),
+    ]);
+    let response = tus(&app, Method::POST, &app.url("/api/uploads"))
+        .header("Upload-Defer-Length", "1")
+        .header("Upload-Metadata", &meta)
+        .header("Content-Type", "application/offset+octet-stream")
+        .body(bytes[..40_000].to_vec())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::CREATED);
+    assert_eq!(response.headers()["upload-offset"], "40000");
+    assert_eq!(response.headers()["upload-defer-length"], "1");
+    let url = response.headers()["location"].to_str().unwrap().to_owned();
+    let head = offset_of(&app, &url).await;
+    assert_eq!(head.headers()["upload-metadata"], meta.as_str());
+    assert_eq!(head.headers()["upload-defer-length"], "1");
+
+    let response = patch_request(&app, &url, 40_000)
+        .header("Upload-Length", bytes.len())
+        .body(bytes[40_000..].to_vec())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::NO_CONTENT);
+    let file_url = response.headers()["x-file-url"].to_str().unwrap().to_owned();
+    let id = id_of(&file_url);
+    let file: serde_json::Value =
+        app.owner(Method::GET, &format!("/api/files/{id}")).send().await.unwrap().json().await.unwrap();
+    assert_eq!(file["filename"], "notes.txt");
+    assert_eq!(file["content_type"], "text/plain");
+    assert_eq!(file["note"], "from tus");
+    assert_eq!(file["max_downloads"], 3);
+    assert!(file["expires"].is_string(), "{file}");
+    assert_eq!(file["sha256"], sha256(&bytes));
+}
+
+#[tokio::test]
+async fn a_patch_at_the_wrong_offset_gets_409_and_changes_nothing() {
+    let app = spawn_app().await;
+    let url = create(&app, 100, "x.bin").await;
+    assert_eq!(patch(&app, &url, 0, &[1; 10]).await.status(), StatusCode::NO_CONTENT);
+    let response = patch(&app, &url, 5, &[2; 10]).await;
+    assert_eq!(response.status(), StatusCode::CONFLICT);
+    assert_eq!(response.headers()["tus-resumable"], "1.0.0");
+    assert_eq!(offset(&app, &url).await, 10);
+}
+
+#[tokio::test]
+async fn requests_tus_refuses_get_412_415_404_and_413() {
+    let app = spawn_app_with(|settings| settings.max_upload = Some("1MiB".parse().unwrap())).await;
+    let url = create(&app, 100, "x.bin").await;
+    let no_version = app.client.head(&url).basic_auth("", Some(SECRET)).send().await.unwrap();
+    assert_eq!(no_version.status(), StatusCode::PRECONDITION_FAILED);
+    assert_eq!(no_version.headers()["tus-version"], "1.0.0");
+    let wrong_type =
+        tus(&app, Method::PATCH, &url).header("Upload-Offset", 0).header("Content-Type", "text/plain").body("x");
+    assert_eq!(wrong_type.send().await.unwrap().status(), StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    let unknown = app.url("/api/uploads/AAAAAAAAAAAAAAAAAAAAAA");
+    assert_eq!(offset_of(&app, &unknown).await.status(), StatusCode::NOT_FOUND);
+    assert_eq!(patch(&app, &unknown, 0, b"x").await.status(), StatusCode::NOT_FOUND);
+    let too_large = tus(&app, Method::POST, &app.url("/api/uploads")).header("Upload-Length", 2 << 20);
+    assert_eq!(too_large.send().await.unwrap().status(), StatusCode::PAYLOAD_TOO_LARGE);
+    let stranger = app.client.head(&url).header("Tus-Resumable", "1.0.0").send().await.unwrap();
+    assert_eq!(stranger.status(), StatusCode::UNAUTHORIZED);
+    // Deferred length: the bytes themselves pass the limit.
+    let deferred = tus(&app, Method::POST, &app.url("/api/uploads")).header("Upload-Defer-Length", "1");
+    let deferred = deferred.send().await.unwrap().headers()["location"].to_str().unwrap().to_owned();
+    let response = patch_request(&app, &deferred, 0).body(futures_body(test_bytes(2 << 20))).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::PAYLOAD_TOO_LARGE);
+}
+
+/// A body without Content-Length, sent in 64 KiB pieces.
+fn futures_body(bytes: Vec<u8>) -> reqwest::Body {
+    let pieces: Vec<Result<Vec<u8>, std::io::Error>> = bytes.chunks(65_536).map(|c| Ok(c.to_vec())).collect();
+    reqwest::Body::wrap_stream(futures_util::stream::iter(pieces))
+}
+
+#[tokio::test]
+async fn a_checksum_mismatch_gets_460_and_its_bytes_are_discarded() {
+    let app = spawn_app().await;
+    let bytes = test_bytes(200_000);
+    let url = create(&app, bytes.len(), "checked.bin").await;
+    assert_eq!(patch(&app, &url, 0, &bytes[..50_000]).await.status(), StatusCode::NO_CONTENT);
+    let sha1 = |part: &[u8]| format!("sha1 {}", STANDARD.encode(sha1::Sha1::digest(part)));
+    let sha256 = |part: &[u8]| format!("sha256 {}", STANDARD.encode(sha2::Sha256::digest(part)));
+    // Bytes changed on the way: refused, and the partly filled chunk is as it was.
+    let mut damaged = bytes[50_000..150_000].to_vec();
+    damaged[70_000] ^= 1;
+    let response = patch_request(&app, &url, 50_000)
+        .header("Upload-Checksum", sha1(&bytes[50_000..150_000]))
+        .body(damaged)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 460);
+    assert_eq!(offset(&app, &url).await, 50_000);
+    let unsupported = patch_request(&app, &url, 50_000).header("Upload-Checksum", "md5 AAAA").body("x");
+    assert_eq!(unsupported.send().await.unwrap().status(), StatusCode::BAD_REQUEST);
+
+    let response = patch_request(&app, &url, 50_000)
+        .header("Upload-Checksum", sha1(&bytes[50_000..150_000]))
+        .body(bytes[50_000..150_000].to_vec());
+    assert_eq!(response.send().await.unwrap().status(), StatusCode::NO_CONTENT);
+    let response = patch_request(&app, &url, 150_000)
+        .header("Upload-Checksum", sha256(&bytes[150_000..]))
+        .body(bytes[150_000..].to_vec());
+    let response = response.send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::NO_CONTENT);
+    let file_url = response.headers()["x-file-url"].to_str().unwrap().to_owned();
+    assert_stored_as_by_curl_t(&app, &file_url, &bytes).await;
+}
+
+#[tokio::test]
+async fn a_second_patch_while_one_runs_is_refused_and_bytes_never_interleave() {
+    let app = spawn_app().await;
+    let bytes = test_bytes(3 << 20);
+    let url = create(&app, bytes.len(), "busy.bin").await;
+    let (send, receive) = tokio::sync::mpsc::channel::<Result<Vec<u8>, std::io::Error>>(4);
+    let first = patch_request(&app, &url, 0)
+        .header("Content-Length", bytes.len())
+        .body(reqwest::Body::wrap_stream(tokio_stream(receive)))
+        .send();
+    let first = tokio::spawn(first);
+    send.send(Ok(bytes[..(3 << 19)].to_vec())).await.unwrap();
+    // The first write batch (1 MiB) is committed: the first PATCH is under way.
+    wait_for_offset(&app, &url, 1 << 20).await;
+    for at in [0, 1 << 20] {
+        let second = patch(&app, &url, at, &[7; 1000]).await;
+        assert!(matches!(second.status().as_u16(), 409 | 423), "{}", second.status());
+    }
+    send.send(Ok(bytes[(3 << 19)..].to_vec())).await.unwrap();
+    drop(send);
+    let first = first.await.unwrap().unwrap();
+    assert_eq!(first.status(), StatusCode::NO_CONTENT);
+    let file_url = first.headers()["x-file-url"].to_str().unwrap().to_owned();
+    assert_stored_as_by_curl_t(&app, &file_url, &bytes).await;
+}
+
+fn tokio_stream<T>(mut receive: tokio::sync::mpsc::Receiver<T>) -> impl futures_util::Stream<Item = T> {
+    futures_util::stream::poll_fn(move |cx| receive.poll_recv(cx))
+}
+
+/// Sends a PATCH's head and `sent` of its `declared` bytes over a raw connection, then closes it.
+async fn cut_patch(app: &TestApp, url: &str, offset: usize, declared: usize, sent: &[u8]) {
+    let address = app.address.trim_start_matches("http://");
+    let path = url.split(address).nth(1).unwrap();
+    let mut connection = tokio::net::TcpStream::connect(address).await.unwrap();
+    let auth = STANDARD.encode(format!(":{SECRET}"));
+    let head = format!(
+        "PATCH {path} HTTP/1.1\r\nHost: {address}\r\nAuthorization: Basic {auth}\r\nTus-Resumable: 1.0.0\r\n\
+         Content-Type: application/offset+octet-stream\r\nUpload-Offset: {offset}\r\nContent-Length: {declared}\r\n\r\n"
+    );
+    connection.write_all(head.as_bytes()).await.unwrap();
+    connection.write_all(sent).await.unwrap();
+    connection.flush().await.unwrap();
+    connection.shutdown().await.unwrap();
+    drop(connection);
+}
+
+#[tokio::test]
+async fn a_patch_cut_off_mid_way_keeps_every_byte_it_sent_including_a_partly_filled_chunk() {
+    let app = spawn_app().await;
+    let bytes = test_bytes(2_000_000);
+    let url = create(&app, bytes.len(), "cut.bin").await;
+    // 1.3 MB: one whole write batch, then chunks, then part of a chunk.
+    let cut_at = 1_300_000;
+    cut_patch(&app, &url, 0, bytes.len(), &bytes[..cut_at]).await;
+    assert_eq!(wait_for_offset(&app, &url, cut_at as u64).await, cut_at as u64);
+    let response = patch(&app, &url, cut_at, &bytes[cut_at..]).await;
+    assert_eq!(response.status(), StatusCode::NO_CONTENT);
+    let file_url = response.headers()["x-file-url"].to_str().unwrap().to_owned();
+    assert_stored_as_by_curl_t(&app, &file_url, &bytes).await;
+}
+
+#[tokio::test]
+async fn termination_deletes_the_upload_and_its_chunks() {
+    let app = spawn_app().await;
+    let url = create(&app, 200_000, "gone.bin").await;
+    assert_eq!(patch(&app, &url, 0, &test_bytes(100_000)).await.status(), StatusCode::NO_CONTENT);
+    let response = tus(&app, Method::DELETE, &url).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::NO_CONTENT);
+    assert_eq!(offset_of(&app, &url).await.status(), StatusCode::NOT_FOUND);
+    assert_eq!(patch(&app, &url, 100_000, b"x").await.status(), StatusCode::NOT_FOUND);
+    app.assert_nothing_stored().await;
+}
+
+#[tokio::test]
+async fn an_unfinished_upload_expires_with_410_then_404_and_its_chunks_are_purged() {
+    let app = spawn_app_with(|settings| settings.resumable_expiry = "1s".parse().unwrap()).await;
+    let url = create(&app, 200_000, "late.bin").await;
+    let response = patch(&app, &url, 0, &test_bytes(100_000)).await;
+    assert_eq!(response.status(), StatusCode::NO_CONTENT);
+    assert!(response.headers().contains_key("upload-expires"));
+    let mut gone = false;
+    for _ in 0..100 {
+        if offset_of(&app, &url).await.status() == StatusCode::GONE {
+            gone = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(gone, "the upload expired");
+    assert_eq!(patch(&app, &url, 100_000, b"x").await.status(), StatusCode::GONE);
+    // Any delete wakes the clean-up, which purges the expired upload.
+    let other = app.upload("other.bin", vec![1; 10]).await;
+    let deleted = app.owner(Method::DELETE, &format!("/api/files/{}", id_of(&other))).send().await.unwrap();
+    assert!(deleted.status().is_success());
+    app.assert_nothing_stored().await;
+    assert_eq!(offset_of(&app, &url).await.status(), StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn unfinished_uploads_and_their_bytes_show_on_the_system_api() {
+    let app = spawn_app().await;
+    let url = create(&app, 200_000, "half.bin").await;
+    assert_eq!(patch(&app, &url, 0, &test_bytes(100_000)).await.status(), StatusCode::NO_CONTENT);
+    let system: serde_json::Value = app.owner(Method::GET, "/api/system").send().await.unwrap().json().await.unwrap();
+    assert_eq!(system["unfinished_uploads"], 1);
+    assert_eq!(system["unfinished_upload_bytes"], 100_000);
+    assert_eq!(system["files"], 0);
+    let page = app.owner(Method::GET, "/system").send().await.unwrap().text().await.unwrap();
+    assert!(page.contains("<dt>Unfinished uploads</dt><dd>1 (97.7 KiB so far)</dd>"), "{page}");
+}
+
+async fn guest_link(app: &TestApp, terms: serde_json::Value) -> String {
+    let response = app.owner(Method::POST, "/api/guest-links").json(&terms).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::CREATED);
+    let link: serde_json::Value = response.json().await.unwrap();
+    link["id"].as_str().unwrap().to_owned()
+}
+
+/// A tus request through a guest link: no credentials.
+fn guest(app: &TestApp, method: Method, url: &str) -> RequestBuilder {
+    app.client.request(method, url).header("Tus-Resumable", "1.0.0")
+}
+
+async fn guest_create(app: &TestApp, link: &str, length: usize) -> Response {
+    guest(app, Method::POST, &app.url(&format!("/g/{link}/uploads")))
+        .header("Upload-Length", length)
+        .send()
+        .await
+        .unwrap()
+}
+
+async fn guest_patch(app: &TestApp, url: &str, offset: usize, bytes: &[u8]) -> Response {
+    guest(app, Method::PATCH, url)
+        .header("Upload-Offset", offset)
+        .header("Content-Type", "application/offset+octet-stream")
+        .body(bytes.to_vec())
+        .send()
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn guest_uploads_follow_the_links_size_limit_count_and_file_lifetime() {
+    let app = spawn_app().await;
+    let link = guest_link(
+        &app,
+        serde_json::json!({"label": "tus", "max_file_size": 100_000, "max_uploads": 1, "file_lifetime_days": 2}),
+    )
+    .await;
+    assert_eq!(guest_create(&app, &link, 100_001).await.status(), StatusCode::PAYLOAD_TOO_LARGE);
+    let first = guest_create(&app, &link, 50_000).await;
+    assert_eq!(first.status(), StatusCode::CREATED);
+    let first = first.headers()["location"].to_str().unwrap().to_owned();
+    assert!(first.contains(&format!("/g/{link}/uploads/")), "{first}");
+    let second = guest_create(&app, &link, 50_000).await.headers()["location"].to_str().unwrap().to_owned();
+    // The owner's endpoint does not know a guest's upload, nor a guest the owner's.
+    assert_eq!(
+        offset_of(&app, &app.url(&format!("/api/uploads/{}", first.rsplit('/').next().unwrap()))).await.status(),
+        StatusCode::NOT_FOUND
+    );
+    let owners = create(&app, 10, "owner.bin").await;
+    let as_guest = app.url(&format!("/g/{link}/uploads/{}", owners.rsplit('/').next().unwrap()));
+    assert_eq!(guest(&app, Method::HEAD, &as_guest).send().await.unwrap().status(), StatusCode::NOT_FOUND);
+
+    // Both are under way; the count is taken only by the one that finishes first.
+    let bytes = test_bytes(50_000);
+    assert_eq!(guest_patch(&app, &second, 0, &bytes[..20_000]).await.status(), StatusCode::NO_CONTENT);
+    let done = guest_patch(&app, &first, 0, &bytes).await;
+    assert_eq!(done.status(), StatusCode::NO_CONTENT);
+    let file_url = done.headers()["x-file-url"].to_str().unwrap().to_owned();
+    let file: serde_json::Value =
+        app.owner(Method::GET, &format!("/api/files/{}", id_of(&file_url))).send().await.unwrap().json().await.unwrap();
+    assert!(file["expires"].is_string(), "the link's file lifetime applies: {file}");
+    assert_eq!(file["guest_link_id"], link.as_str());
+    // The link is used up now: the other upload cannot go on, and keeps nothing.
+    let refused = guest_patch(&app, &second, 20_000, &bytes[20_000..]).await;
+    assert_eq!(refused.status(), StatusCode::GONE);
+    assert_eq!(app.list().await.len(), 1);
+}
+
+#[tokio::test]
+async fn a_guest_upload_refused_at_its_finish_keeps_nothing() {
+    let app = spawn_app().await;
+    let link = guest_link(&app, serde_json::json!({"label": "tus", "max_uploads": 1})).await;
+    let bytes = test_bytes(50_000);
+    let url = guest_create(&app, &link, bytes.len()).await.headers()["location"].to_str().unwrap().to_owned();
+    assert_eq!(guest_patch(&app, &url, 0, &bytes[..10_000]).await.status(), StatusCode::NO_CONTENT);
+    // Another guest's PUT uses the link up while this upload waits.
+    let put = app.client.put(app.url(&format!("/g/{link}/other.bin"))).body(vec![1; 10]).send().await.unwrap();
+    assert_eq!(put.status(), StatusCode::CREATED);
+    assert_eq!(guest_patch(&app, &url, 10_000, &bytes[10_000..]).await.status(), StatusCode::GONE);
+    assert_eq!(app.list().await.len(), 1);
+}
+
+#[tokio::test]
+async fn an_upload_survives_kill_9_mid_patch_and_finishes_after_the_restart() {
+    let folder = tempfile::tempdir().unwrap();
+    let (mut server, port) = start_binary(folder.path(), &[]).await;
+    let client = reqwest::Client::new();
+    let tus =
+        |method, url: String| client.request(method, url).basic_auth("", Some(SECRET)).header("Tus-Resumable", "1.0.0");
+    let bytes = test_bytes(5 << 20);
+    let created =
+        tus(Method::POST, format!("http://127.0.0.1:{port}/api/uploads")).header("Upload-Length", bytes.len());
+    let location = created.send().await.unwrap().headers()["location"].to_str().unwrap().to_owned();
+    let path = format!("/api/uploads/{}", location.rsplit('/').next().unwrap());
+    let offset_at = |port: u16| {
+        let head = tus(Method::HEAD, format!("http://127.0.0.1:{port}{path}"));
+        async move {
+            let response = head.send().await.unwrap();
+            assert_eq!(response.status(), StatusCode::OK);
+            response.headers()["upload-offset"].to_str().unwrap().parse::<usize>().unwrap()
+        }
+    };
+
+    let (send, receive) = tokio::sync::mpsc::channel::<Result<Vec<u8>, std::io::Error>>(4);
+    let patch = tus(Method::PATCH, format!("http://127.0.0.1:{port}{path}"))
+        .header("Upload-Offset", 0)
+        .header("Content-Type", "application/offset+octet-stream")
+        .header("Content-Length", bytes.len())
+        .body(reqwest::Body::wrap_stream(tokio_stream(receive)));
+    let patch = tokio::spawn(patch.send());
+    send.send(Ok(bytes[..(3 << 20) + 5000].to_vec())).await.unwrap();
+    let mut committed = 0;
+    for _ in 0..200 {
+        committed = offset_at(port).await;
+        if committed >= 2 << 20 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(committed >= 2 << 20, "two write batches are committed: {committed}");
+    server.start_kill().unwrap();
+    server.wait().await.unwrap();
+    assert!(patch.await.unwrap().is_err(), "the PATCH was cut off by the kill");
+
+    let (_server, port) = start_binary(folder.path(), &[]).await;
+    let resumed_at = offset_at(port).await;
+    assert!(resumed_at >= committed && resumed_at <= (3 << 20) + 5000, "resumes at {resumed_at}");
+    let response = tus(Method::PATCH, format!("http://127.0.0.1:{port}{path}"))
+        .header("Upload-Offset", resumed_at)
+        .header("Content-Type", "application/offset+octet-stream")
+        .body(bytes[resumed_at..].to_vec())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::NO_CONTENT, "{}", server_log(folder.path()));
+    let file_url = response.headers()["x-file-url"].to_str().unwrap().to_owned();
+    let downloaded = client.get(&file_url).send().await.unwrap().bytes().await.unwrap();
+    assert_eq!(sha256(&downloaded), sha256(&bytes));
+    let db = folder.path().join("blobdrop.db");
+    let stored = count(
+        &db,
+        &format!("SELECT COUNT(*) FROM files WHERE id = '{}' AND sha256 = '{}'", id_of(&file_url), sha256(&bytes)),
+    )
+    .await;
+    assert_eq!(stored, 1, "the stored SHA-256 is that of the bytes");
+    assert!(server_log(folder.path()).contains("hashing the stored part of a resumable upload"));
+}
+
+#[tokio::test]
+async fn blobdrop_upload_run_again_after_the_server_was_killed_resumes_where_it_stopped() {
+    let folder = tempfile::tempdir().unwrap();
+    let server_folder = folder.path().join("server");
+    std::fs::create_dir(&server_folder).unwrap();
+    let cache = folder.path().join("cache");
+    let bytes = test_bytes(64 << 20);
+    std::fs::write(folder.path().join("big.bin"), &bytes).unwrap();
+    let client = |port: u16| {
+        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_blobdrop"));
+        command
+            .args(["upload", "big.bin", "--chunk-size", "1MiB"])
+            .current_dir(folder.path())
+            .env("BLOBDROP_URL", format!("http://127.0.0.1:{port}"))
+            .env("BLOBDROP_TOKEN", SECRET)
+            .env("XDG_CACHE_HOME", &cache)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true);
+        command
+    };
+    let db = server_folder.join("blobdrop.db");
+    let committed = "SELECT COALESCE(MAX(upload_offset), 0) FROM resumable_uploads";
+
+    let (mut server, port) = start_binary(&server_folder, &[]).await;
+    let first = client(port).spawn().unwrap();
+    let mut at_kill = 0;
+    for _ in 0..1000 {
+        at_kill = count(&db, committed).await;
+        if at_kill >= 2 << 20 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    server.start_kill().unwrap();
+    server.wait().await.unwrap();
+    assert!((2 << 20..64 << 20).contains(&at_kill), "killed mid-upload, at {at_kill}");
+    let first = first.wait_with_output().await.unwrap();
+    let said = String::from_utf8_lossy(&first.stderr);
+    assert!(!first.status.success(), "the first run fails: {said}");
+    assert_eq!(std::fs::read_dir(cache.join("blobdrop/uploads")).unwrap().count(), 1, "its state is kept");
+
+    let (_server, port) = start_binary(&server_folder, &[]).await;
+    let kept = count(&db, committed).await;
+    let again = client(port).output().await.unwrap();
+    assert!(again.status.success(), "{}", String::from_utf8_lossy(&again.stderr));
+    let url = String::from_utf8(again.stdout).unwrap().trim_end().to_owned();
+    assert!(url.ends_with("/big.bin"), "{url}");
+    let downloaded = reqwest::get(&url).await.unwrap().bytes().await.unwrap();
+    assert_eq!(sha256(&downloaded), sha256(&bytes));
+    assert_eq!(count(&db, "SELECT COUNT(*) FROM files").await, 1, "one upload, resumed, not a second one");
+    let metrics = reqwest::Client::new().get(format!("http://127.0.0.1:{port}/metrics")).bearer_auth(SECRET);
+    let metrics = metrics.send().await.unwrap().text().await.unwrap();
+    let received: f64 = metrics
+        .lines()
+        .find(|line| line.contains("received_bytes") && !line.starts_with('#'))
+        .and_then(|line| line.split_whitespace().last())
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(received as i64, (64 << 20) - kept, "the second run sent only what the server did not have");
+    assert_eq!(std::fs::read_dir(cache.join("blobdrop/uploads")).unwrap().count(), 0, "the state is removed when done");
+}
+
+#[tokio::test]
+async fn an_exact_expiry_in_the_metadata_is_kept_and_the_earlier_of_two_wins() {
+    let app = spawn_app().await;
+    let expiry_of = |meta: String| {
+        let app = &app;
+        async move {
+            let response = tus(app, Method::POST, &app.url("/api/uploads"))
+                .header("Upload-Length", 3)
+                .header("Upload-Metadata", meta)
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(response.status(), StatusCode::CREATED);
+            let url = response.headers()["location"].to_str().unwrap().to_owned();
+            let done = patch(app, &url, 0, b"abc").await;
+            let id = id_of(done.headers()["x-file-url"].to_str().unwrap());
+            let file: serde_json::Value =
+                app.owner(Method::GET, &format!("/api/files/{id}")).send().await.unwrap().json().await.unwrap();
+            file["expires"].as_str().unwrap().to_owned()
+        }
+    };
+    let at = metadata(&[("filename", "a.txt"), ("expires_at", "2030-01-31T23:59:59Z")]);
+    assert_eq!(expiry_of(at).await, "2030-01-31T23:59:59Z");
+    let both = metadata(&[("filename", "b.txt"), ("expires_at", "2099-01-31T23:59:59Z"), ("expires", "2d")]);
+    let earlier = expiry_of(both).await;
+    assert!(!earlier.starts_with("2099"), "two days from now wins: {earlier}");
+}
+
+/// nginx in front with `client_max_body_size 100m`, as a proxy that caps bodies: its PID, stopped
+/// (SIGTERM: a fast shutdown that cuts every connection) when dropped.
+struct CappingProxy {
+    child: tokio::process::Child,
+    folder: tempfile::TempDir,
+    port: u16,
+}
+
+impl CappingProxy {
+    async fn start(folder: tempfile::TempDir, port: u16, upstream: &str) -> Self {
+        let dir = folder.path().display().to_string();
+        let upstream = upstream.trim_start_matches("http://");
+        let conf = format!(
+            "daemon off; worker_processes 1; pid {dir}/nginx.pid; error_log {dir}/error.log;\n\
+             events {{ worker_connections 64; }}\n\
+             http {{ access_log off; client_body_temp_path {dir}/body; proxy_temp_path {dir}/proxy;\n\
+               fastcgi_temp_path {dir}/fcgi; uwsgi_temp_path {dir}/uwsgi; scgi_temp_path {dir}/scgi;\n\
+               server {{ listen 127.0.0.1:{port}; client_max_body_size 100m; proxy_request_buffering off;\n\
+                 location / {{ proxy_pass http://{upstream}; proxy_http_version 1.1; proxy_set_header Host $http_host; }} }} }}\n"
+        );
+        std::fs::write(folder.path().join("nginx.conf"), conf).unwrap();
+        let child = tokio::process::Command::new("nginx")
+            .args(["-p", &dir, "-c", &format!("{dir}/nginx.conf")])
+            .kill_on_drop(true)
+            .spawn()
+            .expect("nginx is installed (scripts/test installs it)");
+        for _ in 0..200 {
+            if reqwest::get(format!("http://127.0.0.1:{port}/healthz")).await.is_ok_and(|r| r.status().is_success()) {
+                return CappingProxy { child, folder, port };
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("nginx did not start: {}", std::fs::read_to_string(folder.path().join("error.log")).unwrap_or_default());
+    }
+
+    /// Fast shutdown: nginx closes every connection, cutting the requests under way.
+    async fn stop(mut self) -> tempfile::TempDir {
+        let pid = self.child.id().unwrap().to_string();
+        assert!(tokio::process::Command::new("kill").args(["-TERM", &pid]).status().await.unwrap().success());
+        self.child.wait().await.unwrap();
+        self.folder
+    }
+}
+
+#[tokio::test]
+async fn through_a_proxy_capping_bodies_at_100m_a_larger_file_goes_up_in_patches_and_survives_a_proxy_restart() {
+    let app = spawn_app().await;
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let proxy = CappingProxy::start(tempfile::tempdir().unwrap(), port, &app.address).await;
+    let via = format!("http://127.0.0.1:{}", proxy.port);
+    const PIECE: usize = 40 << 20;
+    let bytes = test_bytes(150 << 20);
+
+    let put = app.client.put(format!("{via}/whole.bin")).basic_auth("", Some(SECRET)).body(bytes.clone());
+    assert_eq!(put.send().await.unwrap().status(), StatusCode::PAYLOAD_TOO_LARGE, "the proxy refuses one 150 MiB body");
+
+    let created = tus(&app, Method::POST, &format!("{via}/api/uploads"))
+        .header("Upload-Length", bytes.len())
+        .header("Upload-Metadata", metadata(&[("filename", "through-the-proxy.bin")]))
+        .send()
+        .await
+        .unwrap();
+    let url = created.headers()["location"].to_str().unwrap().to_owned();
+    assert!(url.starts_with(&via), "the upload's URL is the proxy's: {url}");
+    assert_eq!(patch(&app, &url, 0, &bytes[..PIECE]).await.status(), StatusCode::NO_CONTENT);
+
+    // The second piece is cut by a restart of the proxy once part of it is committed.
+    let direct = url.replace(&via, &app.address);
+    let (send, receive) = tokio::sync::mpsc::channel::<Result<Vec<u8>, std::io::Error>>(4);
+    let cut = patch_request(&app, &url, PIECE)
+        .header("Content-Length", PIECE)
+        .body(reqwest::Body::wrap_stream(tokio_stream(receive)));
+    let cut = tokio::spawn(cut.send());
+    send.send(Ok(bytes[PIECE..PIECE + (PIECE / 2)].to_vec())).await.unwrap();
+    wait_for_offset(&app, &direct, (PIECE + (4 << 20)) as u64).await;
+    let folder = proxy.stop().await;
+    drop(send);
+    let cut = cut.await.unwrap();
+    assert!(cut.as_ref().map_or(true, |response| response.status() != StatusCode::NO_CONTENT), "{cut:?}");
+    let proxy = CappingProxy::start(folder, port, &app.address).await;
+
+    let mut at = offset(&app, &url).await as usize;
+    assert!(at > PIECE && at <= PIECE + PIECE / 2, "the cut PATCH kept what it committed: {at}");
+    let mut last = None;
+    while at < bytes.len() {
+        let end = (at + PIECE).min(bytes.len());
+        let response = patch(&app, &url, at, &bytes[at..end]).await;
+        assert_eq!(response.status(), StatusCode::NO_CONTENT);
+        at = end;
+        last = Some(response);
+    }
+    let file_url = last.unwrap().headers()["x-file-url"].to_str().unwrap().to_owned();
+    assert_eq!(sha256(&app.download(&file_url.replace(&via, &app.address)).await), sha256(&bytes));
+    proxy.stop().await;
+}
