@@ -7,6 +7,7 @@ use std::time::Duration;
 use clap::Args;
 
 use crate::domain::{ByteSize, PublicUrl, TrustedProxies};
+use crate::secret_files::{SecretFileError, SecretSetting};
 use crate::telemetry::LogFormat;
 
 #[derive(Debug, Clone, Args)]
@@ -44,6 +45,10 @@ pub struct Settings {
     /// Owner secret for uploads and the API. If unset, one is generated on first start and printed once.
     #[arg(long, env = "BLOBDROP_SHARED_SECRET", hide_env_values = true)]
     pub shared_secret: Option<String>,
+
+    /// A file holding the owner secret (a Docker secret: /run/secrets/NAME); not with --shared-secret.
+    #[arg(long, env = "BLOBDROP_SHARED_SECRET_FILE")]
+    pub shared_secret_file: Option<PathBuf>,
 
     /// Most files one multipart form may hold; a form with more gets 413 and nothing of it is kept.
     #[arg(long, env = "BLOBDROP_MAX_FORM_FILES", default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..))]
@@ -97,7 +102,15 @@ pub struct Settings {
     pub shutdown_timeout_secs: u64,
 }
 
+/// The owner secret and its `_FILE` twin.
+pub const SHARED_SECRET: SecretSetting = SecretSetting { name: "BLOBDROP_SHARED_SECRET", flag: "shared-secret" };
+
 impl Settings {
+    /// The configured owner secret, from `--shared-secret` or from `--shared-secret-file`.
+    pub fn shared_secret(&self) -> Result<Option<String>, SecretFileError> {
+        SHARED_SECRET.resolve(self.shared_secret.as_deref(), self.shared_secret_file.as_deref())
+    }
+
     pub fn idle_timeout(&self) -> Duration {
         Duration::from_secs(self.idle_timeout_secs)
     }

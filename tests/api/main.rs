@@ -12,6 +12,7 @@ mod client_commands;
 mod command_line;
 mod crashes;
 mod cross_origin;
+mod docker_secrets;
 mod download;
 mod expect_continue;
 mod forwarding;
