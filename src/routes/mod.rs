@@ -11,6 +11,7 @@ pub mod middleware;
 mod owner;
 mod pages;
 mod request_guard;
+mod sharex;
 mod state;
 mod system;
 mod tokens;
@@ -128,6 +129,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/tokens/{id}/revoke", web::post().to(token_pages::revoke))
         .service(web::resource("/api/tokens").route(web::get().to(tokens::list)).route(web::post().to(tokens::create)))
         .route("/api/tokens/{id}", web::delete().to(tokens::revoke))
+        .configure(sharex::configure)
         // `curl -T file https://host/`: any other one-segment path is a file name to upload.
         .route("/{filename}", web::put().to(upload::put_file))
         .default_service(web::to(assets::not_found));

@@ -11,6 +11,7 @@ pub mod guest_links;
 pub mod in_flight;
 pub mod metrics;
 pub mod preferences;
+pub mod sharex;
 pub mod system;
 pub mod throttling;
 pub mod uploads;

@@ -26,6 +26,7 @@ mod previews;
 mod range;
 mod route_table;
 mod security_headers;
+mod sharex;
 mod shell_integration;
 mod shell_shapes;
 mod space;
