@@ -4,7 +4,6 @@ pub mod cli;
 pub mod commands;
 pub mod domain;
 pub mod routes;
-pub mod secret_files;
 pub mod services;
 pub mod settings;
 pub mod startup;

@@ -42,7 +42,7 @@ pub enum StartupError {
     #[error("the server stopped with an error")]
     Serve(#[source] std::io::Error),
     #[error(transparent)]
-    SecretFile(#[from] crate::secret_files::SecretFileError),
+    SecretFile(#[from] crate::settings::SecretFileError),
     #[error("cannot catch SIGTERM and SIGINT")]
     Signals(#[source] std::io::Error),
 }

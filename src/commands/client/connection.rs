@@ -9,7 +9,7 @@ use reqwest::header::HeaderValue;
 use reqwest::{Method, RequestBuilder, Response, StatusCode, Url};
 
 use crate::domain::FileId;
-use crate::secret_files::{SecretFileError, SecretSetting};
+use crate::settings::{SecretFileError, SecretSetting};
 
 /// Which server, and the secret or API token that proves the owner.
 #[derive(Debug, Clone, Args)]
