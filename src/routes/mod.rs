@@ -8,6 +8,7 @@ mod expect_continue;
 mod files;
 mod guest_links;
 pub mod middleware;
+mod openapi;
 mod owner;
 mod pages;
 mod request_guard;
@@ -130,6 +131,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(web::resource("/api/tokens").route(web::get().to(tokens::list)).route(web::post().to(tokens::create)))
         .route("/api/tokens/{id}", web::delete().to(tokens::revoke))
         .configure(sharex::configure)
+        .configure(openapi::configure)
         // `curl -T file https://host/`: any other one-segment path is a file name to upload.
         .route("/{filename}", web::put().to(upload::put_file))
         .default_service(web::to(assets::not_found));

@@ -9,21 +9,24 @@ use crate::routes::error::AppError;
 use crate::routes::owner::Owner;
 use crate::routes::state::AppState;
 use crate::services::auth::tokens;
-use crate::services::sharex;
+use crate::services::sharex::{self, SharexUploader};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route("/api/tokens/sharex", web::post().to(create));
 }
 
 /// The body is optional: a script may send nothing, or `{"label": "..."}`.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct NewSharexToken {
+pub struct NewSharexToken {
     label: Option<String>,
 }
 
 /// 201 with the `.sxcu` JSON, which holds the token: the only time it is shown.
-async fn create(
+#[utoipa::path(post, path = "/api/tokens/sharex", operation_id = "createShareXUploader", tag = "tokens",
+    request_body(content = Option<NewSharexToken>, description = "optional; the label defaults to ShareX"),
+    responses((status = 201, description = "a ShareX custom uploader (.sxcu) holding the new token", body = SharexUploader), (status = 400, description = "a bad body, with a one-line reason"), (status = 401, description = "no or wrong credentials"), (status = 403, description = "an API token cannot manage tokens")))]
+pub async fn create(
     req: HttpRequest,
     owner: Owner,
     body: web::Bytes,

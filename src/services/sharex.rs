@@ -12,7 +12,7 @@ pub const FILE_NAME: &str = "blobdrop.sxcu";
 
 /// A ShareX custom uploader, in the field names of ShareX's SXCU format (ShareX 14 syntax:
 /// `{json:PATH}`, where ShareX puts `$.` before a path that lacks it).
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "PascalCase")]
 pub struct SharexUploader {
     pub version: &'static str,
@@ -21,6 +21,7 @@ pub struct SharexUploader {
     pub request_method: &'static str,
     #[serde(rename = "RequestURL")]
     pub request_url: String,
+    #[schema(value_type = BTreeMap<String, String>)]
     pub headers: BTreeMap<&'static str, String>,
     pub body: &'static str,
     pub file_form_name: &'static str,

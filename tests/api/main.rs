@@ -21,6 +21,7 @@ mod guest_links;
 mod helpers;
 mod lifecycle;
 mod observability;
+mod openapi;
 mod passwords;
 mod previews;
 mod range;
