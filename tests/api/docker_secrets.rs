@@ -31,22 +31,27 @@ async fn a_mounted_secret_file_is_the_owner_secret_without_its_newline() {
     server.kill().await.unwrap();
 }
 
+/// Starts the real binary with the secret (or none) and a secret file, which must refuse to
+/// start; returns its standard error.
+async fn refused_start(db: &std::path::Path, secret: Option<&str>, secret_file: &std::path::Path) -> String {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_blobdrop"));
+    command.env("BLOBDROP_DB", db).env("BLOBDROP_PORT", "0").env("BLOBDROP_SHARED_SECRET_FILE", secret_file);
+    match secret {
+        Some(secret) => command.env("BLOBDROP_SHARED_SECRET", secret),
+        None => command.env_remove("BLOBDROP_SHARED_SECRET"),
+    };
+    let output = command.output().await.unwrap();
+    assert!(!output.status.success());
+    String::from_utf8(output.stderr).unwrap()
+}
+
 #[tokio::test]
 async fn a_secret_and_its_file_together_stop_the_start_with_one_line() {
     let folder = tempfile::tempdir().unwrap();
     let secret_file = folder.path().join("secret");
     std::fs::write(&secret_file, "other\n").unwrap();
     let db = folder.path().join("blobdrop.db");
-    let output = Command::new(env!("CARGO_BIN_EXE_blobdrop"))
-        .env("BLOBDROP_DB", &db)
-        .env("BLOBDROP_PORT", "0")
-        .env("BLOBDROP_SHARED_SECRET", SECRET)
-        .env("BLOBDROP_SHARED_SECRET_FILE", &secret_file)
-        .output()
-        .await
-        .unwrap();
-    assert!(!output.status.success());
-    let stderr = String::from_utf8(output.stderr).unwrap();
+    let stderr = refused_start(&db, Some(SECRET), &secret_file).await;
     assert_eq!(
         stderr,
         "blobdrop: BLOBDROP_SHARED_SECRET and BLOBDROP_SHARED_SECRET_FILE are both set \
@@ -55,16 +60,7 @@ async fn a_secret_and_its_file_together_stop_the_start_with_one_line() {
     assert!(!db.exists(), "a refused start creates no database");
 
     let missing = folder.path().join("missing");
-    let output = Command::new(env!("CARGO_BIN_EXE_blobdrop"))
-        .env("BLOBDROP_DB", &db)
-        .env("BLOBDROP_PORT", "0")
-        .env_remove("BLOBDROP_SHARED_SECRET")
-        .env("BLOBDROP_SHARED_SECRET_FILE", &missing)
-        .output()
-        .await
-        .unwrap();
-    assert!(!output.status.success());
-    let stderr = String::from_utf8(output.stderr).unwrap();
+    let stderr = refused_start(&db, None, &missing).await;
     assert!(
         stderr.starts_with("blobdrop: cannot read BLOBDROP_SHARED_SECRET_FILE ") && stderr.lines().count() == 1,
         "{stderr}"

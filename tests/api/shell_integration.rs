@@ -54,32 +54,22 @@ async fn bash_completes_subcommands_and_their_flags_from_the_generated_script() 
     }
 }
 
+/// Runs `command` with `input` on its standard input; returns what it printed.
+async fn fed(command: &mut Command, input: &[u8]) -> std::process::Output {
+    let mut child = command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    child.stdin.take().unwrap().write_all(input).await.unwrap();
+    child.wait_with_output().await.unwrap()
+}
+
 #[tokio::test]
 async fn man_reads_the_generated_page_and_groff_finds_nothing_to_warn_about() {
     let page = blobdrop_output(&["man"]).await;
 
     // groff with every warning on, output discarded: stderr is where a broken page shows.
-    let mut groff = Command::new("groff")
-        .args(["-man", "-Tutf8", "-ww", "-z"])
-        .stdin(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    groff.stdin.take().unwrap().write_all(&page).await.unwrap();
-    let output = groff.wait_with_output().await.unwrap();
+    let output = fed(Command::new("groff").args(["-man", "-Tutf8", "-ww", "-z"]), &page).await;
     assert!(output.status.success() && output.stderr.is_empty(), "{}", String::from_utf8_lossy(&output.stderr));
 
-    let mut man = Command::new("man")
-        .args(["-l", "-"])
-        .env("MANPAGER", "cat")
-        .env("MANWIDTH", "100")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    man.stdin.take().unwrap().write_all(&page).await.unwrap();
-    let output = man.wait_with_output().await.unwrap();
+    let output = fed(Command::new("man").args(["-l", "-"]).env("MANPAGER", "cat").env("MANWIDTH", "100"), &page).await;
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     let text = String::from_utf8(output.stdout).unwrap();
     for expected in
