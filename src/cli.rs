@@ -3,7 +3,7 @@
 
 use clap::{Parser, Subcommand};
 
-use crate::commands::{admin, backup, client, healthcheck, import};
+use crate::commands::{admin, backup, client, completions, healthcheck, import, man};
 use crate::settings::Settings;
 
 #[derive(Debug, Parser)]
@@ -39,6 +39,10 @@ pub enum Command {
     Client(client::ClientCommand),
     /// Add the files of a bundle (.sqlite from /api/bundle) to the database (safe while the server runs).
     Import(import::ImportArgs),
+    /// Print the shell completion script, e.g. `blobdrop completions bash > ~/.local/share/bash-completion/completions/blobdrop`.
+    Completions(completions::CompletionsArgs),
+    /// Print the manual page (roff): `blobdrop man | man -l -`.
+    Man(man::ManArgs),
 }
 
 #[cfg(test)]

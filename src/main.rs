@@ -2,7 +2,7 @@
 
 use blobdrop::cli::{Cli, Command};
 use blobdrop::{commands, startup};
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
@@ -24,6 +24,8 @@ async fn main() -> std::process::ExitCode {
         Command::Admin(command) => commands::admin::run(command).await.map_err(Into::into),
         Command::Client(command) => commands::client::run(command).await.map_err(Into::into),
         Command::Import(args) => commands::import::import_command(&args).await.map_err(Into::into),
+        Command::Completions(args) => commands::completions::print(&args, Cli::command()).map_err(Into::into),
+        Command::Man(args) => commands::man::print(&args, Cli::command()).map_err(Into::into),
     };
     let Err(error) = result else {
         return std::process::ExitCode::SUCCESS;

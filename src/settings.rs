@@ -1,7 +1,8 @@
-//! The server's flags and `BLOBDROP_*` environment variables, parsed into one typed `Settings`.
+//! The server's flags and `BLOBDROP_*` environment variables, parsed into one typed `Settings`, and
+//! secret settings read from files (the `_FILE` convention of the official Docker images).
 
 use std::net::IpAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::Args;
@@ -40,6 +41,10 @@ pub struct Settings {
     /// Owner secret for uploads and the API. If unset, one is generated on first start and printed once.
     #[arg(long, env = "BLOBDROP_SHARED_SECRET", hide_env_values = true)]
     pub shared_secret: Option<String>,
+
+    /// A file holding the owner secret (a Docker secret: /run/secrets/NAME); not with --shared-secret.
+    #[arg(long, env = "BLOBDROP_SHARED_SECRET_FILE")]
+    pub shared_secret_file: Option<PathBuf>,
 
     /// Most files one multipart form may hold; a form with more gets 413 and nothing of it is kept.
     #[arg(long, env = "BLOBDROP_MAX_FORM_FILES", default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..))]
@@ -127,7 +132,15 @@ impl DatabaseArgs {
     }
 }
 
+/// The owner secret and its `_FILE` twin.
+pub const SHARED_SECRET: SecretSetting = SecretSetting { name: "BLOBDROP_SHARED_SECRET", flag: "shared-secret" };
+
 impl Settings {
+    /// The configured owner secret, from `--shared-secret` or from `--shared-secret-file`.
+    pub fn shared_secret(&self) -> Result<Option<String>, SecretFileError> {
+        SHARED_SECRET.resolve(self.shared_secret.as_deref(), self.shared_secret_file.as_deref())
+    }
+
     pub fn idle_timeout(&self) -> Duration {
         Duration::from_secs(self.idle_timeout_secs)
     }
@@ -138,5 +151,94 @@ impl Settings {
 
     pub fn gc_interval(&self) -> Duration {
         Duration::from_secs(self.gc_interval_mins * 60)
+    }
+}
+
+/// A secret setting given twice, or a file that cannot stand in for it.
+#[derive(Debug, thiserror::Error)]
+pub enum SecretFileError {
+    #[error("{name} and {name}_FILE are both set (--{flag} and --{flag}-file); set only one")]
+    BothSet { name: &'static str, flag: &'static str },
+    #[error("cannot read {name}_FILE {path}")]
+    Read { name: &'static str, path: String, source: std::io::Error },
+    #[error("{name}_FILE {path} is empty")]
+    Empty { name: &'static str, path: String },
+    #[error("{name}_FILE {path} is not UTF-8 text")]
+    NotText { name: &'static str, path: String },
+}
+
+/// One secret setting and its `_FILE` twin: `name` is the environment variable (`BLOBDROP_TOKEN`),
+/// `flag` the long flag without dashes (`token`).
+#[derive(Debug, Clone, Copy)]
+pub struct SecretSetting {
+    pub name: &'static str,
+    pub flag: &'static str,
+}
+
+impl SecretSetting {
+    /// The secret from the value or from the file, never both. Trailing newlines are not part of
+    /// it: `echo secret > file` writes one, and so do most editors.
+    pub fn resolve(self, value: Option<&str>, file: Option<&Path>) -> Result<Option<String>, SecretFileError> {
+        // An empty variable is unset, as it is for the secret itself (compose writes `${X:-}`).
+        let value = value.filter(|value| !value.is_empty());
+        let Some(path) = file.filter(|path| !path.as_os_str().is_empty()) else {
+            return Ok(value.map(str::to_owned));
+        };
+        if value.is_some() {
+            return Err(SecretFileError::BothSet { name: self.name, flag: self.flag });
+        }
+        let shown = path.display().to_string();
+        let bytes = std::fs::read(path).map_err(|source| SecretFileError::Read {
+            name: self.name,
+            path: shown.clone(),
+            source,
+        })?;
+        let text =
+            String::from_utf8(bytes).map_err(|_| SecretFileError::NotText { name: self.name, path: shown.clone() })?;
+        let secret = text.trim_end_matches(['\n', '\r']);
+        // An empty mounted secret is a mistake; treating it as unset would silently serve with
+        // another secret than the one the operator meant.
+        if secret.is_empty() {
+            return Err(SecretFileError::Empty { name: self.name, path: shown });
+        }
+        Ok(Some(secret.to_owned()))
+    }
+}
+
+#[cfg(test)]
+mod secret_file_tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    const SETTING: SecretSetting = SecretSetting { name: "BLOBDROP_SHARED_SECRET", flag: "shared-secret" };
+
+    #[test]
+    fn a_secret_file_loses_its_trailing_newlines_only() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("secret");
+        std::fs::write(&path, " s3cret with spaces \r\n\n").unwrap();
+        assert_eq!(SETTING.resolve(None, Some(&path)).unwrap().as_deref(), Some(" s3cret with spaces "));
+        assert_eq!(SETTING.resolve(Some("v"), None).unwrap().as_deref(), Some("v"));
+        assert_eq!(SETTING.resolve(None, None).unwrap(), None);
+    }
+
+    #[test]
+    fn a_value_and_a_file_together_are_refused() {
+        let error = SETTING.resolve(Some("v"), Some(Path::new("/nonexistent"))).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "BLOBDROP_SHARED_SECRET and BLOBDROP_SHARED_SECRET_FILE are both set \
+             (--shared-secret and --shared-secret-file); set only one"
+        );
+    }
+
+    #[test]
+    fn an_empty_or_missing_file_is_refused() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("secret");
+        std::fs::write(&path, "\n").unwrap();
+        assert!(matches!(SETTING.resolve(None, Some(&path)), Err(SecretFileError::Empty { .. })));
+        let missing = folder.path().join("missing");
+        assert!(matches!(SETTING.resolve(None, Some(&missing)), Err(SecretFileError::Read { .. })));
     }
 }

@@ -1,8 +1,10 @@
-//! Every subcommand but `serve`: the command-line client, the admin commands, backup, import and the
-//! health check.
+//! Every subcommand but `serve`: the command-line client, the admin commands, backup, import, the
+//! health check, shell completions and the manual page.
 
 pub mod admin;
 pub mod backup;
 pub mod client;
+pub mod completions;
 pub mod healthcheck;
 pub mod import;
+pub mod man;

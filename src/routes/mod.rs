@@ -8,15 +8,18 @@ mod expect_continue;
 mod files;
 mod guest_links;
 pub mod middleware;
+mod openapi;
 mod owner;
 mod pages;
 mod request_guard;
 mod shares;
+mod sharex;
 mod state;
 mod system;
 mod tokens;
 mod tus;
 
+use actix_web::http::Method;
 use actix_web::web;
 
 pub use body::{idle_timeout_on_bodies, remember_peer_socket};
@@ -131,9 +134,57 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(web::resource("/api/tokens").route(web::get().to(tokens::list)).route(web::post().to(tokens::create)))
         .route("/api/tokens/{id}", web::delete().to(tokens::revoke))
         // Shares: their pages and zips, and the owner's API.
-        .configure(shares::configure)
+        .service(web::resource("/api/shares").route(web::get().to(shares::list)).route(web::post().to(shares::create)))
+        .service(
+            web::resource("/api/shares/{id}")
+                .route(web::get().to(shares::show))
+                .route(web::patch().to(shares::edit))
+                .route(web::delete().to(shares::delete)),
+        )
+        .service(
+            web::resource(["/s/{id}", "/s/{id}/"])
+                .route(web::get().to(shares::share_page))
+                .route(web::post().to(shares::unlock)),
+        )
+        .service(
+            web::resource("/s/{id}/zip")
+                .route(web::get().to(shares::zip))
+                .route(web::head().to(shares::zip))
+                .route(web::post().to(shares::unlock)),
+        )
         // Resumable uploads (tus), the owner's and through guest links.
-        .configure(tus::configure)
+        .service(
+            web::resource("/api/uploads")
+                .wrap(tus::headers())
+                .route(web::post().to(tus::owner_create))
+                .route(web::method(Method::OPTIONS).to(tus::options)),
+        )
+        .service(
+            web::resource("/api/uploads/{id}")
+                .wrap(tus::headers())
+                .route(web::head().to(tus::owner_head))
+                .route(web::get().to(tus::owner_show))
+                .route(web::patch().to(tus::owner_patch))
+                .route(web::delete().to(tus::owner_delete))
+                .route(web::method(Method::OPTIONS).to(tus::options)),
+        )
+        .service(
+            web::resource("/g/{link}/uploads")
+                .wrap(tus::headers())
+                .route(web::post().to(tus::guest_create))
+                .route(web::method(Method::OPTIONS).to(tus::options)),
+        )
+        .service(
+            web::resource("/g/{link}/uploads/{id}")
+                .wrap(tus::headers())
+                .route(web::head().to(tus::guest_head))
+                .route(web::patch().to(tus::guest_patch))
+                .route(web::delete().to(tus::guest_delete))
+                .route(web::method(Method::OPTIONS).to(tus::options)),
+        )
+        // A ShareX uploader with a new token, and the API's OpenAPI document.
+        .route("/api/tokens/sharex", web::post().to(sharex::create))
+        .route("/api/openapi.json", web::get().to(openapi::document))
         // `curl -T file https://host/`: any other one-segment path is a file name to upload.
         .route("/{filename}", web::put().to(upload::put_file))
         .default_service(web::to(assets::not_found));

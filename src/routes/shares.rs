@@ -33,23 +33,6 @@ use crate::services::shares::{
 /// The grant cookie's name; its path (`/s/{id}`) scopes it to one share, page and zip.
 const GRANT_COOKIE: &str = "blobdrop_share";
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/api/shares").route(web::get().to(list)).route(web::post().to(create)))
-        .service(
-            web::resource("/api/shares/{id}")
-                .route(web::get().to(show))
-                .route(web::patch().to(edit))
-                .route(web::delete().to(delete)),
-        )
-        .service(web::resource(["/s/{id}", "/s/{id}/"]).route(web::get().to(share_page)).route(web::post().to(unlock)))
-        .service(
-            web::resource("/s/{id}/zip")
-                .route(web::get().to(zip))
-                .route(web::head().to(zip))
-                .route(web::post().to(unlock)),
-        );
-}
-
 fn parse_share_id(raw: &str) -> Result<ShareId, AppError> {
     ShareId::parse(raw).ok_or(AppError::NotFound)
 }
@@ -74,16 +57,20 @@ fn share_url(state: &AppState, req: &HttpRequest, id: &ShareId) -> String {
 }
 
 /// A share as the API and the upload answer describe it. Times are RFC 3339.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct ShareJson {
+    #[schema(value_type = String)]
     id: ShareId,
     url: String,
     zip_url: String,
+    #[schema(value_type = String)]
     name: FileName,
     note: Option<String>,
     #[serde(with = "time::serde::rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
     created: OffsetDateTime,
     #[serde(with = "time::serde::rfc3339::option")]
+    #[schema(value_type = Option<String>, format = DateTime)]
     expires: Option<OffsetDateTime>,
     downloads: i64,
     max_downloads: Option<i64>,
@@ -95,7 +82,7 @@ pub struct ShareJson {
     files: Option<Vec<ShareFileJson>>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 struct ShareFileJson {
     /// The folder inside the share (`""`: its root).
     folder: String,
@@ -133,7 +120,8 @@ impl ShareJson {
 }
 
 /// A file to put in a share: its id, or its id and a folder.
-#[derive(Debug, Deserialize)]
+/// A file to put in a share: its id, or its id with the folder it goes in.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(untagged)]
 pub enum FileRef {
     Id(String),
@@ -197,14 +185,17 @@ fn written(write: ShareWrite) -> Result<ShareRecord, AppError> {
     }
 }
 
+#[utoipa::path(get, path = "/api/shares", operation_id = "listShares", tag = "shares",
+    responses((status = 200, description = "every share, newest first", body = [ShareJson]), (status = 401, description = "no or wrong credentials")))]
 pub async fn list(_owner: Owner, req: HttpRequest, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
     let shares = shares::list(&state.ctx).await?;
     let described: Vec<ShareJson> = shares.iter().map(|share| ShareJson::new(&req, &state, share, None)).collect();
     Ok(HttpResponse::Ok().json(described))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(as = NewShare)]
 pub struct Create {
     name: String,
     #[serde(default)]
@@ -215,6 +206,8 @@ pub struct Create {
     password: Option<String>,
 }
 
+#[utoipa::path(post, path = "/api/shares", operation_id = "createShare", tag = "shares", request_body = Create,
+    responses((status = 201, description = "the new share with its files", body = ShareJson), (status = 400, description = "a bad body, with a one-line reason"), (status = 401, description = "no or wrong credentials")))]
 pub async fn create(
     req: HttpRequest,
     body: OwnerJson<Create>,
@@ -246,6 +239,8 @@ async fn described(
     Ok(HttpResponse::build(status).insert_header((header::LOCATION, json.url.clone())).json(json))
 }
 
+#[utoipa::path(get, path = "/api/shares/{id}", operation_id = "getShare", tag = "shares", params(("id" = String, Path)),
+    responses((status = 200, description = "one share with its files", body = ShareJson), (status = 401, description = "no or wrong credentials"), (status = 404, description = "no such id")))]
 pub async fn show(
     _owner: Owner,
     req: HttpRequest,
@@ -257,17 +252,22 @@ pub async fn show(
 }
 
 /// `PATCH` body: absent fields stay; `null` clears `note`, `expires`, `max_downloads`, `password`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(as = ShareEdit)]
 pub struct Edit {
     name: Option<String>,
     #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<String>)]
     note: Option<Option<String>>,
     #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<String>, format = DateTime)]
     expires: Option<Option<String>>,
     #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<i64>)]
     max_downloads: Option<Option<i64>>,
     #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<String>)]
     password: Option<Option<String>>,
     #[serde(default)]
     add: Vec<FileRef>,
@@ -275,6 +275,8 @@ pub struct Edit {
     remove: Vec<String>,
 }
 
+#[utoipa::path(patch, path = "/api/shares/{id}", operation_id = "editShare", tag = "shares", params(("id" = String, Path)), request_body = Edit,
+    responses((status = 200, description = "the edited share with its files", body = ShareJson), (status = 400, description = "a bad body, with a one-line reason"), (status = 401, description = "no or wrong credentials"), (status = 404, description = "no such id")))]
 pub async fn edit(
     req: HttpRequest,
     id: web::Path<String>,
@@ -302,13 +304,16 @@ pub async fn edit(
     described(&req, &state, share, StatusCode::OK).await
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct DeleteQuery {
     /// `?files=true` deletes the share's files too.
     #[serde(default)]
     files: bool,
 }
 
+#[utoipa::path(delete, path = "/api/shares/{id}", operation_id = "deleteShare", tag = "shares", params(("id" = String, Path), DeleteQuery),
+    responses((status = 204, description = "deleted; its files stay unless ?files=true"), (status = 401, description = "no or wrong credentials"), (status = 404, description = "no such id")))]
 pub async fn delete(
     _owner: Owner,
     id: web::Path<String>,

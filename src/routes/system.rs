@@ -10,7 +10,7 @@ use crate::services::system;
 
 /// Sizes in bytes. `reclaimable_bytes` are free pages inside the database file that the clean-up
 /// gives back to the file system.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 struct SystemJson {
     version: &'static str,
     files: i64,
@@ -23,6 +23,8 @@ struct SystemJson {
     unfinished_upload_bytes: i64,
 }
 
+#[utoipa::path(get, path = "/api/system", operation_id = "getSystem", tag = "system",
+    responses((status = 200, description = "disk use and version", body = SystemJson), (status = 401, description = "no or wrong credentials")))]
 pub async fn show(_owner: Owner, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
     let usage = system::usage(&state.ctx).await?;
     let unfinished = system::unfinished_uploads(&state.ctx).await?;

@@ -12,7 +12,7 @@ use crate::routes::state::AppState;
 use crate::services::auth::tokens;
 
 /// A token as the API describes it; the token itself only in the answer that created it.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 struct TokenJson {
     id: i64,
     label: String,
@@ -20,6 +20,7 @@ struct TokenJson {
     created: OffsetDateTime,
     #[serde(with = "time::serde::rfc3339::option")]
     last_used: Option<OffsetDateTime>,
+    /// The token itself: only in the answer that created it.
     #[serde(skip_serializing_if = "Option::is_none")]
     token: Option<String>,
 }
@@ -37,19 +38,23 @@ impl TokenJson {
     }
 }
 
+#[utoipa::path(get, path = "/api/tokens", operation_id = "listTokens", tag = "tokens",
+    responses((status = 200, description = "every token, without its value", body = [TokenJson]), (status = 401, description = "no or wrong credentials"), (status = 403, description = "an API token cannot manage tokens")))]
 pub async fn list(owner: Owner, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
     owner.not_a_token()?;
     let tokens = tokens::list(&state.ctx).await?;
     Ok(HttpResponse::Ok().json(tokens.iter().map(|record| TokenJson::new(record, None)).collect::<Vec<_>>()))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewToken {
     label: String,
 }
 
 /// 201 with the token: the only time it is shown.
+#[utoipa::path(post, path = "/api/tokens", operation_id = "createToken", tag = "tokens", request_body = NewToken,
+    responses((status = 201, description = "the new token, with its value (shown this once)", body = TokenJson), (status = 400, description = "a bad body, with a one-line reason"), (status = 401, description = "no or wrong credentials"), (status = 403, description = "an API token cannot manage tokens")))]
 pub async fn create(new: OwnerJson<NewToken>, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
     new.owner.not_a_token()?;
     let label = TokenLabel::parse(&new.body.label).map_err(AppError::from)?;
@@ -58,6 +63,8 @@ pub async fn create(new: OwnerJson<NewToken>, state: web::Data<AppState>) -> Res
 }
 
 /// 204; the token gets 401 from the next request on.
+#[utoipa::path(delete, path = "/api/tokens/{id}", operation_id = "revokeToken", tag = "tokens", params(("id" = i64, Path)),
+    responses((status = 204, description = "revoked"), (status = 401, description = "no or wrong credentials"), (status = 403, description = "an API token cannot manage tokens"), (status = 404, description = "no such id")))]
 pub async fn revoke(owner: Owner, id: web::Path<i64>, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
     owner.not_a_token()?;
     if !tokens::revoke(&state.ctx, *id).await? {

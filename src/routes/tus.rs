@@ -7,8 +7,8 @@
 use std::cell::RefCell;
 use std::time::{Duration, SystemTime};
 
+use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderMap, HttpDate};
-use actix_web::http::{Method, StatusCode};
 use actix_web::middleware::DefaultHeaders;
 use actix_web::{HttpRequest, HttpResponse, HttpResponseBuilder, web};
 use futures_util::StreamExt;
@@ -33,41 +33,13 @@ const EXTENSIONS: &str = "creation,creation-with-upload,creation-defer-length,te
 const OFFSET_OCTET_STREAM: &str = "application/offset+octet-stream";
 
 /// The tus routes, for `routes::configure`. Every answer, errors too, says `Tus-Resumable: 1.0.0`.
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    let tus = || DefaultHeaders::new().add(("Tus-Resumable", TUS_VERSION));
-    cfg.service(
-        web::resource("/api/uploads")
-            .wrap(tus())
-            .route(web::post().to(owner_create))
-            .route(web::method(Method::OPTIONS).to(options)),
-    )
-    .service(
-        web::resource("/api/uploads/{id}")
-            .wrap(tus())
-            .route(web::head().to(owner_head))
-            .route(web::get().to(owner_show))
-            .route(web::patch().to(owner_patch))
-            .route(web::delete().to(owner_delete))
-            .route(web::method(Method::OPTIONS).to(options)),
-    )
-    .service(
-        web::resource("/g/{link}/uploads")
-            .wrap(tus())
-            .route(web::post().to(guest_create))
-            .route(web::method(Method::OPTIONS).to(options)),
-    )
-    .service(
-        web::resource("/g/{link}/uploads/{id}")
-            .wrap(tus())
-            .route(web::head().to(guest_head))
-            .route(web::patch().to(guest_patch))
-            .route(web::delete().to(guest_delete))
-            .route(web::method(Method::OPTIONS).to(options)),
-    );
+/// `Tus-Resumable: 1.0.0` on every answer of the tus resources.
+pub fn headers() -> DefaultHeaders {
+    DefaultHeaders::new().add(("Tus-Resumable", TUS_VERSION))
 }
 
 /// `OPTIONS`: what this server supports (needs no credentials, as tus clients ask first).
-async fn options(state: web::Data<AppState>) -> HttpResponse {
+pub async fn options(state: web::Data<AppState>) -> HttpResponse {
     let mut response = HttpResponse::NoContent();
     response
         .insert_header(("Tus-Version", TUS_VERSION))
@@ -128,11 +100,16 @@ async fn guest(req: &HttpRequest, state: &AppState, raw_link: &str, sends_bytes:
     Ok(Sender::Guest(link, slot))
 }
 
-async fn owner_create(_owner: Owner, req: HttpRequest, body: web::Payload, state: web::Data<AppState>) -> HttpResponse {
+pub async fn owner_create(
+    _owner: Owner,
+    req: HttpRequest,
+    body: web::Payload,
+    state: web::Data<AppState>,
+) -> HttpResponse {
     create(&req, body, &state, Ok(Sender::Owner)).await
 }
 
-async fn guest_create(
+pub async fn guest_create(
     req: HttpRequest,
     body: web::Payload,
     link: web::Path<String>,
@@ -142,7 +119,7 @@ async fn guest_create(
     create(&req, body, &state, sender).await
 }
 
-async fn owner_head(
+pub async fn owner_head(
     _owner: Owner,
     req: HttpRequest,
     id: web::Path<FileId>,
@@ -151,13 +128,17 @@ async fn owner_head(
     head(&req, &state, &Sender::Owner, &id).await.unwrap_or_else(answer_error)
 }
 
-async fn guest_head(req: HttpRequest, path: web::Path<(String, FileId)>, state: web::Data<AppState>) -> HttpResponse {
+pub async fn guest_head(
+    req: HttpRequest,
+    path: web::Path<(String, FileId)>,
+    state: web::Data<AppState>,
+) -> HttpResponse {
     let (link, id) = path.into_inner();
     let headed = async { head(&req, &state, &guest(&req, &state, &link, false).await?, &id).await };
     headed.await.unwrap_or_else(answer_error)
 }
 
-async fn owner_patch(
+pub async fn owner_patch(
     _owner: Owner,
     req: HttpRequest,
     body: web::Payload,
@@ -167,7 +148,7 @@ async fn owner_patch(
     patch(&req, body, &state, Ok(Sender::Owner), &id).await
 }
 
-async fn guest_patch(
+pub async fn guest_patch(
     req: HttpRequest,
     body: web::Payload,
     path: web::Path<(String, FileId)>,
@@ -180,7 +161,7 @@ async fn guest_patch(
 
 /// `DELETE` (termination): an unfinished upload and its chunks go; the owner may also delete a
 /// finished one, as `DELETE /api/files/{id}` does.
-async fn owner_delete(
+pub async fn owner_delete(
     _owner: Owner,
     req: HttpRequest,
     id: web::Path<FileId>,
@@ -199,7 +180,7 @@ async fn owner_delete(
 }
 
 /// `DELETE` through a guest link: only an unfinished upload of that link (a guest deletes no file).
-async fn guest_delete(
+pub async fn guest_delete(
     req: HttpRequest,
     path: web::Path<(String, FileId)>,
     state: web::Data<AppState>,
@@ -212,7 +193,7 @@ async fn guest_delete(
 }
 
 /// `GET /api/uploads/{id}` of a finished upload: the file's JSON, as `GET /api/files/{id}` gives.
-async fn owner_show(
+pub async fn owner_show(
     _owner: Owner,
     req: HttpRequest,
     id: web::Path<FileId>,

@@ -13,6 +13,7 @@ pub mod metrics;
 pub mod preferences;
 pub mod resumable_uploads;
 pub mod shares;
+pub mod sharex;
 pub mod system;
 pub mod throttling;
 pub mod uploads;

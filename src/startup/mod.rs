@@ -42,6 +42,8 @@ pub enum StartupError {
     Bind { address: String, source: std::io::Error },
     #[error("the server stopped with an error")]
     Serve(#[source] std::io::Error),
+    #[error(transparent)]
+    SecretFile(#[from] crate::settings::SecretFileError),
     #[error("cannot catch SIGTERM and SIGINT")]
     Signals(#[source] std::io::Error),
 }
@@ -66,6 +68,8 @@ impl Application {
 
     /// `build`, with the clock every rule reads: tests pass a manual one and move it.
     pub async fn build_with_clock(settings: Settings, clock: Clock) -> Result<Self, StartupError> {
+        // First: a misconfigured secret must not leave a new database behind.
+        let shared_secret = settings.shared_secret()?;
         let store_options = StoreOptions {
             min_free_space: settings.min_free_space.map(|size| size.as_u64()),
             ..settings.database.store_options()
@@ -82,7 +86,7 @@ impl Application {
             }
             Err(error) => return Err(error.into()),
         }
-        let (secret, generated) = OwnerSecret::resolve(settings.shared_secret.as_deref(), &store).await?;
+        let (secret, generated) = OwnerSecret::resolve(shared_secret.as_deref(), &store).await?;
         let address = format!("{}:{}", settings.bind, settings.port);
         let bind_error = |source| StartupError::Bind { address: address.clone(), source };
         let listener = TcpListener::bind((settings.bind, settings.port)).map_err(bind_error)?;

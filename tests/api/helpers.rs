@@ -31,6 +31,7 @@ pub fn test_settings(folder: &std::path::Path) -> Settings {
         // Small, so that every test app's reserve file costs little; the full-disk tests set their own.
         min_free_space: Some(blobdrop::domain::ByteSize::from_bytes(4 * 1024 * 1024)),
         shared_secret: Some(SECRET.into()),
+        shared_secret_file: None,
         max_form_files: 1000,
         upload_memory: "32MiB".parse().unwrap(),
         // Every test client comes from 127.0.0.1: uploads in flight are limited where a test asks.

@@ -13,6 +13,7 @@ use reqwest::header::HeaderValue;
 use reqwest::{Method, RequestBuilder, Response, StatusCode, Url};
 
 use crate::domain::FileId;
+use crate::settings::{SecretFileError, SecretSetting};
 
 /// Bytes read from a file per piece of a request body.
 const READ_SIZE: usize = 256 * 1024;
@@ -27,7 +28,14 @@ pub struct ServerArgs {
     /// The owner's secret or an API token (sent as Authorization: Bearer).
     #[arg(long, env = "BLOBDROP_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
+
+    /// A file holding the token (a Docker secret or a file only you can read); not with --token.
+    #[arg(long, env = "BLOBDROP_TOKEN_FILE")]
+    pub token_file: Option<std::path::PathBuf>,
 }
+
+/// The client's token and its `_FILE` twin.
+const TOKEN: SecretSetting = SecretSetting { name: "BLOBDROP_TOKEN", flag: "token" };
 
 /// Everything a client command can fail with, each one line saying what to do.
 #[derive(Debug, thiserror::Error)]
@@ -66,6 +74,8 @@ pub enum ClientError {
     NoteRefused(Box<ClientError>),
     #[error("{failed} of {total} files were not deleted")]
     SomeNotDeleted { failed: usize, total: usize },
+    #[error(transparent)]
+    SecretFile(#[from] SecretFileError),
     #[error("cannot set up the HTTP client")]
     Setup(#[source] reqwest::Error),
 }
@@ -106,7 +116,8 @@ impl Connection {
             .user_agent(concat!("blobdrop/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(ClientError::Setup)?;
-        Ok(Connection { http, server, token: args.token.clone().filter(|token| !token.is_empty()) })
+        let token = TOKEN.resolve(args.token.as_deref(), args.token_file.as_deref())?;
+        Ok(Connection { http, server, token: token.filter(|token| !token.is_empty()) })
     }
 
     pub(super) fn server(&self) -> Result<&Url, ClientError> {
@@ -242,12 +253,13 @@ mod tests {
 
     #[test]
     fn the_server_needs_a_scheme_and_host() {
-        let connect = |server: &str| Connection::new(&ServerArgs { server: Some(server.into()), token: None });
+        let connect =
+            |server: &str| Connection::new(&ServerArgs { server: Some(server.into()), token: None, token_file: None });
         assert_eq!(connect("http://h:4001/").unwrap().url("f/x").unwrap().as_str(), "http://h:4001/f/x");
         assert_eq!(connect("https://h/sub").unwrap().url("api/files").unwrap().as_str(), "https://h/sub/api/files");
         assert!(matches!(connect("h:4001"), Err(ClientError::BadServer(_))));
         assert!(matches!(
-            Connection::new(&ServerArgs { server: None, token: None }).unwrap().url("x"),
+            Connection::new(&ServerArgs { server: None, token: None, token_file: None }).unwrap().url("x"),
             Err(ClientError::NoServer)
         ));
     }

@@ -17,10 +17,12 @@ const DEFAULT_PAGE: i64 = 1000;
 const MAX_PAGE: i64 = 10_000;
 
 /// One file as the API and the upload answer describe it. Times are RFC 3339.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct FileJson {
+    #[schema(value_type = String)]
     id: FileId,
     pub url: String,
+    #[schema(value_type = String)]
     filename: FileName,
     size: i64,
     content_type: String,
@@ -92,7 +94,8 @@ impl UploadedJson {
     }
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct Page {
     limit: Option<i64>,
     offset: Option<i64>,
@@ -100,11 +103,14 @@ pub struct Page {
 }
 
 /// `?format=json|sqlite`, which wins over `Accept`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct FormatQuery {
     format: Option<String>,
 }
 
+#[utoipa::path(get, path = "/api/files", operation_id = "listFiles", tag = "files", params(Page),
+    responses((status = 200, description = "files, newest first (a SQLite database with `Accept: application/vnd.sqlite3` or `?format=sqlite`)", body = [FileJson]), (status = 401, description = "no or wrong credentials")))]
 pub async fn list(
     _owner: Owner,
     req: HttpRequest,
@@ -121,6 +127,8 @@ pub async fn list(
     .await
 }
 
+#[utoipa::path(get, path = "/api/files/{id}", operation_id = "getFile", tag = "files", params(("id" = String, Path), FormatQuery),
+    responses((status = 200, description = "one file", body = FileJson), (status = 401, description = "no or wrong credentials"), (status = 404, description = "no such id")))]
 pub async fn show(
     _owner: Owner,
     req: HttpRequest,
@@ -138,15 +146,20 @@ pub async fn show(
 
 /// `PATCH` body: absent fields stay as they are; `"note": null`, `"expires": null` and
 /// `"password": null` clear them.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(as = FileEdit)]
 pub struct Edit {
     filename: Option<String>,
     #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<String>)]
     note: Option<Option<String>>,
+    /// An RFC 3339 time, or `null` for never.
     #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<String>, format = DateTime)]
     expires: Option<Option<String>>,
     #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<String>)]
     password: Option<Option<String>>,
 }
 
@@ -178,6 +191,8 @@ impl Edit {
     }
 }
 
+#[utoipa::path(patch, path = "/api/files/{id}", operation_id = "editFile", tag = "files", params(("id" = String, Path)), request_body = Edit,
+    responses((status = 200, description = "the edited file", body = FileJson), (status = 400, description = "a bad body, with a one-line reason"), (status = 401, description = "no or wrong credentials"), (status = 404, description = "no such id")))]
 pub async fn edit(
     req: HttpRequest,
     id: web::Path<FileId>,
@@ -190,6 +205,8 @@ pub async fn edit(
 }
 
 /// Hides the file at once; its chunks are purged in the background right after.
+#[utoipa::path(delete, path = "/api/files/{id}", operation_id = "deleteFile", tag = "files", params(("id" = String, Path)),
+    responses((status = 204, description = "deleted"), (status = 401, description = "no or wrong credentials"), (status = 404, description = "no such id")))]
 pub async fn delete(
     _owner: Owner,
     id: web::Path<FileId>,

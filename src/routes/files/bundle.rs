@@ -26,12 +26,16 @@ use crate::services::bundles::{self, BuildError, ImportError, MAX_BUNDLE_IDS, SQ
 /// Bytes read from the bundle file per piece of the answer.
 const SEND_PIECE: u64 = 256 * 1024;
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct BundleQuery {
+    /// File ids, comma-separated (at most 1000).
     #[serde(default)]
     ids: String,
 }
 
+#[utoipa::path(get, path = "/api/bundle", operation_id = "downloadBundle", tag = "files", params(BundleQuery),
+    responses((status = 200, description = "the files as one SQLite Archive (application/vnd.sqlite3); Range and ETag", content_type = "application/vnd.sqlite3", body = String), (status = 400, description = "no or too many ids"), (status = 401, description = "no or wrong credentials"), (status = 404, description = "no such id")))]
 pub async fn download_bundle(
     _owner: Owner,
     req: HttpRequest,
@@ -112,6 +116,9 @@ fn read_range(
 }
 
 /// `POST /api/bundle`: the body is a bundle; its files are imported all together or not at all.
+#[utoipa::path(post, path = "/api/bundle", operation_id = "importBundle", tag = "files",
+    request_body(content = String, content_type = "application/vnd.sqlite3", description = "a bundle from GET /api/bundle"),
+    responses((status = 201, description = "one download link per line (JSON with `Accept: application/json`)", body = String, content_type = "text/plain"), (status = 400, description = "a bad body, with a one-line reason"), (status = 401, description = "no or wrong credentials"), (status = 413, description = "larger than BLOBDROP_MAX_UPLOAD")))]
 pub async fn upload_bundle(req: HttpRequest, mut body: web::Payload, state: web::Data<AppState>) -> HttpResponse {
     let imported = async {
         authenticate(&req, &state).await?;

@@ -13,8 +13,9 @@ use crate::routes::state::AppState;
 use crate::services::guest_links;
 
 /// One guest link as the API describes it. Times are RFC 3339.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct GuestLinkJson {
+    #[schema(value_type = String)]
     id: GuestLinkId,
     /// Where guests upload: a page in a browser, `curl -T file URL/` from a shell.
     url: String,
@@ -57,7 +58,7 @@ pub fn guest_link_url(req: &HttpRequest, state: &AppState, id: &GuestLinkId) -> 
 }
 
 /// A size as a number of bytes, or as people write it (`"10MiB"`).
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(untagged)]
 pub enum SizeInput {
     Bytes(u64),
@@ -74,7 +75,7 @@ impl SizeInput {
 }
 
 /// `POST` body: only the label is required.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewLink {
     label: String,
@@ -85,18 +86,23 @@ pub struct NewLink {
 }
 
 /// `PATCH` body: absent fields stay as they are; `null` clears a limit.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(as = GuestLinkEdit)]
 pub struct Edit {
     label: Option<String>,
     disabled: Option<bool>,
     #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<String>, format = DateTime)]
     expires: Option<Option<String>>,
     #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<SizeInput>)]
     max_file_size: Option<Option<SizeInput>>,
     #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<i64>)]
     max_uploads: Option<Option<i64>>,
     #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<i64>)]
     file_lifetime_days: Option<Option<i64>>,
 }
 
@@ -117,6 +123,8 @@ fn terms(
     GuestLinkTerms::new(label, expires_at, max_file_size, max_uploads, file_lifetime_days).map_err(AppError::from)
 }
 
+#[utoipa::path(get, path = "/api/guest-links", operation_id = "listGuestLinks", tag = "guest links",
+    responses((status = 200, description = "every guest link, newest first", body = [GuestLinkJson]), (status = 401, description = "no or wrong credentials")))]
 pub async fn list(_owner: Owner, req: HttpRequest, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
     let now = state.ctx.now();
     let links = guest_links::list(&state.ctx).await?;
@@ -124,6 +132,8 @@ pub async fn list(_owner: Owner, req: HttpRequest, state: web::Data<AppState>) -
     Ok(HttpResponse::Ok().json(links))
 }
 
+#[utoipa::path(post, path = "/api/guest-links", operation_id = "createGuestLink", tag = "guest links", request_body = NewLink,
+    responses((status = 201, description = "the new link", body = GuestLinkJson), (status = 400, description = "a bad body, with a one-line reason"), (status = 401, description = "no or wrong credentials")))]
 pub async fn create(
     req: HttpRequest,
     body: OwnerJson<NewLink>,
@@ -139,6 +149,8 @@ pub async fn create(
     Ok(HttpResponse::Created().insert_header(("Location", json.url.clone())).json(json))
 }
 
+#[utoipa::path(get, path = "/api/guest-links/{id}", operation_id = "getGuestLink", tag = "guest links", params(("id" = String, Path)),
+    responses((status = 200, description = "one guest link", body = GuestLinkJson), (status = 401, description = "no or wrong credentials"), (status = 404, description = "no such id")))]
 pub async fn show(
     _owner: Owner,
     req: HttpRequest,
@@ -150,6 +162,8 @@ pub async fn show(
     Ok(HttpResponse::Ok().json(GuestLinkJson::new(&req, &state, &link, now)))
 }
 
+#[utoipa::path(patch, path = "/api/guest-links/{id}", operation_id = "editGuestLink", tag = "guest links", params(("id" = String, Path)), request_body = Edit,
+    responses((status = 200, description = "the edited link", body = GuestLinkJson), (status = 400, description = "a bad body, with a one-line reason"), (status = 401, description = "no or wrong credentials"), (status = 404, description = "no such id")))]
 pub async fn edit(
     req: HttpRequest,
     id: web::Path<GuestLinkId>,
@@ -181,6 +195,8 @@ pub async fn edit(
 }
 
 /// Deletes the link; files uploaded through it stay.
+#[utoipa::path(delete, path = "/api/guest-links/{id}", operation_id = "deleteGuestLink", tag = "guest links", params(("id" = String, Path)),
+    responses((status = 204, description = "deleted; its files stay"), (status = 401, description = "no or wrong credentials"), (status = 404, description = "no such id")))]
 pub async fn delete(
     _owner: Owner,
     id: web::Path<GuestLinkId>,

@@ -1,6 +1,8 @@
 //! The tokens page: create an API token (shown once), see when each was last used, revoke one.
 
-use actix_web::{HttpResponse, web};
+use actix_web::{HttpRequest, HttpResponse, web};
+use base64::Engine;
+use base64::prelude::BASE64_STANDARD;
 use serde::Deserialize;
 
 use crate::domain::TokenLabel;
@@ -11,6 +13,7 @@ use crate::routes::pages::page::{SignedIn, layout, page, see_other};
 use crate::routes::pages::views::{NewTokenView, TokenRow, TokensPage};
 use crate::routes::state::AppState;
 use crate::services::auth::tokens;
+use crate::services::sharex;
 
 pub async fn list(SignedIn(owner): SignedIn, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
     tokens_page(&owner, &state, None).await
@@ -22,10 +25,22 @@ pub struct CreateForm {
 }
 
 /// Answers with the page itself (no redirect), so the new token is on this one page only.
-pub async fn create(form: OwnerForm<CreateForm>, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
+pub async fn create(
+    req: HttpRequest,
+    form: OwnerForm<CreateForm>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
     let label = TokenLabel::parse(&form.fields.label).map_err(AppError::from)?;
     let (record, token) = tokens::create(&state.ctx, &label).await?;
-    let mut response = tokens_page(&form.owner, &state, Some(NewTokenView { label: record.label, token })).await?;
+    let base_url = state.base_url(&req);
+    let uploader = serde_json::to_vec_pretty(&sharex::uploader(&base_url, &token)).map_err(AppError::internal)?;
+    let new_token = NewTokenView {
+        label: record.label,
+        sharex_href: format!("data:application/json;base64,{}", BASE64_STANDARD.encode(uploader)),
+        flameshot: sharex::flameshot_command(&base_url, &token),
+        token,
+    };
+    let mut response = tokens_page(&form.owner, &state, Some(new_token)).await?;
     response
         .headers_mut()
         .insert(actix_web::http::header::CACHE_CONTROL, actix_web::http::header::HeaderValue::from_static("no-store"));

@@ -173,10 +173,13 @@ pub struct TokenRow {
     pub last_used: String,
 }
 
-/// A token just created, shown once.
+/// A token just created, shown once, with what ShareX and Flameshot need to use it.
 pub struct NewTokenView {
     pub label: String,
     pub token: String,
+    /// The `.sxcu` file as a `data:` link: the token is never stored, so no URL could serve it later.
+    pub sharex_href: String,
+    pub flameshot: String,
 }
 
 #[derive(Template)]

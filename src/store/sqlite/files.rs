@@ -1,5 +1,6 @@
 //! File metadata rows: create, finalize, find, list, edit, delete, count downloads.
 
+use super::live_uploads::{LiveUpload, Outcome};
 use super::rows::{FileRow, record, records};
 use super::store::Store;
 use crate::domain::{FileChanges, FileListing, FileRecord, FileSort};
@@ -335,6 +336,57 @@ pub(super) fn browse_sql(sort: FileSort, descending: bool) -> String {
     let select =
         sql!(concat, ["SELECT " FILE_COLUMNS " FROM files WHERE " VISIBLE " AND filename LIKE ?2 ESCAPE '\\'"]);
     format!("{select} ORDER BY {order} {direction}, id {direction} LIMIT ?3 OFFSET ?4")
+}
+
+/// The uploads this process runs (`live_uploads`), for the clean-up.
+impl Store {
+    /// Registers an upload as live. Call it before its row is created, so the clean-up never
+    /// sees the row without the registration.
+    pub fn register_upload(&self, id: &FileId) -> LiveUpload {
+        self.live_uploads.registry().live.insert(id.to_string());
+        LiveUpload { uploads: self.live_uploads.clone(), id: id.to_string(), outcome: Outcome::Unsettled }
+    }
+
+    /// Resolves when an upload has ended without becoming a file: its pages are to be given back,
+    /// and its rows deleted if it could not do that itself.
+    pub async fn upload_abandoned(&self) {
+        self.live_uploads.abandoned.notified().await;
+    }
+
+    /// Marks deleted, for the purge that follows, every upload of this process that ended
+    /// unsettled and every 'uploading' row left from before this process opened the store.
+    /// Returns how many. An id whose update fails stays for the next pass.
+    pub async fn mark_abandoned_uploads_deleted(&self) -> Result<u64, StoreError> {
+        let abandoned: Vec<String> = self.live_uploads.registry().abandoned.iter().cloned().collect();
+        let mut marked = 0;
+        for id in abandoned {
+            marked += self.mark_upload_deleted(&id).await?;
+            self.live_uploads.registry().abandoned.remove(&id);
+        }
+        // Resumable uploads outlive the request and the process: their rows stay.
+        let opened_at = self.live_uploads.opened_at;
+        let left_over = sqlx::query_scalar!(
+            "SELECT id FROM files WHERE state = 'uploading' AND created_at < ? \
+             AND id NOT IN (SELECT file_id FROM resumable_uploads)",
+            opened_at
+        )
+        .fetch_all(&self.reader)
+        .await?;
+        for id in left_over {
+            // A clock set back could date a live upload before the start: the registry decides.
+            if !self.live_uploads.registry().live.contains(&id) {
+                marked += self.mark_upload_deleted(&id).await?;
+            }
+        }
+        Ok(marked)
+    }
+
+    pub(super) async fn mark_upload_deleted(&self, id: &str) -> Result<u64, StoreError> {
+        let result = sqlx::query!("UPDATE files SET state = 'deleted' WHERE id = ? AND state = 'uploading'", id)
+            .execute(&self.writer)
+            .await?;
+        Ok(result.rows_affected())
+    }
 }
 
 #[cfg(test)]

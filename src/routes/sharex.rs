@@ -1,0 +1,44 @@
+//! `POST /api/tokens/sharex`: a new API token, answered as a ShareX custom uploader file.
+
+use actix_web::http::header;
+use actix_web::{HttpRequest, HttpResponse, web};
+use serde::Deserialize;
+
+use crate::domain::TokenLabel;
+use crate::routes::error::AppError;
+use crate::routes::owner::Owner;
+use crate::routes::state::AppState;
+use crate::services::auth::tokens;
+use crate::services::sharex::{self, SharexUploader};
+
+/// The body is optional: a script may send nothing, or `{"label": "..."}`.
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewSharexToken {
+    label: Option<String>,
+}
+
+/// 201 with the `.sxcu` JSON, which holds the token: the only time it is shown.
+#[utoipa::path(post, path = "/api/tokens/sharex", operation_id = "createShareXUploader", tag = "tokens",
+    request_body(content = Option<NewSharexToken>, description = "optional; the label defaults to ShareX"),
+    responses((status = 201, description = "a ShareX custom uploader (.sxcu) holding the new token", body = SharexUploader), (status = 400, description = "a bad body, with a one-line reason"), (status = 401, description = "no or wrong credentials"), (status = 403, description = "an API token cannot manage tokens")))]
+pub async fn create(
+    req: HttpRequest,
+    owner: Owner,
+    body: web::Bytes,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    owner.not_a_token()?;
+    let new: NewSharexToken = if body.trim_ascii().is_empty() {
+        NewSharexToken::default()
+    } else {
+        serde_json::from_slice(&body).map_err(|error| AppError::BadRequest(format!("bad JSON: {error}")))?
+    };
+    let label = TokenLabel::parse(new.label.as_deref().unwrap_or(sharex::DEFAULT_LABEL)).map_err(AppError::from)?;
+    let (_, token) = tokens::create(&state.ctx, &label).await?;
+    let uploader = sharex::uploader(&state.base_url(&req), &token);
+    Ok(HttpResponse::Created()
+        .insert_header((header::CONTENT_DISPOSITION, format!("attachment; filename=\"{}\"", sharex::FILE_NAME)))
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .json(uploader))
+}
