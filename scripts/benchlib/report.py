@@ -261,6 +261,11 @@ def summary(name: str, args, r: dict) -> str:
         return (f"{n} 1 KiB uploads, one per {PURGE_UPLOAD_EVERY * 1000:.0f} ms, while {args.purge_files} x {args.large} MiB "
                 f"were purged and {args.small} MiB kept moved down ({seconds:.1f} s): "
                 f"p50 {p50:.1f} ms, p99 {p99:.1f} ms, max {high:.1f} ms")
+    if name == "tus":
+        plain, resumable, finish = r["tus"]
+        return (f"upload of {args.tus_mib} MiB, medians of {args.runs}: curl -T {plain:.0f} MiB/s, tus in {args.tus_patch} MiB "
+                f"PATCHes {resumable:.0f} MiB/s: {resumable / plain:.2f}x (target >= 0.9x); the last PATCH answered "
+                f"{finish * 1000:.0f} ms after its last byte (target < 1 s)")
     if name == "share_zip":
         one, zipped = r["share_zip"]
         return (f"download of {args.share_mib} MiB, medians of {args.runs}: one file {one:.0f} MiB/s, the zip of a share "

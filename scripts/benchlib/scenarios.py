@@ -384,3 +384,51 @@ def share_zip(b: Bench) -> None:
             zipped.append(zip_bytes / MIB / download(zip_url))
     shutil.rmtree(os.path.join(b.work, "share"))
     b.r["share_zip"] = (med(one), med(zipped))
+
+
+def tus(b: Bench) -> None:
+    """A `--tus-mib` MiB upload through tus in `--tus-patch` MiB PATCHes (each a curl of one slice of
+    the file, as a client behind a proxy that caps bodies sends it) against `curl -T` of the same file,
+    RUNS times each; and how long the last PATCH's answer takes after its last byte (finishing must
+    not read the file back): that PATCH's curl time less the time to send its bytes, measured as the
+    time to first byte after upload (`time_starttransfer` - `time_pretransfer` is the send)."""
+    args = b.args
+    source, digest = b.source("tus", args.tus_mib)
+    patch = args.tus_patch * MIB
+    size = args.tus_mib * MIB
+    plain, resumable, finish = [], [], []
+    with Server(os.path.join(b.work, "tus")) as server:
+        for i in range(args.runs):
+            log(f"tus: run {i + 1} of {args.runs}: curl -T ...")
+            plain.append(args.tus_mib / upload(server, source, f"plain-{i}.bin", False)["seconds"])
+            log(f"tus: run {i + 1} of {args.runs}: {args.tus_mib // args.tus_patch} PATCHes ...")
+            meta = "filename " + __import__("base64").b64encode(f"tus-{i}.bin".encode()).decode()
+            started = time.perf_counter()
+            head = subprocess.run(["curl", "-sS", "--fail", "-D", "-", "-o", "/dev/null", "-u", f":{SECRET}", "-X", "POST",
+                                   "-H", "Tus-Resumable: 1.0.0", "-H", f"Upload-Length: {size}", "-H", f"Upload-Metadata: {meta}",
+                                   f"{server.base}/api/uploads"], check=True, capture_output=True, text=True).stdout
+            location = next(line.split(":", 1)[1].strip() for line in head.splitlines() if line.lower().startswith("location:"))
+            url = location if location.startswith("http") else server.base + location
+            offset, last_wait, file_url = 0, 0.0, ""
+            with open(source, "rb") as f:
+                while offset < size:
+                    piece = f.read(patch)
+                    out = subprocess.run(
+                        ["curl", "-sS", "--fail", "-D", "-", "-o", "/dev/null", "-u", f":{SECRET}", "-X", "PATCH",
+                         "-H", "Tus-Resumable: 1.0.0", "-H", f"Upload-Offset: {offset}",
+                         "-H", "Content-Type: application/offset+octet-stream", "--data-binary", "@-",
+                         "-w", "%{time_pretransfer} %{time_starttransfer}", url],
+                        input=piece, check=True, capture_output=True).stdout.decode()
+                    pre, first = (float(x) for x in out.rsplit("\n", 1)[-1].split()[-2:])
+                    last_wait = first - pre
+                    for line in out.splitlines():
+                        if line.lower().startswith("x-file-url:"):
+                            file_url = line.split(":", 1)[1].strip()
+                    offset += len(piece)
+            resumable.append(args.tus_mib / (time.perf_counter() - started))
+            # The last PATCH's wait includes sending its bytes; subtract that at this run's own rate.
+            finish.append(max(0.0, last_wait - len(piece) / MIB / resumable[-1]))
+            if sha256_of_url(file_url) != digest:
+                raise SystemExit("the tus upload came back with other bytes")
+    shutil.rmtree(os.path.join(b.work, "tus"))
+    b.r["tus"] = (med(plain), med(resumable), med(finish))
