@@ -5,11 +5,13 @@
 
 use crate::domain::{FileId, FileName, GuestLinkId};
 use crate::domain::{FileRecord, GuestLinkRecord};
+use crate::store::ResumableRecord;
 use crate::store::StoreError;
 
-/// `sql!(how, [pieces], args...)`: the SQL of `pieces` (string literals, and `FILE_COLUMNS` or
-/// `GUEST_LINK_COLUMNS` for the columns of `FileRow` or `GuestLinkRow`, `VISIBLE` for "anyone with
-/// its link may download the file", whose `?1` is now in unix seconds) handed to
+/// `sql!(how, [pieces], args...)`: the SQL of `pieces` (string literals, and `FILE_COLUMNS`,
+/// `GUEST_LINK_COLUMNS` or `RESUMABLE_COLUMNS` for the columns of `FileRow`, `GuestLinkRow` or
+/// `ResumableRow`, `VISIBLE` for "anyone with its link may download the file", whose `?1` is now
+/// in unix seconds) handed to
 /// `sqlx::query_as!(Record, ...)` (`how` = `query_as Record`), `sqlx::query!` (`query`),
 /// `sqlx::query_scalar!` (`query_scalar`), or `concat!` (`concat`: the same text as a `&str`, for a
 /// statement built at run time).
@@ -30,6 +32,14 @@ macro_rules! sql {
         sql!(@munch $how [$($sql)*
             "id, label, created_at, expires_at, max_file_size, max_uploads, upload_count, \
              file_lifetime_days, disabled AS \"disabled: bool\""
+        ] $args $($rest)*)
+    };
+    (@munch $how:tt [$($sql:literal)*] $args:tt RESUMABLE_COLUMNS $($rest:tt)*) => {
+        // In the order of `ResumableRow`; `!`: NOT NULL in the table, so the RETURNING reads them so too.
+        sql!(@munch $how [$($sql)*
+            "file_id AS \"file_id!\", upload_offset AS \"upload_offset!\", upload_length, \
+             metadata AS \"metadata!\", file_lifetime_secs, guest_link_id, created_at AS \"created_at!\", \
+             expires_at AS \"expires_at!\""
         ] $args $($rest)*)
     };
     (@munch $how:tt [$($sql:literal)*] $args:tt VISIBLE $($rest:tt)*) => {
@@ -131,6 +141,36 @@ impl TryFrom<GuestLinkRow> for GuestLinkRecord {
             upload_count: row.upload_count,
             file_lifetime_days: row.file_lifetime_days,
             disabled: row.disabled,
+        })
+    }
+}
+
+/// An unfinished resumable upload's row.
+#[derive(Debug)]
+pub(super) struct ResumableRow {
+    pub file_id: String,
+    pub upload_offset: i64,
+    pub upload_length: Option<i64>,
+    pub metadata: String,
+    pub file_lifetime_secs: Option<i64>,
+    pub guest_link_id: Option<String>,
+    pub created_at: i64,
+    pub expires_at: i64,
+}
+
+impl TryFrom<ResumableRow> for ResumableRecord {
+    type Error = StoreError;
+
+    fn try_from(row: ResumableRow) -> Result<Self, StoreError> {
+        Ok(ResumableRecord {
+            file_id: FileId::try_from(row.file_id).map_err(|e| decode_error("file_id", e))?,
+            upload_offset: row.upload_offset,
+            upload_length: row.upload_length,
+            metadata: row.metadata,
+            file_lifetime_secs: row.file_lifetime_secs,
+            guest_link_id: row.guest_link_id,
+            created_at: row.created_at,
+            expires_at: row.expires_at,
         })
     }
 }

@@ -2,7 +2,8 @@
 //! prepares every one of them against the migrated schema instead.
 //!
 //! What stays dynamic, and why: PRAGMAs (sqlx cannot type their answers) and `VACUUM INTO` here;
-//! the multi-row chunk INSERT (`chunks::chunk_insert`: its text depends on how many chunks)
+//! the multi-row chunk INSERT (`chunks::chunk_insert`: its text depends on how many chunks, and
+//! resumable uploads replace a partly filled chunk with it)
 //! and the files page's sorted SELECT (`files::browse_sql`: its ORDER BY is chosen at run time),
 //! both built by sqlx; and the chunk reader's SELECT (`chunk_readers::SELECT_CHUNKS`), run by
 //! rusqlite. The statements of the listing and bundle files (`export`, `import`) run on schemas
@@ -56,7 +57,10 @@ mod tests {
         let id = FileId::random();
         for rows in [1, 32] {
             let chunks = vec![bytes::Bytes::from_static(b"chunk"); rows];
-            statements.push(chunk_insert("INSERT", &id, 0, chunks).sql().to_owned());
+            // "INSERT OR REPLACE": a resumable upload's chunks, the partly filled one replaced.
+            for verb in ["INSERT", "INSERT OR REPLACE"] {
+                statements.push(chunk_insert(verb, &id, 0, chunks.clone()).sql().to_owned());
+            }
         }
         for sort in [FileSort::Name, FileSort::Size, FileSort::Created, FileSort::Expires, FileSort::Downloads] {
             for descending in [false, true] {
