@@ -3,18 +3,15 @@
 //! `query_as!` takes string literals only, so the SQL that queries share (a row's columns, the
 //! visibility rule) is pasted in by `sql!`, never formatted at run time.
 
-use crate::domain::ShareId;
-use crate::domain::{FileId, FileName, GuestLinkId};
+use crate::domain::{FileId, FileName, GuestLinkId, ShareId};
 use crate::domain::{FileRecord, GuestLinkRecord};
-use crate::store::StoreError;
-use crate::store::{ResumableRecord, ShareMember, ShareRecord};
+use crate::store::{ResumableRecord, ShareMember, ShareRecord, StoreError};
 
 /// `sql!(how, [pieces], args...)`: the SQL of `pieces` (string literals, and `FILE_COLUMNS`,
-/// `GUEST_LINK_COLUMNS` or `RESUMABLE_COLUMNS` for the columns of `FileRow`, `GuestLinkRow` or
-/// `ResumableRow`, `SHARE_COLUMNS` for those of `ShareRow`, `VISIBLE` and `SHARE_VISIBLE` for
-/// "anyone with its link may download the file" or "may see the share", whose `?1` is now in unix
-/// seconds) handed to
-/// `sqlx::query_as!(Record, ...)` (`how` = `query_as Record`), `sqlx::query!` (`query`),
+/// `GUEST_LINK_COLUMNS`, `RESUMABLE_COLUMNS` or `SHARE_COLUMNS` for the columns of `FileRow`,
+/// `GuestLinkRow`, `ResumableRow` or `ShareRow`, `VISIBLE` and `SHARE_VISIBLE` for "anyone with its
+/// link may download the file" or "may see the share", whose `?1` is now in unix seconds) handed
+/// to `sqlx::query_as!(Record, ...)` (`how` = `query_as Record`), `sqlx::query!` (`query`),
 /// `sqlx::query_scalar!` (`query_scalar`), or `concat!` (`concat`: the same text as a `&str`, for a
 /// statement built at run time).
 macro_rules! sql {

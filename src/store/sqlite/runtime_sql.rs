@@ -2,10 +2,9 @@
 //! prepares every one of them against the migrated schema instead.
 //!
 //! What stays dynamic, and why: PRAGMAs (sqlx cannot type their answers) and `VACUUM INTO` here;
-//! the multi-row chunk INSERT (`chunks::chunk_insert`: its text depends on how many chunks, and
-//! resumable uploads replace a partly filled chunk with it)
-//! and the files page's sorted SELECT (`files::browse_sql`: its ORDER BY is chosen at run time),
-//! both built by sqlx; and the chunk reader's SELECT (`chunk_readers::SELECT_CHUNKS`), run by
+//! the multi-row chunk INSERT (`chunks::chunk_insert`: its text depends on how many chunks; as
+//! INSERT OR REPLACE for resumable uploads) and the files page's sorted SELECT (`files::browse_sql`:
+//! its ORDER BY is chosen at run time), both built by sqlx; and the chunk reader's SELECT (`chunk_readers::SELECT_CHUNKS`), run by
 //! rusqlite. The statements of the listing and bundle files (`export`, `import`) run on schemas
 //! those files create themselves and are covered by their own tests.
 
