@@ -168,15 +168,16 @@ pub(super) async fn claim_guest_upload(
     file_size: i64,
     now: i64,
 ) -> Result<bool, StoreError> {
-    let claimed: Option<String> = sqlx::query_scalar(
+    let link = link.as_str();
+    let claimed = sqlx::query_scalar!(
         "UPDATE guest_links SET upload_count = upload_count + 1 \
          WHERE id = ?1 AND disabled = 0 AND (expires_at IS NULL OR expires_at > ?2) \
          AND (max_uploads IS NULL OR upload_count < max_uploads) \
          AND (max_file_size IS NULL OR max_file_size >= ?3) RETURNING id",
+        link,
+        now,
+        file_size
     )
-    .bind(link.as_str())
-    .bind(now)
-    .bind(file_size)
     .fetch_optional(executor)
     .await?;
     Ok(claimed.is_some())

@@ -1,22 +1,18 @@
 //! Resumable (tus) upload rows: create, find, move the committed offset with the chunks, finish, expire.
 
 use bytes::Bytes;
-use sqlx::FromRow;
 
 use super::chunks::chunk_insert;
 use super::files::{NewFile, make_visible};
 use super::guest_links::claim_guest_upload;
+use super::rows::{ResumableRow, record};
 use super::store::Store;
 use crate::domain::{FileId, FileRecord, GuestLinkId};
 use crate::store::StoreError;
 
-const COLUMNS: &str = "file_id, upload_offset, upload_length, metadata, file_lifetime_secs, guest_link_id, \
-                       created_at, expires_at";
-
 /// An unfinished resumable upload as stored. Times are unix seconds.
-#[derive(Debug, Clone, FromRow, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ResumableRecord {
-    #[sqlx(try_from = "String")]
     pub file_id: FileId,
     pub upload_offset: i64,
     /// `None` until the client says it (Upload-Defer-Length).
@@ -66,45 +62,50 @@ impl Store {
     pub async fn create_resumable_upload(&self, upload: &NewResumable<'_>) -> Result<ResumableRecord, StoreError> {
         let mut transaction = self.writer.begin().await?;
         super::files::insert_upload_row(&mut transaction, &upload.file).await?;
-        sqlx::query("UPDATE files SET note = ? WHERE id = ?")
-            .bind(upload.note)
-            .bind(upload.file.id.as_str())
-            .execute(&mut *transaction)
-            .await?;
-        let sql = format!(
-            "INSERT INTO resumable_uploads (file_id, upload_length, metadata, file_lifetime_secs, guest_link_id, \
-             created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING {COLUMNS}"
-        );
-        let record = sqlx::query_as(&sql)
-            .bind(upload.file.id.as_str())
-            .bind(upload.upload_length)
-            .bind(upload.metadata)
-            .bind(upload.file_lifetime_secs)
-            .bind(upload.guest_link.map(GuestLinkId::as_str))
-            .bind(upload.file.created_at)
-            .bind(upload.expires_at)
-            .fetch_one(&mut *transaction)
-            .await?;
+        let (id, guest_link) = (upload.file.id.as_str(), upload.guest_link.map(GuestLinkId::as_str));
+        sqlx::query!("UPDATE files SET note = ? WHERE id = ?", upload.note, id).execute(&mut *transaction).await?;
+        let row = sql!(
+            query_as ResumableRow,
+            [
+                "INSERT INTO resumable_uploads (file_id, upload_length, metadata, file_lifetime_secs, guest_link_id, \
+                 created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING " RESUMABLE_COLUMNS
+            ],
+            id,
+            upload.upload_length,
+            upload.metadata,
+            upload.file_lifetime_secs,
+            guest_link,
+            upload.file.created_at,
+            upload.expires_at,
+        )
+        .fetch_one(&mut *transaction)
+        .await?;
         transaction.commit().await?;
-        Ok(record)
+        row.try_into()
     }
 
     /// The unfinished upload `id`, expired or not (the caller tells 410 from 404).
     #[tracing::instrument(skip(self))]
     pub async fn find_resumable_upload(&self, id: &FileId) -> Result<Option<ResumableRecord>, StoreError> {
-        let sql = format!(
-            "SELECT {COLUMNS} FROM resumable_uploads WHERE file_id = ?1 \
-             AND EXISTS (SELECT 1 FROM files WHERE files.id = ?1 AND files.state = 'uploading')"
-        );
-        Ok(sqlx::query_as(&sql).bind(id.as_str()).fetch_optional(&self.reader).await?)
+        let id = id.as_str();
+        let row = sql!(
+            query_as ResumableRow,
+            [
+                "SELECT " RESUMABLE_COLUMNS " FROM resumable_uploads WHERE file_id = ?1 \
+                 AND EXISTS (SELECT 1 FROM files WHERE files.id = ?1 AND files.state = 'uploading')"
+            ],
+            id
+        )
+        .fetch_optional(&self.reader)
+        .await?;
+        record(row)
     }
 
     /// Moves the upload's expiry (each request gives it the full time again); false when it is gone.
     #[tracing::instrument(skip(self))]
     pub async fn extend_resumable_upload(&self, id: &FileId, expires_at: i64) -> Result<bool, StoreError> {
-        let result = sqlx::query("UPDATE resumable_uploads SET expires_at = ? WHERE file_id = ?")
-            .bind(expires_at)
-            .bind(id.as_str())
+        let id = id.as_str();
+        let result = sqlx::query!("UPDATE resumable_uploads SET expires_at = ? WHERE file_id = ?", expires_at, id)
             .execute(&self.writer)
             .await?;
         Ok(result.rows_affected() == 1)
@@ -113,12 +114,13 @@ impl Store {
     /// Sets the length of an upload created without one; false if it had one already.
     #[tracing::instrument(skip(self))]
     pub async fn declare_resumable_length(&self, id: &FileId, length: i64) -> Result<bool, StoreError> {
-        let result = sqlx::query(
+        let id = id.as_str();
+        let result = sqlx::query!(
             "UPDATE resumable_uploads SET upload_length = ?1 WHERE file_id = ?2 AND upload_length IS NULL \
              AND upload_offset <= ?1",
+            length,
+            id
         )
-        .bind(length)
-        .bind(id.as_str())
         .execute(&self.writer)
         .await?;
         Ok(result.rows_affected() == 1)
@@ -174,9 +176,8 @@ impl Store {
         partial: Bytes,
     ) -> Result<(), StoreError> {
         let mut transaction = self.writer.begin().await?;
-        sqlx::query("DELETE FROM file_chunks WHERE file_id = ? AND idx >= ?")
-            .bind(file_id.as_str())
-            .bind(idx)
+        let id = file_id.as_str();
+        sqlx::query!("DELETE FROM file_chunks WHERE file_id = ? AND idx >= ?", id, idx)
             .execute(&mut *transaction)
             .await?;
         if !partial.is_empty() {
@@ -219,29 +220,27 @@ impl Store {
         // Chunks past the end were left by a request whose bytes were refused mid-way (a crash
         // before the truncate): none may belong to a visible file.
         let chunks = (finished.file_size.max(0) as u64).div_ceil(crate::domain::CHUNK_SIZE as u64) as i64;
-        sqlx::query("DELETE FROM file_chunks WHERE file_id = ? AND idx >= ?")
-            .bind(id.as_str())
-            .bind(chunks)
+        let file_id = id.as_str();
+        sqlx::query!("DELETE FROM file_chunks WHERE file_id = ? AND idx >= ?", file_id, chunks)
             .execute(&mut *transaction)
             .await?;
         // The earlier of an exact time asked for at creation (already stored) and this one.
-        sqlx::query(
+        sqlx::query!(
             "UPDATE files SET expires_at = CASE WHEN ?1 IS NULL THEN expires_at \
              WHEN expires_at IS NULL THEN ?1 ELSE MIN(expires_at, ?1) END WHERE id = ?2",
+            finished.expires_at,
+            file_id
         )
-        .bind(finished.expires_at)
-        .bind(id.as_str())
         .execute(&mut *transaction)
         .await?;
-        sqlx::query("UPDATE deletion_tokens SET token_sha256 = ? WHERE file_id = ?")
-            .bind(finished.deletion_token_sha256)
-            .bind(id.as_str())
-            .execute(&mut *transaction)
-            .await?;
-        sqlx::query("DELETE FROM resumable_uploads WHERE file_id = ?")
-            .bind(id.as_str())
-            .execute(&mut *transaction)
-            .await?;
+        sqlx::query!(
+            "UPDATE deletion_tokens SET token_sha256 = ? WHERE file_id = ?",
+            finished.deletion_token_sha256,
+            file_id
+        )
+        .execute(&mut *transaction)
+        .await?;
+        sqlx::query!("DELETE FROM resumable_uploads WHERE file_id = ?", file_id).execute(&mut *transaction).await?;
         let file =
             make_visible(&mut *transaction, id, finished.file_size, finished.sha256, finished.crc32, link).await?;
         transaction.commit().await?;
@@ -250,11 +249,11 @@ impl Store {
 
     /// Marks deleted every unfinished upload whose expiry has passed; the purge removes its chunks.
     pub async fn mark_expired_resumable_uploads_deleted(&self, now: i64) -> Result<u64, StoreError> {
-        let result = sqlx::query(
+        let result = sqlx::query!(
             "UPDATE files SET state = 'deleted' WHERE state = 'uploading' \
              AND id IN (SELECT file_id FROM resumable_uploads WHERE expires_at <= ?)",
+            now
         )
-        .bind(now)
         .execute(&self.writer)
         .await?;
         Ok(result.rows_affected())
@@ -262,20 +261,19 @@ impl Store {
 
     /// Unfinished uploads and their committed bytes, from their rows (never the chunks).
     pub async fn resumable_usage(&self) -> Result<ResumableUsage, StoreError> {
-        let (uploads, bytes) = sqlx::query_as(
-            "SELECT COUNT(*), COALESCE(SUM(upload_offset), 0) FROM resumable_uploads \
-             JOIN files ON files.id = file_id WHERE files.state = 'uploading'",
+        let usage = sqlx::query!(
+            "SELECT COUNT(*) AS \"uploads!: i64\", COALESCE(SUM(upload_offset), 0) AS \"bytes!: i64\" \
+             FROM resumable_uploads JOIN files ON files.id = file_id WHERE files.state = 'uploading'",
         )
         .fetch_one(&self.reader)
         .await?;
-        Ok(ResumableUsage { uploads, bytes })
+        Ok(ResumableUsage { uploads: usage.uploads, bytes: usage.bytes })
     }
 }
 
 async fn set_offset(executor: impl sqlx::SqliteExecutor<'_>, file_id: &FileId, offset: i64) -> Result<(), StoreError> {
-    sqlx::query("UPDATE resumable_uploads SET upload_offset = ? WHERE file_id = ?")
-        .bind(offset)
-        .bind(file_id.as_str())
+    let id = file_id.as_str();
+    sqlx::query!("UPDATE resumable_uploads SET upload_offset = ? WHERE file_id = ?", offset, id)
         .execute(executor)
         .await?;
     Ok(())

@@ -3,14 +3,15 @@
 //! `query_as!` takes string literals only, so the SQL that queries share (a row's columns, the
 //! visibility rule) is pasted in by `sql!`, never formatted at run time.
 
-use crate::domain::{FileId, FileName, GuestLinkId};
+use crate::domain::{FileId, FileName, GuestLinkId, ShareId};
 use crate::domain::{FileRecord, GuestLinkRecord};
-use crate::store::StoreError;
+use crate::store::{ResumableRecord, ShareMember, ShareRecord, StoreError};
 
-/// `sql!(how, [pieces], args...)`: the SQL of `pieces` (string literals, and `FILE_COLUMNS` or
-/// `GUEST_LINK_COLUMNS` for the columns of `FileRow` or `GuestLinkRow`, `VISIBLE` for "anyone with
-/// its link may download the file", whose `?1` is now in unix seconds) handed to
-/// `sqlx::query_as!(Record, ...)` (`how` = `query_as Record`), `sqlx::query!` (`query`),
+/// `sql!(how, [pieces], args...)`: the SQL of `pieces` (string literals, and `FILE_COLUMNS`,
+/// `GUEST_LINK_COLUMNS`, `RESUMABLE_COLUMNS` or `SHARE_COLUMNS` for the columns of `FileRow`,
+/// `GuestLinkRow`, `ResumableRow` or `ShareRow`, `VISIBLE` and `SHARE_VISIBLE` for "anyone with its
+/// link may download the file" or "may see the share", whose `?1` is now in unix seconds) handed
+/// to `sqlx::query_as!(Record, ...)` (`how` = `query_as Record`), `sqlx::query!` (`query`),
 /// `sqlx::query_scalar!` (`query_scalar`), or `concat!` (`concat`: the same text as a `&str`, for a
 /// statement built at run time).
 macro_rules! sql {
@@ -30,6 +31,41 @@ macro_rules! sql {
         sql!(@munch $how [$($sql)*
             "id, label, created_at, expires_at, max_file_size, max_uploads, upload_count, \
              file_lifetime_days, disabled AS \"disabled: bool\""
+        ] $args $($rest)*)
+    };
+    (@munch $how:tt [$($sql:literal)*] $args:tt RESUMABLE_COLUMNS $($rest:tt)*) => {
+        // In the order of `ResumableRow`; `!`: NOT NULL in the table, so the RETURNING reads them so too.
+        sql!(@munch $how [$($sql)*
+            "file_id AS \"file_id!\", upload_offset AS \"upload_offset!\", upload_length, \
+             metadata AS \"metadata!\", file_lifetime_secs, guest_link_id, created_at AS \"created_at!\", \
+             expires_at AS \"expires_at!\""
+        ] $args $($rest)*)
+    };
+    (@munch $how:tt [$($sql:literal)*] $args:tt SHARE_COLUMNS $($rest:tt)*) => {
+        // In the order of `ShareRow`; the counts and sizes of its visible files, from their rows.
+        sql!(@munch $how [$($sql)*] $args
+            "shares.id, shares.name, shares.note, shares.created_at, shares.updated_at, shares.expires_at, \
+             shares.max_downloads, shares.download_count, shares.last_download_at, \
+             shares.password_hash IS NOT NULL AS \"password_protected!: bool\", \
+             (SELECT COUNT(*) " SHARE_MEMBERS ") AS \"file_count!: i64\", \
+             (SELECT COALESCE(SUM(files.file_size), 0) " SHARE_MEMBERS ") AS \"total_size!: i64\", \
+             (SELECT COALESCE(MAX(files.created_at), 0) " SHARE_MEMBERS ") AS \"newest_file_at!: i64\""
+            $($rest)*)
+    };
+    (@munch $how:tt [$($sql:literal)*] $args:tt SHARE_MEMBERS $($rest:tt)*) => {
+        // The member files of the share in the outer query that anyone may download now.
+        sql!(@munch $how [$($sql)*
+            "FROM share_files JOIN files ON files.id = share_files.file_id \
+             WHERE share_files.share_id = shares.id AND files.state = 'ready' \
+             AND (files.expires_at IS NULL OR files.expires_at > ?1) \
+             AND (files.max_downloads IS NULL OR files.download_count < files.max_downloads)"
+        ] $args $($rest)*)
+    };
+    (@munch $how:tt [$($sql:literal)*] $args:tt SHARE_VISIBLE $($rest:tt)*) => {
+        // A share anyone with its link may see: not expired, downloads left.
+        sql!(@munch $how [$($sql)*
+            "(shares.expires_at IS NULL OR shares.expires_at > ?1) \
+             AND (shares.max_downloads IS NULL OR shares.download_count < shares.max_downloads)"
         ] $args $($rest)*)
     };
     (@munch $how:tt [$($sql:literal)*] $args:tt VISIBLE $($rest:tt)*) => {
@@ -132,6 +168,123 @@ impl TryFrom<GuestLinkRow> for GuestLinkRecord {
             file_lifetime_days: row.file_lifetime_days,
             disabled: row.disabled,
         })
+    }
+}
+
+/// An unfinished resumable upload's row.
+#[derive(Debug)]
+pub(super) struct ResumableRow {
+    pub file_id: String,
+    pub upload_offset: i64,
+    pub upload_length: Option<i64>,
+    pub metadata: String,
+    pub file_lifetime_secs: Option<i64>,
+    pub guest_link_id: Option<String>,
+    pub created_at: i64,
+    pub expires_at: i64,
+}
+
+impl TryFrom<ResumableRow> for ResumableRecord {
+    type Error = StoreError;
+
+    fn try_from(row: ResumableRow) -> Result<Self, StoreError> {
+        Ok(ResumableRecord {
+            file_id: FileId::try_from(row.file_id).map_err(|e| decode_error("file_id", e))?,
+            upload_offset: row.upload_offset,
+            upload_length: row.upload_length,
+            metadata: row.metadata,
+            file_lifetime_secs: row.file_lifetime_secs,
+            guest_link_id: row.guest_link_id,
+            created_at: row.created_at,
+            expires_at: row.expires_at,
+        })
+    }
+}
+
+/// A share's row with its visible files' count, total size and newest upload.
+#[derive(Debug)]
+pub(super) struct ShareRow {
+    pub id: String,
+    pub name: String,
+    pub note: Option<String>,
+    pub created_at: i64,
+    pub updated_at: i64,
+    pub expires_at: Option<i64>,
+    pub max_downloads: Option<i64>,
+    pub download_count: i64,
+    pub last_download_at: Option<i64>,
+    pub password_protected: bool,
+    pub file_count: i64,
+    pub total_size: i64,
+    pub newest_file_at: i64,
+}
+
+impl TryFrom<ShareRow> for ShareRecord {
+    type Error = StoreError;
+
+    fn try_from(row: ShareRow) -> Result<Self, StoreError> {
+        Ok(ShareRecord {
+            id: ShareId::try_from(row.id).map_err(|e| decode_error("id", e))?,
+            name: FileName::try_from(row.name).map_err(|e| decode_error("name", e))?,
+            note: row.note,
+            created_at: row.created_at,
+            updated_at: row.updated_at,
+            expires_at: row.expires_at,
+            max_downloads: row.max_downloads,
+            download_count: row.download_count,
+            last_download_at: row.last_download_at,
+            password_protected: row.password_protected,
+            file_count: row.file_count,
+            total_size: row.total_size,
+            newest_file_at: row.newest_file_at,
+        })
+    }
+}
+
+/// A share's member: a `FileRow`'s columns (`query_as!` nests no struct), its CRC-32 and folder.
+#[derive(Debug)]
+pub(super) struct ShareMemberRow {
+    pub id: String,
+    pub filename: String,
+    pub content_type: String,
+    pub file_size: i64,
+    pub chunk_size: i64,
+    pub sha256: String,
+    pub note: Option<String>,
+    pub created_at: i64,
+    pub expires_at: Option<i64>,
+    pub max_downloads: Option<i64>,
+    pub download_count: i64,
+    pub last_download_at: Option<i64>,
+    pub guest_link_id: Option<String>,
+    pub guest_link_label: Option<String>,
+    pub password_protected: bool,
+    pub crc32: Option<i64>,
+    pub folder: String,
+}
+
+impl TryFrom<ShareMemberRow> for ShareMember {
+    type Error = StoreError;
+
+    fn try_from(row: ShareMemberRow) -> Result<Self, StoreError> {
+        let file = FileRow {
+            id: row.id,
+            filename: row.filename,
+            content_type: row.content_type,
+            file_size: row.file_size,
+            chunk_size: row.chunk_size,
+            sha256: row.sha256,
+            note: row.note,
+            created_at: row.created_at,
+            expires_at: row.expires_at,
+            max_downloads: row.max_downloads,
+            download_count: row.download_count,
+            last_download_at: row.last_download_at,
+            guest_link_id: row.guest_link_id,
+            guest_link_label: row.guest_link_label,
+            password_protected: row.password_protected,
+        };
+        Ok(ShareMember { file: file.try_into()?, crc32: row.crc32, folder: row.folder })
     }
 }
 

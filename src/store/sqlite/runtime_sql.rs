@@ -2,9 +2,9 @@
 //! prepares every one of them against the migrated schema instead.
 //!
 //! What stays dynamic, and why: PRAGMAs (sqlx cannot type their answers) and `VACUUM INTO` here;
-//! the multi-row chunk INSERT (`chunks::chunk_insert`: its text depends on how many chunks)
-//! and the files page's sorted SELECT (`files::browse_sql`: its ORDER BY is chosen at run time),
-//! both built by sqlx; and the chunk reader's SELECT (`chunk_readers::SELECT_CHUNKS`), run by
+//! the multi-row chunk INSERT (`chunks::chunk_insert`: its text depends on how many chunks; as
+//! INSERT OR REPLACE for resumable uploads) and the files page's sorted SELECT (`files::browse_sql`:
+//! its ORDER BY is chosen at run time), both built by sqlx; and the chunk reader's SELECT (`chunk_readers::SELECT_CHUNKS`), run by
 //! rusqlite. The statements of the listing and bundle files (`export`, `import`) run on schemas
 //! those files create themselves and are covered by their own tests.
 
@@ -56,7 +56,10 @@ mod tests {
         let id = FileId::random();
         for rows in [1, 32] {
             let chunks = vec![bytes::Bytes::from_static(b"chunk"); rows];
-            statements.push(chunk_insert("INSERT", &id, 0, chunks).sql().to_owned());
+            // "INSERT OR REPLACE": a resumable upload's chunks, the partly filled one replaced.
+            for verb in ["INSERT", "INSERT OR REPLACE"] {
+                statements.push(chunk_insert(verb, &id, 0, chunks.clone()).sql().to_owned());
+            }
         }
         for sort in [FileSort::Name, FileSort::Size, FileSort::Created, FileSort::Expires, FileSort::Downloads] {
             for descending in [false, true] {
