@@ -2,6 +2,7 @@
 
 use super::file_id::random_id;
 use super::file_name::FileName;
+use super::{FileId, FileRecord};
 
 random_id!(
     /// The id of a share in its link `/s/{id}`.
@@ -94,4 +95,62 @@ mod tests {
         assert_eq!((folder.as_str(), name.as_str()), ("", "a.jpg"));
         assert!(FolderPath::split_upload_path("photos/").is_none());
     }
+}
+
+/// A share as stored, with its visible files' count and total size. Times are unix seconds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShareRecord {
+    pub id: ShareId,
+    pub name: FileName,
+    pub note: Option<String>,
+    pub created_at: i64,
+    pub updated_at: i64,
+    pub expires_at: Option<i64>,
+    pub max_downloads: Option<i64>,
+    pub download_count: i64,
+    pub last_download_at: Option<i64>,
+    pub password_protected: bool,
+    pub file_count: i64,
+    pub total_size: i64,
+    /// When the newest of its files was uploaded (0 without files).
+    pub newest_file_at: i64,
+}
+
+impl ShareRecord {
+    /// When the share's set of files last changed: its zip's Last-Modified.
+    pub fn modified_at(&self) -> i64 {
+        self.updated_at.max(self.newest_file_at)
+    }
+}
+
+/// One visible file of a share, in the share's order, with what its zip entry needs.
+#[derive(Debug, Clone)]
+pub struct ShareMember {
+    pub file: FileRecord,
+    /// `None` for a file uploaded before CRC-32s were stored (see `set_crc32`).
+    pub crc32: Option<i64>,
+    pub folder: String,
+}
+
+/// An owner's edit of a share; `None` leaves a field as it is, `Some(None)` clears it.
+#[derive(Debug, Clone, Default)]
+pub struct ShareChanges {
+    pub name: Option<FileName>,
+    pub note: Option<Option<String>>,
+    pub expires_at: Option<Option<i64>>,
+    pub max_downloads: Option<Option<i64>>,
+    pub password_hash: Option<Option<String>>,
+    /// Files to add at the end (or to move to another folder, if already in).
+    pub add: Vec<(FileId, FolderPath)>,
+    pub remove: Vec<FileId>,
+}
+
+/// Why a share could not take its files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ShareWrite {
+    Done(ShareRecord),
+    /// No such share (or it expired, or is used up).
+    NoShare,
+    /// A file to add is not visible; nothing was changed.
+    NoFile(FileId),
 }

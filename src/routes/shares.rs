@@ -17,6 +17,7 @@ use time::OffsetDateTime;
 use crate::domain::{
     FileId, FileName, FilePassword, FolderPath, MAX_NOTE_LEN, ShareId, human_size, parse_time, relative_time, unix_time,
 };
+use crate::domain::{ShareChanges, ShareMember, ShareRecord, ShareWrite};
 use crate::routes::error::AppError;
 use crate::routes::files::api::{FileJson, present};
 use crate::routes::files::download::{Conditional, Version};
@@ -26,9 +27,7 @@ use crate::routes::pages::page::{page, see_other};
 use crate::routes::pages::views::{Layout, ShareListRow};
 use crate::routes::state::AppState;
 use crate::services::auth::passwords::GRANT_LIFETIME_SECS;
-use crate::services::shares::{
-    self, NewShareOptions, ShareChanges, ShareError, ShareMember, ShareRecord, ShareWrite, ShareZip, stream_zip,
-};
+use crate::services::shares::{self, NewShareOptions, ShareError, ShareZip, stream_zip};
 
 /// The grant cookie's name; its path (`/s/{id}`) scopes it to one share, page and zip.
 const GRANT_COOKIE: &str = "blobdrop_share";

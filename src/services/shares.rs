@@ -8,16 +8,15 @@ use futures_util::{Stream, StreamExt};
 use sha2::{Digest, Sha256};
 use tokio::sync::mpsc;
 
-use crate::domain::FileRecord;
 use crate::domain::{
     ByteRange, FileId, FileName, FilePassword, FolderPath, Piece, ShareId, Zip64Limits, ZipLayout, ZipMember,
     unique_paths,
 };
+use crate::domain::{FileRecord, ShareChanges, ShareMember, ShareRecord, ShareWrite};
 use crate::services::Context;
 use crate::services::auth::passwords::{self, PasswordError};
 use crate::services::downloads::{READ_BATCH_CHUNKS, stream_range};
 use crate::store::{NewShare, StoreError};
-pub use crate::store::{ShareChanges, ShareMember, ShareRecord, ShareWrite};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ShareError {

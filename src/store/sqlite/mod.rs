@@ -34,6 +34,6 @@ pub use live_uploads::LiveUpload;
 pub use reserve::free_bytes;
 pub use resumable_uploads::{FinishedResumable, NewResumable, ResumableRecord, ResumableUsage};
 pub use sessions::SessionRecord;
-pub use shares::{NewShare, ShareChanges, ShareMember, ShareRecord, ShareWrite};
+pub use shares::NewShare;
 pub use space::Vacuumed;
 pub use store::{Store, copy_database};

@@ -5,7 +5,8 @@
 
 use crate::domain::{FileId, FileName, GuestLinkId, ShareId};
 use crate::domain::{FileRecord, GuestLinkRecord};
-use crate::store::{ResumableRecord, ShareMember, ShareRecord, StoreError};
+use crate::domain::{ShareMember, ShareRecord};
+use crate::store::{ResumableRecord, StoreError};
 
 /// `sql!(how, [pieces], args...)`: the SQL of `pieces` (string literals, and `FILE_COLUMNS`,
 /// `GUEST_LINK_COLUMNS`, `RESUMABLE_COLUMNS` or `SHARE_COLUMNS` for the columns of `FileRow`,
