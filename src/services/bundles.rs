@@ -111,24 +111,33 @@ fn write_bundle(
     Ok(bundle.finish()?)
 }
 
-/// The visible files `ids` names, each once, in the order named; `None` if one of them is not
-/// there. At most `MAX_BUNDLE_IDS`.
-pub async fn find_files(ctx: &Context, ids: &[FileId]) -> Result<Option<Vec<FileRecord>>, StoreError> {
-    let mut unique: Vec<&FileId> = Vec::with_capacity(ids.len());
-    for id in ids {
-        if !unique.contains(&id) {
-            unique.push(id);
-        }
+/// What a bundle request names.
+#[derive(Debug)]
+pub enum Requested {
+    /// The visible files, each once, in the order first named.
+    Files(Vec<FileRecord>),
+    /// More than `MAX_BUNDLE_IDS` distinct files.
+    TooMany,
+    /// One of them is not a visible file.
+    Missing,
+}
+
+/// The files a bundle request names: duplicates dropped, at most `MAX_BUNDLE_IDS`, all visible.
+pub async fn find_files(ctx: &Context, ids: &[FileId]) -> Result<Requested, StoreError> {
+    let mut seen = std::collections::HashSet::new();
+    let unique: Vec<&FileId> = ids.iter().filter(|id| seen.insert(id.as_str())).collect();
+    if unique.len() > MAX_BUNDLE_IDS {
+        return Ok(Requested::TooMany);
     }
     let now = ctx.now();
     let mut files = Vec::with_capacity(unique.len());
     for id in unique {
         match ctx.store.find_file(id, now).await? {
             Some(file) => files.push(file),
-            None => return Ok(None),
+            None => return Ok(Requested::Missing),
         }
     }
-    Ok(Some(files))
+    Ok(Requested::Files(files))
 }
 
 /// Names a bundle's exact bytes (hex): the same files with the same metadata always build the

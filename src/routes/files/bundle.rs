@@ -21,7 +21,7 @@ use crate::routes::files::listing_format::SQLITE_TYPE;
 use crate::routes::files::upload::{StoredFile, declared_length, interrupted, uploaded};
 use crate::routes::owner::{Owner, authenticate};
 use crate::routes::state::AppState;
-use crate::services::bundles::{self, BuildError, ImportError, MAX_BUNDLE_IDS, SQLAR_MAX_FILE};
+use crate::services::bundles::{self, BuildError, ImportError, MAX_BUNDLE_IDS, Requested, SQLAR_MAX_FILE};
 
 /// Bytes read from the bundle file per piece of the answer.
 const SEND_PIECE: u64 = 256 * 1024;
@@ -84,13 +84,11 @@ async fn requested_files(state: &AppState, ids: &str) -> Result<Vec<FileRecord>,
         return Err(AppError::BadRequest("name the files: /api/bundle?ids=ID1,ID2".into()));
     }
     let ids = names.iter().map(|name| FileId::parse(name).ok_or(AppError::NotFound)).collect::<Result<Vec<_>, _>>()?;
-    let mut distinct = ids.clone();
-    distinct.sort_by(|a, b| a.as_str().cmp(b.as_str()));
-    distinct.dedup();
-    if distinct.len() > MAX_BUNDLE_IDS {
-        return Err(AppError::BadRequest(format!("a bundle holds at most {MAX_BUNDLE_IDS} files")));
+    match bundles::find_files(&state.ctx, &ids).await? {
+        Requested::Files(files) => Ok(files),
+        Requested::TooMany => Err(AppError::BadRequest(format!("a bundle holds at most {MAX_BUNDLE_IDS} files"))),
+        Requested::Missing => Err(AppError::NotFound),
     }
-    bundles::find_files(&state.ctx, &ids).await?.ok_or(AppError::NotFound)
 }
 
 /// `range` of the bundle file, a piece at a time off the async threads.
