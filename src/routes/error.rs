@@ -170,7 +170,7 @@ impl From<guest_links::Refusal> for AppError {
             Refusal::Disabled(reason) => AppError::Forbidden(reason),
             Refusal::Closed(reason) => AppError::Gone(reason),
             Refusal::TooLarge(limit) => AppError::TooLarge(limit),
-            Refusal::Changed => AppError::Gone("this guest link changed during the upload; try again"),
+            Refusal::Changed => AppError::Gone(guest_links::CHANGED),
             Refusal::Store(error) => error.into(),
         }
     }

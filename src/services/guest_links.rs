@@ -8,6 +8,9 @@ use crate::domain::{ByteSize, GuestLinkId, GuestLinkStatus, GuestLinkTerms, Uplo
 use crate::services::Context;
 use crate::store::StoreError;
 
+/// The reason given for `Refusal::Changed`.
+pub const CHANGED: &str = "this guest link changed during the upload; try again";
+
 /// Why a guest link takes no upload now.
 #[derive(Debug, thiserror::Error)]
 pub enum Refusal {
@@ -21,7 +24,7 @@ pub enum Refusal {
     #[error("the upload is larger than the limit of {0}")]
     TooLarge(ByteSize),
     /// Closed at the finish and open again just after (the owner re-enabled it).
-    #[error("this guest link changed during the upload; try again")]
+    #[error("{}", CHANGED)]
     Changed,
     #[error(transparent)]
     Store(#[from] StoreError),
