@@ -43,8 +43,11 @@ pub enum AppError {
     /// A guest link that took uploads once and takes none any more (expired, used up).
     #[error("{0}")]
     Gone(&'static str),
-    /// Anything but DELETE sent to a deletion link (a GET must never delete: link previews fetch).
-    #[error("this is a deletion link: delete the file with curl -X DELETE followed by this URL")]
+    /// A deletion link fetched by a script or sent a method it does not take (a GET must never
+    /// delete: link previews fetch).
+    #[error(
+        "this is a deletion link: delete the file with curl -X DELETE followed by this URL, or open it in a browser"
+    )]
     DeleteOnly,
     #[error("the upload stalled for longer than the idle timeout")]
     Timeout,
@@ -234,7 +237,7 @@ impl ResponseError for AppError {
                 response.insert_header((header::LOCATION, HeaderValue::from_static("/login")));
             }
             AppError::DeleteOnly => {
-                response.insert_header((header::ALLOW, HeaderValue::from_static("DELETE")));
+                response.insert_header((header::ALLOW, HeaderValue::from_static("GET, POST, DELETE")));
             }
             AppError::RangeNotSatisfiable { file_size } => {
                 response.insert_header((header::CONTENT_RANGE, format!("bytes */{file_size}")));

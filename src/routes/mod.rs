@@ -86,6 +86,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(
             web::resource("/f/{id}/delete/{token}")
                 .route(web::delete().to(delete_link::delete))
+                .route(web::get().to(delete_link::confirm))
+                .route(web::post().to(delete_link::delete_from_form))
                 .default_service(web::to(delete_link::wrong_method)),
         )
         .route("/api/files", web::get().to(files_api::list))

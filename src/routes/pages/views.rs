@@ -272,6 +272,14 @@ pub struct ErrorPage {
     pub message: String,
 }
 
+/// A deletion link opened in a browser: a button that deletes (`deleted` false), or the answer.
+#[derive(Template)]
+#[template(path = "delete_link.html")]
+pub struct DeleteLinkPage {
+    pub layout: Layout,
+    pub deleted: bool,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
