@@ -40,6 +40,9 @@ pub enum AppError {
     NotFound,
     #[error("no such guest link")]
     UnknownGuestLink,
+    /// Something a request names that is not there, with the reason (a final upload's part).
+    #[error("{0}")]
+    NotFoundBecause(String),
     /// A guest link that took uploads once and takes none any more (expired, used up).
     #[error("{0}")]
     Gone(&'static str),
@@ -128,6 +131,11 @@ impl From<ResumableError> for AppError {
             ResumableError::Upload(upload) => upload.into(),
             ResumableError::Store(store) => store.into(),
             ResumableError::GuestLinkRefused => AppError::Gone("this guest link takes no more uploads"),
+            ResumableError::Conflict(reason) => AppError::Conflict(reason),
+            ResumableError::UnknownPart(_) => AppError::NotFoundBecause(reason),
+            ResumableError::FinalTakesNoBytes => {
+                AppError::Forbidden("a final upload takes no bytes: it is made of its partial uploads")
+            }
         }
     }
 }
@@ -193,7 +201,7 @@ impl ResponseError for AppError {
             AppError::TooManyAttempts(_) | AppError::Busy(_) => StatusCode::TOO_MANY_REQUESTS,
             AppError::Forbidden(_) => StatusCode::FORBIDDEN,
             AppError::SignInFirst => StatusCode::SEE_OTHER,
-            AppError::NotFound | AppError::UnknownGuestLink => StatusCode::NOT_FOUND,
+            AppError::NotFound | AppError::UnknownGuestLink | AppError::NotFoundBecause(_) => StatusCode::NOT_FOUND,
             AppError::Gone(_) => StatusCode::GONE,
             AppError::DeleteOnly => StatusCode::METHOD_NOT_ALLOWED,
             AppError::Timeout => StatusCode::REQUEST_TIMEOUT,

@@ -39,7 +39,7 @@ macro_rules! sql {
         sql!(@munch $how [$($sql)*
             "file_id AS \"file_id!\", upload_offset AS \"upload_offset!\", upload_length, \
              metadata AS \"metadata!\", file_lifetime_secs, guest_link_id, created_at AS \"created_at!\", \
-             expires_at AS \"expires_at!\""
+             expires_at AS \"expires_at!\", is_partial AS \"is_partial!: bool\""
         ] $args $($rest)*)
     };
     (@munch $how:tt [$($sql:literal)*] $args:tt SHARE_COLUMNS $($rest:tt)*) => {
@@ -183,6 +183,7 @@ pub(super) struct ResumableRow {
     pub guest_link_id: Option<String>,
     pub created_at: i64,
     pub expires_at: i64,
+    pub is_partial: bool,
 }
 
 impl TryFrom<ResumableRow> for ResumableRecord {
@@ -198,6 +199,7 @@ impl TryFrom<ResumableRow> for ResumableRecord {
             guest_link_id: row.guest_link_id,
             created_at: row.created_at,
             expires_at: row.expires_at,
+            is_partial: row.is_partial,
         })
     }
 }
