@@ -144,6 +144,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(
             web::resource(["/s/{id}", "/s/{id}/"])
                 .route(web::get().to(shares::share_page))
+                .route(web::head().to(shares::share_page))
                 .route(web::post().to(shares::unlock)),
         )
         .service(

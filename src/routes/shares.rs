@@ -403,7 +403,7 @@ struct SharePage {
     rows: Vec<ShareRow>,
 }
 
-/// `GET /s/{id}`: every file with its folder, size, type and link, and "Download all".
+/// `GET`/`HEAD /s/{id}`: every file with its folder, size, type and link, and "Download all".
 pub async fn share_page(req: HttpRequest, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
     let share = visible_share(&state, req.match_info().get("id").unwrap_or_default()).await?;
     if share.password_protected {

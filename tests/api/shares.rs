@@ -584,3 +584,25 @@ async fn a_file_that_expires_while_its_zip_streams_cuts_the_stream_off() {
     assert!(received.len() < whole.len());
     assert_eq!(&received[..], &whole[..received.len()], "every byte sent is the zip's");
 }
+
+#[tokio::test]
+async fn head_of_a_share_page_or_its_zip_answers_the_get_headers_without_a_body() {
+    let app = spawn_app().await;
+    let share = upload_share(&app, "Headed", &[("a.bin", test_bytes(50_000)), ("b/c.txt", b"c".to_vec())]).await;
+    for path in [format!("/s/{}", share["id"].as_str().unwrap()), zip_path(&share)] {
+        let url = app.url(&path);
+        let head = app.client.head(&url).send().await.unwrap();
+        assert_eq!(head.status(), StatusCode::OK, "HEAD {path}");
+        let headers = head.headers().clone();
+        assert!(head.bytes().await.unwrap().is_empty(), "HEAD {path} sends no body");
+        let get = app.get(&url).await;
+        assert_eq!(get.status(), StatusCode::OK);
+        for name in ["content-type", "content-length"] {
+            assert_eq!(headers.get(name), get.headers().get(name), "{name} of HEAD {path}");
+        }
+        let body = get.bytes().await.unwrap();
+        assert_eq!(headers["content-length"].to_str().unwrap(), body.len().to_string(), "HEAD {path}");
+    }
+    let listed = share_json(&app, &share).await;
+    assert_eq!(listed["downloads"], 1, "only the GET of the zip counts, not its HEAD");
+}
