@@ -606,3 +606,96 @@ async fn head_of_a_share_page_or_its_zip_answers_the_get_headers_without_a_body(
     let listed = share_json(&app, &share).await;
     assert_eq!(listed["downloads"], 1, "only the GET of the zip counts, not its HEAD");
 }
+
+/// A guest link made by the owner's API with `share_batches` as given; its upload URL.
+async fn guest_link(app: &TestApp, share_batches: bool) -> String {
+    let body = serde_json::json!({ "label": "Ana's scans", "share_batches": share_batches });
+    let link: Value =
+        app.owner(Method::POST, "/api/guest-links").json(&body).send().await.unwrap().json().await.unwrap();
+    assert_eq!(link["share_batches"], share_batches);
+    link["url"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test]
+async fn a_guest_link_set_to_share_batches_turns_a_guests_form_into_one_share() {
+    let app = spawn_app().await;
+    let link = guest_link(&app, true).await;
+    let files = [("scans/a.pdf", test_bytes(40_000)), ("b.pdf", test_bytes(10))];
+
+    // curl -F f=@a -F f=@b: one line, the share's link.
+    let answer = app.client.post(&link).multipart(form_of(&files)).send().await.unwrap();
+    assert_eq!(answer.status(), StatusCode::CREATED);
+    let text = answer.text().await.unwrap();
+    assert_eq!(text.lines().count(), 1, "one link for the batch: {text}");
+    assert!(text.contains("/s/"), "{text}");
+    let id = text.trim_end().rsplit('/').next().unwrap().to_owned();
+    let share = share_json(&app, &serde_json::json!({ "id": id })).await;
+    assert_eq!(share["name"], "Shared files");
+    let folder = tempfile::tempdir().unwrap();
+    std::fs::write(folder.path().join("batch.zip"), app.download(&app.url(&format!("/s/{id}/zip"))).await).unwrap();
+    let members = check_with_four_tools(&app, folder.path(), "batch.zip").await;
+    assert_eq!(members.iter().map(|m| m.0.as_str()).collect::<Vec<_>>(), ["scans/a.pdf", "b.pdf"]);
+
+    // With Accept: application/json the share, named by a Share header, without the owner's label.
+    let request = app.client.post(&link).header("Accept", "application/json").header("Share", "Scans");
+    let answer = request.multipart(form_of(&files)).send().await.unwrap();
+    assert_eq!(answer.status(), StatusCode::CREATED);
+    let json: Value = answer.json().await.unwrap();
+    assert_eq!((json["name"].as_str(), json["file_count"].as_i64()), (Some("Scans"), Some(2)));
+    assert!(!json.to_string().contains("Ana's scans"), "the link's label stays the owner's: {json}");
+
+    // One file is no batch: its own link, as before.
+    let one = app.client.post(&link).multipart(form_of(&files[1..])).send().await.unwrap().text().await.unwrap();
+    assert!(one.contains("/f/"), "{one}");
+    // A link without the option gives a link per file, Share header or not.
+    let plain = guest_link(&app, false).await;
+    let request = app.client.post(&plain).header("Share", "Ignored");
+    let text = request.multipart(form_of(&files)).send().await.unwrap().text().await.unwrap();
+    assert_eq!(text.lines().filter(|line| line.contains("/f/")).count(), 2, "{text}");
+    let listed: Vec<Value> = app.owner(Method::GET, "/api/shares").send().await.unwrap().json().await.unwrap();
+    assert_eq!(listed.len(), 2, "the two batches, nothing else");
+}
+
+#[tokio::test]
+async fn the_guest_pages_batch_sent_file_by_file_becomes_one_share() {
+    let app = spawn_app().await;
+    let link = guest_link(&app, true).await;
+    let mut ids = Vec::new();
+    for name in ["one.txt", "two.txt"] {
+        let put = app.client.put(format!("{link}/{name}")).body(name.as_bytes().to_vec()).send().await.unwrap();
+        ids.push(id_of(put.text().await.unwrap().trim_end()));
+    }
+    let owners = app.upload("owners.txt", b"mine".to_vec()).await;
+    let share_at = format!("{link}/share");
+
+    let foreign = serde_json::json!({ "files": [ids[0], id_of(&owners)] });
+    let refused = app.client.post(&share_at).json(&foreign).send().await.unwrap();
+    assert_eq!(refused.status(), StatusCode::BAD_REQUEST, "only the link's own uploads");
+    let batch = serde_json::json!({ "name": "Two", "files": [ids[0], { "id": ids[1], "folder": "sub" }] });
+    let made = app.client.post(&share_at).json(&batch).send().await.unwrap();
+    assert_eq!(made.status(), StatusCode::CREATED);
+    let share: Value = made.json().await.unwrap();
+    let share = share_json(&app, &share).await;
+    assert_eq!((share["name"].as_str(), share["file_count"].as_i64()), (Some("Two"), Some(2)));
+    assert_eq!(share["files"][1]["folder"], "sub");
+    let listed: Vec<Value> = app.owner(Method::GET, "/api/shares").send().await.unwrap().json().await.unwrap();
+    assert_eq!(listed.len(), 1, "the refused batch made no share");
+
+    let page = app.get(&link).await.text().await.unwrap();
+    assert!(page.contains("data-share-batches=\"1\""), "the page asks for the batch's share");
+    // The owner turns the option off on the link's page: its guests get a link per file again.
+    let browser = crate::browser_pages::sign_in(&app).await;
+    let link_id = link.rsplit('/').next().unwrap();
+    let saved = browser.post_form(&app, &format!("/guest-links/{link_id}/edit"), &[("label", "Ana")]).await;
+    assert_eq!(saved.status(), StatusCode::SEE_OTHER);
+    let off = app.client.post(&share_at).json(&batch).send().await.unwrap();
+    assert_eq!(off.status(), StatusCode::FORBIDDEN);
+    assert!(!app.get(&link).await.text().await.unwrap().contains("data-share-batches"));
+    let on = [("label", "Ana"), ("share_batches", "on")];
+    assert_eq!(
+        browser.post_form(&app, &format!("/guest-links/{link_id}/edit"), &on).await.status(),
+        StatusCode::SEE_OTHER
+    );
+    let edit_page = browser.get(&app, &format!("/guest-links/{link_id}")).await.text().await.unwrap();
+    assert!(edit_page.contains("name=\"share_batches\" type=\"checkbox\" checked"), "the box shows the option");
+}
