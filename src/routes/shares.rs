@@ -52,7 +52,7 @@ impl From<ShareError> for AppError {
     }
 }
 
-fn share_url(state: &AppState, req: &HttpRequest, id: &ShareId) -> String {
+pub(crate) fn share_url(state: &AppState, req: &HttpRequest, id: &ShareId) -> String {
     format!("{}/s/{id}", state.base_url(req))
 }
 

@@ -699,3 +699,110 @@ async fn the_guest_pages_batch_sent_file_by_file_becomes_one_share() {
     let edit_page = browser.get(&app, &format!("/guest-links/{link_id}")).await.text().await.unwrap();
     assert!(edit_page.contains("name=\"share_batches\" type=\"checkbox\" checked"), "the box shows the option");
 }
+
+/// The rows `sql` gives in the SQLite file `bytes`, each column as text (numbers in decimal).
+fn sqlite_rows(folder: &Path, bytes: &[u8], sql: &str) -> Vec<Vec<String>> {
+    use rusqlite::types::ValueRef;
+    let path = folder.join(format!("{}.sqlite", crate::helpers::sha256(sql.as_bytes())));
+    std::fs::write(&path, bytes).unwrap();
+    let db = rusqlite::Connection::open(&path).unwrap();
+    let mut statement = db.prepare(sql).unwrap();
+    let columns = statement.column_count();
+    let text = |value: ValueRef<'_>| match value {
+        ValueRef::Text(text) => String::from_utf8_lossy(text).into_owned(),
+        ValueRef::Integer(n) => n.to_string(),
+        other => format!("{other:?}"),
+    };
+    let rows = statement.query_map([], |row| (0..columns).map(|at| Ok(text(row.get_ref(at)?))).collect());
+    rows.unwrap().collect::<Result<Vec<Vec<String>>, rusqlite::Error>>().unwrap()
+}
+
+#[tokio::test]
+async fn shares_are_in_the_sqlite_listing_and_in_bundles_that_import_them_again() {
+    let app = spawn_app().await;
+    let folder = tempfile::tempdir().unwrap();
+    let share = upload_share(&app, "Trip", &[("day1/a.jpg", test_bytes(50_000)), ("b.txt", b"b".to_vec())]).await;
+    let loose = id_of(&app.upload("loose.txt", b"loose".to_vec()).await);
+    let members: Vec<String> =
+        share["files"].as_array().unwrap().iter().map(|f| f["id"].as_str().unwrap().to_owned()).collect();
+
+    let listing = app.owner(Method::GET, "/api/files?format=sqlite").send().await.unwrap().bytes().await.unwrap();
+    let rows = sqlite_rows(
+        folder.path(),
+        &listing,
+        "SELECT s.id, s.url, s.name, s.file_count, s.total_size, f.filename, sf.folder FROM shares s \
+         JOIN share_files sf ON sf.share_id = s.id JOIN files f ON f.id = sf.file_id ORDER BY sf.position",
+    );
+    let id = share["id"].as_str().unwrap().to_owned();
+    let url = share["url"].as_str().unwrap().to_owned();
+    let expected = |name: &str, folder: &str| {
+        [id.as_str(), url.as_str(), "Trip", "2", "50001", name, folder].map(str::to_owned).to_vec()
+    };
+    assert_eq!(rows, [expected("a.jpg", "day1"), expected("b.txt", "")]);
+
+    let ids = format!("{},{},{loose}", members[0], members[1]);
+    let bundle = app.owner(Method::GET, &format!("/api/bundle?ids={ids}")).send().await.unwrap().bytes().await.unwrap();
+    let bundled = sqlite_rows(
+        folder.path(),
+        &bundle,
+        "SELECT s.name, m.name, m.folder FROM bundle_shares s JOIN bundle_share_files m USING (share) ORDER BY m.position",
+    );
+    assert_eq!(bundled, [["Trip", "a.jpg", "day1"].map(str::to_owned), ["Trip", "b.txt", ""].map(str::to_owned)]);
+
+    // Everything gone, then the bundle back: the share again, its files under their folders.
+    let gone = app.owner(Method::DELETE, &format!("/api/shares/{id}?files=true")).send().await.unwrap();
+    assert_eq!(gone.status(), StatusCode::NO_CONTENT);
+    let imported = app.owner(Method::POST, "/api/bundle").body(bundle.to_vec()).send().await.unwrap();
+    assert_eq!(imported.status(), StatusCode::CREATED);
+    let listed: Vec<Value> = app.owner(Method::GET, "/api/shares").send().await.unwrap().json().await.unwrap();
+    assert_eq!(listed.len(), 1);
+    let again = share_json(&app, &listed[0]).await;
+    assert_ne!(again["id"], share["id"], "a new share, with new file ids");
+    let files: Vec<(&str, &str)> = again["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["folder"].as_str().unwrap(), f["filename"].as_str().unwrap()))
+        .collect();
+    assert_eq!((again["name"].as_str(), files), (Some("Trip"), vec![("day1", "a.jpg"), ("", "b.txt")]));
+    let zip = app.download(&app.url(&zip_path(&again))).await;
+    std::fs::write(folder.path().join("again.zip"), zip).unwrap();
+    let members = check_with_four_tools(&app, folder.path(), "again.zip").await;
+    assert_eq!(members[0], ("day1/a.jpg".to_owned(), 50_000, crate::helpers::sha256(&test_bytes(50_000))));
+
+    // A bundle written before shares (user_version 2, three tables) still imports, without them.
+    let old = folder.path().join("old.sqlite");
+    std::fs::write(&old, &bundle).unwrap();
+    let db = rusqlite::Connection::open(&old).unwrap();
+    db.execute_batch("DROP TABLE bundle_shares; DROP TABLE bundle_share_files; PRAGMA user_version = 2; VACUUM;")
+        .unwrap();
+    db.close().unwrap();
+    let imported = app.owner(Method::POST, "/api/bundle").body(std::fs::read(&old).unwrap()).send().await.unwrap();
+    assert_eq!(imported.status(), StatusCode::CREATED);
+    let listed: Vec<Value> = app.owner(Method::GET, "/api/shares").send().await.unwrap().json().await.unwrap();
+    assert_eq!(listed.len(), 1, "an old bundle brings files only");
+}
+
+#[tokio::test]
+async fn a_backup_keeps_the_shares_and_their_members() {
+    let app = spawn_app().await;
+    let share = upload_share(&app, "Kept", &[("x/a.bin", test_bytes(10)), ("b.bin", test_bytes(20))]).await;
+    let folder = tempfile::tempdir().unwrap();
+    let copy = folder.path().join("copy.db");
+    let backup = tokio::process::Command::new(env!("CARGO_BIN_EXE_blobdrop"))
+        .args(["backup", "--db"])
+        .arg(&app.db_path)
+        .arg(&copy)
+        .output()
+        .await
+        .unwrap();
+    assert!(backup.status.success(), "{}", String::from_utf8_lossy(&backup.stderr));
+    let rows = sqlite_rows(
+        folder.path(),
+        &std::fs::read(&copy).unwrap(),
+        "SELECT s.id, s.name, f.filename, sf.folder FROM shares s JOIN share_files sf ON sf.share_id = s.id \
+         JOIN files f ON f.id = sf.file_id ORDER BY sf.position",
+    );
+    let id = share["id"].as_str().unwrap();
+    assert_eq!(rows, [[id, "Kept", "a.bin", "x"].map(str::to_owned), [id, "Kept", "b.bin", ""].map(str::to_owned)]);
+}

@@ -292,7 +292,7 @@ impl TryFrom<ShareMemberRow> for ShareMember {
 }
 
 /// A stored value that is not what its column must hold: the error sqlx gave for it before.
-fn decode_error(column: &str, error: impl std::error::Error + Send + Sync + 'static) -> StoreError {
+pub(super) fn decode_error(column: &str, error: impl std::error::Error + Send + Sync + 'static) -> StoreError {
     StoreError::Database(sqlx::Error::ColumnDecode { index: column.to_owned(), source: Box::new(error) })
 }
 
