@@ -52,10 +52,6 @@ impl From<ShareError> for AppError {
     }
 }
 
-pub(crate) fn share_url(state: &AppState, req: &HttpRequest, id: &ShareId) -> String {
-    format!("{}/s/{id}", state.base_url(req))
-}
-
 /// A share as the API and the upload answer describe it. Times are RFC 3339.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct ShareJson {
@@ -92,7 +88,7 @@ struct ShareFileJson {
 
 impl ShareJson {
     fn new(req: &HttpRequest, state: &AppState, share: &ShareRecord, members: Option<&[ShareMember]>) -> Self {
-        let url = share_url(state, req, &share.id);
+        let url = state.share_url(req, &share.id);
         ShareJson {
             id: share.id.clone(),
             zip_url: format!("{url}/zip"),
@@ -369,7 +365,7 @@ pub(crate) async fn share_uploaded(
             Some(_) => Ok(Some(guest_described(req, state, &share))),
         };
     }
-    let url = share_url(state, req, &share.id);
+    let url = state.share_url(req, &share.id);
     Ok(Some(
         HttpResponse::Created()
             .insert_header((header::LOCATION, url.clone()))
@@ -446,7 +442,7 @@ pub(super) async fn list_rows(req: &HttpRequest, state: &AppState, now: i64) -> 
         .map(|share| ShareListRow {
             id: share.id.to_string(),
             name: share.name.as_str().to_owned(),
-            url: share_url(state, req, &share.id),
+            url: state.share_url(req, &share.id),
             file_count: share.file_count,
             total_size: human_size(share.total_size),
             downloads: share.download_count,

@@ -53,7 +53,7 @@ pub async fn answer(
         Format::Sqlite => {
             let urls: Vec<String> =
                 files.iter().map(|file| state.download_url(req, &file.id, &file.filename)).collect();
-            let share_url = |id: &crate::domain::ShareId| crate::routes::shares::share_url(state, req, id);
+            let share_url = |id: &crate::domain::ShareId| state.share_url(req, id);
             (files::listing_database(&state.ctx, files, urls, share_url).await?, SQLITE_TYPE)
         }
     };
