@@ -150,6 +150,11 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 .route(web::post().to(shares::unlock)),
         )
         .service(
+            web::resource("/s/{id}/preview/{file}")
+                .route(web::get().to(shares::preview))
+                .route(web::head().to(shares::preview)),
+        )
+        .service(
             web::resource("/s/{id}/zip")
                 .route(web::get().to(shares::zip))
                 .route(web::head().to(shares::zip))

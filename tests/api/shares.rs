@@ -806,3 +806,42 @@ async fn a_backup_keeps_the_shares_and_their_members() {
     let id = share["id"].as_str().unwrap();
     assert_eq!(rows, [[id, "Kept", "a.bin", "x"].map(str::to_owned), [id, "Kept", "b.bin", ""].map(str::to_owned)]);
 }
+
+#[tokio::test]
+async fn the_share_page_previews_its_files_like_the_file_page_without_counting_downloads() {
+    let app = spawn_app().await;
+    let image = test_bytes(2000);
+    let png = id_of(&app.upload("photo.png", image.clone()).await);
+    let text = id_of(&app.upload("notes.txt", b"<b>hello</b> from the notes".to_vec()).await);
+    let limited = app.owner(Method::PUT, "/limited.png").header("Max-Downloads", "1").body(test_bytes(10));
+    let limited = id_of(limited.send().await.unwrap().text().await.unwrap().trim_end());
+    let outside = id_of(&app.upload("outside.png", test_bytes(10)).await);
+    let body = serde_json::json!({ "name": "Previewed", "files": [png, text, limited] });
+    let share: Value = app.owner(Method::POST, "/api/shares").json(&body).send().await.unwrap().json().await.unwrap();
+    let id = share["id"].as_str().unwrap();
+
+    let html = app.get(share["url"].as_str().unwrap()).await.text().await.unwrap();
+    assert!(html.contains(&format!("<img src=\"/s/{id}/preview/{png}\"")), "the image is previewed: {html}");
+    assert!(
+        html.contains("&lt;b&gt;hello&lt;/b&gt; from the notes") || html.contains("&#60;b&#62;hello"),
+        "text, escaped"
+    );
+    assert!(!html.contains(&format!("/s/{id}/preview/{limited}")), "a file with its own limit is not previewed");
+
+    let preview = app.get(&app.url(&format!("/s/{id}/preview/{png}"))).await;
+    assert_eq!(preview.status(), StatusCode::OK);
+    assert_eq!(preview.headers()["content-type"], "image/png");
+    assert!(preview.headers()["content-security-policy"].to_str().unwrap().contains("sandbox"));
+    assert_eq!(preview.bytes().await.unwrap().to_vec(), image);
+    let head = app.client.head(app.url(&format!("/s/{id}/preview/{png}"))).send().await.unwrap();
+    assert_eq!(head.status(), StatusCode::OK);
+    for other in [&limited, &outside, &"not-a-file".to_owned()] {
+        let refused = app.get(&app.url(&format!("/s/{id}/preview/{other}"))).await;
+        assert_eq!(refused.status(), StatusCode::NOT_FOUND, "{other}");
+    }
+    let file: Value = app.owner(Method::GET, &format!("/api/files/{png}")).send().await.unwrap().json().await.unwrap();
+    assert_eq!(file["downloads"], 0, "previews never count");
+    let limited: Value =
+        app.owner(Method::GET, &format!("/api/files/{limited}")).send().await.unwrap().json().await.unwrap();
+    assert_eq!(limited["downloads"], 0);
+}
