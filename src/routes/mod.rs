@@ -160,6 +160,12 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 .route(web::head().to(shares::zip))
                 .route(web::post().to(shares::unlock)),
         )
+        .service(
+            web::resource("/s/{id}/tar")
+                .route(web::get().to(shares::tar))
+                .route(web::head().to(shares::tar))
+                .route(web::post().to(shares::unlock)),
+        )
         // Resumable uploads (tus), the owner's and through guest links.
         .service(
             web::resource("/api/uploads")

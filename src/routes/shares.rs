@@ -28,7 +28,7 @@ use crate::routes::pages::views::{Layout, Preview, ShareListRow};
 use crate::routes::state::AppState;
 use crate::services::auth::passwords::GRANT_LIFETIME_SECS;
 use crate::services::guest_links;
-use crate::services::shares::{self, NewShareOptions, ShareError, ShareZip, stream_zip};
+use crate::services::shares::{self, ArchiveFormat, NewShareOptions, ShareError, ShareZip, stream_zip};
 
 /// The grant cookie's name; its path (`/s/{id}`) scopes it to one share, page and zip.
 const GRANT_COOKIE: &str = "blobdrop_share";
@@ -59,6 +59,7 @@ pub struct ShareJson {
     id: ShareId,
     url: String,
     zip_url: String,
+    tar_url: String,
     #[schema(value_type = String)]
     name: FileName,
     note: Option<String>,
@@ -92,6 +93,7 @@ impl ShareJson {
         ShareJson {
             id: share.id.clone(),
             zip_url: format!("{url}/zip"),
+            tar_url: format!("{url}/tar"),
             url,
             name: share.name.clone(),
             note: share.note.clone(),
@@ -489,6 +491,7 @@ struct SharePage {
     zip_size: String,
     expires: String,
     zip_url: String,
+    share_id: String,
     rows: Vec<ShareRow>,
 }
 
@@ -530,6 +533,7 @@ pub async fn share_page(req: HttpRequest, state: web::Data<AppState>) -> Result<
         zip_size: human_size(zip.layout.len() as i64),
         expires: share.expires_at.map(crate::domain::date_time).unwrap_or_default(),
         zip_url: format!("/s/{}/zip", share.id),
+        share_id: share.id.to_string(),
         rows,
     })?;
     if share.password_protected {
@@ -563,13 +567,27 @@ pub async fn preview(
 /// `GET`/`HEAD /s/{id}/zip`: the share's zip, whole or one range of it. Counted like a file
 /// download: a GET from the first byte, or any GET that sends bytes when the share has a limit.
 pub async fn zip(req: HttpRequest, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
+    let format = ArchiveFormat::Zip(state.zip64);
+    archive(req, state, format).await
+}
+
+/// `GET`/`HEAD /s/{id}/tar`: the same files as one ustar/pax tar, in every way like the zip.
+pub async fn tar(req: HttpRequest, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
+    archive(req, state, ArchiveFormat::Tar).await
+}
+
+async fn archive(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    format: ArchiveFormat,
+) -> Result<HttpResponse, AppError> {
     let share = visible_share(&state, req.match_info().get("id").unwrap_or_default()).await?;
     if share.password_protected {
         if let Some(form) = gate(&req, &state, &share).await? {
             return Ok(form);
         }
     }
-    let zip = Arc::new(ShareZip::prepare(&state.ctx, share, state.zip64, state.ctx.now()).await?);
+    let zip = Arc::new(ShareZip::prepare_as(&state.ctx, share, format, state.ctx.now()).await?);
     // A date names no version of a zip (a file leaving the share by expiry changes it without a
     // new date): If-Range holds by the tag only, which covers every byte.
     let version = Version {
@@ -591,17 +609,23 @@ pub async fn zip(req: HttpRequest, state: web::Data<AppState>) -> Result<HttpRes
         state.metrics.downloads.inc();
     }
     let mut response = HttpResponse::build(status);
-    response.insert_header((header::CONTENT_TYPE, "application/zip")).insert_header(zip_disposition(&zip.share.name));
+    let (content_type, extension) = match format {
+        ArchiveFormat::Zip(_) => ("application/zip", "zip"),
+        ArchiveFormat::Tar => ("application/x-tar", "tar"),
+    };
+    response
+        .insert_header((header::CONTENT_TYPE, content_type))
+        .insert_header(archive_disposition(&zip.share.name, extension));
     let private = zip.share.password_protected;
     let ctx = state.ctx.clone();
     Ok(version.send(&req, &state, response, (status, range), size, private, |range| stream_zip(ctx, zip, range)))
 }
 
 /// `attachment; filename*=UTF-8''Holiday.zip` (RFC 6266), with an ASCII stand-in.
-fn zip_disposition(name: &FileName) -> ContentDisposition {
-    let file_name = match name.as_str().to_lowercase().ends_with(".zip") {
+fn archive_disposition(name: &FileName, extension: &str) -> ContentDisposition {
+    let file_name = match name.as_str().to_lowercase().ends_with(&format!(".{extension}")) {
         true => name.clone(),
-        false => FileName::parse(&format!("{}.zip", name.as_str())).unwrap_or_else(|_| name.clone()),
+        false => FileName::parse(&format!("{}.{extension}", name.as_str())).unwrap_or_else(|_| name.clone()),
     };
     ContentDisposition {
         disposition: DispositionType::Attachment,
