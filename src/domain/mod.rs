@@ -15,6 +15,7 @@ mod lifetime;
 mod limits;
 mod links;
 mod share;
+mod tar_layout;
 mod timestamp;
 mod token_label;
 mod trusted_proxies;
@@ -42,6 +43,7 @@ pub use links::{PATH_SEGMENT, PublicUrl};
 pub use share::{
     FolderPath, MalformedShareId, ShareChanges, ShareId, ShareMember, ShareMembership, ShareRecord, ShareWrite,
 };
+pub use tar_layout::tar_layout;
 pub use timestamp::parse_time;
 pub use token_label::{TokenLabel, TokenLabelError};
 pub use trusted_proxies::{ForwardingHeaders, PublicOrigin, TrustedProxies, valid_host};

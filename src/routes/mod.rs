@@ -152,9 +152,20 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 .route(web::post().to(shares::unlock)),
         )
         .service(
+            web::resource("/s/{id}/preview/{file}")
+                .route(web::get().to(shares::preview))
+                .route(web::head().to(shares::preview)),
+        )
+        .service(
             web::resource("/s/{id}/zip")
                 .route(web::get().to(shares::zip))
                 .route(web::head().to(shares::zip))
+                .route(web::post().to(shares::unlock)),
+        )
+        .service(
+            web::resource("/s/{id}/tar")
+                .route(web::get().to(shares::tar))
+                .route(web::head().to(shares::tar))
                 .route(web::post().to(shares::unlock)),
         )
         // Resumable uploads (tus), the owner's and through guest links.

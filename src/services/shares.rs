@@ -10,7 +10,7 @@ use tokio::sync::mpsc;
 
 use crate::domain::{
     ByteRange, FileId, FileName, FilePassword, FolderPath, GuestLinkId, Piece, ShareId, Zip64Limits, ZipLayout,
-    ZipMember, unique_paths,
+    ZipMember, tar_layout, unique_paths,
 };
 use crate::domain::{FileRecord, ShareChanges, ShareMember, ShareRecord, ShareWrite};
 use crate::services::Context;
@@ -173,7 +173,7 @@ async fn crc32_of(ctx: &Context, file: &FileRecord) -> Result<u32, StoreError> {
     Ok(hasher.finalize())
 }
 
-/// A share's zip as it is now: its layout, its members, and the tag that names this version.
+/// A share's zip (or tar) as it is now: its layout, its members, and the tag that names this version.
 #[derive(Debug)]
 pub struct ShareZip {
     pub share: ShareRecord,
@@ -184,9 +184,26 @@ pub struct ShareZip {
     members: Vec<FileRecord>,
 }
 
+/// Which archive of a share: its zip (ZIP64 from the given limits) or its tar.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArchiveFormat {
+    Zip(Zip64Limits),
+    Tar,
+}
+
 impl ShareZip {
     /// Lays out the zip of `share`'s visible files, filling in missing CRC-32s first.
     pub async fn prepare(ctx: &Context, share: ShareRecord, limits: Zip64Limits, now: i64) -> Result<Self, StoreError> {
+        Self::prepare_as(ctx, share, ArchiveFormat::Zip(limits), now).await
+    }
+
+    /// Lays out the `format` archive of `share`'s visible files (the zip's CRC-32s filled in first).
+    pub async fn prepare_as(
+        ctx: &Context,
+        share: ShareRecord,
+        format: ArchiveFormat,
+        now: i64,
+    ) -> Result<Self, StoreError> {
         let mut members = ctx.store.share_members(&share.id, now).await?;
         if members.iter().any(|member| member.crc32.is_none()) {
             let ids: Vec<FileId> = members.iter().map(|member| member.file.id.clone()).collect();
@@ -211,8 +228,14 @@ impl ShareZip {
                 modified: member.file.created_at,
             })
             .collect();
-        let layout = ZipLayout::new(&zip_members, limits);
+        let layout = match format {
+            ArchiveFormat::Zip(limits) => ZipLayout::new(&zip_members, limits),
+            ArchiveFormat::Tar => tar_layout(&zip_members),
+        };
         let mut tag = Sha256::new();
+        if format == ArchiveFormat::Tar {
+            tag.update(b"tar"); // never the zip's tag, whatever its headers
+        }
         tag.update(layout.central_directory());
         for member in &members {
             tag.update(member.file.id.as_str());
