@@ -9,13 +9,12 @@ import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { finished } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
 import assert from 'node:assert/strict';
-import { BIN, launchBrowser, waitForUploads } from './helpers.mjs';
+import { BIN, freePort, launchBrowser, waitForUploads } from './helpers.mjs';
 
 const MIB = 1024 * 1024;
 const SECRET = 'tus-proxy-run-secret-0123456789';
@@ -27,17 +26,6 @@ function parseSize(text) {
   const match = /^(\d+)\s*(MiB|GiB)$/i.exec(text);
   if (!match) throw new Error(`--size takes N MiB or N GiB, like 300MiB or 2GiB, not ${text}`);
   return Number(match[1]) * (match[2].toLowerCase() === 'gib' ? 1024 : 1) * MIB;
-}
-
-async function freePort() {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.on('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address();
-      probe.close(() => resolve(port));
-    });
-  });
 }
 
 /** A child process that can be waited for and killed, by its own pid only. */
