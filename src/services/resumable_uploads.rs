@@ -399,7 +399,10 @@ impl ResumableUploads {
         let id = &upload.file_id;
         self.forget(id);
         match self.ctx.store.finish_resumable_upload(id, &finished).await? {
-            Some(record) => Ok(FinishedFile { record, deletion_token }),
+            Some(record) => {
+                self.ctx.events.file_uploaded(now, &record);
+                Ok(FinishedFile { record, deletion_token })
+            }
             None => {
                 self.ctx.store.abandon_upload(id).await?;
                 Err(ResumableError::GuestLinkRefused)
