@@ -72,14 +72,14 @@ async fn run(ctx: Context, client: reqwest::Client, wake: Arc<Notify>, stop: Arc
     let slots = Arc::new(Semaphore::new(CONCURRENCY));
     let mut running = JoinSet::new();
     let in_flight = InFlight::default();
-    let mut pruned_at = i64::MIN;
+    let mut pruned_at: Option<i64> = None;
     loop {
         if let Err(error) = start_due(&ctx, &client, &slots, &mut running, &in_flight, lease).await {
             tracing::warn!(?error, "could not read the webhook deliveries that are due");
         }
         let now = ctx.now();
-        if now - pruned_at > 3600 {
-            pruned_at = now;
+        if pruned_at.is_none_or(|at| now - at > 3600) {
+            pruned_at = Some(now);
             match ctx.store.prune_deliveries(now - KEEP_FINISHED_SECS).await {
                 Ok(0) => {}
                 Ok(removed) => tracing::info!(removed, "removed old webhook deliveries"),
