@@ -205,6 +205,17 @@ pub struct DeliveryRecord {
     pub delivered_at: Option<i64>,
 }
 
+impl DeliveryRecord {
+    /// `pending` (tried again later), `delivered`, or `failed` (given up after the last attempt).
+    pub fn status(&self) -> &'static str {
+        match (self.delivered_at, self.next_attempt_at) {
+            (Some(_), _) => "delivered",
+            (None, Some(_)) => "pending",
+            (None, None) => "failed",
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]

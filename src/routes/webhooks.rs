@@ -60,15 +60,10 @@ pub struct DeliveryJson {
 
 impl From<&DeliveryRecord> for DeliveryJson {
     fn from(record: &DeliveryRecord) -> Self {
-        let status = match (record.delivered_at, record.next_attempt_at) {
-            (Some(_), _) => "delivered",
-            (None, Some(_)) => "pending",
-            (None, None) => "failed",
-        };
         DeliveryJson {
             id: record.id.clone(),
             event: record.event.clone(),
-            status,
+            status: record.status(),
             attempts: record.attempts,
             created: unix_time(record.created_at),
             next_attempt: record.next_attempt_at.map(unix_time),
