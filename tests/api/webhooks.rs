@@ -422,3 +422,44 @@ async fn webhooks_refuse_urls_that_are_not_http_unknown_events_and_api_tokens() 
     let with_token = app.client.get(app.url("/api/webhooks")).bearer_auth(&token).send().await.unwrap();
     assert_eq!(with_token.status(), StatusCode::FORBIDDEN);
 }
+
+#[tokio::test]
+async fn guest_uploads_share_downloads_and_expiry_are_events_too() {
+    let app = spawn_app().await;
+    let receiver = Receiver::start(Mode::Answer(200)).await;
+    let events = ["guest_link.used", "share.downloaded", "file.expired"];
+    add_webhook(&app, json!({ "url": receiver.url("/"), "events": events })).await;
+
+    let created = app.owner(Method::POST, "/api/guest-links").json(&json!({ "label": "from Ana" })).send();
+    let link: Value = created.await.unwrap().json().await.unwrap();
+    let guest_upload = app.client.put(app.url(&format!("/g/{}/scan.pdf", link["id"].as_str().unwrap()))).body("scan");
+    assert_eq!(guest_upload.send().await.unwrap().status(), StatusCode::CREATED);
+
+    let file = id_of(&app.upload("album.txt", b"photos".to_vec()).await);
+    let share = app.owner(Method::POST, "/api/shares").json(&json!({ "name": "Album", "files": [file] })).send();
+    let share: Value = share.await.unwrap().json().await.unwrap();
+    let share_id = share["id"].as_str().unwrap();
+    let zip = app.get(&app.url(&format!("/s/{share_id}/zip"))).await;
+    assert_eq!(zip.status(), StatusCode::OK);
+    zip.bytes().await.unwrap();
+
+    let short = app.owner(Method::PUT, "/short-lived.txt").header("Expire", "1min").body("soon gone");
+    assert_eq!(short.send().await.unwrap().status(), StatusCode::CREATED);
+    app.clock.advance(Duration::from_secs(120));
+    // A delete wakes the clean-up, which hides the expired file.
+    let other = id_of(&app.upload("other.txt", b"x".to_vec()).await);
+    app.owner(Method::DELETE, &format!("/api/files/{other}")).send().await.unwrap();
+
+    let received = receiver.wait_for(3).await;
+    let by_event: HashMap<String, Value> =
+        received.iter().map(|r| (r.header("x-blobdrop-event").to_owned(), r.json())).collect();
+    let used = &by_event["guest_link.used"];
+    assert_eq!(used["guest_link"], json!({ "id": link["id"], "label": "from Ana" }));
+    assert_eq!(used["file"]["name"], "scan.pdf");
+    let downloaded = &by_event["share.downloaded"];
+    assert_eq!(downloaded["share"]["name"], "Album");
+    assert_eq!(downloaded["share"]["link"], app.url(&format!("/s/{share_id}")));
+    assert_eq!(downloaded["client_address"], "127.0.0.1");
+    assert_eq!(by_event["file.expired"]["file"]["name"], "short-lived.txt");
+    assert_eq!(received.len(), 3, "only the events the webhook wants");
+}
