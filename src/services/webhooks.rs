@@ -26,7 +26,7 @@ use crate::services::Context;
 use crate::services::auth::secret::generate_secret;
 use crate::store::{ExpiringFile, NewDelivery, Store, StoreError};
 
-pub use delivery::{DeliveryWorker, MAX_ATTEMPTS, backoff};
+pub use delivery::{DeliveryWorker, MAX_ATTEMPTS, Outgoing, Transport, backoff};
 
 /// Events waiting for the writer. Far more than a burst of downloads produces between two of its
 /// writes; should the database stall for long enough to fill it, newer events are dropped (and
@@ -100,6 +100,13 @@ pub struct GuestLinkPayload {
 }
 
 impl Event {
+    /// The body as JSON text; `None` (logged) for a time JSON cannot spell (past year 9999).
+    fn payload_json(&self, base_url: &str) -> Option<String> {
+        serde_json::to_string(&self.payload(base_url))
+            .inspect_err(|error| tracing::warn!(?error, event = %self.kind, "cannot write a webhook payload; skipped"))
+            .ok()
+    }
+
     /// The body as receivers get it, with links under `base_url`.
     fn payload(&self, base_url: &str) -> Payload {
         Payload {
@@ -212,9 +219,10 @@ impl Webhooks {
     pub fn start(
         ctx: &Context,
         queue: mpsc::Receiver<Event>,
+        transport: Arc<dyn Transport>,
         settings: WebhookSettings,
-    ) -> Result<Self, reqwest::Error> {
-        let worker = DeliveryWorker::start(ctx.clone(), ctx.events.wake.clone(), settings.timeout)?;
+    ) -> Self {
+        let worker = DeliveryWorker::start(ctx.clone(), ctx.events.wake.clone(), transport, settings.timeout);
         let stop_writer = Arc::new(Notify::new());
         let writer = tokio::spawn(write_events(
             ctx.store.clone(),
@@ -223,7 +231,7 @@ impl Webhooks {
             ctx.events.wake.clone(),
             stop_writer.clone(),
         ));
-        Ok(Webhooks { writer, stop_writer, worker })
+        Webhooks { writer, stop_writer, worker }
     }
 
     /// Writes out the events still in the channel, then stops the worker (a delivery cut off is sent
@@ -298,9 +306,7 @@ async fn queue_deliveries(store: &Store, events: &[Event], base_url: &str) -> Re
         if wanted_by.is_empty() {
             continue;
         }
-        let payload = serde_json::to_string(&event.payload(base_url)).map_err(|error| {
-            StoreError::Database(sqlx::Error::Protocol(format!("cannot write a webhook payload: {error}")))
-        })?;
+        let Some(payload) = event.payload_json(base_url) else { continue };
         for hook in wanted_by {
             deliveries.push(NewDelivery {
                 id: uuid::Uuid::new_v4().to_string(),
@@ -400,9 +406,7 @@ pub async fn send_test(ctx: &Context, id: i64, base_url: &str) -> Result<Option<
     let at = ctx.clock.now();
     let mut event = Event::new(WebhookEvent::Test, at);
     event.file = Some(("TEST_FILE_ID".into(), "test.txt".into(), 4));
-    let payload = serde_json::to_string(&event.payload(base_url)).map_err(|error| {
-        StoreError::Database(sqlx::Error::Protocol(format!("cannot write a webhook payload: {error}")))
-    })?;
+    let Some(payload) = event.payload_json(base_url) else { return Ok(None) };
     let delivery_id = uuid::Uuid::new_v4().to_string();
     let delivery = NewDelivery {
         id: delivery_id.clone(),

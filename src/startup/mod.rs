@@ -1,6 +1,7 @@
 //! The one seam between settings and a running server, used by `main` and by the tests.
 
 mod shutdown;
+mod webhook_client;
 
 use std::net::TcpListener;
 use std::time::Duration;
@@ -181,7 +182,8 @@ impl Application {
             None => format!("http://{local_addr}"),
         };
         let webhook_settings = WebhookSettings { base_url, timeout: settings.webhook_timeout() };
-        let webhooks = Webhooks::start(&ctx, event_queue, webhook_settings).map_err(StartupError::Webhooks)?;
+        let client = webhook_client::WebhookClient::new(webhook_settings.timeout).map_err(StartupError::Webhooks)?;
+        let webhooks = Webhooks::start(&ctx, event_queue, std::sync::Arc::new(client), webhook_settings);
         let gc = tokio::spawn(cleanup::run_periodically(ctx.clone(), settings.gc_interval()));
         let forget_failures = tokio::spawn(throttles.forget_periodically());
         let address = format!("{}:{port}", settings.bind);

@@ -1,6 +1,7 @@
 //! The delivery worker: sends what is due, a few at a time, each with a timeout, and retries with back-off.
 
 use std::collections::{HashMap, HashSet};
+use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -44,18 +45,13 @@ pub struct DeliveryWorker {
 }
 
 impl DeliveryWorker {
-    pub fn start(ctx: Context, wake: Arc<Notify>, timeout: Duration) -> Result<Self, reqwest::Error> {
-        let client = reqwest::Client::builder()
-            .user_agent(concat!("blobdrop-webhook/", env!("CARGO_PKG_VERSION")))
-            .timeout(timeout)
-            .connect_timeout(timeout)
-            // A receiver answers where it was asked; a redirect is a misconfigured URL, shown as such.
-            .redirect(reqwest::redirect::Policy::none())
-            .build()?;
+    /// Starts sending through `transport`, whose requests end within `timeout`.
+    pub fn start(ctx: Context, wake: Arc<Notify>, transport: Arc<dyn Transport>, timeout: Duration) -> Self {
         let stop = Arc::new(Notify::new());
+        // Long enough that no attempt still runs when its delivery is due again.
         let lease = timeout.as_secs() as i64 + 60;
-        let task = tokio::spawn(run(ctx, client, wake, stop.clone(), lease));
-        Ok(DeliveryWorker { task, stop })
+        let task = tokio::spawn(run(ctx, transport, wake, stop.clone(), lease));
+        DeliveryWorker { task, stop }
     }
 
     /// Lets deliveries in flight finish for a moment, then cuts the rest off: they are due again
@@ -68,13 +64,13 @@ impl DeliveryWorker {
     }
 }
 
-async fn run(ctx: Context, client: reqwest::Client, wake: Arc<Notify>, stop: Arc<Notify>, lease: i64) {
+async fn run(ctx: Context, transport: Arc<dyn Transport>, wake: Arc<Notify>, stop: Arc<Notify>, lease: i64) {
     let slots = Arc::new(Semaphore::new(CONCURRENCY));
     let mut running = JoinSet::new();
     let in_flight = InFlight::default();
     let mut pruned_at: Option<i64> = None;
     loop {
-        if let Err(error) = start_due(&ctx, &client, &slots, &mut running, &in_flight, lease).await {
+        if let Err(error) = start_due(&ctx, &transport, &slots, &mut running, &in_flight, lease).await {
             tracing::warn!(?error, "could not read the webhook deliveries that are due");
         }
         let now = ctx.now();
@@ -118,7 +114,7 @@ struct InFlight(Arc<Mutex<HashSet<String>>>);
 /// Claims as many due deliveries as there are free slots and starts each in a task of its own.
 async fn start_due(
     ctx: &Context,
-    client: &reqwest::Client,
+    transport: &Arc<dyn Transport>,
     slots: &Arc<Semaphore>,
     running: &mut JoinSet<()>,
     in_flight: &InFlight,
@@ -139,11 +135,11 @@ async fn start_due(
         // A webhook deleted meanwhile took its deliveries with it.
         let Some(target) = targets.get(&delivery.webhook_id).cloned() else { continue };
         let Ok(slot) = slots.clone().try_acquire_owned() else { break };
-        let (ctx, client, in_flight) = (ctx.clone(), client.clone(), in_flight.clone());
+        let (ctx, transport, in_flight) = (ctx.clone(), transport.clone(), in_flight.clone());
         in_flight.0.lock().unwrap_or_else(PoisonError::into_inner).insert(delivery.id.clone());
         running.spawn(async move {
             let _slot = slot;
-            let outcome = send(&client, &target, &delivery).await;
+            let outcome = send(transport.as_ref(), &target, &delivery).await;
             let attempt = attempt_record(&ctx, &delivery, &outcome);
             if let Err((_, reason)) = &outcome {
                 tracing::info!(delivery = %delivery.id, url = %target.url, %reason, attempts = delivery.attempts + 1, "a webhook delivery failed");
@@ -177,56 +173,51 @@ fn attempt_record<'a>(ctx: &Context, delivery: &DueDelivery, outcome: &'a Outcom
 }
 
 /// One attempt: the request in the webhook's format, the answer's status.
-async fn send(client: &reqwest::Client, target: &WebhookTarget, delivery: &DueDelivery) -> Outcome {
-    let request = request(client, target, delivery).map_err(|reason| (None, reason))?;
-    let response = request.send().await.map_err(|error| (None, describe(&error)))?;
-    let status = response.status();
-    // Read (and drop) the answer, so the timeout covers a receiver that never finishes it.
-    let _ = response.bytes().await;
-    if status.is_success() {
-        Ok(status.as_u16())
+async fn send(transport: &dyn Transport, target: &WebhookTarget, delivery: &DueDelivery) -> Outcome {
+    let request = request(target, delivery).map_err(|reason| (None, reason))?;
+    let status = transport.post(request).await.map_err(|reason| (None, reason))?;
+    if (200..300).contains(&status) {
+        Ok(status)
     } else {
-        Err((Some(status.as_u16()), format!("the receiver answered {status}")))
+        Err((Some(status), format!("the receiver answered {status}")))
     }
 }
 
-/// The one-line reason of a failed request, without the URL (the page shows it already).
-fn describe(error: &reqwest::Error) -> String {
-    let what = if error.is_timeout() {
-        "no answer within the timeout"
-    } else if error.is_connect() {
-        "cannot connect"
-    } else {
-        "the request failed"
+/// A delivery as it goes out: where to, its headers and its body.
+#[derive(Debug, Clone)]
+pub struct Outgoing {
+    pub url: String,
+    pub headers: Vec<(&'static str, String)>,
+    pub body: Vec<u8>,
+}
+
+/// What POSTs deliveries (the server's HTTP client, which startup provides): the receiver's status
+/// once its whole answer is read, or a one-line reason why there was none (refused, timed out).
+pub trait Transport: Send + Sync + 'static {
+    fn post(&self, request: Outgoing) -> Pin<Box<dyn Future<Output = Result<u16, String>> + Send>>;
+}
+
+fn request(target: &WebhookTarget, delivery: &DueDelivery) -> Result<Outgoing, String> {
+    let mut headers = vec![("X-Blobdrop-Event", delivery.event.clone()), ("X-Blobdrop-Delivery", delivery.id.clone())];
+    let json = |body: serde_json::Value| body.to_string().into_bytes();
+    let body = match target.format {
+        WebhookFormat::Generic => {
+            headers.push(("Content-Type", "application/json".into()));
+            headers.push(("X-Blobdrop-Signature-256", signature(&target.secret, delivery.payload.as_bytes())));
+            delivery.payload.clone().into_bytes()
+        }
+        WebhookFormat::Discord | WebhookFormat::Slack => {
+            headers.push(("Content-Type", "application/json".into()));
+            let field = if target.format == WebhookFormat::Discord { "content" } else { "text" };
+            json(serde_json::json!({ field: message(delivery)? }))
+        }
+        WebhookFormat::Ntfy => {
+            headers.push(("Title", format!("blobdrop: {}", delivery.event)));
+            headers.push(("Content-Type", "text/plain; charset=utf-8".into()));
+            message(delivery)?.into_bytes()
+        }
     };
-    let mut cause: &dyn std::error::Error = error;
-    while let Some(next) = cause.source() {
-        cause = next;
-    }
-    format!("{what}: {cause}")
-}
-
-fn request(
-    client: &reqwest::Client,
-    target: &WebhookTarget,
-    delivery: &DueDelivery,
-) -> Result<reqwest::RequestBuilder, String> {
-    let builder = client
-        .post(&target.url)
-        .header("X-Blobdrop-Event", &delivery.event)
-        .header("X-Blobdrop-Delivery", &delivery.id);
-    Ok(match target.format {
-        WebhookFormat::Generic => builder
-            .header(reqwest::header::CONTENT_TYPE, "application/json")
-            .header("X-Blobdrop-Signature-256", signature(&target.secret, delivery.payload.as_bytes()))
-            .body(delivery.payload.clone()),
-        WebhookFormat::Discord => builder.json(&serde_json::json!({ "content": message(delivery)? })),
-        WebhookFormat::Slack => builder.json(&serde_json::json!({ "text": message(delivery)? })),
-        WebhookFormat::Ntfy => builder
-            .header("Title", format!("blobdrop: {}", delivery.event))
-            .header(reqwest::header::CONTENT_TYPE, "text/plain; charset=utf-8")
-            .body(message(delivery)?),
-    })
+    Ok(Outgoing { url: target.url.clone(), headers, body })
 }
 
 /// `sha256=HEX`: the HMAC-SHA256 of the exact body with the webhook's secret, as GitHub signs
