@@ -31,7 +31,7 @@ macro_rules! sql {
     (@munch $how:tt [$($sql:literal)*] $args:tt GUEST_LINK_COLUMNS $($rest:tt)*) => {
         sql!(@munch $how [$($sql)*
             "id, label, created_at, expires_at, max_file_size, max_uploads, upload_count, \
-             file_lifetime_days, disabled AS \"disabled: bool\""
+             file_lifetime_days, disabled AS \"disabled: bool\", share_batches AS \"share_batches: bool\""
         ] $args $($rest)*)
     };
     (@munch $how:tt [$($sql:literal)*] $args:tt RESUMABLE_COLUMNS $($rest:tt)*) => {
@@ -39,7 +39,7 @@ macro_rules! sql {
         sql!(@munch $how [$($sql)*
             "file_id AS \"file_id!\", upload_offset AS \"upload_offset!\", upload_length, \
              metadata AS \"metadata!\", file_lifetime_secs, guest_link_id, created_at AS \"created_at!\", \
-             expires_at AS \"expires_at!\""
+             expires_at AS \"expires_at!\", is_partial AS \"is_partial!: bool\""
         ] $args $($rest)*)
     };
     (@munch $how:tt [$($sql:literal)*] $args:tt SHARE_COLUMNS $($rest:tt)*) => {
@@ -152,6 +152,7 @@ pub(super) struct GuestLinkRow {
     pub upload_count: i64,
     pub file_lifetime_days: Option<i64>,
     pub disabled: bool,
+    pub share_batches: bool,
 }
 
 impl TryFrom<GuestLinkRow> for GuestLinkRecord {
@@ -168,6 +169,7 @@ impl TryFrom<GuestLinkRow> for GuestLinkRecord {
             upload_count: row.upload_count,
             file_lifetime_days: row.file_lifetime_days,
             disabled: row.disabled,
+            share_batches: row.share_batches,
         })
     }
 }
@@ -183,6 +185,7 @@ pub(super) struct ResumableRow {
     pub guest_link_id: Option<String>,
     pub created_at: i64,
     pub expires_at: i64,
+    pub is_partial: bool,
 }
 
 impl TryFrom<ResumableRow> for ResumableRecord {
@@ -198,6 +201,7 @@ impl TryFrom<ResumableRow> for ResumableRecord {
             guest_link_id: row.guest_link_id,
             created_at: row.created_at,
             expires_at: row.expires_at,
+            is_partial: row.is_partial,
         })
     }
 }
@@ -290,7 +294,7 @@ impl TryFrom<ShareMemberRow> for ShareMember {
 }
 
 /// A stored value that is not what its column must hold: the error sqlx gave for it before.
-fn decode_error(column: &str, error: impl std::error::Error + Send + Sync + 'static) -> StoreError {
+pub(super) fn decode_error(column: &str, error: impl std::error::Error + Send + Sync + 'static) -> StoreError {
     StoreError::Database(sqlx::Error::ColumnDecode { index: column.to_owned(), source: Box::new(error) })
 }
 
