@@ -21,6 +21,7 @@ mod token_label;
 mod trusted_proxies;
 mod upload_metadata;
 mod upload_options;
+mod webhook;
 mod zip_layout;
 
 pub use api_token::ApiTokenRecord;
@@ -51,6 +52,7 @@ pub use upload_metadata::{
     ChecksumAlgorithm, MAX_METADATA_LEN, UploadChecksum, UploadChecksumError, UploadMetadata, UploadMetadataError,
 };
 pub use upload_options::{MaxDownloads, OptionHeaders, UploadOptions, UploadOptionsError};
+pub use webhook::{DeliveryRecord, WebhookEvent, WebhookEvents, WebhookFormat, WebhookRecord, WebhookUrl};
 pub use zip_layout::{Piece, Zip64Limits, ZipLayout, ZipMember, unique_paths};
 
 /// What the property tests beside each parser share.

@@ -603,7 +603,7 @@ async fn archive(
     let counts = zip.share.max_downloads.is_some() || range.is_none_or(|r| r.first == 0);
     if req.method() == Method::GET && counts {
         // Also re-checks the limit atomically: the loser of a race for the last download gets 404.
-        if !shares::count_download(&state.ctx, &zip.share.id).await? {
+        if !shares::count_download(&state.ctx, &zip.share, &state.client_ip(&req).to_string()).await? {
             return Err(AppError::NotFound);
         }
         state.metrics.downloads.inc();

@@ -133,8 +133,13 @@ pub async fn delete(ctx: &Context, id: &ShareId, with_files: bool) -> Result<boo
 
 /// Counts one download of a share's zip, re-checking its limit in the same statement: false for
 /// the loser of a race for the last one.
-pub async fn count_download(ctx: &Context, id: &ShareId) -> Result<bool, StoreError> {
-    ctx.store.count_share_download(id, ctx.now()).await
+/// A counted download is reported to the webhooks with the client's address.
+pub async fn count_download(ctx: &Context, share: &ShareRecord, client_ip: &str) -> Result<bool, StoreError> {
+    let counted = ctx.store.count_share_download(&share.id, ctx.now()).await?;
+    if counted {
+        ctx.events.share_downloaded(ctx.clock.now(), share, client_ip);
+    }
+    Ok(counted)
 }
 
 /// The hash of a share's password, if it has one.

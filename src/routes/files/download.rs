@@ -234,7 +234,7 @@ impl Version {
 async fn record_history(req: &HttpRequest, state: &AppState, file: &FileRecord) {
     let client_ip = state.client_ip(req).to_string();
     let user_agent = req.headers().get(header::USER_AGENT).and_then(|v| v.to_str().ok()).unwrap_or_default();
-    if let Err(error) = downloads::record(&state.ctx, &file.id, &client_ip, user_agent).await {
+    if let Err(error) = downloads::record(&state.ctx, file, &client_ip, user_agent).await {
         tracing::warn!(?error, "could not record a download in the history");
     }
 }

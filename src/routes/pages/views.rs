@@ -192,6 +192,28 @@ pub struct SettingsPage {
     pub layout: Layout,
     pub expiry_choices: Vec<ExpiryChoice>,
     pub saved: bool,
+    pub webhooks: Vec<WebhookView>,
+    /// Every event a webhook may want, for the add form's checkboxes.
+    pub webhook_events: Vec<&'static str>,
+}
+
+/// A webhook as the settings page lists it, with its latest deliveries.
+pub struct WebhookView {
+    pub id: i64,
+    pub url: String,
+    pub format: &'static str,
+    pub events: String,
+    pub deliveries: Vec<DeliveryView>,
+}
+
+/// One delivery in a webhook's list: `status` is pending, delivered or failed.
+pub struct DeliveryView {
+    pub event: String,
+    pub status: &'static str,
+    pub at: String,
+    pub attempts: i64,
+    /// The receiver's last answer or why there was none.
+    pub detail: String,
 }
 
 /// An API token as the tokens page lists it.

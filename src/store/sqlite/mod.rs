@@ -26,6 +26,7 @@ mod settings;
 mod shares;
 mod space;
 mod store;
+mod webhooks;
 
 pub use connection::{PAGE_SIZE, StoreOptions, WAL_AUTOCHECKPOINT};
 pub use files::{NewFile, SealedFile};
@@ -37,3 +38,4 @@ pub use sessions::SessionRecord;
 pub use shares::NewShare;
 pub use space::Vacuumed;
 pub use store::{Store, copy_database};
+pub use webhooks::{Attempt, DueDelivery, ExpiringFile, NewDelivery, WebhookTarget};
