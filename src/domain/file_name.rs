@@ -223,11 +223,10 @@ mod tests {
                 ]
             ) {
                 let disposition = ContentDisposition::from_raw(&header);
-                if let Some(raw) = disposition.as_ref().ok().and_then(|cd| cd.get_filename()) {
-                    if let Ok(name) = FileName::parse(raw) {
+                if let Some(raw) = disposition.as_ref().ok().and_then(|cd| cd.get_filename())
+                    && let Ok(name) = FileName::parse(raw) {
                         assert_clean(&name)?;
                     }
-                }
             }
         }
     }

@@ -60,12 +60,12 @@ impl Owner {
 /// header (the Origin of every change is checked for all requests by `request_guard`).
 pub async fn authenticate(req: &HttpRequest, state: &AppState) -> Result<Owner, AppError> {
     let owner = identify(req, state).await?;
-    if let Owner::Browser(session) = &owner {
-        if is_change(req.method()) {
-            let sent = req.headers().get(CSRF_HEADER).and_then(|v| v.to_str().ok()).unwrap_or_default();
-            if !tokens_match(sent, &session.csrf_token) {
-                return Err(AppError::Forbidden("the request lacks this page's CSRF token; reload the page"));
-            }
+    if let Owner::Browser(session) = &owner
+        && is_change(req.method())
+    {
+        let sent = req.headers().get(CSRF_HEADER).and_then(|v| v.to_str().ok()).unwrap_or_default();
+        if !tokens_match(sent, &session.csrf_token) {
+            return Err(AppError::Forbidden("the request lacks this page's CSRF token; reload the page"));
         }
     }
     Ok(owner)
@@ -177,10 +177,10 @@ impl<T: DeserializeOwned + 'static> FromRequest for OwnerForm<T> {
             let state = req.app_data::<web::Data<AppState>>().ok_or(AppError::Unauthorized)?.clone();
             let owner = identify(&req, &state).await?;
             let form = form.await.map_err(|error| AppError::BadRequest(error.to_string()))?.into_inner();
-            if let Owner::Browser(session) = &owner {
-                if !tokens_match(&form.csrf_token, &session.csrf_token) {
-                    return Err(AppError::Forbidden("the form lacks this page's CSRF token; reload the page"));
-                }
+            if let Owner::Browser(session) = &owner
+                && !tokens_match(&form.csrf_token, &session.csrf_token)
+            {
+                return Err(AppError::Forbidden("the form lacks this page's CSRF token; reload the page"));
             }
             Ok(OwnerForm { fields: form.fields, owner })
         })

@@ -498,10 +498,10 @@ struct SharePage {
 /// `GET`/`HEAD /s/{id}`: every file with its folder, size, type and link, and "Download all".
 pub async fn share_page(req: HttpRequest, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
     let share = visible_share(&state, req.match_info().get("id").unwrap_or_default()).await?;
-    if share.password_protected {
-        if let Some(form) = gate(&req, &state, &share).await? {
-            return Ok(form);
-        }
+    if share.password_protected
+        && let Some(form) = gate(&req, &state, &share).await?
+    {
+        return Ok(form);
     }
     let zip = ShareZip::prepare(&state.ctx, share, state.zip64, state.ctx.now()).await?;
     let share = &zip.share;
@@ -553,10 +553,10 @@ pub async fn preview(
 ) -> Result<HttpResponse, AppError> {
     let (share_id, file_id) = path.into_inner();
     let share = visible_share(&state, &share_id).await?;
-    if share.password_protected {
-        if let Some(form) = gate(&req, &state, &share).await? {
-            return Ok(form);
-        }
+    if share.password_protected
+        && let Some(form) = gate(&req, &state, &share).await?
+    {
+        return Ok(form);
     }
     let file_id = FileId::parse(&file_id).ok_or(AppError::NotFound)?;
     let members = shares::members(&state.ctx, &share.id).await?;
@@ -582,10 +582,10 @@ async fn archive(
     format: ArchiveFormat,
 ) -> Result<HttpResponse, AppError> {
     let share = visible_share(&state, req.match_info().get("id").unwrap_or_default()).await?;
-    if share.password_protected {
-        if let Some(form) = gate(&req, &state, &share).await? {
-            return Ok(form);
-        }
+    if share.password_protected
+        && let Some(form) = gate(&req, &state, &share).await?
+    {
+        return Ok(form);
     }
     let zip = Arc::new(ShareZip::prepare_as(&state.ctx, share, format, state.ctx.now()).await?);
     // A date names no version of a zip (a file leaving the share by expiry changes it without a

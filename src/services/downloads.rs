@@ -113,7 +113,7 @@ async fn read_batch(
                     piece.reserve(PIECE_CHUNKS * layout.chunk_size as usize);
                 }
                 piece.extend_from_slice(trim(layout, &range, idx as u64, data)?);
-                if (idx as u64 - first + 1) % PIECE_CHUNKS as u64 == 0 {
+                if (idx as u64 - first + 1).is_multiple_of(PIECE_CHUNKS as u64) {
                     pieces.push(piece.split().freeze());
                 }
                 Ok(())

@@ -195,10 +195,10 @@ impl ResumableUploads {
         creation: &Creation,
         max_size: Option<ByteSize>,
     ) -> Result<ResumableRecord, ResumableError> {
-        if let (Some(limit), Some(length)) = (max_size, creation.length) {
-            if length > limit.as_u64() {
-                return Err(UploadError::TooLarge(limit).into());
-            }
+        if let (Some(limit), Some(length)) = (max_size, creation.length)
+            && length > limit.as_u64()
+        {
+            return Err(UploadError::TooLarge(limit).into());
         }
         let options = FileOptions::from_metadata(&creation.metadata, self.ctx.clock.now())?;
         self.ctx.store.check_room_for_uploads().await?;
@@ -420,21 +420,20 @@ impl ResumableUploads {
             }
             (known, _) => known.map(|length| length as u64),
         };
-        if let (Some(length), Some(body)) = (length, request.body_length) {
-            if offset + body > length {
-                let reason =
-                    format!("the body goes past Upload-Length {length}: send at most {} bytes", length - offset);
-                return Err(ResumableError::BadRequest(reason));
-            }
+        if let (Some(length), Some(body)) = (length, request.body_length)
+            && offset + body > length
+        {
+            let reason = format!("the body goes past Upload-Length {length}: send at most {} bytes", length - offset);
+            return Err(ResumableError::BadRequest(reason));
         }
         let limit = match (request.max_size, length) {
             (Some(limit), Some(length)) => Some(limit.min(ByteSize::from_bytes(length))),
             (limit, length) => limit.or(length.map(ByteSize::from_bytes)),
         };
-        if let (Some(limit), Some(body)) = (limit, request.body_length) {
-            if offset + body > limit.as_u64() {
-                return Err(UploadError::TooLarge(limit).into());
-            }
+        if let (Some(limit), Some(body)) = (limit, request.body_length)
+            && offset + body > limit.as_u64()
+        {
+            return Err(UploadError::TooLarge(limit).into());
         }
         let expires_at = self.ctx.now() + self.expiry.whole_seconds();
         self.ctx.store.extend_resumable_upload(id, expires_at).await?;
@@ -474,13 +473,13 @@ impl ResumableUploads {
         // Waits for the writer in every case, so nothing of this request lands after what follows.
         let committed = writer.commit().await;
         let new_offset = offset + accepted;
-        if let (Some(sent), Some(checksum)) = (&request.checksum, checksum) {
-            if committed.is_err() || cut || written.is_err() || checksum.finish() != sent.digest {
-                self.ctx.store.truncate_resumable_upload(id, first_idx, partial).await?;
-                written?;
-                committed?;
-                return Err(ResumableError::ChecksumMismatch);
-            }
+        if let (Some(sent), Some(checksum)) = (&request.checksum, checksum)
+            && (committed.is_err() || cut || written.is_err() || checksum.finish() != sent.digest)
+        {
+            self.ctx.store.truncate_resumable_upload(id, first_idx, partial).await?;
+            written?;
+            committed?;
+            return Err(ResumableError::ChecksumMismatch);
         }
         // Failed here, the offset says what the batches before the failure committed, and the
         // next request hashes what the kept hash has not seen. A failed write says why first

@@ -71,10 +71,10 @@ pub async fn download(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
     let file = files::find(&state.ctx, &link.id).await?.ok_or(AppError::NotFound)?;
-    if file.password_protected {
-        if let Some(password_form) = crate::routes::files::protected::gate(&req, &state, &file).await? {
-            return Ok(password_form);
-        }
+    if file.password_protected
+        && let Some(password_form) = crate::routes::files::protected::gate(&req, &state, &file).await?
+    {
+        return Ok(password_form);
     }
     send(&req, &state, file, &query, Audience::Visitor).await
 }
