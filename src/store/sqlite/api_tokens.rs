@@ -1,5 +1,6 @@
 //! API tokens: only the SHA-256 of each token is stored, and lookups go by that hash.
 
+use super::returned;
 use super::store::Store;
 use crate::domain::ApiTokenRecord;
 use crate::store::StoreError;
@@ -19,8 +20,9 @@ impl Store {
             token_sha256,
             now
         )
-        .fetch_one(&self.writer)
-        .await?)
+        .fetch_all(&self.writer)
+        .await
+        .and_then(returned::only_row)?)
     }
 
     /// The token whose hash this is, if it has not been revoked. The only way tokens are found.

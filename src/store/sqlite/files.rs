@@ -1,6 +1,7 @@
 //! File metadata rows: create, finalize, find, list, edit, delete, count downloads.
 
 use super::live_uploads::{LiveUpload, Outcome};
+use super::returned;
 use super::rows::{FileRow, record, records};
 use super::store::Store;
 use crate::domain::{FileChanges, FileListing, FileRecord, FileSort};
@@ -164,8 +165,9 @@ impl Store {
             now,
             id
         )
-        .fetch_optional(&self.writer)
-        .await?;
+        .fetch_all(&self.writer)
+        .await
+        .map(returned::at_most_one_row)?;
         record(row)
     }
 
@@ -203,8 +205,9 @@ impl Store {
             new_password,
             password_hash,
         )
-        .fetch_optional(&self.writer)
-        .await?;
+        .fetch_all(&self.writer)
+        .await
+        .map(returned::at_most_one_row)?;
         record(row)
     }
 
@@ -323,8 +326,9 @@ pub(super) async fn make_visible(
         id,
         crc32,
     )
-    .fetch_one(executor)
-    .await?;
+    .fetch_all(executor)
+    .await
+    .and_then(returned::only_row)?;
     row.try_into()
 }
 

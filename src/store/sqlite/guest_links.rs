@@ -1,6 +1,7 @@
 //! Guest link rows: create, list, find, edit, disable, delete, and the atomic claim of an upload slot.
 
 use super::files::make_visible;
+use super::returned;
 use super::rows::{GuestLinkRow, record, records};
 use super::store::Store;
 use crate::domain::{FileId, FileRecord, GuestLinkId, GuestLinkRecord, GuestLinkTerms};
@@ -28,8 +29,9 @@ impl Store {
             terms.file_lifetime_days,
             terms.share_batches,
         )
-        .fetch_one(&self.writer)
-        .await?;
+        .fetch_all(&self.writer)
+        .await
+        .and_then(returned::only_row)?;
         row.try_into()
     }
 
@@ -79,8 +81,9 @@ impl Store {
             disabled,
             id,
         )
-        .fetch_optional(&self.writer)
-        .await?;
+        .fetch_all(&self.writer)
+        .await
+        .map(returned::at_most_one_row)?;
         record(row)
     }
 
@@ -98,8 +101,9 @@ impl Store {
             disabled,
             id
         )
-        .fetch_optional(&self.writer)
-        .await?;
+        .fetch_all(&self.writer)
+        .await
+        .map(returned::at_most_one_row)?;
         record(row)
     }
 
@@ -147,8 +151,9 @@ impl Store {
             "UPDATE files SET state = 'deleted' WHERE id = ? AND state = 'ready' RETURNING guest_link_id",
             id
         )
-        .fetch_optional(&mut *transaction)
-        .await?;
+        .fetch_all(&mut *transaction)
+        .await
+        .map(returned::at_most_one_row)?;
         if let Some(Some(link)) = link {
             sqlx::query!(
                 "UPDATE guest_links SET upload_count = upload_count - 1 WHERE id = ? AND upload_count > 0",
@@ -181,7 +186,8 @@ pub(super) async fn claim_guest_upload(
         now,
         file_size
     )
-    .fetch_optional(executor)
-    .await?;
+    .fetch_all(executor)
+    .await
+    .map(returned::at_most_one_row)?;
     Ok(claimed.is_some())
 }

@@ -20,6 +20,7 @@ mod integrity;
 mod live_uploads;
 mod reserve;
 mod resumable_uploads;
+mod returned;
 mod runtime_sql;
 mod sessions;
 mod settings;

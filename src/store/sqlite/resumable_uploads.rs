@@ -5,6 +5,7 @@ use bytes::Bytes;
 use super::chunks::chunk_insert;
 use super::files::{NewFile, make_visible};
 use super::guest_links::claim_guest_upload;
+use super::returned;
 use super::rows::{ResumableRow, record};
 use super::store::Store;
 use crate::domain::{FileId, FileRecord, GuestLinkId};
@@ -84,8 +85,9 @@ impl Store {
             upload.expires_at,
             upload.is_partial,
         )
-        .fetch_one(&mut *transaction)
-        .await?;
+        .fetch_all(&mut *transaction)
+        .await
+        .and_then(returned::only_row)?;
         transaction.commit().await?;
         row.try_into()
     }

@@ -1,5 +1,6 @@
 //! Webhooks and their queue of deliveries: what is due, claimed for one attempt, and how it went.
 
+use super::returned;
 use super::store::Store;
 use crate::domain::{DeliveryRecord, WebhookEvents, WebhookFormat, WebhookRecord};
 use crate::store::StoreError;
@@ -86,8 +87,9 @@ impl Store {
             secret,
             now
         )
-        .fetch_one(&self.writer)
-        .await?;
+        .fetch_all(&self.writer)
+        .await
+        .and_then(returned::only_row)?;
         Ok(row.into())
     }
 
@@ -131,8 +133,9 @@ impl Store {
             format,
             id
         )
-        .fetch_optional(&self.writer)
-        .await?;
+        .fetch_all(&self.writer)
+        .await
+        .map(returned::at_most_one_row)?;
         Ok(row.map(Into::into))
     }
 
