@@ -51,7 +51,7 @@ impl Store {
             .connect_with(sqlx_options(path, Role::Writer, store_options))
             .await
             .map_err(open_error)?;
-        sqlx::migrate!("./migrations").run(&writer).await?;
+        sqlx::migrate!("./migrations/sqlite").run(&writer).await?;
         let reader = SqlitePoolOptions::new()
             .max_connections(READ_POOL_SIZE)
             .connect_with(sqlx_options(path, Role::Reader, store_options))
