@@ -75,6 +75,12 @@ pub struct Settings {
     #[arg(long, env = "BLOBDROP_GC_INTERVAL", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
     pub gc_interval_mins: u64,
 
+    /// Seconds an upload in flight stays safe from the clean-up of other instances sharing the
+    /// database without its instance renewing its lease (renewed every third of it); an instance
+    /// that died leaves its uploads to be purged that long after its last renewal. PostgreSQL only.
+    #[arg(long, env = "BLOBDROP_UPLOAD_LEASE", default_value_t = 60, value_parser = clap::value_parser!(u64).range(3..))]
+    pub upload_lease_secs: u64,
+
     /// Reverse proxies whose X-Forwarded-For is believed: comma-separated IPs or CIDR ranges
     /// (default: none, so the TCP peer is the client).
     #[arg(long, env = "BLOBDROP_TRUSTED_PROXIES", default_value = "")]
@@ -147,6 +153,10 @@ impl Settings {
 
     pub fn shutdown_timeout(&self) -> Duration {
         Duration::from_secs(self.shutdown_timeout_secs)
+    }
+
+    pub fn upload_lease(&self) -> Duration {
+        Duration::from_secs(self.upload_lease_secs)
     }
 
     pub fn gc_interval(&self) -> Duration {

@@ -56,6 +56,7 @@ pub struct Application {
     running: shutdown::Running,
     shutdown_timeout: std::time::Duration,
     gc: tokio::task::JoinHandle<()>,
+    leases: tokio::task::JoinHandle<()>,
     forget_failures: tokio::task::JoinHandle<()>,
 }
 
@@ -76,7 +77,7 @@ impl Application {
         };
         let store = Store::open(&settings.database.db, store_options).await?;
         let cleanup = cleanup::CleanupTrigger::default();
-        let ctx = Context::new(store.clone(), clock, cleanup);
+        let ctx = Context::new(store.clone(), clock, cleanup).with_upload_lease(settings.upload_lease());
         match cleanup::purge_interrupted_uploads(&ctx).await {
             Ok(_) => {}
             // A disk filled from outside blobdrop: serve downloads and deletes all the same; the
@@ -171,6 +172,7 @@ impl Application {
             .map_err(bind_error)?
             .run();
         let gc = tokio::spawn(cleanup::run_periodically(ctx.clone(), settings.gc_interval()));
+        let leases = tokio::spawn(cleanup::renew_leases_periodically(ctx.clone()));
         let forget_failures = tokio::spawn(throttles.forget_periodically());
         let address = format!("{}:{port}", settings.bind);
         tracing::info!(%address, port, db = %settings.database.db.display(), "blobdrop is listening");
@@ -178,7 +180,7 @@ impl Application {
             tracing::warn!(%address, "listening beyond loopback without BLOBDROP_PUBLIC_URL: links are built from each request's Host header, which any client chooses; set BLOBDROP_PUBLIC_URL");
         }
         let shutdown_timeout = settings.shutdown_timeout();
-        Ok(Application { port, server, ctx, store, running, shutdown_timeout, gc, forget_failures })
+        Ok(Application { port, server, ctx, store, running, shutdown_timeout, gc, leases, forget_failures })
     }
 
     pub fn port(&self) -> u16 {
@@ -202,6 +204,9 @@ impl Application {
         };
         let served = served.map_err(StartupError::Serve);
         self.gc.abort();
+        // No upload runs any more: the clean-up below removes those the stop cut off, which are
+        // in this instance's registry; another instance would once their leases lapse.
+        self.leases.abort();
         self.forget_failures.abort();
         // No request runs any more, so any upload still marked as running was cut off. Both steps
         // are bounded: the clean-up runs every deleted file's paced purge (minutes for gigabytes),

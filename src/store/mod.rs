@@ -3,7 +3,9 @@
 //! Nothing above this module knows which database runs; today it is SQLite (`sqlite/`).
 
 mod error;
+mod leases;
 mod sqlite;
 
 pub use error::{OpenError, StoreError};
+pub use leases::CleanupLock;
 pub use sqlite::*;

@@ -40,6 +40,7 @@ pub fn test_settings(folder: &std::path::Path) -> Settings {
         idle_timeout_secs: 60,
         log_format: Default::default(),
         gc_interval_mins: 10,
+        upload_lease_secs: 60,
         trusted_proxies: Default::default(),
         // Tests that send wrong secrets on purpose are not throttled unless they ask to be.
         auth_burst: 1000,

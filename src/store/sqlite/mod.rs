@@ -17,6 +17,7 @@ mod files;
 mod guest_links;
 pub mod import;
 mod integrity;
+mod leases;
 mod live_uploads;
 mod reserve;
 mod resumable_uploads;
