@@ -4,6 +4,7 @@
 
 mod error;
 mod leases;
+pub mod migrate;
 mod sqlite;
 
 pub use error::{OpenError, StoreError};
