@@ -8,7 +8,7 @@ use std::time::Duration;
 use clap::Args;
 
 use crate::domain::{ByteSize, PublicUrl, TrustedProxies};
-use crate::store::StoreOptions;
+use crate::store::{DatabaseLocation, StoreOptions};
 use crate::telemetry::LogFormat;
 
 #[derive(Debug, Clone, Args)]
@@ -113,9 +113,10 @@ pub struct Settings {
 /// server and for every command that opens the database (backup, import, verify, vacuum).
 #[derive(Debug, Clone, Args)]
 pub struct DatabaseArgs {
-    /// SQLite database file; the server creates it (and missing folders), the commands need it.
+    /// SQLite database file (the server creates it and missing folders, the commands need it), or
+    /// a PostgreSQL URL, postgres://USER:PASSWORD@HOST/DATABASE (the database must exist).
     #[arg(long, env = "BLOBDROP_DB", default_value = "data/blobdrop.db")]
-    pub db: PathBuf,
+    pub db: DatabaseLocation,
 
     /// WAL pages after which a commit checkpoints the WAL into the database; 0 leaves checkpoints
     /// to another process (Litestream).

@@ -26,7 +26,7 @@ use crate::services::throttling::{ThrottleLimits, Throttles};
 use crate::services::uploads::UploadMemory;
 use crate::services::{Context, cleanup};
 use crate::settings::Settings;
-use crate::store::{OpenError, Store, StoreError, StoreOptions};
+use crate::store::{DatabaseLocation, OpenError, Store, StoreError, StoreOptions};
 use shutdown::StopSignals;
 
 /// How long each of the last two steps of a stop (clean-up, closing the database) may take.
@@ -119,7 +119,7 @@ impl Application {
             upload_memory,
             in_flight: InFlight::new(in_flight_limits(&settings)),
             idle_timeout: settings.idle_timeout(),
-            db_folder: settings.database.db.parent().map(std::path::Path::to_path_buf).unwrap_or_default(),
+            db_folder: scratch_folder(&settings.database.db),
             throttles: throttles.clone(),
             trusted_proxies: settings.trusted_proxies.clone(),
             grant_key: GrantKey::resolve(&store).await?,
@@ -175,7 +175,7 @@ impl Application {
         let leases = tokio::spawn(cleanup::renew_leases_periodically(ctx.clone()));
         let forget_failures = tokio::spawn(throttles.forget_periodically());
         let address = format!("{}:{port}", settings.bind);
-        tracing::info!(%address, port, db = %settings.database.db.display(), "blobdrop is listening");
+        tracing::info!(%address, port, db = %settings.database.db, store = store.kind(), "blobdrop is listening");
         if settings.public_url.is_none() && !settings.bind.is_loopback() {
             tracing::warn!(%address, "listening beyond loopback without BLOBDROP_PUBLIC_URL: links are built from each request's Host header, which any client chooses; set BLOBDROP_PUBLIC_URL");
         }
@@ -222,6 +222,15 @@ impl Application {
         }
         tracing::info!("blobdrop stopped");
         served
+    }
+}
+
+/// Where bundles are built and imports unpacked: beside a SQLite database (on its file system, whose
+/// space the reserve watches), else the system's temporary folder.
+fn scratch_folder(db: &DatabaseLocation) -> std::path::PathBuf {
+    match db.sqlite_path() {
+        Some(path) => path.parent().map(std::path::Path::to_path_buf).unwrap_or_default(),
+        None => std::env::temp_dir(),
     }
 }
 

@@ -136,8 +136,9 @@ pub async fn copy_sqlite_to_postgres(
     let expected_sqlite_versions = sqlite_schema_versions();
     let source = open_sqlite(sqlite).await?;
     let target = PgPoolOptions::new().max_connections(2).connect(postgres).await.map_err(MigrateError::OpenPostgres)?;
-    let found: Vec<i64> =
-        sqlx::query_scalar("SELECT version FROM _sqlx_migrations WHERE success ORDER BY version").fetch_all(&source).await?;
+    let found: Vec<i64> = sqlx::query_scalar("SELECT version FROM _sqlx_migrations WHERE success ORDER BY version")
+        .fetch_all(&source)
+        .await?;
     if found != expected_sqlite_versions {
         return Err(MigrateError::OldSchema { found, expected: expected_sqlite_versions });
     }
@@ -192,11 +193,15 @@ async fn tables_in_order(source: &SqlitePool, target: &PgPool) -> Result<Vec<Tab
     let mut parents: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
     let mut tables = BTreeMap::new();
     for name in &names {
-        let fks: Vec<(String, String)> =
-            sqlx::query_as("SELECT \"table\", \"from\" FROM pragma_foreign_key_list(?)").bind(name).fetch_all(source).await?;
+        let fks: Vec<(String, String)> = sqlx::query_as("SELECT \"table\", \"from\" FROM pragma_foreign_key_list(?)")
+            .bind(name)
+            .fetch_all(source)
+            .await?;
         parents.insert(name.clone(), fks.clone());
-        let sqlite_columns: Vec<String> =
-            sqlx::query_scalar("SELECT name FROM pragma_table_info(?) ORDER BY cid").bind(name).fetch_all(source).await?;
+        let sqlite_columns: Vec<String> = sqlx::query_scalar("SELECT name FROM pragma_table_info(?) ORDER BY cid")
+            .bind(name)
+            .fetch_all(source)
+            .await?;
         let pg_columns: Vec<(String, String)> = sqlx::query_as(
             "SELECT column_name::text, data_type::text FROM information_schema.columns \
              WHERE table_schema = current_schema() AND table_name = $1",
@@ -212,7 +217,8 @@ async fn tables_in_order(source: &SqlitePool, target: &PgPool) -> Result<Vec<Tab
         for column in sqlite_columns {
             let missing = || MigrateError::MissingColumn { table: name.clone(), column: column.clone() };
             let data_type = pg_columns.get(&column).ok_or_else(missing)?;
-            let unknown = || MigrateError::UnknownType { table: name.clone(), column: column.clone(), kind: data_type.clone() };
+            let unknown =
+                || MigrateError::UnknownType { table: name.clone(), column: column.clone(), kind: data_type.clone() };
             columns.push((column.clone(), Kind::of(data_type).ok_or_else(unknown)?));
         }
         // Rows that belong to a file come only with a copied file (a foreign key to files).
@@ -227,7 +233,12 @@ async fn tables_in_order(source: &SqlitePool, target: &PgPool) -> Result<Vec<Tab
     // Parents first (a depth-first order of the foreign keys; a table pointing at itself is fine).
     let mut ordered = Vec::new();
     let mut placed = HashSet::new();
-    fn place(name: &str, parents: &BTreeMap<String, Vec<(String, String)>>, placed: &mut HashSet<String>, ordered: &mut Vec<String>) {
+    fn place(
+        name: &str,
+        parents: &BTreeMap<String, Vec<(String, String)>>,
+        placed: &mut HashSet<String>,
+        ordered: &mut Vec<String>,
+    ) {
         if !placed.insert(name.to_owned()) {
             return;
         }
@@ -333,17 +344,16 @@ async fn read_rows(
 
 /// Inserts rows of `table`; those PostgreSQL has already (a resumed copy) are skipped. Returns how many
 /// were new.
-async fn insert_rows(
-    target: &mut PgConnection,
-    table: &Table,
-    rows: Vec<Vec<Value>>,
-) -> Result<u64, sqlx::Error> {
+async fn insert_rows(target: &mut PgConnection, table: &Table, rows: Vec<Vec<Value>>) -> Result<u64, sqlx::Error> {
     if rows.is_empty() {
         return Ok(0);
     }
     // OVERRIDING SYSTEM VALUE: identity columns keep their SQLite ids (ignored where there is none).
-    let mut insert =
-        QueryBuilder::new(format!("INSERT INTO {} ({}) OVERRIDING SYSTEM VALUE ", quoted(&table.name), column_list(table)));
+    let mut insert = QueryBuilder::new(format!(
+        "INSERT INTO {} ({}) OVERRIDING SYSTEM VALUE ",
+        quoted(&table.name),
+        column_list(table)
+    ));
     let mut failed = None;
     insert.push_values(rows, |mut row, values| {
         for (value, (_, kind)) in values.into_iter().zip(&table.columns) {
@@ -387,8 +397,10 @@ async fn copy_files(
         for (_, values) in rows {
             let Value::Text(Some(id)) = &values[id_index] else { continue };
             let id = id.clone();
-            let exists: bool =
-                sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM files WHERE id = $1)").bind(&id).fetch_one(target).await?;
+            let exists: bool = sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM files WHERE id = $1)")
+                .bind(&id)
+                .fetch_one(target)
+                .await?;
             if exists {
                 migrated.files_skipped += 1;
                 continue;
@@ -398,13 +410,14 @@ async fn copy_files(
             let mut bytes = 0;
             let mut next = 0;
             loop {
-                let chunks: Vec<(i64, Vec<u8>)> =
-                    sqlx::query_as("SELECT idx, data FROM file_chunks WHERE file_id = ? AND idx >= ? ORDER BY idx LIMIT ?")
-                        .bind(&id)
-                        .bind(next)
-                        .bind(CHUNK_BATCH)
-                        .fetch_all(source)
-                        .await?;
+                let chunks: Vec<(i64, Vec<u8>)> = sqlx::query_as(
+                    "SELECT idx, data FROM file_chunks WHERE file_id = ? AND idx >= ? ORDER BY idx LIMIT ?",
+                )
+                .bind(&id)
+                .bind(next)
+                .bind(CHUNK_BATCH)
+                .fetch_all(source)
+                .await?;
                 let Some((last, _)) = chunks.last() else { break };
                 next = last + 1;
                 let count = chunks.len() as u64;

@@ -224,7 +224,7 @@ async fn vacuum_gives_free_space_back_beside_the_running_server() {
     let freed: u64 = report.split_once('(').and_then(|(_, rest)| rest.split(' ').next()?.parse().ok()).unwrap();
     assert!(freed >= 5_000_000, "{report}");
     let db = app.db().await;
-    let free: i64 = sqlx::query_scalar("PRAGMA freelist_count").fetch_one(&db).await.unwrap();
+    let free: i64 = db.scalar("PRAGMA freelist_count").await;
     db.close().await;
     assert_eq!(free, 0, "{report}");
     assert_eq!(app.download(&kept).await, test_bytes(300_000));

@@ -237,7 +237,7 @@ async fn a_backup_taken_while_an_upload_runs_opens_cleanly_with_every_finished_f
 
     // The copy serves every file it holds, byte for byte; the upload that was running is purged.
     let mut settings = crate::helpers::test_settings(copy_folder.path());
-    settings.database.db = copy.clone();
+    settings.database.db = copy.clone().into();
     let app = crate::helpers::spawn_app_on(copy_folder, settings).await;
     for (path, digest) in stored {
         assert_eq!(sha256(&app.download(&app.url(&format!("/f/{path}"))).await), digest);

@@ -11,7 +11,7 @@ use crate::shell_shapes::run;
 /// The CRC-32 stored with a file, `None` while unknown.
 async fn stored_crc32(app: &crate::helpers::TestApp, id: &str) -> Option<i64> {
     let db = app.db().await;
-    let crc = sqlx::query_scalar("SELECT crc32 FROM files WHERE id = ?").bind(id).fetch_one(&db).await.unwrap();
+    let crc = db.scalar(&format!("SELECT crc32 FROM files WHERE id = '{id}'")).await;
     db.close().await;
     crc
 }
@@ -341,11 +341,7 @@ async fn a_file_deleted_while_its_zip_streams_cuts_the_stream_off() {
     assert_eq!(deleted.status(), StatusCode::NO_CONTENT);
     let db = app.db().await;
     for _ in 0..100 {
-        let chunks: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM file_chunks WHERE file_id = ?")
-            .bind(&second)
-            .fetch_one(&db)
-            .await
-            .unwrap();
+        let chunks: i64 = db.scalar(&format!("SELECT COUNT(*) FROM file_chunks WHERE file_id = '{second}'")).await;
         if chunks == 0 {
             break;
         }

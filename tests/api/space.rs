@@ -76,7 +76,10 @@ async fn free_pages_a_crash_left_are_given_back_after_the_next_start() {
         let connection = rusqlite::Connection::open(db).unwrap();
         connection.query_row("PRAGMA freelist_count", [], |row| row.get::<_, i64>(0)).unwrap()
     };
-    assert!(free_pages(&settings.database.db) > 256, "the crash left the freed pages in the file");
+    assert!(
+        free_pages(settings.database.db.sqlite_path().unwrap()) > 256,
+        "the crash left the freed pages in the file"
+    );
 
     let app = crate::helpers::spawn_app_on(folder, settings).await;
     let report = system(&app).await;

@@ -1,36 +1,11 @@
 //! File metadata rows: create, finalize, find, list, edit, delete, count downloads.
 
-use super::live_uploads::{LiveUpload, Outcome};
 use super::rows::{FileRow, record, records};
 use super::store::Store;
 use crate::domain::{FileChanges, FileListing, FileRecord, FileSort};
 use crate::domain::{FileId, FileName, GuestLinkId};
-use crate::store::StoreError;
-
-/// The metadata of an upload that is about to start.
-#[derive(Debug, Clone)]
-pub struct NewFile<'a> {
-    pub id: &'a FileId,
-    pub filename: &'a FileName,
-    pub content_type: &'a str,
-    pub chunk_size: i64,
-    pub created_at: i64,
-    pub expires_at: Option<i64>,
-    pub max_downloads: Option<i64>,
-    /// SHA-256 of the file's deletion token, stored with the row so that no visible file is ever
-    /// without its deletion link.
-    pub deletion_token_sha256: &'a str,
-}
-
-/// An upload whose bytes are all stored, waiting to be made visible with others (an import).
-#[derive(Debug, Clone)]
-pub struct SealedFile {
-    pub id: FileId,
-    pub file_size: i64,
-    pub sha256: String,
-    pub crc32: u32,
-    pub note: Option<String>,
-}
+use crate::store::live_uploads::{LiveUpload, Outcome};
+use crate::store::{NewFile, SealedFile, StoreError};
 
 /// The fixed SQL expression each sort column maps to, never user text.
 fn sort_column(sort: FileSort) -> &'static str {

@@ -5,11 +5,6 @@ use super::store::Store;
 use crate::store::{CleanupLock, StoreError};
 
 impl Store {
-    /// Whether several instances may share this database (never for a SQLite file).
-    pub fn is_shared(&self) -> bool {
-        false
-    }
-
     /// No lease to renew: see `mark_abandoned_uploads_deleted`, which the registry decides.
     pub async fn renew_upload_leases(&self, _until: i64) -> Result<(), StoreError> {
         Ok(())

@@ -10,9 +10,9 @@ use sqlx::sqlite::SqlitePoolOptions;
 
 use super::chunk_readers::ChunkReaders;
 use super::connection::{READ_POOL_SIZE, Role, StoreOptions, sqlx_options};
-use super::live_uploads::LiveUploads;
 use super::reserve::DiskReserve;
 use super::runtime_sql::{CHECKPOINT_TRUNCATE, VACUUM_INTO};
+use crate::store::live_uploads::LiveUploads;
 use crate::store::{OpenError, StoreError};
 
 #[derive(Clone, Debug)]
