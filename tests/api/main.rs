@@ -19,6 +19,7 @@ mod forwarding;
 mod full_disk;
 mod guest_links;
 mod helpers;
+mod instances;
 mod lifecycle;
 mod observability;
 mod openapi;
