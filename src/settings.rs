@@ -126,6 +126,11 @@ pub struct DatabaseArgs {
     /// Largest the database may grow, e.g. 50GiB; uploads beyond it get 507 (default: the disk's size).
     #[arg(long, env = "BLOBDROP_MAX_DB_SIZE")]
     pub max_db_size: Option<ByteSize>,
+
+    /// A file holding the PostgreSQL password (a Docker secret: /run/secrets/NAME), so the
+    /// BLOBDROP_DB URL needs none; PostgreSQL only.
+    #[arg(long, env = "BLOBDROP_DB_PASSWORD_FILE")]
+    pub db_password_file: Option<PathBuf>,
 }
 
 impl DatabaseArgs {
@@ -137,6 +142,33 @@ impl DatabaseArgs {
             min_free_space: None,
         }
     }
+}
+
+impl DatabaseArgs {
+    /// The database to open: `db`, with the password of `db_password_file` in a PostgreSQL URL.
+    pub fn location(&self) -> Result<DatabaseLocation, SecretFileError> {
+        let password = DB_PASSWORD.resolve(None, self.db_password_file.as_deref())?;
+        Ok(match (&self.db, password) {
+            (DatabaseLocation::Postgres(url), Some(password)) => {
+                DatabaseLocation::Postgres(with_password(url, &password))
+            }
+            (location, _) => location.clone(),
+        })
+    }
+}
+
+/// The PostgreSQL password's `_FILE` setting (there is no plain twin: the URL holds one).
+pub const DB_PASSWORD: SecretSetting = SecretSetting { name: "BLOBDROP_DB_PASSWORD", flag: "db-password" };
+
+/// `url` (`postgres://user[:old]@host/...`) with `password`, percent-encoded, as its password.
+fn with_password(url: &str, password: &str) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("postgres", url));
+    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let (authority, path) = rest.split_at(authority_end);
+    let (user, host) = authority.rsplit_once('@').map_or(("", authority), |(info, host)| (info, host));
+    let user = user.split(':').next().unwrap_or_default();
+    let password = percent_encoding::utf8_percent_encode(password, percent_encoding::NON_ALPHANUMERIC);
+    format!("{scheme}://{user}:{password}@{host}{path}")
 }
 
 /// The owner secret and its `_FILE` twin.
@@ -220,6 +252,30 @@ impl SecretSetting {
 mod secret_file_tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    #[test]
+    fn the_postgres_password_file_goes_into_the_url_encoded() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("password");
+        std::fs::write(&path, "p@ss/w:rd\n").unwrap();
+        let args = |db: &str, file: Option<PathBuf>| DatabaseArgs {
+            db: db.parse().unwrap(),
+            wal_autocheckpoint: 0,
+            max_db_size: None,
+            db_password_file: file,
+        };
+        let with_file = args("postgres://blobdrop@db:5432/blobdrop?sslmode=disable", Some(path.clone()));
+        assert_eq!(
+            with_file.location().unwrap(),
+            DatabaseLocation::Postgres("postgres://blobdrop:p%40ss%2Fw%3Ard@db:5432/blobdrop?sslmode=disable".into())
+        );
+        let no_file = args("postgres://blobdrop:old@db/blobdrop", None);
+        assert_eq!(
+            no_file.location().unwrap(),
+            DatabaseLocation::Postgres("postgres://blobdrop:old@db/blobdrop".into())
+        );
+        assert_eq!(args("data/x.db", Some(path)).location().unwrap(), DatabaseLocation::Sqlite("data/x.db".into()));
+    }
 
     const SETTING: SecretSetting = SecretSetting { name: "BLOBDROP_SHARED_SECRET", flag: "shared-secret" };
 

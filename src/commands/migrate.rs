@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use crate::domain::human_size;
-use crate::store::migrate::{Migrated, MigrateError, Mismatch, Progress, copy_sqlite_to_postgres};
+use crate::store::migrate::{MigrateError, Migrated, Mismatch, Progress, copy_sqlite_to_postgres};
 
 #[derive(Debug, Clone, Args)]
 pub struct MigrateArgs {
@@ -45,7 +45,7 @@ struct Lines {
 
 impl Progress for Lines {
     fn file_copied(&mut self, file_id: &str, bytes: u64) {
-        eprintln!("copied {file_id} ({})", human_size(bytes));
+        eprintln!("copied {file_id} ({})", shown(bytes));
     }
 
     fn chunk_copied(&mut self) {
@@ -70,12 +70,16 @@ pub async fn migrate(args: &MigrateArgs) -> Result<(), MigrateCommandError> {
         return Err(MigrateCommandError::SourceNotSqlite);
     }
     // Opening the store creates PostgreSQL's tables (its migrations), as the server would.
-    let store = crate::store::Store::open_location(&location, Default::default()).await?;
+    let store = crate::store::Store::open(location.clone(), Default::default()).await?;
     store.close().await;
     let mut lines = Lines { chunks: 0, abort_after: args.abort_after_chunks };
     let migrated = copy_sqlite_to_postgres(&args.db, url, &mut lines).await?;
     report(&migrated);
     Ok(())
+}
+
+fn shown(bytes: u64) -> String {
+    human_size(i64::try_from(bytes).unwrap_or(i64::MAX))
 }
 
 fn report(migrated: &Migrated) {
@@ -85,7 +89,7 @@ fn report(migrated: &Migrated) {
     println!(
         "{} chunk(s), {} copied; {} file(s) already there from an earlier run; SHA-256 checked for {} file(s): all match",
         migrated.chunks,
-        human_size(migrated.bytes),
+        shown(migrated.bytes),
         migrated.files_skipped,
         migrated.files_checked
     );

@@ -75,7 +75,7 @@ impl Application {
             min_free_space: settings.min_free_space.map(|size| size.as_u64()),
             ..settings.database.store_options()
         };
-        let store = Store::open(&settings.database.db, store_options).await?;
+        let store = Store::open(settings.database.location()?, store_options).await?;
         let cleanup = cleanup::CleanupTrigger::default();
         let ctx = Context::new(store.clone(), clock, cleanup).with_upload_lease(settings.upload_lease());
         match cleanup::purge_interrupted_uploads(&ctx).await {

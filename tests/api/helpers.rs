@@ -142,7 +142,12 @@ pub fn test_settings(folder: &std::path::Path) -> Settings {
     Settings {
         bind: [127, 0, 0, 1].into(),
         port: 0,
-        database: DatabaseArgs { db: test_database(folder), wal_autocheckpoint: 1000, max_db_size: None },
+        database: DatabaseArgs {
+            db: test_database(folder),
+            wal_autocheckpoint: 1000,
+            max_db_size: None,
+            db_password_file: None,
+        },
         public_url: None,
         max_upload: None,
         // Small, so that every test app's reserve file costs little; the full-disk tests set their own.

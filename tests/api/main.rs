@@ -21,6 +21,7 @@ mod guest_links;
 mod helpers;
 mod instances;
 mod lifecycle;
+mod migrate;
 mod observability;
 mod openapi;
 mod passwords;
