@@ -106,6 +106,15 @@ impl TestDb {
         .unwrap_or_else(|error| panic!("{sql}: {error}"))
     }
 
+    /// Runs a statement that changes what is stored (on a `writable_db`).
+    pub async fn execute(&self, sql: &str) {
+        match self {
+            TestDb::Sqlite(pool) => pool.execute(sql).await.map(drop),
+            TestDb::Postgres(pool) => pool.execute(sql).await.map(drop),
+        }
+        .unwrap_or_else(|error| panic!("{sql}: {error}"))
+    }
+
     /// Every chunk of a file, in order, with its index.
     pub async fn chunks(&self, file_id: &str) -> Vec<(i64, Vec<u8>)> {
         let sql = format!("SELECT idx, data FROM file_chunks WHERE file_id = '{file_id}' ORDER BY idx");
@@ -263,6 +272,17 @@ impl TestApp {
                 TestDb::Sqlite(SqlitePool::connect(&format!("sqlite://{}?mode=ro", path.display())).await.unwrap())
             }
             DatabaseLocation::Postgres(url) => TestDb::Postgres(PgPool::connect(url).await.unwrap()),
+        }
+    }
+
+    /// A connection that may change what is stored, for a test that sets up damage or what older
+    /// versions left.
+    pub async fn writable_db(&self) -> TestDb {
+        match &self.database {
+            DatabaseLocation::Sqlite(path) => {
+                TestDb::Sqlite(SqlitePool::connect(&format!("sqlite://{}", path.display())).await.unwrap())
+            }
+            DatabaseLocation::Postgres(_) => self.db().await,
         }
     }
 
