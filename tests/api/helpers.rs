@@ -43,11 +43,16 @@ pub fn test_database(folder: &Path) -> DatabaseLocation {
 /// True (after printing why) when the suite runs on PostgreSQL and the calling test is about SQLite
 /// itself (its WAL, the free-space reserve, its file formats on disk): `if sqlite_only("..") { return; }`.
 pub fn sqlite_only(reason: &str) -> bool {
-    let skip = std::env::var_os(TEST_DATABASE_URL).is_some();
+    let skip = on_postgres();
     if skip {
         println!("skipped on PostgreSQL: {reason}");
     }
     skip
+}
+
+/// True when the suite runs on PostgreSQL, for a test of what only PostgreSQL does.
+pub fn on_postgres() -> bool {
+    std::env::var_os(TEST_DATABASE_URL).is_some()
 }
 
 /// `server` (a URL) with its database replaced by `name`, its query string kept.
@@ -136,7 +141,7 @@ impl TestDb {
 pub struct TestApp {
     pub address: String,
     pub client: Client,
-    /// The database file on SQLite; on PostgreSQL a path where no file is.
+    /// The database file on SQLite; on PostgreSQL where it would be (no file is there).
     pub db_path: PathBuf,
     /// The database the app runs on (`test_database`).
     pub database: DatabaseLocation,
@@ -200,7 +205,7 @@ pub async fn spawn_app_with(configure: impl FnOnce(&mut Settings)) -> TestApp {
 pub async fn spawn_app_on(folder: tempfile::TempDir, settings: Settings) -> TestApp {
     blobdrop::telemetry::init(blobdrop::telemetry::LogFormat::Text);
     let database = settings.database.db.clone();
-    let db_path = database.sqlite_path().map_or_else(|| PathBuf::from("/nonexistent/blobdrop.db"), Path::to_path_buf);
+    let db_path = database.sqlite_path().map_or_else(|| folder.path().join("blobdrop.db"), Path::to_path_buf);
     let clock = blobdrop::domain::Clock::adjustable();
     let app = Application::build_with_clock(settings, clock.clone()).await.expect("the app starts");
     let address = format!("http://127.0.0.1:{}", app.port());
