@@ -34,6 +34,7 @@ async fn api_system_reports_stored_and_reclaimable_bytes_to_the_owner_only() {
         "{report}"
     );
     assert_eq!(report["version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(report["store"], if on_postgres() { "postgres" } else { "sqlite" });
     let stranger = app.client.get(app.url("/api/system")).send().await.unwrap();
     assert_eq!(stranger.status(), StatusCode::UNAUTHORIZED);
 }
