@@ -11,6 +11,7 @@ mod postgres;
 mod read_only;
 mod records;
 mod rows;
+mod rules;
 mod sqlite;
 
 pub use error::{OpenError, StoreError};
