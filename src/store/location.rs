@@ -23,6 +23,14 @@ impl DatabaseLocation {
         }
     }
 
+    /// The path or the URL as given, for a child process's `BLOBDROP_DB`.
+    pub fn as_os_str(&self) -> &std::ffi::OsStr {
+        match self {
+            DatabaseLocation::Sqlite(path) => path.as_os_str(),
+            DatabaseLocation::Postgres(url) => url.as_ref(),
+        }
+    }
+
     /// False for a SQLite path with no file: commands refuse it rather than create an empty
     /// database there. A PostgreSQL database is the server's to find.
     pub fn exists(&self) -> bool {

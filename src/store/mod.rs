@@ -13,6 +13,7 @@ mod postgres;
 mod read_only;
 mod records;
 mod rows;
+mod rules;
 mod sqlite;
 
 pub use error::{OpenError, StoreError};

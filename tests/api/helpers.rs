@@ -43,11 +43,16 @@ pub fn test_database(folder: &Path) -> DatabaseLocation {
 /// True (after printing why) when the suite runs on PostgreSQL and the calling test is about SQLite
 /// itself (its WAL, the free-space reserve, its file formats on disk): `if sqlite_only("..") { return; }`.
 pub fn sqlite_only(reason: &str) -> bool {
-    let skip = std::env::var_os(TEST_DATABASE_URL).is_some();
+    let skip = on_postgres();
     if skip {
         println!("skipped on PostgreSQL: {reason}");
     }
     skip
+}
+
+/// True when the suite runs on PostgreSQL, for a test of what only PostgreSQL does.
+pub fn on_postgres() -> bool {
+    std::env::var_os(TEST_DATABASE_URL).is_some()
 }
 
 /// `server` (a URL) with its database replaced by `name`, its query string kept.
@@ -106,6 +111,15 @@ impl TestDb {
         .unwrap_or_else(|error| panic!("{sql}: {error}"))
     }
 
+    /// Runs a statement that changes what is stored (on a `writable_db`).
+    pub async fn execute(&self, sql: &str) {
+        match self {
+            TestDb::Sqlite(pool) => pool.execute(sql).await.map(drop),
+            TestDb::Postgres(pool) => pool.execute(sql).await.map(drop),
+        }
+        .unwrap_or_else(|error| panic!("{sql}: {error}"))
+    }
+
     /// Every chunk of a file, in order, with its index.
     pub async fn chunks(&self, file_id: &str) -> Vec<(i64, Vec<u8>)> {
         let sql = format!("SELECT idx, data FROM file_chunks WHERE file_id = '{file_id}' ORDER BY idx");
@@ -127,7 +141,7 @@ impl TestDb {
 pub struct TestApp {
     pub address: String,
     pub client: Client,
-    /// The database file on SQLite; on PostgreSQL a path where no file is.
+    /// The database file on SQLite; on PostgreSQL where it would be (no file is there).
     pub db_path: PathBuf,
     /// The database the app runs on (`test_database`).
     pub database: DatabaseLocation,
@@ -197,7 +211,7 @@ pub async fn spawn_app_with(configure: impl FnOnce(&mut Settings)) -> TestApp {
 pub async fn spawn_app_on(folder: tempfile::TempDir, settings: Settings) -> TestApp {
     blobdrop::telemetry::init(blobdrop::telemetry::LogFormat::Text);
     let database = settings.database.db.clone();
-    let db_path = database.sqlite_path().map_or_else(|| PathBuf::from("/nonexistent/blobdrop.db"), Path::to_path_buf);
+    let db_path = database.sqlite_path().map_or_else(|| folder.path().join("blobdrop.db"), Path::to_path_buf);
     let clock = blobdrop::domain::Clock::adjustable();
     let app = Application::build_with_clock(settings, clock.clone()).await.expect("the app starts");
     let address = format!("http://127.0.0.1:{}", app.port());
@@ -269,6 +283,17 @@ impl TestApp {
                 TestDb::Sqlite(SqlitePool::connect(&format!("sqlite://{}?mode=ro", path.display())).await.unwrap())
             }
             DatabaseLocation::Postgres(url) => TestDb::Postgres(PgPool::connect(url).await.unwrap()),
+        }
+    }
+
+    /// A connection that may change what is stored, for a test that sets up damage or what older
+    /// versions left.
+    pub async fn writable_db(&self) -> TestDb {
+        match &self.database {
+            DatabaseLocation::Sqlite(path) => {
+                TestDb::Sqlite(SqlitePool::connect(&format!("sqlite://{}", path.display())).await.unwrap())
+            }
+            DatabaseLocation::Postgres(_) => self.db().await,
         }
     }
 

@@ -3,6 +3,7 @@
 
 use super::store::Store;
 use crate::domain::{ApiTokenRecord, DownloadRecord, FileId};
+use crate::store::rules::kept_user_agent;
 use crate::store::{SessionRecord, StoreError};
 
 pub(super) const CREATE_SESSION: &str =
@@ -29,9 +30,6 @@ pub(super) const RECORD_DOWNLOAD: &str =
     "INSERT INTO downloads (file_id, at, client_ip, user_agent) VALUES ($1, $2, $3, $4)";
 pub(super) const DOWNLOAD_HISTORY: &str =
     "SELECT at, client_ip, user_agent FROM downloads WHERE file_id = $1 ORDER BY at DESC, id DESC LIMIT $2";
-
-/// Longest user agent kept; the rest is cut (clients can send anything).
-const MAX_USER_AGENT: usize = 512;
 
 type TokenRow = (i64, String, i64, Option<i64>);
 
@@ -131,15 +129,11 @@ impl Store {
         client_ip: &str,
         user_agent: &str,
     ) -> Result<(), StoreError> {
-        let mut end = user_agent.len().min(MAX_USER_AGENT);
-        while !user_agent.is_char_boundary(end) {
-            end -= 1;
-        }
         sqlx::query(RECORD_DOWNLOAD)
             .bind(file_id.as_str())
             .bind(at)
             .bind(client_ip)
-            .bind(&user_agent[..end])
+            .bind(kept_user_agent(user_agent))
             .execute(&self.pool)
             .await?;
         Ok(())

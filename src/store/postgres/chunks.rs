@@ -7,6 +7,7 @@ use sqlx::PgExecutor;
 use super::store::Store;
 use crate::domain::FileId;
 use crate::store::StoreError;
+use crate::store::rules::{whole_read, whole_read_end};
 
 /// Consecutive chunks `$2..` of file `$1` in one statement: `$3` is an array of all their bytes,
 /// so the statement's text (and its prepared plan) is the same for any number of chunks.
@@ -84,30 +85,11 @@ impl Store {
         first: i64,
         last: i64,
         state: T,
-        mut take: impl FnMut(&mut T, i64, &[u8]) -> Result<(), StoreError> + Send + 'static,
+        take: impl FnMut(&mut T, i64, &[u8]) -> Result<(), StoreError> + Send + 'static,
     ) -> Result<T, StoreError> {
-        let id = file_id.to_string();
-        let damaged = move |idx| StoreError::DamagedFile { file_id: id.clone(), idx };
-        let damaged_here = damaged.clone();
-        let (state, next) = read_existing(
-            &self.pool,
-            file_id.as_str(),
-            first,
-            last,
-            (state, first),
-            move |(state, expected), idx, data| {
-                if idx != *expected {
-                    return Err(damaged_here(*expected));
-                }
-                *expected += 1;
-                take(state, idx, data)
-            },
-        )
-        .await?;
-        if next != last + 1 {
-            return Err(damaged(next));
-        }
-        Ok(state)
+        let take = whole_read(file_id, take);
+        let read = read_existing(&self.pool, file_id.as_str(), first, last, (state, first), take).await?;
+        whole_read_end(file_id, read, last)
     }
 
     /// Deletes every chunk of a file, a batch per statement.

@@ -5,8 +5,9 @@ use sqlx::{PgExecutor, Postgres, Transaction};
 use super::store::Store;
 use crate::domain::{FileChanges, FileListing, FileRecord, FileSort};
 use crate::domain::{FileId, FileName, GuestLinkId};
-use crate::store::live_uploads::{LiveUpload, Outcome};
+use crate::store::live_uploads::LiveUpload;
 use crate::store::rows::{FileRow, record, records};
+use crate::store::rules::{contains_pattern, register_upload};
 use crate::store::{NewFile, SealedFile, StoreError};
 
 pub(super) const INSERT_UPLOAD: &str = "INSERT INTO files (id, filename, content_type, file_size, chunk_size, \
@@ -165,7 +166,7 @@ impl Store {
     /// One page of visible files for the files page, with the total count. Metadata only.
     #[tracing::instrument(skip(self))]
     pub async fn browse_files(&self, now: i64, listing: &FileListing) -> Result<(Vec<FileRecord>, i64), StoreError> {
-        let pattern = format!("%{}%", listing.filter.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_"));
+        let pattern = contains_pattern(&listing.filter);
         let files = sqlx::query_as::<_, FileRow>(&browse_sql(listing.sort, listing.descending))
             .bind(now)
             .bind(&pattern)
@@ -335,8 +336,7 @@ pub(super) async fn make_visible(
 /// The uploads this process runs (`live_uploads`), for the clean-up.
 impl Store {
     pub fn register_upload(&self, id: &FileId) -> LiveUpload {
-        self.live_uploads.registry().live.insert(id.to_string());
-        LiveUpload { uploads: self.live_uploads.clone(), id: id.to_string(), outcome: Outcome::Unsettled }
+        register_upload(&self.live_uploads, id)
     }
 
     /// Resolves when an upload has ended without becoming a file.

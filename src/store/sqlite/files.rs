@@ -4,7 +4,8 @@ use super::rows::{FileRow, record, records};
 use super::store::Store;
 use crate::domain::{FileChanges, FileListing, FileRecord, FileSort};
 use crate::domain::{FileId, FileName, GuestLinkId};
-use crate::store::live_uploads::{LiveUpload, Outcome};
+use crate::store::live_uploads::LiveUpload;
+use crate::store::rules::{contains_pattern, register_upload};
 use crate::store::{NewFile, SealedFile, StoreError};
 
 /// The fixed SQL expression each sort column maps to, never user text.
@@ -108,7 +109,7 @@ impl Store {
     /// column, with the total count for pagination. Metadata only, like `list_files`.
     #[tracing::instrument(skip(self))]
     pub async fn browse_files(&self, now: i64, listing: &FileListing) -> Result<(Vec<FileRecord>, i64), StoreError> {
-        let pattern = format!("%{}%", listing.filter.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_"));
+        let pattern = contains_pattern(&listing.filter);
         let files = sqlx::query_as::<_, FileRow>(&browse_sql(listing.sort, listing.descending))
             .bind(now)
             .bind(&pattern)
@@ -318,8 +319,7 @@ impl Store {
     /// Registers an upload as live. Call it before its row is created, so the clean-up never
     /// sees the row without the registration.
     pub fn register_upload(&self, id: &FileId) -> LiveUpload {
-        self.live_uploads.registry().live.insert(id.to_string());
-        LiveUpload { uploads: self.live_uploads.clone(), id: id.to_string(), outcome: Outcome::Unsettled }
+        register_upload(&self.live_uploads, id)
     }
 
     /// Resolves when an upload has ended without becoming a file: its pages are to be given back,
