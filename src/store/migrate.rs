@@ -481,12 +481,12 @@ async fn check_files(
         let Some((last, ..)) = files.last() else { return Ok(mismatches) };
         after = *last;
         for (_, id, sha256, file_size) in files {
-            let (found, found_size) = postgres_digest(target, &id).await?;
+            let (found, found_size) = digest(|next| postgres_chunks(target, &id, next)).await?;
             let expected = match sha256 {
                 Some(sha256) => format!("{sha256} ({file_size} bytes)"),
                 None => {
-                    let (digest, size) = sqlite_digest(source, &id).await?;
-                    format!("{digest} ({size} bytes)")
+                    let (sha256, size) = digest(|next| sqlite_chunks(source, &id, next)).await?;
+                    format!("{sha256} ({size} bytes)")
                 }
             };
             let found = format!("{found} ({found_size} bytes)");
@@ -499,36 +499,33 @@ async fn check_files(
     }
 }
 
-async fn postgres_digest(target: &PgPool, id: &str) -> Result<(String, u64), sqlx::Error> {
-    let (mut hasher, mut size, mut next) = (Sha256::new(), 0, 0);
-    loop {
-        let chunks: Vec<(i64, Vec<u8>)> =
-            sqlx::query_as("SELECT idx, data FROM file_chunks WHERE file_id = $1 AND idx >= $2 ORDER BY idx LIMIT $3")
-                .bind(id)
-                .bind(next)
-                .bind(CHUNK_BATCH)
-                .fetch_all(target)
-                .await?;
-        let Some((last, _)) = chunks.last() else { break };
-        next = last + 1;
-        for (_, data) in &chunks {
-            hasher.update(data);
-            size += data.len() as u64;
-        }
-    }
-    Ok((hex::encode(hasher.finalize()), size))
+/// One batch of a file's chunks from `next` on, from SQLite.
+async fn sqlite_chunks(source: &SqlitePool, id: &str, next: i64) -> Result<Vec<(i64, Vec<u8>)>, sqlx::Error> {
+    sqlx::query_as("SELECT idx, data FROM file_chunks WHERE file_id = ? AND idx >= ? ORDER BY idx LIMIT ?")
+        .bind(id)
+        .bind(next)
+        .bind(CHUNK_BATCH)
+        .fetch_all(source)
+        .await
 }
 
-async fn sqlite_digest(source: &SqlitePool, id: &str) -> Result<(String, u64), sqlx::Error> {
+/// One batch of a file's chunks from `next` on, from PostgreSQL.
+async fn postgres_chunks(target: &PgPool, id: &str, next: i64) -> Result<Vec<(i64, Vec<u8>)>, sqlx::Error> {
+    sqlx::query_as("SELECT idx, data FROM file_chunks WHERE file_id = $1 AND idx >= $2 ORDER BY idx LIMIT $3")
+        .bind(id)
+        .bind(next)
+        .bind(CHUNK_BATCH)
+        .fetch_all(target)
+        .await
+}
+
+/// SHA-256 (hex) and size of the chunks `batch(next)` hands out, a batch at a time.
+async fn digest<F: Future<Output = Result<Vec<(i64, Vec<u8>)>, sqlx::Error>>>(
+    mut batch: impl FnMut(i64) -> F,
+) -> Result<(String, u64), sqlx::Error> {
     let (mut hasher, mut size, mut next) = (Sha256::new(), 0, 0);
     loop {
-        let chunks: Vec<(i64, Vec<u8>)> =
-            sqlx::query_as("SELECT idx, data FROM file_chunks WHERE file_id = ? AND idx >= ? ORDER BY idx LIMIT ?")
-                .bind(id)
-                .bind(next)
-                .bind(CHUNK_BATCH)
-                .fetch_all(source)
-                .await?;
+        let chunks = batch(next).await?;
         let Some((last, _)) = chunks.last() else { break };
         next = last + 1;
         for (_, data) in &chunks {
