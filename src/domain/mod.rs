@@ -39,7 +39,9 @@ pub use guest_link::{
 pub use lifetime::{Lifetime, LifetimeError};
 pub use limits::{CHUNK_SIZE, MAX_BUNDLE_IDS, MAX_NOTE_LEN};
 pub use links::{PATH_SEGMENT, PublicUrl};
-pub use share::{FolderPath, MalformedShareId, ShareChanges, ShareId, ShareMember, ShareRecord, ShareWrite};
+pub use share::{
+    FolderPath, MalformedShareId, ShareChanges, ShareId, ShareMember, ShareMembership, ShareRecord, ShareWrite,
+};
 pub use timestamp::parse_time;
 pub use token_label::{TokenLabel, TokenLabelError};
 pub use trusted_proxies::{ForwardingHeaders, PublicOrigin, TrustedProxies, valid_host};

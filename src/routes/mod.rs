@@ -86,6 +86,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(
             web::resource("/f/{id}/delete/{token}")
                 .route(web::delete().to(delete_link::delete))
+                .route(web::get().to(delete_link::confirm))
+                .route(web::post().to(delete_link::delete_from_form))
                 .default_service(web::to(delete_link::wrong_method)),
         )
         .route("/api/files", web::get().to(files_api::list))
@@ -126,6 +128,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 .route(web::post().to(guest_upload::post_files))
                 .route(web::put().to(guest_upload::put_without_name)),
         )
+        // The guest page's batch of files, sent one by one, as one share (links with share_batches).
+        .route("/g/{id}/share", web::post().to(shares::guest_share))
         .route("/g/{id}/{filename}", web::put().to(guest_upload::put_file))
         // API tokens.
         .route("/tokens", web::get().to(token_pages::list))
@@ -144,6 +148,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(
             web::resource(["/s/{id}", "/s/{id}/"])
                 .route(web::get().to(shares::share_page))
+                .route(web::head().to(shares::share_page))
                 .route(web::post().to(shares::unlock)),
         )
         .service(

@@ -17,7 +17,7 @@ use time::OffsetDateTime;
 use crate::domain::{
     FileId, FileName, FilePassword, FolderPath, MAX_NOTE_LEN, ShareId, human_size, parse_time, relative_time, unix_time,
 };
-use crate::domain::{ShareChanges, ShareMember, ShareRecord, ShareWrite};
+use crate::domain::{GuestLinkId, GuestLinkRecord, ShareChanges, ShareMember, ShareRecord, ShareWrite};
 use crate::routes::error::AppError;
 use crate::routes::files::api::{FileJson, present};
 use crate::routes::files::download::{Conditional, Version};
@@ -27,6 +27,7 @@ use crate::routes::pages::page::{page, see_other};
 use crate::routes::pages::views::{Layout, ShareListRow};
 use crate::routes::state::AppState;
 use crate::services::auth::passwords::GRANT_LIFETIME_SECS;
+use crate::services::guest_links;
 use crate::services::shares::{self, NewShareOptions, ShareError, ShareZip, stream_zip};
 
 /// The grant cookie's name; its path (`/s/{id}`) scopes it to one share, page and zip.
@@ -49,10 +50,6 @@ impl From<ShareError> for AppError {
             other => AppError::internal(other),
         }
     }
-}
-
-fn share_url(state: &AppState, req: &HttpRequest, id: &ShareId) -> String {
-    format!("{}/s/{id}", state.base_url(req))
 }
 
 /// A share as the API and the upload answer describe it. Times are RFC 3339.
@@ -91,7 +88,7 @@ struct ShareFileJson {
 
 impl ShareJson {
     fn new(req: &HttpRequest, state: &AppState, share: &ShareRecord, members: Option<&[ShareMember]>) -> Self {
-        let url = share_url(state, req, &share.id);
+        let url = state.share_url(req, &share.id);
         ShareJson {
             id: share.id.clone(),
             zip_url: format!("{url}/zip"),
@@ -326,38 +323,115 @@ pub async fn delete(
     Ok(HttpResponse::NoContent().finish())
 }
 
-/// The answer to an owner's upload that names a share in a `Share` header: the files just stored
-/// become one share (each under the folder its form part named, `photos/a.jpg`), and the answer
-/// is the share's link (its JSON with `Accept: application/json`). `None` without the header.
-/// The share expires with the last of its files (`expires_at`).
+/// The answer to an upload that becomes a share: the owner's, when it names one in a `Share`
+/// header, or a guest's batch of several files through a link with `share_batches` (named by its
+/// `Share` header, else "Shared files"). The files just stored become one share (each under the
+/// folder its form part named, `photos/a.jpg`), and the answer is the share's link (its JSON with
+/// `Accept: application/json`). `None` when the upload makes no share. The owner's share expires
+/// at `expires_at` (the last of its files); a guest's likewise (see `create_for_guest`).
 pub(crate) async fn share_uploaded(
     req: &HttpRequest,
     state: &AppState,
     members: &[(FileId, FolderPath)],
     expires_at: Option<i64>,
+    guest: Option<&GuestLinkRecord>,
 ) -> Result<Option<HttpResponse>, AppError> {
-    let Some(raw) = req.headers().get("share") else {
-        return Ok(None);
+    let named = match req.headers().get("share") {
+        Some(raw) => {
+            Some(parse_name(std::str::from_utf8(raw.as_bytes()).map_err(|_| bad("the Share header must be UTF-8"))?)?)
+        }
+        None => None,
     };
-    let raw = std::str::from_utf8(raw.as_bytes()).map_err(|_| bad("the Share header must be UTF-8"))?;
-    let name = parse_name(raw)?;
-    let options = NewShareOptions { name, note: None, expires_at, max_downloads: None, password: None };
-    let share = written(shares::create(&state.ctx, options, members, state.ctx.now()).await?)?;
-    let wants_json = req
-        .headers()
-        .get(header::ACCEPT)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|accept| accept.contains("application/json"));
-    if wants_json {
-        return described(req, state, share, StatusCode::CREATED).await.map(Some);
+    let now = state.ctx.now();
+    let write = match (guest, named) {
+        (None, None) => return Ok(None),
+        (None, Some(name)) => {
+            let options = NewShareOptions { name, note: None, expires_at, max_downloads: None, password: None };
+            shares::create(&state.ctx, options, members, now).await?
+        }
+        (Some(link), _) if !link.share_batches || members.len() < 2 => return Ok(None),
+        (Some(link), named) => {
+            let name = match named {
+                Some(name) => name,
+                None => default_name()?,
+            };
+            shares::create_for_guest(&state.ctx, &link.id, name, members, now).await?
+        }
+    };
+    let share = written(write)?;
+    if wants_json(req) {
+        return match guest {
+            None => described(req, state, share, StatusCode::CREATED).await.map(Some),
+            Some(_) => Ok(Some(guest_described(req, state, &share))),
+        };
     }
-    let url = share_url(state, req, &share.id);
+    let url = state.share_url(req, &share.id);
     Ok(Some(
         HttpResponse::Created()
             .insert_header((header::LOCATION, url.clone()))
             .content_type("text/plain; charset=utf-8")
             .body(format!("{url}\n")),
     ))
+}
+
+fn wants_json(req: &HttpRequest) -> bool {
+    req.headers()
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|accept| accept.contains("application/json"))
+}
+
+/// The name of a guest's share that names none (the browser's default too).
+fn default_name() -> Result<FileName, AppError> {
+    parse_name("Shared files")
+}
+
+/// A share as a guest sees it: without its files' records, which carry the owner's label for the
+/// link (each file is on the share's page).
+fn guest_described(req: &HttpRequest, state: &AppState, share: &ShareRecord) -> HttpResponse {
+    let json = ShareJson::new(req, state, share, None);
+    HttpResponse::Created().insert_header((header::LOCATION, json.url.clone())).json(json)
+}
+
+/// What the guest upload page sends once a batch's files are in: their ids and folders.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GuestBatch {
+    name: Option<String>,
+    files: Vec<FileRef>,
+}
+
+/// `POST /g/{id}/share`: the browser's batch through a link with `share_batches` (its files were
+/// sent one by one, resumably) becomes one share; 201 with the share's JSON. Every file must have
+/// come through this link. A link that ran out or expired with this very batch still takes it;
+/// a disabled link or one without the option does not.
+pub async fn guest_share(
+    req: HttpRequest,
+    link: web::Path<GuestLinkId>,
+    body: web::Json<GuestBatch>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let link = guest_links::find(&state.ctx, &link).await?.ok_or(AppError::UnknownGuestLink)?;
+    if link.disabled {
+        return Err(AppError::Forbidden("this guest link is disabled; ask its owner to enable it"));
+    }
+    if !link.share_batches {
+        return Err(AppError::Forbidden("this guest link gives a link per file, not shares"));
+    }
+    let body = body.into_inner();
+    if body.files.is_empty() {
+        return Err(bad("the batch holds no file"));
+    }
+    if body.files.len() > state.max_form_files as usize {
+        return Err(AppError::TooManyFiles(state.max_form_files));
+    }
+    let name = match body.name.as_deref().map(str::trim) {
+        Some(raw) if !raw.is_empty() => parse_name(raw)?,
+        _ => default_name()?,
+    };
+    let files = parse_refs(&body.files)?;
+    let share = written(shares::create_for_guest(&state.ctx, &link.id, name, &files, state.ctx.now()).await?)?;
+    Ok(guest_described(&req, &state, &share))
 }
 
 /// Every visible share for the files page: counts and sizes as stored, no chunk read.
@@ -368,7 +442,7 @@ pub(super) async fn list_rows(req: &HttpRequest, state: &AppState, now: i64) -> 
         .map(|share| ShareListRow {
             id: share.id.to_string(),
             name: share.name.as_str().to_owned(),
-            url: share_url(state, req, &share.id),
+            url: state.share_url(req, &share.id),
             file_count: share.file_count,
             total_size: human_size(share.total_size),
             downloads: share.download_count,
@@ -403,7 +477,7 @@ struct SharePage {
     rows: Vec<ShareRow>,
 }
 
-/// `GET /s/{id}`: every file with its folder, size, type and link, and "Download all".
+/// `GET`/`HEAD /s/{id}`: every file with its folder, size, type and link, and "Download all".
 pub async fn share_page(req: HttpRequest, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
     let share = visible_share(&state, req.match_info().get("id").unwrap_or_default()).await?;
     if share.password_protected {

@@ -1,7 +1,7 @@
 //! The owner's files: find, list, edit and delete them, their download history, and what a file's
 //! page previews of its text.
 
-use crate::domain::{CHUNK_SIZE, FileId, FileName, FilePassword, MAX_NOTE_LEN, guess_content_type};
+use crate::domain::{CHUNK_SIZE, FileId, FileName, FilePassword, MAX_NOTE_LEN, ShareId, guess_content_type};
 use crate::domain::{DownloadRecord, FileChanges, FileListing, FileRecord};
 use crate::services::Context;
 use crate::services::auth::passwords::{self, PasswordError};
@@ -114,13 +114,24 @@ pub async fn first_bytes(ctx: &Context, file: &FileRecord, wanted: usize) -> Res
     Ok(bytes)
 }
 
-/// The files as a database of the listing schema (`?format=sqlite`), each with its link; built
-/// off the async executor.
-pub async fn listing_database(files: Vec<FileRecord>, urls: Vec<String>) -> Result<Vec<u8>, StoreError> {
-    use crate::store::export::{ListingRow, listing_database, listing_page_size};
+/// The files as a database of the listing schema (`?format=sqlite`), each with its link, and the
+/// visible shares with theirs (`share_url` makes it) and their members; built off the async executor.
+pub async fn listing_database(
+    ctx: &Context,
+    files: Vec<FileRecord>,
+    urls: Vec<String>,
+    share_url: impl Fn(&ShareId) -> String,
+) -> Result<Vec<u8>, StoreError> {
+    use crate::store::export::{ListingRow, ListingShare, listing_database, listing_page_size};
+    let now = ctx.now();
+    let shares = ctx.store.list_shares(now).await?;
+    let memberships = ctx.store.share_memberships(now).await?;
+    let share_urls: Vec<String> = shares.iter().map(|share| share_url(&share.id)).collect();
     let build = tokio::task::spawn_blocking(move || {
         let rows: Vec<ListingRow<'_>> = files.iter().zip(urls).map(|(file, url)| ListingRow { file, url }).collect();
-        listing_database(&rows, listing_page_size(rows.len()))
+        let listed: Vec<ListingShare<'_>> =
+            shares.iter().zip(share_urls).map(|(share, url)| ListingShare { share, url }).collect();
+        listing_database(&rows, &listed, &memberships, listing_page_size(rows.len() + memberships.len()))
     });
     build.await?
 }

@@ -9,8 +9,8 @@ use sha2::{Digest, Sha256};
 use tokio::sync::mpsc;
 
 use crate::domain::{
-    ByteRange, FileId, FileName, FilePassword, FolderPath, Piece, ShareId, Zip64Limits, ZipLayout, ZipMember,
-    unique_paths,
+    ByteRange, FileId, FileName, FilePassword, FolderPath, GuestLinkId, Piece, ShareId, Zip64Limits, ZipLayout,
+    ZipMember, unique_paths,
 };
 use crate::domain::{FileRecord, ShareChanges, ShareMember, ShareRecord, ShareWrite};
 use crate::services::Context;
@@ -63,6 +63,29 @@ pub async fn create(
         password_hash: password_hash.as_deref(),
     };
     Ok(ctx.store.create_share(&share, files, now).await?)
+}
+
+/// The share a guest makes of its batch through a link that turns batches into shares
+/// (`share_batches`): every file must be visible and have come through that link (anything else
+/// is `NoFile`, and no share is made). It expires with the last of its files; never if one of
+/// them never expires.
+pub async fn create_for_guest(
+    ctx: &Context,
+    link: &GuestLinkId,
+    name: FileName,
+    files: &[(FileId, FolderPath)],
+    now: i64,
+) -> Result<ShareWrite, ShareError> {
+    let mut expiries = Vec::with_capacity(files.len());
+    for (id, _) in files {
+        match ctx.store.find_file(id, now).await? {
+            Some(file) if file.guest_link_id.as_deref() == Some(link.as_str()) => expiries.push(file.expires_at),
+            _ => return Ok(ShareWrite::NoFile(id.clone())),
+        }
+    }
+    let expires_at = expiries.into_iter().collect::<Option<Vec<_>>>().and_then(|all| all.into_iter().max());
+    let options = NewShareOptions { name, note: None, expires_at, max_downloads: None, password: None };
+    create(ctx, options, files, now).await
 }
 
 /// An owner's edit; `password`: `Some(None)` removes it, `Some(Some(_))` sets a new one.

@@ -148,7 +148,7 @@ impl Application {
                     .wrap(middleware::security_headers())
                     .wrap(from_fn(middleware::observe_request))
                     .wrap(from_fn(routes::idle_timeout_on_bodies))
-                    .wrap(TracingLogger::default())
+                    .wrap(TracingLogger::<middleware::RequestSpan>::new())
                     // Outermost, so a request counts from its arrival to its response's last byte.
                     .wrap(from_fn(shutdown::count_requests))
                     .app_data(state.clone())

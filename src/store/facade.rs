@@ -10,7 +10,7 @@ use super::{SealedFile, SessionRecord, Vacuumed};
 use super::{postgres, sqlite};
 use crate::domain::{ApiTokenRecord, DownloadRecord, FileChanges, FileListing, FileRecord, Usage};
 use crate::domain::{FileId, FolderPath, GuestLinkId, GuestLinkRecord, GuestLinkTerms};
-use crate::domain::{ShareChanges, ShareId, ShareMember, ShareRecord, ShareWrite};
+use crate::domain::{ShareChanges, ShareId, ShareMember, ShareMembership, ShareRecord, ShareWrite};
 
 #[derive(Clone, Debug)]
 pub enum Store {
@@ -159,6 +159,7 @@ delegate! {
     fn set_resumable_offset(&self, file_id: &FileId, offset: i64) -> Result<(), StoreError>;
     fn truncate_resumable_upload(&self, file_id: &FileId, idx: i64, partial: Bytes) -> Result<(), StoreError>;
     fn partial_chunk(&self, file_id: &FileId, idx: i64, len: usize) -> Result<Bytes, StoreError>;
+    fn upload_concat(&self, id: &FileId) -> Result<Option<String>, StoreError>;
     fn finish_resumable_upload(&self, id: &FileId, finished: &FinishedResumable<'_>) -> Result<Option<FileRecord>, StoreError>;
     fn mark_expired_resumable_uploads_deleted(&self, now: i64) -> Result<u64, StoreError>;
     fn resumable_usage(&self) -> Result<ResumableUsage, StoreError>;
@@ -168,6 +169,7 @@ delegate! {
     fn find_share(&self, id: &ShareId, now: i64) -> Result<Option<ShareRecord>, StoreError>;
     fn share_password_hash(&self, id: &ShareId, now: i64) -> Result<Option<String>, StoreError>;
     fn list_shares(&self, now: i64) -> Result<Vec<ShareRecord>, StoreError>;
+    fn share_memberships(&self, now: i64) -> Result<Vec<ShareMembership>, StoreError>;
     fn share_members(&self, id: &ShareId, now: i64) -> Result<Vec<ShareMember>, StoreError>;
     fn update_share(&self, id: &ShareId, changes: &ShareChanges, now: i64) -> Result<ShareWrite, StoreError>;
     fn delete_share(&self, id: &ShareId, with_files: bool, now: i64) -> Result<bool, StoreError>;

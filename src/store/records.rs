@@ -39,6 +39,8 @@ pub struct ResumableRecord {
     pub guest_link_id: Option<String>,
     pub created_at: i64,
     pub expires_at: i64,
+    /// A partial upload (tus concatenation): finished, it waits to be joined into a final one.
+    pub is_partial: bool,
 }
 
 /// What a resumable upload holds beside its file row.
@@ -51,6 +53,7 @@ pub struct NewResumable<'a> {
     pub file_lifetime_secs: Option<i64>,
     pub guest_link: Option<&'a GuestLinkId>,
     pub expires_at: i64,
+    pub is_partial: bool,
 }
 
 /// How a finished resumable upload becomes a file.
@@ -64,6 +67,8 @@ pub struct FinishedResumable<'a> {
     pub expires_at: Option<i64>,
     /// The guest link whose count the upload takes, and the time it is checked at.
     pub guest_link: Option<(&'a GuestLinkId, i64)>,
+    /// For a final upload: its `Upload-Concat`, and the partial uploads it consumes.
+    pub concatenation: Option<(&'a str, &'a [FileId])>,
 }
 
 /// Unfinished resumable uploads and the bytes they hold, for the system page.

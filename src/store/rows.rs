@@ -67,6 +67,7 @@ pub(crate) struct GuestLinkRow {
     pub upload_count: i64,
     pub file_lifetime_days: Option<i64>,
     pub disabled: bool,
+    pub share_batches: bool,
 }
 
 impl TryFrom<GuestLinkRow> for GuestLinkRecord {
@@ -83,6 +84,7 @@ impl TryFrom<GuestLinkRow> for GuestLinkRecord {
             upload_count: row.upload_count,
             file_lifetime_days: row.file_lifetime_days,
             disabled: row.disabled,
+            share_batches: row.share_batches,
         })
     }
 }
@@ -98,6 +100,7 @@ pub(crate) struct ResumableRow {
     pub guest_link_id: Option<String>,
     pub created_at: i64,
     pub expires_at: i64,
+    pub is_partial: bool,
 }
 
 impl TryFrom<ResumableRow> for ResumableRecord {
@@ -113,6 +116,7 @@ impl TryFrom<ResumableRow> for ResumableRecord {
             guest_link_id: row.guest_link_id,
             created_at: row.created_at,
             expires_at: row.expires_at,
+            is_partial: row.is_partial,
         })
     }
 }
@@ -209,7 +213,7 @@ impl TryFrom<ShareMemberRow> for ShareMember {
 }
 
 /// A stored value that is not what its column must hold: the error sqlx gave for it before.
-fn decode_error(column: &str, error: impl std::error::Error + Send + Sync + 'static) -> StoreError {
+pub(crate) fn decode_error(column: &str, error: impl std::error::Error + Send + Sync + 'static) -> StoreError {
     StoreError::Database(sqlx::Error::ColumnDecode { index: column.to_owned(), source: Box::new(error) })
 }
 

@@ -226,6 +226,8 @@ pub struct GuestLinkRow {
     /// The same for the edit form's input, exact.
     pub max_file_size_input: String,
     pub file_lifetime_days: String,
+    /// Each guest's batch becomes one share.
+    pub share_batches: bool,
 }
 
 #[derive(Template)]
@@ -253,6 +255,8 @@ pub struct GuestUploadPage {
     pub layout: Layout,
     /// `/g/{id}/`: each file is PUT to this plus its name.
     pub upload_to: String,
+    /// Each batch of files becomes one share: the page asks for its link once they are in.
+    pub share_batches: bool,
     /// `10 MiB`, for people; empty when there is no limit.
     pub max_upload: String,
     /// The same in bytes, for the page's script.
@@ -270,6 +274,14 @@ pub struct ErrorPage {
     pub status: u16,
     pub reason: String,
     pub message: String,
+}
+
+/// A deletion link opened in a browser: a button that deletes (`deleted` false), or the answer.
+#[derive(Template)]
+#[template(path = "delete_link.html")]
+pub struct DeleteLinkPage {
+    pub layout: Layout,
+    pub deleted: bool,
 }
 
 #[cfg(test)]
