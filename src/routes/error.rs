@@ -14,6 +14,7 @@ use crate::services::in_flight::{Busy, RETRY_AFTER};
 use crate::services::resumable_uploads::ResumableError;
 use crate::services::throttling::Refused;
 use crate::services::uploads::UploadError;
+use crate::services::webhooks::WebhookError;
 
 /// A failed request. The `Display` text is the one-line reason sent to the client; causes of
 /// server errors are logged and never sent.
@@ -169,6 +170,15 @@ impl From<EditError> for AppError {
             EditError::NoteTooLong => AppError::BadRequest(error.to_string()),
             EditError::Password(error) => AppError::internal(error),
             EditError::Store(error) => error.into(),
+        }
+    }
+}
+
+impl From<WebhookError> for AppError {
+    fn from(error: WebhookError) -> Self {
+        match error {
+            WebhookError::Invalid(reason) => AppError::BadRequest(reason),
+            WebhookError::Store(error) => error.into(),
         }
     }
 }

@@ -18,6 +18,7 @@ mod state;
 mod system;
 mod tokens;
 mod tus;
+mod webhooks;
 
 use actix_web::http::Method;
 use actix_web::web;
@@ -152,9 +153,20 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 .route(web::post().to(shares::unlock)),
         )
         .service(
+            web::resource("/s/{id}/preview/{file}")
+                .route(web::get().to(shares::preview))
+                .route(web::head().to(shares::preview)),
+        )
+        .service(
             web::resource("/s/{id}/zip")
                 .route(web::get().to(shares::zip))
                 .route(web::head().to(shares::zip))
+                .route(web::post().to(shares::unlock)),
+        )
+        .service(
+            web::resource("/s/{id}/tar")
+                .route(web::get().to(shares::tar))
+                .route(web::head().to(shares::tar))
                 .route(web::post().to(shares::unlock)),
         )
         // Resumable uploads (tus), the owner's and through guest links.
@@ -187,6 +199,17 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 .route(web::delete().to(tus::guest_delete))
                 .route(web::method(Method::OPTIONS).to(tus::options)),
         )
+        // Webhooks: the owner's receivers of events, a test delivery, the latest deliveries.
+        .service(
+            web::resource("/api/webhooks").route(web::get().to(webhooks::list)).route(web::post().to(webhooks::create)),
+        )
+        .service(
+            web::resource("/api/webhooks/{id}")
+                .route(web::patch().to(webhooks::edit))
+                .route(web::delete().to(webhooks::delete)),
+        )
+        .service(web::resource("/api/webhooks/{id}/test").route(web::post().to(webhooks::test)))
+        .service(web::resource("/api/webhooks/{id}/deliveries").route(web::get().to(webhooks::deliveries)))
         // A ShareX uploader with a new token, and the API's OpenAPI document.
         .route("/api/tokens/sharex", web::post().to(sharex::create))
         .route("/api/openapi.json", web::get().to(openapi::document))

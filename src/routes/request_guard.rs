@@ -1,10 +1,9 @@
-//! Rules every request meets before any handler runs: one valid Host, one framing of its body, one
-//! `Authorization` header, and changes only from blobdrop's own pages.
+//! Rules every request meets before any handler runs: one valid Host, one `Authorization` header, and changes only from blobdrop's own pages.
 
 use actix_web::body::{EitherBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::header::{self, HeaderMap};
-use actix_web::http::{ConnectionType, Method, Version};
+use actix_web::http::{Method, Version};
 use actix_web::middleware::Next;
 use actix_web::web;
 
@@ -23,30 +22,12 @@ pub async fn screen_requests(
     };
     match verdict {
         Ok(()) => next.call(req).await.map(ServiceResponse::map_into_left_body),
-        Err(error) => {
-            let framed_twice = framed_twice(req.headers());
-            let mut response = req.error_response(error);
-            if framed_twice {
-                // Where its body ends is in doubt, so nothing after it on this connection is
-                // read as a request (RFC 9112 6.3: close after answering).
-                response.response_mut().head_mut().set_connection_type(ConnectionType::Close);
-            }
-            Ok(response.map_into_right_body())
-        }
+        Err(error) => Ok(req.error_response(error).map_into_right_body()),
     }
-}
-
-/// A body framed both by `Transfer-Encoding` and by `Content-Length`: a proxy in front may have
-/// used the other framing than actix does, which is how one request hides another (smuggling).
-fn framed_twice(headers: &HeaderMap) -> bool {
-    headers.contains_key(header::TRANSFER_ENCODING) && headers.contains_key(header::CONTENT_LENGTH)
 }
 
 /// A request without a Host where HTTP/1.1 requires one, with several, or with one that is no host
 /// name is refused (RFC 9112 3.2): links are built from it.
-///
-/// A body framed both by `Transfer-Encoding` and by `Content-Length` is refused, and its connection
-/// closed (see `framed_twice`).
 ///
 /// Several `Authorization` headers are refused: which one would count is a guess that a proxy and
 /// blobdrop could make differently. A change (any method but GET, HEAD and OPTIONS) is refused
@@ -63,9 +44,6 @@ pub(crate) fn screen(head: &Head<'_>, state: &AppState) -> Result<(), AppError> 
     };
     if !host_ok {
         return Err(AppError::BadRequest("the request needs one Host header naming a host".into()));
-    }
-    if framed_twice(headers) {
-        return Err(AppError::BadRequest("send Content-Length or Transfer-Encoding, not both".into()));
     }
     if headers.get_all(header::AUTHORIZATION).nth(1).is_some() {
         return Err(AppError::BadRequest("send one Authorization header, not several".into()));

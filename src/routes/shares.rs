@@ -17,18 +17,18 @@ use time::OffsetDateTime;
 use crate::domain::{
     FileId, FileName, FilePassword, FolderPath, MAX_NOTE_LEN, ShareId, human_size, parse_time, relative_time, unix_time,
 };
-use crate::domain::{GuestLinkId, GuestLinkRecord, ShareChanges, ShareMember, ShareRecord, ShareWrite};
+use crate::domain::{FileRecord, GuestLinkId, GuestLinkRecord, ShareChanges, ShareMember, ShareRecord, ShareWrite};
 use crate::routes::error::AppError;
 use crate::routes::files::api::{FileJson, present};
-use crate::routes::files::download::{Conditional, Version};
+use crate::routes::files::download::{Conditional, DownloadQuery, Version, send_preview};
 use crate::routes::files::protected::{Unlock, check_form_password, gate_by_password, grant_and_return};
 use crate::routes::owner::{Owner, OwnerJson};
 use crate::routes::pages::page::{page, see_other};
-use crate::routes::pages::views::{Layout, ShareListRow};
+use crate::routes::pages::views::{Layout, Preview, ShareListRow};
 use crate::routes::state::AppState;
 use crate::services::auth::passwords::GRANT_LIFETIME_SECS;
 use crate::services::guest_links;
-use crate::services::shares::{self, NewShareOptions, ShareError, ShareZip, stream_zip};
+use crate::services::shares::{self, ArchiveFormat, NewShareOptions, ShareError, ShareZip, stream_zip};
 
 /// The grant cookie's name; its path (`/s/{id}`) scopes it to one share, page and zip.
 const GRANT_COOKIE: &str = "blobdrop_share";
@@ -59,6 +59,7 @@ pub struct ShareJson {
     id: ShareId,
     url: String,
     zip_url: String,
+    tar_url: String,
     #[schema(value_type = String)]
     name: FileName,
     note: Option<String>,
@@ -92,6 +93,7 @@ impl ShareJson {
         ShareJson {
             id: share.id.clone(),
             zip_url: format!("{url}/zip"),
+            tar_url: format!("{url}/tar"),
             url,
             name: share.name.clone(),
             note: share.note.clone(),
@@ -461,6 +463,21 @@ struct ShareRow {
     size: String,
     content_type: String,
     url: String,
+    preview: Preview,
+    /// `/s/{id}/preview/{file}`, which never counts a download.
+    preview_url: String,
+}
+
+/// Bytes of a text file the share page shows: the start only, as the page may list many.
+const SHARE_TEXT_PREVIEW: usize = 4 * 1024;
+/// Members previewed on the share page; the rest get their link only, so that a page of a
+/// thousand text files does not read a thousand of them.
+const MAX_PREVIEWS: usize = 50;
+
+/// Whether a member may be previewed from its share: not when the file has its own password or
+/// download limit, which an uncounted preview of a share's visitor would get around.
+fn previewable(file: &FileRecord) -> bool {
+    !file.password_protected && file.max_downloads.is_none()
 }
 
 #[derive(Template)]
@@ -474,6 +491,7 @@ struct SharePage {
     zip_size: String,
     expires: String,
     zip_url: String,
+    share_id: String,
     rows: Vec<ShareRow>,
 }
 
@@ -488,17 +506,24 @@ pub async fn share_page(req: HttpRequest, state: web::Data<AppState>) -> Result<
     let zip = ShareZip::prepare(&state.ctx, share, state.zip64, state.ctx.now()).await?;
     let share = &zip.share;
     let members = shares::members(&state.ctx, &share.id).await?;
-    let rows = members
-        .iter()
-        .map(|member| ShareRow {
-            id: member.file.id.to_string(),
+    let mut rows = Vec::with_capacity(members.len());
+    for (index, member) in members.iter().enumerate() {
+        let file = &member.file;
+        let preview = match index < MAX_PREVIEWS && previewable(file) {
+            true => Preview::of(&state.ctx, file, SHARE_TEXT_PREVIEW).await?,
+            false => Preview::None,
+        };
+        rows.push(ShareRow {
+            id: file.id.to_string(),
             folder: FolderPath::parse(&member.folder).as_str().to_owned(),
-            name: member.file.filename.as_str().to_owned(),
-            size: human_size(member.file.file_size),
-            content_type: member.file.content_type.clone(),
-            url: state.download_url(&req, &member.file.id, &member.file.filename),
-        })
-        .collect();
+            name: file.filename.as_str().to_owned(),
+            size: human_size(file.file_size),
+            content_type: file.content_type.clone(),
+            url: state.download_url(&req, &file.id, &file.filename),
+            preview,
+            preview_url: format!("/s/{}/preview/{}", share.id, file.id),
+        });
+    }
     let mut response = page(&SharePage {
         layout: Layout { title: share.name.as_str().to_owned(), csrf_token: String::new() },
         name: share.name.as_str().to_owned(),
@@ -508,6 +533,7 @@ pub async fn share_page(req: HttpRequest, state: web::Data<AppState>) -> Result<
         zip_size: human_size(zip.layout.len() as i64),
         expires: share.expires_at.map(crate::domain::date_time).unwrap_or_default(),
         zip_url: format!("/s/{}/zip", share.id),
+        share_id: share.id.to_string(),
         rows,
     })?;
     if share.password_protected {
@@ -516,16 +542,52 @@ pub async fn share_page(req: HttpRequest, state: web::Data<AppState>) -> Result<
     Ok(response)
 }
 
+/// `GET`/`HEAD /s/{id}/preview/{file}`: what the share page embeds for one of its files, as the
+/// file page's preview does: the download's answer, never counted. Only for a member of the
+/// visible share (behind the share's password) that has no password or download limit of its own.
+pub async fn preview(
+    req: HttpRequest,
+    path: web::Path<(String, String)>,
+    query: web::Query<DownloadQuery>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let (share_id, file_id) = path.into_inner();
+    let share = visible_share(&state, &share_id).await?;
+    if share.password_protected {
+        if let Some(form) = gate(&req, &state, &share).await? {
+            return Ok(form);
+        }
+    }
+    let file_id = FileId::parse(&file_id).ok_or(AppError::NotFound)?;
+    let members = shares::members(&state.ctx, &share.id).await?;
+    let file = members.into_iter().map(|member| member.file).find(|file| file.id == file_id && previewable(file));
+    send_preview(&req, &state, file.ok_or(AppError::NotFound)?, &query).await
+}
+
 /// `GET`/`HEAD /s/{id}/zip`: the share's zip, whole or one range of it. Counted like a file
 /// download: a GET from the first byte, or any GET that sends bytes when the share has a limit.
 pub async fn zip(req: HttpRequest, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
+    let format = ArchiveFormat::Zip(state.zip64);
+    archive(req, state, format).await
+}
+
+/// `GET`/`HEAD /s/{id}/tar`: the same files as one ustar/pax tar, in every way like the zip.
+pub async fn tar(req: HttpRequest, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
+    archive(req, state, ArchiveFormat::Tar).await
+}
+
+async fn archive(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    format: ArchiveFormat,
+) -> Result<HttpResponse, AppError> {
     let share = visible_share(&state, req.match_info().get("id").unwrap_or_default()).await?;
     if share.password_protected {
         if let Some(form) = gate(&req, &state, &share).await? {
             return Ok(form);
         }
     }
-    let zip = Arc::new(ShareZip::prepare(&state.ctx, share, state.zip64, state.ctx.now()).await?);
+    let zip = Arc::new(ShareZip::prepare_as(&state.ctx, share, format, state.ctx.now()).await?);
     // A date names no version of a zip (a file leaving the share by expiry changes it without a
     // new date): If-Range holds by the tag only, which covers every byte.
     let version = Version {
@@ -541,23 +603,29 @@ pub async fn zip(req: HttpRequest, state: web::Data<AppState>) -> Result<HttpRes
     let counts = zip.share.max_downloads.is_some() || range.is_none_or(|r| r.first == 0);
     if req.method() == Method::GET && counts {
         // Also re-checks the limit atomically: the loser of a race for the last download gets 404.
-        if !shares::count_download(&state.ctx, &zip.share.id).await? {
+        if !shares::count_download(&state.ctx, &zip.share, &state.client_ip(&req).to_string()).await? {
             return Err(AppError::NotFound);
         }
         state.metrics.downloads.inc();
     }
     let mut response = HttpResponse::build(status);
-    response.insert_header((header::CONTENT_TYPE, "application/zip")).insert_header(zip_disposition(&zip.share.name));
+    let (content_type, extension) = match format {
+        ArchiveFormat::Zip(_) => ("application/zip", "zip"),
+        ArchiveFormat::Tar => ("application/x-tar", "tar"),
+    };
+    response
+        .insert_header((header::CONTENT_TYPE, content_type))
+        .insert_header(archive_disposition(&zip.share.name, extension));
     let private = zip.share.password_protected;
     let ctx = state.ctx.clone();
     Ok(version.send(&req, &state, response, (status, range), size, private, |range| stream_zip(ctx, zip, range)))
 }
 
 /// `attachment; filename*=UTF-8''Holiday.zip` (RFC 6266), with an ASCII stand-in.
-fn zip_disposition(name: &FileName) -> ContentDisposition {
-    let file_name = match name.as_str().to_lowercase().ends_with(".zip") {
+fn archive_disposition(name: &FileName, extension: &str) -> ContentDisposition {
+    let file_name = match name.as_str().to_lowercase().ends_with(&format!(".{extension}")) {
         true => name.clone(),
-        false => FileName::parse(&format!("{}.zip", name.as_str())).unwrap_or_else(|_| name.clone()),
+        false => FileName::parse(&format!("{}.{extension}", name.as_str())).unwrap_or_else(|_| name.clone()),
     };
     ContentDisposition {
         disposition: DispositionType::Attachment,

@@ -310,7 +310,8 @@ pub async fn import(ctx: &Context, path: &Path, max_size: Option<ByteSize>) -> R
     Ok(imported)
 }
 
-/// Imports a bundle (see `import`) and returns the files it made visible, with their deletion tokens.
+/// Imports a bundle (see `import`) and returns the files it made visible, with their deletion
+/// tokens; each is a `file.uploaded` event.
 pub async fn import_visible(
     ctx: &Context,
     path: &Path,
@@ -322,6 +323,7 @@ pub async fn import_visible(
     for file in imported {
         let found = ctx.store.find_file(&file.id, now).await.map_err(UploadError::Store)?;
         if let Some(record) = found {
+            ctx.events.file_uploaded(ctx.clock.now(), &record);
             files.push((record, file.deletion_token));
         }
     }

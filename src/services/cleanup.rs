@@ -49,8 +49,10 @@ pub async fn purge_interrupted_uploads(ctx: &Context) -> Result<u64, StoreError>
 /// free pages back (also those a crash left before they were given back), restore the reserve.
 pub async fn collect(ctx: &Context) -> Result<Collected, StoreError> {
     let (store, now) = (&ctx.store, ctx.now());
-    let expired = store.mark_expired_files_deleted(now, now - USED_UP_GRACE_SECS).await?
-        + store.mark_expired_resumable_uploads_deleted(now).await?;
+    let expiring = crate::services::webhooks::about_to_expire(ctx, now, now - USED_UP_GRACE_SECS).await;
+    let expired_files = store.mark_expired_files_deleted(now, now - USED_UP_GRACE_SECS).await?;
+    ctx.events.files_expired(ctx.clock.now(), &expiring);
+    let expired = expired_files + store.mark_expired_resumable_uploads_deleted(now).await?;
     let abandoned = store.mark_abandoned_uploads_deleted().await?;
     let purged = store.purge_deleted_files().await?;
     let pages_released = store.reclaim_space().await?;

@@ -76,20 +76,29 @@ pub async fn edit(ctx: &Context, id: &FileId, edit: FileEdit) -> Result<Option<F
 /// Hides a visible file at once and wakes the clean-up, which purges its chunks right after.
 /// False when there was no such file.
 pub async fn delete(ctx: &Context, id: &FileId) -> Result<bool, StoreError> {
+    // Read first for the webhooks' event, which names the file.
+    let file = ctx.store.find_file(id, ctx.now()).await?;
     let deleted = ctx.store.delete_file(id, ctx.now()).await?;
+    deleted_now(ctx, deleted, file.as_ref());
+    Ok(deleted)
+}
+
+/// After a delete: wakes the clean-up and tells the webhooks.
+fn deleted_now(ctx: &Context, deleted: bool, file: Option<&FileRecord>) {
     if deleted {
         ctx.cleanup.wake();
+        if let Some(file) = file {
+            ctx.events.file_deleted(ctx.clock.now(), file);
+        }
     }
-    Ok(deleted)
 }
 
 /// Deletes a file through its deletion link, when the token is the one its upload was given.
 pub async fn delete_with_token(ctx: &Context, id: &FileId, token: &str) -> Result<bool, StoreError> {
     let token_sha256 = crate::services::auth::secret::token_hash(token);
+    let file = ctx.store.find_file(id, ctx.now()).await?;
     let deleted = ctx.store.delete_file_with_token(id, &token_sha256, ctx.now()).await?;
-    if deleted {
-        ctx.cleanup.wake();
-    }
+    deleted_now(ctx, deleted, file.as_ref());
     Ok(deleted)
 }
 

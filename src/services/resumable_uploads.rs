@@ -583,6 +583,7 @@ impl ResumableUploads {
                     parts.iter().for_each(|part| self.forget(part));
                     self.ctx.cleanup.wake(); // to purge the consumed parts' chunks
                 }
+                self.ctx.events.file_uploaded(now, &record);
                 Ok(FinishedFile { record, deletion_token })
             }
             None => {

@@ -4,11 +4,12 @@
 use bytes::Bytes;
 
 use super::live_uploads::LiveUpload;
+use super::{Attempt, DueDelivery, ExpiringFile, NewDelivery, SealedFile, SessionRecord, Vacuumed, WebhookTarget};
 use super::{DatabaseLocation, OpenError, StoreError, StoreOptions};
 use super::{FinishedResumable, NewFile, NewResumable, NewShare, ResumableRecord, ResumableUsage};
-use super::{SealedFile, SessionRecord, Vacuumed};
 use super::{postgres, sqlite};
 use crate::domain::{ApiTokenRecord, DownloadRecord, FileChanges, FileListing, FileRecord, Usage};
+use crate::domain::{DeliveryRecord, WebhookEvents, WebhookFormat, WebhookRecord};
 use crate::domain::{FileId, FolderPath, GuestLinkId, GuestLinkRecord, GuestLinkTerms};
 use crate::domain::{ShareChanges, ShareId, ShareMember, ShareMembership, ShareRecord, ShareWrite};
 
@@ -174,6 +175,22 @@ delegate! {
     fn update_share(&self, id: &ShareId, changes: &ShareChanges, now: i64) -> Result<ShareWrite, StoreError>;
     fn delete_share(&self, id: &ShareId, with_files: bool, now: i64) -> Result<bool, StoreError>;
     fn count_share_download(&self, id: &ShareId, now: i64) -> Result<bool, StoreError>;
+
+    // Webhooks and their queue of deliveries.
+    fn create_webhook(&self, url: &str, events: &WebhookEvents, format: WebhookFormat, secret: &str, now: i64) -> Result<WebhookRecord, StoreError>;
+    fn list_webhooks(&self) -> Result<Vec<WebhookRecord>, StoreError>;
+    fn find_webhook(&self, id: i64) -> Result<Option<WebhookRecord>, StoreError>;
+    fn update_webhook(&self, id: i64, url: Option<&str>, events: Option<&WebhookEvents>, format: Option<WebhookFormat>) -> Result<Option<WebhookRecord>, StoreError>;
+    fn delete_webhook(&self, id: i64) -> Result<bool, StoreError>;
+    fn webhook_targets(&self) -> Result<Vec<WebhookTarget>, StoreError>;
+    fn enqueue_deliveries(&self, deliveries: &[NewDelivery]) -> Result<(), StoreError>;
+    fn claim_due_deliveries(&self, now: i64, lease_until: i64, limit: i64) -> Result<Vec<DueDelivery>, StoreError>;
+    fn release_delivery(&self, id: &str, now: i64) -> Result<(), StoreError>;
+    fn next_delivery_due(&self) -> Result<Option<i64>, StoreError>;
+    fn record_attempt(&self, id: &str, attempt: &Attempt<'_>) -> Result<(), StoreError>;
+    fn webhook_deliveries(&self, webhook_id: i64, limit: i64) -> Result<Vec<DeliveryRecord>, StoreError>;
+    fn prune_deliveries(&self, before: i64) -> Result<u64, StoreError>;
+    fn files_about_to_expire(&self, now: i64, used_up_before: i64) -> Result<Vec<ExpiringFile>, StoreError>;
 
     // Space: usage, the clean-up's give-back, vacuum, the free-space reserve (SQLite's only).
     fn usage(&self) -> Result<Usage, StoreError>;

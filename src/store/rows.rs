@@ -5,6 +5,7 @@
 use crate::domain::{FileId, FileName, GuestLinkId, ShareId};
 use crate::domain::{FileRecord, GuestLinkRecord};
 use crate::domain::{ShareMember, ShareRecord};
+use crate::domain::{WebhookEvents, WebhookFormat, WebhookRecord};
 use crate::store::{ResumableRecord, StoreError};
 
 /// A file row. Its column names carry `query_as!`'s overrides (`sha256!`: never NULL once ready),
@@ -209,6 +210,29 @@ impl TryFrom<ShareMemberRow> for ShareMember {
             password_protected: row.password_protected,
         };
         Ok(ShareMember { file: file.try_into()?, crc32: row.crc32, folder: row.folder })
+    }
+}
+
+/// A webhook's row, turned into its record once, here.
+#[derive(Debug, sqlx::FromRow)]
+pub(crate) struct WebhookRow {
+    pub id: i64,
+    pub url: String,
+    pub events: String,
+    pub format: String,
+    pub created_at: i64,
+}
+
+impl From<WebhookRow> for WebhookRecord {
+    fn from(row: WebhookRow) -> Self {
+        WebhookRecord {
+            id: row.id,
+            url: row.url,
+            events: WebhookEvents::from_stored(&row.events),
+            // The table's CHECK allows the four formats only.
+            format: WebhookFormat::parse(&row.format).unwrap_or_default(),
+            created_at: row.created_at,
+        }
     }
 }
 

@@ -317,6 +317,7 @@ async fn a_stalled_upload_holds_upload_memory_only_for_what_it_sent() {
 /// A request framed two ways (`Transfer-Encoding: chunked` and `Content-Length`) is how a proxy and
 /// the server are made to disagree where it ends (request smuggling, RFC 9112 6.3): it gets 400 and
 /// `Connection: close`, so a proxy never sends another request after it on that connection.
+/// actix-http (3.13) refuses it itself, before any of blobdrop's code runs, with no reason line.
 #[tokio::test]
 async fn a_request_with_both_content_length_and_chunked_gets_400_and_its_connection_closed() {
     let app = spawn_app_with(|_| {}).await;
@@ -334,7 +335,6 @@ async fn a_request_with_both_content_length_and_chunked_gets_400_and_its_connect
         let answer = String::from_utf8_lossy(&answer).to_ascii_lowercase();
         assert!(answer.starts_with("http/1.1 400"), "{path}: {answer}");
         assert!(answer.contains("\r\nconnection: close\r\n"), "{path}: {answer}");
-        assert!(answer.ends_with("send content-length or transfer-encoding, not both\n"), "{path}: {answer}");
     }
     app.assert_nothing_stored().await;
 }

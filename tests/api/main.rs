@@ -38,3 +38,4 @@ mod throttling;
 mod tokens;
 mod tus;
 mod upload;
+mod webhooks;

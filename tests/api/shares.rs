@@ -800,3 +800,96 @@ async fn a_backup_keeps_the_shares_and_their_members() {
     let id = share["id"].as_str().unwrap();
     assert_eq!(rows, [[id, "Kept", "a.bin", "x"].map(str::to_owned), [id, "Kept", "b.bin", ""].map(str::to_owned)]);
 }
+
+#[tokio::test]
+async fn the_share_page_previews_its_files_like_the_file_page_without_counting_downloads() {
+    let app = spawn_app().await;
+    let image = test_bytes(2000);
+    let png = id_of(&app.upload("photo.png", image.clone()).await);
+    let text = id_of(&app.upload("notes.txt", b"<b>hello</b> from the notes".to_vec()).await);
+    let limited = app.owner(Method::PUT, "/limited.png").header("Max-Downloads", "1").body(test_bytes(10));
+    let limited = id_of(limited.send().await.unwrap().text().await.unwrap().trim_end());
+    let outside = id_of(&app.upload("outside.png", test_bytes(10)).await);
+    let body = serde_json::json!({ "name": "Previewed", "files": [png, text, limited] });
+    let share: Value = app.owner(Method::POST, "/api/shares").json(&body).send().await.unwrap().json().await.unwrap();
+    let id = share["id"].as_str().unwrap();
+
+    let html = app.get(share["url"].as_str().unwrap()).await.text().await.unwrap();
+    assert!(html.contains(&format!("<img src=\"/s/{id}/preview/{png}\"")), "the image is previewed: {html}");
+    assert!(
+        html.contains("&lt;b&gt;hello&lt;/b&gt; from the notes") || html.contains("&#60;b&#62;hello"),
+        "text, escaped"
+    );
+    assert!(!html.contains(&format!("/s/{id}/preview/{limited}")), "a file with its own limit is not previewed");
+
+    let preview = app.get(&app.url(&format!("/s/{id}/preview/{png}"))).await;
+    assert_eq!(preview.status(), StatusCode::OK);
+    assert_eq!(preview.headers()["content-type"], "image/png");
+    assert!(preview.headers()["content-security-policy"].to_str().unwrap().contains("sandbox"));
+    assert_eq!(preview.bytes().await.unwrap().to_vec(), image);
+    let head = app.client.head(app.url(&format!("/s/{id}/preview/{png}"))).send().await.unwrap();
+    assert_eq!(head.status(), StatusCode::OK);
+    for other in [&limited, &outside, &"not-a-file".to_owned()] {
+        let refused = app.get(&app.url(&format!("/s/{id}/preview/{other}"))).await;
+        assert_eq!(refused.status(), StatusCode::NOT_FOUND, "{other}");
+    }
+    let file: Value = app.owner(Method::GET, &format!("/api/files/{png}")).send().await.unwrap().json().await.unwrap();
+    assert_eq!(file["downloads"], 0, "previews never count");
+    let limited: Value =
+        app.owner(Method::GET, &format!("/api/files/{limited}")).send().await.unwrap().json().await.unwrap();
+    assert_eq!(limited["downloads"], 0);
+}
+
+#[tokio::test]
+async fn a_shares_tar_lists_extracts_and_resumes_after_a_cut_to_the_same_bytes() {
+    let app = spawn_app().await;
+    let deep = format!("{}/deep.txt", vec!["folder"; 20].join("/")); // over ustar's 100-byte name
+    let files = [
+        ("photos/2024/beach.jpg", test_bytes(100_000)),
+        ("photos/empty.txt", Vec::new()),
+        ("notes/été ✓.txt", b"bonjour".to_vec()),
+        (deep.as_str(), test_bytes(512)),
+        ("../../etc/evil", b"x".to_vec()),
+    ];
+    let share = upload_share(&app, "Holiday", &files).await;
+    let url = app.url(&format!("/s/{}/tar", share["id"].as_str().unwrap()));
+    let response = app.get(&url).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(response.headers()["content-type"], "application/x-tar");
+    assert!(response.headers()["content-disposition"].to_str().unwrap().contains("Holiday.tar"));
+    let length: usize = response.headers()["content-length"].to_str().unwrap().parse().unwrap();
+    let etag = response.headers()["etag"].to_str().unwrap().to_owned();
+    let whole = response.bytes().await.unwrap().to_vec();
+    assert_eq!(whole.len(), length);
+    let zip_tag = app.client.head(app.url(&zip_path(&share))).send().await.unwrap().headers()["etag"].clone();
+    assert_ne!(zip_tag.to_str().unwrap(), etag, "the tar and the zip are different versions");
+
+    let folder = tempfile::tempdir().unwrap();
+    std::fs::write(folder.path().join("share.tar"), &whole).unwrap();
+    let expected = ["photos/2024/beach.jpg", "photos/empty.txt", "notes/été ✓.txt", deep.as_str(), "etc/evil"];
+    for lister in ["tar -tf share.tar", "bsdtar -tf share.tar"] {
+        let listed = run(&app, folder.path(), lister).await;
+        assert_eq!(listed.lines().collect::<Vec<_>>(), expected, "{lister}");
+    }
+    run(&app, folder.path(), "mkdir gnu bsd && tar -xf share.tar -C gnu && bsdtar -xf share.tar -C bsd").await;
+    for ((_, bytes), path) in files.iter().zip(expected) {
+        for tool in ["gnu", "bsd"] {
+            let extracted = std::fs::read(folder.path().join(tool).join(path)).unwrap();
+            assert_eq!(crate::helpers::sha256(&extracted), crate::helpers::sha256(bytes), "{tool} {path}");
+        }
+    }
+
+    // Ranges and conditionals as for the zip, and a cut download resumed by curl.
+    let part = app.client.get(&url).header("Range", "bytes=500-1499").header("If-Range", &etag).send().await.unwrap();
+    assert_eq!(part.status(), StatusCode::PARTIAL_CONTENT);
+    assert_eq!(part.bytes().await.unwrap().to_vec(), whole[500..1500].to_vec());
+    let not_modified = app.client.get(&url).header("If-None-Match", &etag).send().await.unwrap();
+    assert_eq!(not_modified.status(), StatusCode::NOT_MODIFIED);
+    for cut in [300, 50_000, whole.len() - 700] {
+        std::fs::write(folder.path().join("curl.tar"), &whole[..cut]).unwrap();
+        run(&app, folder.path(), &format!("curl -sSf -C - -o curl.tar '{url}'")).await;
+        let resumed = std::fs::read(folder.path().join("curl.tar")).unwrap();
+        assert_eq!(crate::helpers::sha256(&resumed), crate::helpers::sha256(&whole), "cut at {cut}");
+    }
+    assert_eq!(app.download(&url).await, whole, "the same share gives the same tar every time");
+}

@@ -166,11 +166,11 @@ impl Store {
     ) -> Result<Option<FileRecord>, StoreError> {
         let mut transaction = self.writer.begin().await?;
         let link = finished.guest_link.map(|(link, _)| link);
-        if let Some((link, now)) = finished.guest_link {
-            if !claim_guest_upload(&mut *transaction, link, finished.file_size, now).await? {
-                transaction.rollback().await?;
-                return Ok(None);
-            }
+        if let Some((link, now)) = finished.guest_link
+            && !claim_guest_upload(&mut *transaction, link, finished.file_size, now).await?
+        {
+            transaction.rollback().await?;
+            return Ok(None);
         }
         // Chunks past the end were left by a request whose bytes were refused mid-way (a crash
         // before the truncate): none may belong to a visible file.
