@@ -23,7 +23,7 @@ export const TEST_TIMEOUT = 90_000;
 const ACTION_TIMEOUT = 15_000;
 const STARTUP_TIMEOUT = 20_000;
 
-async function freePort() {
+export async function freePort() {
   return new Promise((resolve, reject) => {
     const probe = createServer();
     probe.unref();

@@ -88,7 +88,7 @@ fn encode(format: &str, files: &[(FileRecord, String)]) -> Vec<u8> {
         _ => {
             let rows: Vec<ListingRow<'_>> =
                 files.iter().map(|(file, url)| ListingRow { file, url: url.clone() }).collect();
-            listing_database(&rows, listing_page_size(rows.len())).unwrap()
+            listing_database(&rows, &[], &[], listing_page_size(rows.len())).unwrap()
         }
     }
 }
@@ -211,7 +211,7 @@ fn page_sizes() {
         for page_size in [512, 1024, 2048, 4096, 8192] {
             println!(
                 "{rows} rows, {page_size}-byte pages: {} bytes",
-                listing_database(&listing, page_size).unwrap().len()
+                listing_database(&listing, &[], &[], page_size).unwrap().len()
             );
         }
     }

@@ -103,6 +103,11 @@ pub struct Settings {
     #[arg(long, env = "BLOBDROP_SHUTDOWN_TIMEOUT", default_value_t = 30)]
     pub shutdown_timeout_secs: u64,
 
+    /// Seconds one webhook delivery may take (connecting, sending, the receiver's answer) before it
+    /// counts as failed and is retried later.
+    #[arg(long, env = "BLOBDROP_WEBHOOK_TIMEOUT", default_value_t = 10)]
+    pub webhook_timeout_secs: u64,
+
     /// For tests of the share zips' ZIP64 records: sizes, offsets and counts from this value on
     /// use them (normally only those that do not fit 32 or 16 bits).
     #[arg(long, env = "BLOBDROP_ZIP64_THRESHOLD", default_value_t = u64::from(u32::MAX), hide = true)]
@@ -190,6 +195,10 @@ impl Settings {
 
     pub fn upload_lease(&self) -> Duration {
         Duration::from_secs(self.upload_lease_secs)
+    }
+
+    pub fn webhook_timeout(&self) -> Duration {
+        Duration::from_secs(self.webhook_timeout_secs.max(1))
     }
 
     pub fn gc_interval(&self) -> Duration {

@@ -9,6 +9,7 @@ import { markCurrentNav } from './js/nav.js';
 import { initShareSelected } from './js/shares.js';
 import { labelTableCells } from './js/tables.js';
 import { initUploadPage } from './js/upload-page.js';
+import { initWebhooks } from './js/webhooks.js';
 
 initConfirmForms();
 initCopyButtons();
@@ -16,3 +17,4 @@ labelTableCells();
 markCurrentNav();
 initUploadPage();
 initShareSelected();
+initWebhooks();

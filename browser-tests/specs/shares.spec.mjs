@@ -1,5 +1,6 @@
-// Journey: the owner uploads a whole folder with "Choose a folder" and gets one link for all, whose
-// zip holds every file under its path; then ticks two files on the files page and shares them.
+// Journey: the owner uploads a whole folder with "Choose a folder", or drops one, and gets one link
+// for all, whose zip holds every file under its path; then ticks two files on the files page and
+// shares them. A guest drops a folder on a link that makes each batch one share.
 
 import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -71,5 +72,67 @@ test('two files ticked on the files page are shared under one link', { timeout: 
 
   await page.goto('/files');
   assert.match(await page.textContent('#shares-table'), /Pair/);
+  assertNoProblems(problems);
+});
+
+/** A folder `holiday` with nested paths, in a temporary folder removed after the test. */
+async function nestedFolder(t) {
+  const root = await mkdtemp(path.join(tmpdir(), 'blobdrop-drop-'));
+  t.after(() => rm(root, { recursive: true, force: true }));
+  const folder = path.join(root, 'holiday');
+  await mkdir(path.join(folder, 'day 1', 'evening'), { recursive: true });
+  await writeFile(path.join(folder, 'day 1', 'beach.jpg'), Buffer.alloc(70_000, 7));
+  await writeFile(path.join(folder, 'day 1', 'evening', 'sunset.jpg'), Buffer.alloc(1_000, 9));
+  await writeFile(path.join(folder, 'notes.txt'), 'sun\n');
+  return folder;
+}
+
+/**
+ * Drops `folder` from the "operating system" on the page, as a real drag from a file manager:
+ * Chromium's own drag events (DevTools' Input.dispatchDragEvent) carry the path, so the page gets
+ * real FileSystemEntry objects for the folder and everything under it.
+ */
+async function dropFolder(page, folder) {
+  const cdp = await page.context().newCDPSession(page);
+  const box = await page.locator('#drop-zone').boundingBox();
+  const at = { x: box.x + box.width / 2, y: box.y + box.height / 2 };
+  const data = { items: [], files: [folder], dragOperationsMask: 1 };
+  for (const type of ['dragEnter', 'dragOver', 'drop']) {
+    await cdp.send('Input.dispatchDragEvent', { type, ...at, data });
+  }
+}
+
+const DROPPED = ['day 1/beach.jpg', 'day 1/evening/sunset.jpg', 'notes.txt'];
+
+test('a folder dropped on the upload page becomes one share whose zip keeps its nested paths', { timeout: TEST_TIMEOUT }, async (t) => {
+  const { server, page, problems } = await openApp(t);
+  const folder = await nestedFolder(t);
+  await page.goto('/');
+  await dropFolder(page, folder);
+  await page.waitForSelector('.share-row[data-state="done"] a.share-link', { timeout: 30_000 });
+  const link = await page.getAttribute('.share-row a.share-link', 'href');
+  assert.match(link, new RegExp(`^${server.url}/s/[A-Za-z0-9_-]{22}$`));
+  assert.match(await page.textContent('.share-row .upload-name'), /holiday/);
+  const zip = await fetchBytes(`${link}/zip`);
+  assert.deepEqual(zipNames(zip).sort(), DROPPED);
+  assertNoProblems(problems);
+});
+
+test('a guest drops a folder on a link that makes each batch one share', { timeout: TEST_TIMEOUT }, async (t) => {
+  const { server, page, problems } = await openApp(t, { signedIn: false });
+  const created = await fetch(`${server.url}/api/guest-links`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${server.secret}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ label: 'Ana', share_batches: true }),
+  });
+  assert.equal(created.status, 201);
+  const guestLink = (await created.json()).url;
+  const folder = await nestedFolder(t);
+  await page.goto(guestLink);
+  await dropFolder(page, folder);
+  await page.waitForSelector('.share-row[data-state="done"] a.share-link', { timeout: 30_000 });
+  const link = await page.getAttribute('.share-row a.share-link', 'href');
+  assert.match(link, /\/s\/[A-Za-z0-9_-]{22}$/);
+  assert.deepEqual(zipNames(await fetchBytes(`${link}/zip`)).sort(), DROPPED);
   assertNoProblems(problems);
 });

@@ -1,5 +1,5 @@
 """Each scenario of the benchmark: it measures blobdrop beside its baseline and adds its figures to `bench.r`."""
-import hashlib, http.client, json, os, shutil, subprocess, time, urllib.parse
+import base64, hashlib, http.client, json, os, shutil, subprocess, time, urllib.parse
 
 from .baseline import DD_MIB, RawSqlite, dd_rate, raw_sqlite
 from .constants import AUTH, MIB, SECRET
@@ -387,48 +387,111 @@ def share_zip(b: Bench) -> None:
 
 
 def tus(b: Bench) -> None:
-    """A `--tus-mib` MiB upload through tus in `--tus-patch` MiB PATCHes (each a curl of one slice of
-    the file, as a client behind a proxy that caps bodies sends it) against `curl -T` of the same file,
-    RUNS times each; and how long the last PATCH's answer takes after its last byte (finishing must
-    not read the file back): that PATCH's curl time less the time to send its bytes, measured as the
-    time to first byte after upload (`time_starttransfer` - `time_pretransfer` is the send)."""
+    """A `--tus-mib` MiB upload through tus in `--tus-patch` MiB PATCHes against `curl -T` of the same
+    file, RUNS pairs back to back, each pair on a fresh server, the order switched every run (the
+    second upload of a pair goes into a bigger database).
+
+    The tus client is one keep-alive connection that streams each PATCH's slice of the file (as a tus
+    library does); each PATCH's wait between its last byte sent and its answer is the server's own
+    time (committing the PATCH's last batches; for the last, finishing the file, which must not read
+    it back). Beside it, once a run, the harness this replaced: one curl process per PATCH reading
+    its slice from stdin (`--data-binary @-` reads all of it into memory before sending a byte)."""
     args = b.args
     source, digest = b.source("tus", args.tus_mib)
-    patch = args.tus_patch * MIB
-    size = args.tus_mib * MIB
-    plain, resumable, finish = [], [], []
-    with Server(os.path.join(b.work, "tus")) as server:
-        for i in range(args.runs):
-            log(f"tus: run {i + 1} of {args.runs}: curl -T ...")
-            plain.append(args.tus_mib / upload(server, source, f"plain-{i}.bin", False)["seconds"])
-            log(f"tus: run {i + 1} of {args.runs}: {args.tus_mib // args.tus_patch} PATCHes ...")
-            meta = "filename " + __import__("base64").b64encode(f"tus-{i}.bin".encode()).decode()
-            started = time.perf_counter()
-            head = subprocess.run(["curl", "-sS", "--fail", "-D", "-", "-o", "/dev/null", "-u", f":{SECRET}", "-X", "POST",
-                                   "-H", "Tus-Resumable: 1.0.0", "-H", f"Upload-Length: {size}", "-H", f"Upload-Metadata: {meta}",
-                                   f"{server.base}/api/uploads"], check=True, capture_output=True, text=True).stdout
-            location = next(line.split(":", 1)[1].strip() for line in head.splitlines() if line.lower().startswith("location:"))
-            url = location if location.startswith("http") else server.base + location
-            offset, last_wait, file_url = 0, 0.0, ""
-            with open(source, "rb") as f:
-                while offset < size:
-                    piece = f.read(patch)
-                    out = subprocess.run(
-                        ["curl", "-sS", "--fail", "-D", "-", "-o", "/dev/null", "-u", f":{SECRET}", "-X", "PATCH",
-                         "-H", "Tus-Resumable: 1.0.0", "-H", f"Upload-Offset: {offset}",
-                         "-H", "Content-Type: application/offset+octet-stream", "--data-binary", "@-",
-                         "-w", "%{time_pretransfer} %{time_starttransfer}", url],
-                        input=piece, check=True, capture_output=True).stdout.decode()
-                    pre, first = (float(x) for x in out.rsplit("\n", 1)[-1].split()[-2:])
-                    last_wait = first - pre
-                    for line in out.splitlines():
-                        if line.lower().startswith("x-file-url:"):
-                            file_url = line.split(":", 1)[1].strip()
-                    offset += len(piece)
-            resumable.append(args.tus_mib / (time.perf_counter() - started))
-            # The last PATCH's wait includes sending its bytes; subtract that at this run's own rate.
-            finish.append(max(0.0, last_wait - len(piece) / MIB / resumable[-1]))
+    plain, resumable, per_curl, waits, finish = [], [], [], [], []
+    for i in range(args.runs):
+        folder = os.path.join(b.work, f"tus-{i}")
+        with Server(folder) as server:
+            for what in (["curl", "tus"] if i % 2 == 0 else ["tus", "curl"]):
+                if what == "curl":
+                    log(f"tus: run {i + 1} of {args.runs}: curl -T ...")
+                    plain.append(args.tus_mib / upload(server, source, f"plain-{i}.bin", False)["seconds"])
+                    continue
+                log(f"tus: run {i + 1} of {args.runs}: {-(-args.tus_mib // args.tus_patch)} PATCHes on one connection ...")
+                seconds, patch_waits, file_url = tus_stream(server, source, args.tus_patch * MIB, f"tus-{i}.bin")
+                resumable.append(args.tus_mib / seconds)
+                waits.append(sum(patch_waits))
+                finish.append(patch_waits[-1])
+                if sha256_of_url(file_url) != digest:
+                    raise SystemExit("the tus upload came back with other bytes")
+            log(f"tus: run {i + 1} of {args.runs}: {-(-args.tus_mib // args.tus_patch)} PATCHes, one curl each ...")
+            seconds, file_url = tus_curl_per_patch(server, source, args.tus_patch * MIB, f"tus-curl-{i}.bin")
+            per_curl.append(args.tus_mib / seconds)
             if sha256_of_url(file_url) != digest:
-                raise SystemExit("the tus upload came back with other bytes")
-    shutil.rmtree(os.path.join(b.work, "tus"))
-    b.r["tus"] = (med(plain), med(resumable), med(finish))
+                raise SystemExit("the tus upload (one curl per PATCH) came back with other bytes")
+        shutil.rmtree(folder)
+    b.r["tus"] = (med(plain), med(resumable), med(finish), med(per_curl), med(waits), -(-args.tus_mib // args.tus_patch))
+
+
+def tus_create(server: Server, size: int, name: str) -> str:
+    """Creates a tus upload of `size` bytes; returns its path."""
+    meta = "filename " + base64.b64encode(name.encode()).decode()
+    connection = http.client.HTTPConnection(server.base.removeprefix("http://"), timeout=600)
+    connection.request("POST", "/api/uploads", headers={**AUTH, "Tus-Resumable": "1.0.0", "Upload-Length": str(size),
+                                                        "Upload-Metadata": meta})
+    response = connection.getresponse()
+    response.read()
+    connection.close()
+    if response.status != 201:
+        raise SystemExit(f"tus creation: {response.status}")
+    return urllib.parse.urlsplit(response.getheader("Location")).path
+
+
+class Slice:
+    """The next `length` bytes of an open file, read as http.client sends a body (blocksize at a time)."""
+
+    def __init__(self, f, length: int):
+        self.f, self.left = f, length
+
+    def read(self, n: int = -1) -> bytes:
+        data = self.f.read(self.left if n < 0 else min(n, self.left))
+        self.left -= len(data)
+        return data
+
+
+def tus_stream(server: Server, source: str, patch: int, name: str) -> tuple[float, list[float], str]:
+    """The tus upload of `source` in `patch`-byte PATCHes on one keep-alive connection: seconds from
+    the creation to the last answer, each PATCH's wait from its last byte sent to its answer, the file URL."""
+    size = os.path.getsize(source)
+    started = time.perf_counter()
+    path = tus_create(server, size, name)
+    connection = http.client.HTTPConnection(server.base.removeprefix("http://"), timeout=600, blocksize=MIB)
+    offset, patch_waits, file_url = 0, [], ""
+    with open(source, "rb", buffering=0) as f:
+        while offset < size:
+            length = min(patch, size - offset)
+            connection.request("PATCH", path, body=Slice(f, length), headers={
+                **AUTH, "Tus-Resumable": "1.0.0", "Upload-Offset": str(offset), "Content-Length": str(length),
+                "Content-Type": "application/offset+octet-stream"})
+            sent = time.perf_counter()
+            response = connection.getresponse()
+            response.read()
+            patch_waits.append(time.perf_counter() - sent)
+            if response.status != 204:
+                raise SystemExit(f"PATCH at {offset}: {response.status}")
+            file_url = response.getheader("X-File-Url") or file_url
+            offset += length
+    seconds = time.perf_counter() - started
+    connection.close()
+    return seconds, patch_waits, file_url
+
+
+def tus_curl_per_patch(server: Server, source: str, patch: int, name: str) -> tuple[float, str]:
+    """The harness of before: one curl process per PATCH, its slice piped through stdin."""
+    size = os.path.getsize(source)
+    started = time.perf_counter()
+    url = server.base + tus_create(server, size, name)
+    offset, file_url = 0, ""
+    with open(source, "rb") as f:
+        while offset < size:
+            piece = f.read(patch)
+            out = subprocess.run(
+                ["curl", "-sS", "--fail", "-D", "-", "-o", "/dev/null", "-u", f":{SECRET}", "-X", "PATCH",
+                 "-H", "Tus-Resumable: 1.0.0", "-H", f"Upload-Offset: {offset}",
+                 "-H", "Content-Type: application/offset+octet-stream", "--data-binary", "@-", url],
+                input=piece, check=True, capture_output=True).stdout.decode()
+            for line in out.splitlines():
+                if line.lower().startswith("x-file-url:"):
+                    file_url = line.split(":", 1)[1].strip()
+            offset += len(piece)
+    return time.perf_counter() - started, file_url

@@ -26,6 +26,9 @@ pub struct GuestLinkTerms {
     pub max_uploads: Option<u32>,
     /// How long each guest file lives; `None` keeps it until the owner deletes it.
     pub file_lifetime_days: Option<u32>,
+    /// Each guest's batch (a form of several files, or the browser's files of one drop) becomes
+    /// one share, and the guest gets its link instead of one per file.
+    pub share_batches: bool,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -69,7 +72,14 @@ impl GuestLinkTerms {
                     .ok_or(GuestLinkError::FileLifetime)
             })
             .transpose()?;
-        Ok(GuestLinkTerms { label: label.to_owned(), expires_at, max_file_size, max_uploads, file_lifetime_days })
+        Ok(GuestLinkTerms {
+            label: label.to_owned(),
+            expires_at,
+            max_file_size,
+            max_uploads,
+            file_lifetime_days,
+            share_batches: false,
+        })
     }
 }
 
@@ -146,6 +156,7 @@ mod tests {
                 max_file_size: Some(ByteSize::from_bytes(5)),
                 max_uploads: Some(3),
                 file_lifetime_days: Some(7),
+                share_batches: false,
             })
         );
         assert_eq!(GuestLinkTerms::new(" ", None, None, None, None), Err(GuestLinkError::Label));
@@ -241,6 +252,8 @@ pub struct GuestLinkRecord {
     pub upload_count: i64,
     pub file_lifetime_days: Option<i64>,
     pub disabled: bool,
+    /// Each guest's batch becomes one share (see `GuestLinkTerms::share_batches`).
+    pub share_batches: bool,
 }
 
 impl GuestLinkRecord {

@@ -15,11 +15,13 @@ mod lifetime;
 mod limits;
 mod links;
 mod share;
+mod tar_layout;
 mod timestamp;
 mod token_label;
 mod trusted_proxies;
 mod upload_metadata;
 mod upload_options;
+mod webhook;
 mod zip_layout;
 
 pub use api_token::ApiTokenRecord;
@@ -39,7 +41,10 @@ pub use guest_link::{
 pub use lifetime::{Lifetime, LifetimeError};
 pub use limits::{CHUNK_SIZE, MAX_BUNDLE_IDS, MAX_NOTE_LEN};
 pub use links::{PATH_SEGMENT, PublicUrl};
-pub use share::{FolderPath, MalformedShareId, ShareChanges, ShareId, ShareMember, ShareRecord, ShareWrite};
+pub use share::{
+    FolderPath, MalformedShareId, ShareChanges, ShareId, ShareMember, ShareMembership, ShareRecord, ShareWrite,
+};
+pub use tar_layout::tar_layout;
 pub use timestamp::parse_time;
 pub use token_label::{TokenLabel, TokenLabelError};
 pub use trusted_proxies::{ForwardingHeaders, PublicOrigin, TrustedProxies, valid_host};
@@ -47,6 +52,7 @@ pub use upload_metadata::{
     ChecksumAlgorithm, MAX_METADATA_LEN, UploadChecksum, UploadChecksumError, UploadMetadata, UploadMetadataError,
 };
 pub use upload_options::{MaxDownloads, OptionHeaders, UploadOptions, UploadOptionsError};
+pub use webhook::{DeliveryRecord, WebhookEvent, WebhookEvents, WebhookFormat, WebhookRecord, WebhookUrl};
 pub use zip_layout::{Piece, Zip64Limits, ZipLayout, ZipMember, unique_paths};
 
 /// What the property tests beside each parser share.

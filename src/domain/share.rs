@@ -132,6 +132,14 @@ pub struct ShareMember {
     pub folder: String,
 }
 
+/// That a file is in a share, under a folder: one row of a listing's `share_files`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShareMembership {
+    pub share_id: ShareId,
+    pub file_id: FileId,
+    pub folder: String,
+}
+
 /// An owner's edit of a share; `None` leaves a field as it is, `Some(None)` clears it.
 #[derive(Debug, Clone, Default)]
 pub struct ShareChanges {

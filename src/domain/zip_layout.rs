@@ -80,7 +80,7 @@ pub enum Piece {
 }
 
 #[derive(Debug, Clone)]
-enum Segment {
+pub(super) enum Segment {
     Bytes(Bytes),
     File { index: usize, size: u64 },
 }
@@ -94,7 +94,8 @@ impl Segment {
     }
 }
 
-/// The whole archive as a sequence of segments with their start offsets.
+/// The whole archive as a sequence of segments with their start offsets: a share's zip, or its
+/// tar (`tar_layout`), which maps byte ranges the same way.
 #[derive(Debug, Clone)]
 pub struct ZipLayout {
     segments: Vec<(u64, Segment)>,
@@ -122,6 +123,19 @@ impl ZipLayout {
         let len = offset + trailer.len() as u64;
         segments.push((offset, Segment::Bytes(trailer)));
         ZipLayout { segments, len, central_directory }
+    }
+
+    /// An archive of `segments` in order; `identity` is what names its version (see
+    /// `central_directory`).
+    pub(super) fn from_segments(parts: Vec<Segment>, identity: Bytes) -> Self {
+        let mut segments = Vec::with_capacity(parts.len());
+        let mut offset = 0;
+        for segment in parts {
+            let len = segment.len();
+            segments.push((offset, segment));
+            offset += len;
+        }
+        ZipLayout { segments, len: offset, central_directory: identity }
     }
 
     /// The archive's length in bytes.

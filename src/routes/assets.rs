@@ -22,6 +22,7 @@ const ASSETS: &[(&str, &str, &str)] = &[
     ("js/upload-row.js", JS, include_str!("../../static/js/upload-row.js")),
     ("js/upload-send.js", JS, include_str!("../../static/js/upload-send.js")),
     ("js/upload-sources.js", JS, include_str!("../../static/js/upload-sources.js")),
+    ("js/webhooks.js", JS, include_str!("../../static/js/webhooks.js")),
     // tus-js-client's distributed build, as the version pinned in tests/tus/package.json ships it
     // (tests/tus checks the bytes), with its MIT licence.
     ("vendor/tus.min.js", JS, include_str!("../../static/vendor/tus.min.js")),

@@ -14,6 +14,7 @@ use crate::services::in_flight::{Busy, RETRY_AFTER};
 use crate::services::resumable_uploads::ResumableError;
 use crate::services::throttling::Refused;
 use crate::services::uploads::UploadError;
+use crate::services::webhooks::WebhookError;
 
 /// A failed request. The `Display` text is the one-line reason sent to the client; causes of
 /// server errors are logged and never sent.
@@ -40,11 +41,17 @@ pub enum AppError {
     NotFound,
     #[error("no such guest link")]
     UnknownGuestLink,
+    /// Something a request names that is not there, with the reason (a final upload's part).
+    #[error("{0}")]
+    NotFoundBecause(String),
     /// A guest link that took uploads once and takes none any more (expired, used up).
     #[error("{0}")]
     Gone(&'static str),
-    /// Anything but DELETE sent to a deletion link (a GET must never delete: link previews fetch).
-    #[error("this is a deletion link: delete the file with curl -X DELETE followed by this URL")]
+    /// A deletion link fetched by a script or sent a method it does not take (a GET must never
+    /// delete: link previews fetch).
+    #[error(
+        "this is a deletion link: delete the file with curl -X DELETE followed by this URL, or open it in a browser"
+    )]
     DeleteOnly,
     #[error("the upload stalled for longer than the idle timeout")]
     Timeout,
@@ -125,6 +132,11 @@ impl From<ResumableError> for AppError {
             ResumableError::Upload(upload) => upload.into(),
             ResumableError::Store(store) => store.into(),
             ResumableError::GuestLinkRefused => AppError::Gone("this guest link takes no more uploads"),
+            ResumableError::Conflict(reason) => AppError::Conflict(reason),
+            ResumableError::UnknownPart(_) => AppError::NotFoundBecause(reason),
+            ResumableError::FinalTakesNoBytes => {
+                AppError::Forbidden("a final upload takes no bytes: it is made of its partial uploads")
+            }
         }
     }
 }
@@ -162,6 +174,15 @@ impl From<EditError> for AppError {
     }
 }
 
+impl From<WebhookError> for AppError {
+    fn from(error: WebhookError) -> Self {
+        match error {
+            WebhookError::Invalid(reason) => AppError::BadRequest(reason),
+            WebhookError::Store(error) => error.into(),
+        }
+    }
+}
+
 impl From<guest_links::Refusal> for AppError {
     fn from(refusal: guest_links::Refusal) -> Self {
         use guest_links::Refusal;
@@ -190,7 +211,7 @@ impl ResponseError for AppError {
             AppError::TooManyAttempts(_) | AppError::Busy(_) => StatusCode::TOO_MANY_REQUESTS,
             AppError::Forbidden(_) => StatusCode::FORBIDDEN,
             AppError::SignInFirst => StatusCode::SEE_OTHER,
-            AppError::NotFound | AppError::UnknownGuestLink => StatusCode::NOT_FOUND,
+            AppError::NotFound | AppError::UnknownGuestLink | AppError::NotFoundBecause(_) => StatusCode::NOT_FOUND,
             AppError::Gone(_) => StatusCode::GONE,
             AppError::DeleteOnly => StatusCode::METHOD_NOT_ALLOWED,
             AppError::Timeout => StatusCode::REQUEST_TIMEOUT,
@@ -234,7 +255,7 @@ impl ResponseError for AppError {
                 response.insert_header((header::LOCATION, HeaderValue::from_static("/login")));
             }
             AppError::DeleteOnly => {
-                response.insert_header((header::ALLOW, HeaderValue::from_static("DELETE")));
+                response.insert_header((header::ALLOW, HeaderValue::from_static("GET, POST, DELETE")));
             }
             AppError::RangeNotSatisfiable { file_size } => {
                 response.insert_header((header::CONTENT_RANGE, format!("bytes */{file_size}")));

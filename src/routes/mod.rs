@@ -18,6 +18,7 @@ mod state;
 mod system;
 mod tokens;
 mod tus;
+mod webhooks;
 
 use actix_web::http::Method;
 use actix_web::web;
@@ -86,6 +87,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(
             web::resource("/f/{id}/delete/{token}")
                 .route(web::delete().to(delete_link::delete))
+                .route(web::get().to(delete_link::confirm))
+                .route(web::post().to(delete_link::delete_from_form))
                 .default_service(web::to(delete_link::wrong_method)),
         )
         .route("/api/files", web::get().to(files_api::list))
@@ -126,6 +129,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 .route(web::post().to(guest_upload::post_files))
                 .route(web::put().to(guest_upload::put_without_name)),
         )
+        // The guest page's batch of files, sent one by one, as one share (links with share_batches).
+        .route("/g/{id}/share", web::post().to(shares::guest_share))
         .route("/g/{id}/{filename}", web::put().to(guest_upload::put_file))
         // API tokens.
         .route("/tokens", web::get().to(token_pages::list))
@@ -144,12 +149,24 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(
             web::resource(["/s/{id}", "/s/{id}/"])
                 .route(web::get().to(shares::share_page))
+                .route(web::head().to(shares::share_page))
                 .route(web::post().to(shares::unlock)),
+        )
+        .service(
+            web::resource("/s/{id}/preview/{file}")
+                .route(web::get().to(shares::preview))
+                .route(web::head().to(shares::preview)),
         )
         .service(
             web::resource("/s/{id}/zip")
                 .route(web::get().to(shares::zip))
                 .route(web::head().to(shares::zip))
+                .route(web::post().to(shares::unlock)),
+        )
+        .service(
+            web::resource("/s/{id}/tar")
+                .route(web::get().to(shares::tar))
+                .route(web::head().to(shares::tar))
                 .route(web::post().to(shares::unlock)),
         )
         // Resumable uploads (tus), the owner's and through guest links.
@@ -182,6 +199,17 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 .route(web::delete().to(tus::guest_delete))
                 .route(web::method(Method::OPTIONS).to(tus::options)),
         )
+        // Webhooks: the owner's receivers of events, a test delivery, the latest deliveries.
+        .service(
+            web::resource("/api/webhooks").route(web::get().to(webhooks::list)).route(web::post().to(webhooks::create)),
+        )
+        .service(
+            web::resource("/api/webhooks/{id}")
+                .route(web::patch().to(webhooks::edit))
+                .route(web::delete().to(webhooks::delete)),
+        )
+        .service(web::resource("/api/webhooks/{id}/test").route(web::post().to(webhooks::test)))
+        .service(web::resource("/api/webhooks/{id}/deliveries").route(web::get().to(webhooks::deliveries)))
         // A ShareX uploader with a new token, and the API's OpenAPI document.
         .route("/api/tokens/sharex", web::post().to(sharex::create))
         .route("/api/openapi.json", web::get().to(openapi::document))

@@ -6,7 +6,7 @@ use utoipa::{Modify, OpenApi};
 
 use crate::routes::files::{api as files_api, bundle};
 use crate::routes::guest_links::api as guest_links_api;
-use crate::routes::{shares, sharex, system, tokens};
+use crate::routes::{shares, sharex, system, tokens, webhooks};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -19,6 +19,7 @@ use crate::routes::{shares, sharex, system, tokens};
         shares::list, shares::create, shares::show, shares::edit, shares::delete,
         system::show,
         tokens::list, tokens::create, tokens::revoke, sharex::create,
+        webhooks::list, webhooks::create, webhooks::edit, webhooks::delete, webhooks::test, webhooks::deliveries,
         document,
     ),
     modifiers(&Credentials),

@@ -17,17 +17,18 @@ use time::OffsetDateTime;
 use crate::domain::{
     FileId, FileName, FilePassword, FolderPath, MAX_NOTE_LEN, ShareId, human_size, parse_time, relative_time, unix_time,
 };
-use crate::domain::{ShareChanges, ShareMember, ShareRecord, ShareWrite};
+use crate::domain::{FileRecord, GuestLinkId, GuestLinkRecord, ShareChanges, ShareMember, ShareRecord, ShareWrite};
 use crate::routes::error::AppError;
 use crate::routes::files::api::{FileJson, present};
-use crate::routes::files::download::{Conditional, Version};
+use crate::routes::files::download::{Conditional, DownloadQuery, Version, send_preview};
 use crate::routes::files::protected::{Unlock, check_form_password, gate_by_password, grant_and_return};
 use crate::routes::owner::{Owner, OwnerJson};
 use crate::routes::pages::page::{page, see_other};
-use crate::routes::pages::views::{Layout, ShareListRow};
+use crate::routes::pages::views::{Layout, Preview, ShareListRow};
 use crate::routes::state::AppState;
 use crate::services::auth::passwords::GRANT_LIFETIME_SECS;
-use crate::services::shares::{self, NewShareOptions, ShareError, ShareZip, stream_zip};
+use crate::services::guest_links;
+use crate::services::shares::{self, ArchiveFormat, NewShareOptions, ShareError, ShareZip, stream_zip};
 
 /// The grant cookie's name; its path (`/s/{id}`) scopes it to one share, page and zip.
 const GRANT_COOKIE: &str = "blobdrop_share";
@@ -51,10 +52,6 @@ impl From<ShareError> for AppError {
     }
 }
 
-fn share_url(state: &AppState, req: &HttpRequest, id: &ShareId) -> String {
-    format!("{}/s/{id}", state.base_url(req))
-}
-
 /// A share as the API and the upload answer describe it. Times are RFC 3339.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct ShareJson {
@@ -62,6 +59,7 @@ pub struct ShareJson {
     id: ShareId,
     url: String,
     zip_url: String,
+    tar_url: String,
     #[schema(value_type = String)]
     name: FileName,
     note: Option<String>,
@@ -91,10 +89,11 @@ struct ShareFileJson {
 
 impl ShareJson {
     fn new(req: &HttpRequest, state: &AppState, share: &ShareRecord, members: Option<&[ShareMember]>) -> Self {
-        let url = share_url(state, req, &share.id);
+        let url = state.share_url(req, &share.id);
         ShareJson {
             id: share.id.clone(),
             zip_url: format!("{url}/zip"),
+            tar_url: format!("{url}/tar"),
             url,
             name: share.name.clone(),
             note: share.note.clone(),
@@ -326,38 +325,115 @@ pub async fn delete(
     Ok(HttpResponse::NoContent().finish())
 }
 
-/// The answer to an owner's upload that names a share in a `Share` header: the files just stored
-/// become one share (each under the folder its form part named, `photos/a.jpg`), and the answer
-/// is the share's link (its JSON with `Accept: application/json`). `None` without the header.
-/// The share expires with the last of its files (`expires_at`).
+/// The answer to an upload that becomes a share: the owner's, when it names one in a `Share`
+/// header, or a guest's batch of several files through a link with `share_batches` (named by its
+/// `Share` header, else "Shared files"). The files just stored become one share (each under the
+/// folder its form part named, `photos/a.jpg`), and the answer is the share's link (its JSON with
+/// `Accept: application/json`). `None` when the upload makes no share. The owner's share expires
+/// at `expires_at` (the last of its files); a guest's likewise (see `create_for_guest`).
 pub(crate) async fn share_uploaded(
     req: &HttpRequest,
     state: &AppState,
     members: &[(FileId, FolderPath)],
     expires_at: Option<i64>,
+    guest: Option<&GuestLinkRecord>,
 ) -> Result<Option<HttpResponse>, AppError> {
-    let Some(raw) = req.headers().get("share") else {
-        return Ok(None);
+    let named = match req.headers().get("share") {
+        Some(raw) => {
+            Some(parse_name(std::str::from_utf8(raw.as_bytes()).map_err(|_| bad("the Share header must be UTF-8"))?)?)
+        }
+        None => None,
     };
-    let raw = std::str::from_utf8(raw.as_bytes()).map_err(|_| bad("the Share header must be UTF-8"))?;
-    let name = parse_name(raw)?;
-    let options = NewShareOptions { name, note: None, expires_at, max_downloads: None, password: None };
-    let share = written(shares::create(&state.ctx, options, members, state.ctx.now()).await?)?;
-    let wants_json = req
-        .headers()
-        .get(header::ACCEPT)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|accept| accept.contains("application/json"));
-    if wants_json {
-        return described(req, state, share, StatusCode::CREATED).await.map(Some);
+    let now = state.ctx.now();
+    let write = match (guest, named) {
+        (None, None) => return Ok(None),
+        (None, Some(name)) => {
+            let options = NewShareOptions { name, note: None, expires_at, max_downloads: None, password: None };
+            shares::create(&state.ctx, options, members, now).await?
+        }
+        (Some(link), _) if !link.share_batches || members.len() < 2 => return Ok(None),
+        (Some(link), named) => {
+            let name = match named {
+                Some(name) => name,
+                None => default_name()?,
+            };
+            shares::create_for_guest(&state.ctx, &link.id, name, members, now).await?
+        }
+    };
+    let share = written(write)?;
+    if wants_json(req) {
+        return match guest {
+            None => described(req, state, share, StatusCode::CREATED).await.map(Some),
+            Some(_) => Ok(Some(guest_described(req, state, &share))),
+        };
     }
-    let url = share_url(state, req, &share.id);
+    let url = state.share_url(req, &share.id);
     Ok(Some(
         HttpResponse::Created()
             .insert_header((header::LOCATION, url.clone()))
             .content_type("text/plain; charset=utf-8")
             .body(format!("{url}\n")),
     ))
+}
+
+fn wants_json(req: &HttpRequest) -> bool {
+    req.headers()
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|accept| accept.contains("application/json"))
+}
+
+/// The name of a guest's share that names none (the browser's default too).
+fn default_name() -> Result<FileName, AppError> {
+    parse_name("Shared files")
+}
+
+/// A share as a guest sees it: without its files' records, which carry the owner's label for the
+/// link (each file is on the share's page).
+fn guest_described(req: &HttpRequest, state: &AppState, share: &ShareRecord) -> HttpResponse {
+    let json = ShareJson::new(req, state, share, None);
+    HttpResponse::Created().insert_header((header::LOCATION, json.url.clone())).json(json)
+}
+
+/// What the guest upload page sends once a batch's files are in: their ids and folders.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GuestBatch {
+    name: Option<String>,
+    files: Vec<FileRef>,
+}
+
+/// `POST /g/{id}/share`: the browser's batch through a link with `share_batches` (its files were
+/// sent one by one, resumably) becomes one share; 201 with the share's JSON. Every file must have
+/// come through this link. A link that ran out or expired with this very batch still takes it;
+/// a disabled link or one without the option does not.
+pub async fn guest_share(
+    req: HttpRequest,
+    link: web::Path<GuestLinkId>,
+    body: web::Json<GuestBatch>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let link = guest_links::find(&state.ctx, &link).await?.ok_or(AppError::UnknownGuestLink)?;
+    if link.disabled {
+        return Err(AppError::Forbidden("this guest link is disabled; ask its owner to enable it"));
+    }
+    if !link.share_batches {
+        return Err(AppError::Forbidden("this guest link gives a link per file, not shares"));
+    }
+    let body = body.into_inner();
+    if body.files.is_empty() {
+        return Err(bad("the batch holds no file"));
+    }
+    if body.files.len() > state.max_form_files as usize {
+        return Err(AppError::TooManyFiles(state.max_form_files));
+    }
+    let name = match body.name.as_deref().map(str::trim) {
+        Some(raw) if !raw.is_empty() => parse_name(raw)?,
+        _ => default_name()?,
+    };
+    let files = parse_refs(&body.files)?;
+    let share = written(shares::create_for_guest(&state.ctx, &link.id, name, &files, state.ctx.now()).await?)?;
+    Ok(guest_described(&req, &state, &share))
 }
 
 /// Every visible share for the files page: counts and sizes as stored, no chunk read.
@@ -368,7 +444,7 @@ pub(super) async fn list_rows(req: &HttpRequest, state: &AppState, now: i64) -> 
         .map(|share| ShareListRow {
             id: share.id.to_string(),
             name: share.name.as_str().to_owned(),
-            url: share_url(state, req, &share.id),
+            url: state.share_url(req, &share.id),
             file_count: share.file_count,
             total_size: human_size(share.total_size),
             downloads: share.download_count,
@@ -387,6 +463,21 @@ struct ShareRow {
     size: String,
     content_type: String,
     url: String,
+    preview: Preview,
+    /// `/s/{id}/preview/{file}`, which never counts a download.
+    preview_url: String,
+}
+
+/// Bytes of a text file the share page shows: the start only, as the page may list many.
+const SHARE_TEXT_PREVIEW: usize = 4 * 1024;
+/// Members previewed on the share page; the rest get their link only, so that a page of a
+/// thousand text files does not read a thousand of them.
+const MAX_PREVIEWS: usize = 50;
+
+/// Whether a member may be previewed from its share: not when the file has its own password or
+/// download limit, which an uncounted preview of a share's visitor would get around.
+fn previewable(file: &FileRecord) -> bool {
+    !file.password_protected && file.max_downloads.is_none()
 }
 
 #[derive(Template)]
@@ -400,10 +491,11 @@ struct SharePage {
     zip_size: String,
     expires: String,
     zip_url: String,
+    share_id: String,
     rows: Vec<ShareRow>,
 }
 
-/// `GET /s/{id}`: every file with its folder, size, type and link, and "Download all".
+/// `GET`/`HEAD /s/{id}`: every file with its folder, size, type and link, and "Download all".
 pub async fn share_page(req: HttpRequest, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
     let share = visible_share(&state, req.match_info().get("id").unwrap_or_default()).await?;
     if share.password_protected {
@@ -414,17 +506,24 @@ pub async fn share_page(req: HttpRequest, state: web::Data<AppState>) -> Result<
     let zip = ShareZip::prepare(&state.ctx, share, state.zip64, state.ctx.now()).await?;
     let share = &zip.share;
     let members = shares::members(&state.ctx, &share.id).await?;
-    let rows = members
-        .iter()
-        .map(|member| ShareRow {
-            id: member.file.id.to_string(),
+    let mut rows = Vec::with_capacity(members.len());
+    for (index, member) in members.iter().enumerate() {
+        let file = &member.file;
+        let preview = match index < MAX_PREVIEWS && previewable(file) {
+            true => Preview::of(&state.ctx, file, SHARE_TEXT_PREVIEW).await?,
+            false => Preview::None,
+        };
+        rows.push(ShareRow {
+            id: file.id.to_string(),
             folder: FolderPath::parse(&member.folder).as_str().to_owned(),
-            name: member.file.filename.as_str().to_owned(),
-            size: human_size(member.file.file_size),
-            content_type: member.file.content_type.clone(),
-            url: state.download_url(&req, &member.file.id, &member.file.filename),
-        })
-        .collect();
+            name: file.filename.as_str().to_owned(),
+            size: human_size(file.file_size),
+            content_type: file.content_type.clone(),
+            url: state.download_url(&req, &file.id, &file.filename),
+            preview,
+            preview_url: format!("/s/{}/preview/{}", share.id, file.id),
+        });
+    }
     let mut response = page(&SharePage {
         layout: Layout { title: share.name.as_str().to_owned(), csrf_token: String::new() },
         name: share.name.as_str().to_owned(),
@@ -434,6 +533,7 @@ pub async fn share_page(req: HttpRequest, state: web::Data<AppState>) -> Result<
         zip_size: human_size(zip.layout.len() as i64),
         expires: share.expires_at.map(crate::domain::date_time).unwrap_or_default(),
         zip_url: format!("/s/{}/zip", share.id),
+        share_id: share.id.to_string(),
         rows,
     })?;
     if share.password_protected {
@@ -442,16 +542,52 @@ pub async fn share_page(req: HttpRequest, state: web::Data<AppState>) -> Result<
     Ok(response)
 }
 
+/// `GET`/`HEAD /s/{id}/preview/{file}`: what the share page embeds for one of its files, as the
+/// file page's preview does: the download's answer, never counted. Only for a member of the
+/// visible share (behind the share's password) that has no password or download limit of its own.
+pub async fn preview(
+    req: HttpRequest,
+    path: web::Path<(String, String)>,
+    query: web::Query<DownloadQuery>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let (share_id, file_id) = path.into_inner();
+    let share = visible_share(&state, &share_id).await?;
+    if share.password_protected {
+        if let Some(form) = gate(&req, &state, &share).await? {
+            return Ok(form);
+        }
+    }
+    let file_id = FileId::parse(&file_id).ok_or(AppError::NotFound)?;
+    let members = shares::members(&state.ctx, &share.id).await?;
+    let file = members.into_iter().map(|member| member.file).find(|file| file.id == file_id && previewable(file));
+    send_preview(&req, &state, file.ok_or(AppError::NotFound)?, &query).await
+}
+
 /// `GET`/`HEAD /s/{id}/zip`: the share's zip, whole or one range of it. Counted like a file
 /// download: a GET from the first byte, or any GET that sends bytes when the share has a limit.
 pub async fn zip(req: HttpRequest, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
+    let format = ArchiveFormat::Zip(state.zip64);
+    archive(req, state, format).await
+}
+
+/// `GET`/`HEAD /s/{id}/tar`: the same files as one ustar/pax tar, in every way like the zip.
+pub async fn tar(req: HttpRequest, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
+    archive(req, state, ArchiveFormat::Tar).await
+}
+
+async fn archive(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    format: ArchiveFormat,
+) -> Result<HttpResponse, AppError> {
     let share = visible_share(&state, req.match_info().get("id").unwrap_or_default()).await?;
     if share.password_protected {
         if let Some(form) = gate(&req, &state, &share).await? {
             return Ok(form);
         }
     }
-    let zip = Arc::new(ShareZip::prepare(&state.ctx, share, state.zip64, state.ctx.now()).await?);
+    let zip = Arc::new(ShareZip::prepare_as(&state.ctx, share, format, state.ctx.now()).await?);
     // A date names no version of a zip (a file leaving the share by expiry changes it without a
     // new date): If-Range holds by the tag only, which covers every byte.
     let version = Version {
@@ -467,23 +603,29 @@ pub async fn zip(req: HttpRequest, state: web::Data<AppState>) -> Result<HttpRes
     let counts = zip.share.max_downloads.is_some() || range.is_none_or(|r| r.first == 0);
     if req.method() == Method::GET && counts {
         // Also re-checks the limit atomically: the loser of a race for the last download gets 404.
-        if !shares::count_download(&state.ctx, &zip.share.id).await? {
+        if !shares::count_download(&state.ctx, &zip.share, &state.client_ip(&req).to_string()).await? {
             return Err(AppError::NotFound);
         }
         state.metrics.downloads.inc();
     }
     let mut response = HttpResponse::build(status);
-    response.insert_header((header::CONTENT_TYPE, "application/zip")).insert_header(zip_disposition(&zip.share.name));
+    let (content_type, extension) = match format {
+        ArchiveFormat::Zip(_) => ("application/zip", "zip"),
+        ArchiveFormat::Tar => ("application/x-tar", "tar"),
+    };
+    response
+        .insert_header((header::CONTENT_TYPE, content_type))
+        .insert_header(archive_disposition(&zip.share.name, extension));
     let private = zip.share.password_protected;
     let ctx = state.ctx.clone();
     Ok(version.send(&req, &state, response, (status, range), size, private, |range| stream_zip(ctx, zip, range)))
 }
 
 /// `attachment; filename*=UTF-8''Holiday.zip` (RFC 6266), with an ASCII stand-in.
-fn zip_disposition(name: &FileName) -> ContentDisposition {
-    let file_name = match name.as_str().to_lowercase().ends_with(".zip") {
+fn archive_disposition(name: &FileName, extension: &str) -> ContentDisposition {
+    let file_name = match name.as_str().to_lowercase().ends_with(&format!(".{extension}")) {
         true => name.clone(),
-        false => FileName::parse(&format!("{}.zip", name.as_str())).unwrap_or_else(|_| name.clone()),
+        false => FileName::parse(&format!("{}.{extension}", name.as_str())).unwrap_or_else(|_| name.clone()),
     };
     ContentDisposition {
         disposition: DispositionType::Attachment,

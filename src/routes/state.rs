@@ -7,7 +7,7 @@ use actix_web::HttpRequest;
 use actix_web::http::header::{self, HeaderMap};
 use actix_web::http::{Method, Version};
 
-use crate::domain::{ByteSize, FileId, FileName, ForwardingHeaders, TrustedProxies};
+use crate::domain::{ByteSize, FileId, FileName, ForwardingHeaders, ShareId, TrustedProxies};
 use crate::domain::{PATH_SEGMENT, PublicUrl};
 use crate::services::Context;
 use crate::services::auth::passwords::GrantKey;
@@ -91,6 +91,11 @@ impl AppState {
     pub fn download_url(&self, req: &HttpRequest, id: &FileId, filename: &FileName) -> String {
         let name = percent_encoding::utf8_percent_encode(filename.as_str(), PATH_SEGMENT);
         format!("{}/f/{id}/{name}", self.base_url(req))
+    }
+
+    /// A share's link, `/s/{id}`.
+    pub fn share_url(&self, req: &HttpRequest, id: &ShareId) -> String {
+        format!("{}/s/{id}", self.base_url(req))
     }
 
     /// The link that deletes a file without the owner's secret (`DELETE`; see `delete_link`).

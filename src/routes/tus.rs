@@ -2,7 +2,8 @@
 //! headers in, `services::resumable_uploads` calls, headers out.
 //!
 //! Extensions: creation, creation-with-upload, creation-defer-length, termination, expiration,
-//! checksum (sha1, sha256). The completing request also answers `X-File-Url` and `X-Url-Delete`.
+//! checksum (sha1, sha256), concatenation. The completing request also answers `X-File-Url` and
+//! `X-Url-Delete`.
 
 use std::cell::RefCell;
 use std::time::{Duration, SystemTime};
@@ -24,11 +25,12 @@ use crate::routes::state::AppState;
 use crate::services::guest_links;
 use crate::services::in_flight::Slot;
 use crate::services::resumable_uploads::{
-    Append, Appended, Creation, Progress, ResumableError, ResumableRecord, Uploader,
+    Append, Appended, Concatenation, Creation, Progress, ResumableError, ResumableRecord, Uploader,
 };
 
 const TUS_VERSION: &str = "1.0.0";
-const EXTENSIONS: &str = "creation,creation-with-upload,creation-defer-length,termination,expiration,checksum";
+const EXTENSIONS: &str =
+    "creation,creation-with-upload,creation-defer-length,termination,expiration,checksum,concatenation";
 /// The only body type of a request that carries an upload's bytes.
 const OFFSET_OCTET_STREAM: &str = "application/offset+octet-stream";
 
@@ -213,12 +215,18 @@ async fn head(req: &HttpRequest, state: &AppState, sender: &Sender, id: &FileId)
     match state.resumable.progress(sender.uploader(), id).await? {
         Progress::Unfinished(upload) => {
             describe(&mut response, &upload);
+            if upload.is_partial {
+                response.insert_header(("Upload-Concat", "partial"));
+            }
             if !upload.metadata.is_empty() {
                 response.insert_header(("Upload-Metadata", upload.metadata.clone()));
             }
         }
         Progress::Finished(file) => {
             response.insert_header(("Upload-Offset", file.file_size)).insert_header(("Upload-Length", file.file_size));
+            if let Some(upload_concat) = state.resumable.upload_concat(id).await? {
+                response.insert_header(("Upload-Concat", upload_concat));
+            }
         }
     }
     Ok(response.finish())
@@ -234,6 +242,26 @@ async fn create(
     let checked = async {
         let sender = sender?;
         require_tus(req.headers())?;
+        let concat = UploadConcat::parse(text(req.headers(), "upload-concat"))?;
+        let metadata = UploadMetadata::parse(text(req.headers(), "upload-metadata").unwrap_or_default())
+            .map_err(|error| AppError::BadRequest(error.to_string()))?;
+        if let UploadConcat::Final { parts, upload_concat } = concat {
+            // Its bytes are those of its parts: a body would be a client's mistake.
+            if content_length(req.headers()).is_some_and(|length| length > 0)
+                || req.headers().contains_key(header::TRANSFER_ENCODING)
+            {
+                return Err(AppError::BadRequest("a final upload (Upload-Concat: final) takes no body".into()));
+            }
+            let concatenation = Concatenation { parts, upload_concat, metadata };
+            let joined =
+                match state.resumable.concatenate(sender.uploader(), &concatenation, sender.max_size(state)).await {
+                    Ok(joined) => joined,
+                    Err(ResumableError::GuestLinkRefused) => return Err(sender.refused(state).await),
+                    Err(error) => return Err(error.into()),
+                };
+            state.metrics.uploads.inc();
+            return Ok((sender, joined, false));
+        }
         let length = match (number(req.headers(), "upload-length")?, text(req.headers(), "upload-defer-length")) {
             (Some(length), None) => Some(length),
             (None, Some("1")) => None,
@@ -242,8 +270,6 @@ async fn create(
                 return Err(AppError::BadRequest(reason.into()));
             }
         };
-        let metadata = UploadMetadata::parse(text(req.headers(), "upload-metadata").unwrap_or_default())
-            .map_err(|error| AppError::BadRequest(error.to_string()))?;
         // Without a length and without chunked transfer, a request has no body at all.
         let with_bytes = match content_length(req.headers()) {
             Some(length) => length > 0,
@@ -252,7 +278,7 @@ async fn create(
         if with_bytes {
             require_offset_octet_stream(req.headers())?;
         }
-        let creation = Creation { length, metadata };
+        let creation = Creation { length, metadata, is_partial: concat == UploadConcat::Partial };
         let created = state.resumable.create(sender.uploader(), &creation, sender.max_size(state)).await?;
         Ok((sender, created, with_bytes))
     };
@@ -412,6 +438,52 @@ fn with_tus_version(mut response: HttpResponse) -> HttpResponse {
             .insert(header::HeaderName::from_static("tus-version"), header::HeaderValue::from_static(TUS_VERSION));
     }
     response
+}
+
+/// What `Upload-Concat` makes of a creation request.
+#[derive(Debug, PartialEq, Eq)]
+enum UploadConcat {
+    /// Not sent: an ordinary upload.
+    None,
+    Partial,
+    /// `final;URL URL ...`: the uploads named, in order, and the header as sent.
+    Final {
+        parts: Vec<FileId>,
+        upload_concat: String,
+    },
+}
+
+impl UploadConcat {
+    fn parse(header: Option<&str>) -> Result<Self, AppError> {
+        let Some(header) = header else { return Ok(UploadConcat::None) };
+        if header == "partial" {
+            return Ok(UploadConcat::Partial);
+        }
+        let bad = |reason: String| AppError::BadRequest(reason);
+        let Some(urls) = header.strip_prefix("final;") else {
+            return Err(bad("Upload-Concat is `partial` or `final;URL URL ...`".into()));
+        };
+        let parts = urls.split_ascii_whitespace().map(upload_id).collect::<Result<Vec<_>, _>>().map_err(bad)?;
+        if parts.is_empty() {
+            return Err(bad("Upload-Concat: final; names no partial upload".into()));
+        }
+        Ok(UploadConcat::Final { parts, upload_concat: header.to_owned() })
+    }
+}
+
+/// The upload id of a URL a creation answered, absolute or only its path (`.../uploads/ID`).
+/// Whose upload it is, the service checks: a sender finds only its own.
+fn upload_id(url: &str) -> Result<FileId, String> {
+    let path = match url.split_once("://") {
+        Some((_, rest)) => rest.find('/').map_or("", |start| &rest[start..]),
+        None => url,
+    };
+    let path = path.split(['?', '#']).next().unwrap_or_default();
+    let mut segments = path.trim_end_matches('/').rsplit('/');
+    match (segments.next(), segments.next()) {
+        (Some(id), Some("uploads")) => FileId::parse(id).ok_or_else(|| format!("{url} is not an upload's URL")),
+        _ => Err(format!("{url} is not an upload's URL (…/uploads/ID)")),
+    }
 }
 
 fn require_tus(headers: &HeaderMap) -> Result<(), AppError> {

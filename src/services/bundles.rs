@@ -12,11 +12,12 @@ use tokio::sync::mpsc;
 
 use crate::domain::FileRecord;
 use crate::domain::guess_content_type;
-use crate::domain::{ByteSize, FileId, FileName, UploadOptions};
+use crate::domain::{ByteSize, FileId, FileName, FolderPath, UploadOptions};
 use crate::services::Context;
 use crate::services::downloads::READ_BATCH_CHUNKS;
+use crate::services::shares::{self, NewShareOptions};
 use crate::services::uploads::{SealedUpload, Upload, UploadError, UploadMemory, UploadMeta};
-use crate::store::export::BundleWriter;
+use crate::store::export::{BundleShare, BundleWriter};
 use crate::store::import::{BundleError, BundleReader, BundledFile};
 use crate::store::{Store, StoreError};
 
@@ -46,11 +47,42 @@ pub struct BuiltBundle {
     pub len: u64,
 }
 
-/// Writes `files` (with their bytes) into a new bundle in a temporary folder inside `folder`.
-/// Files larger than `sqlar_max_file` go to the chunk table instead of `sqlar`.
+/// A share of some of a bundle's files: `members` are indexes into the bundle's files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SharedFiles {
+    pub name: String,
+    pub note: Option<String>,
+    pub created: i64,
+    pub members: Vec<(usize, String)>,
+}
+
+/// Every visible share that holds some of `files`, newest first, with just those of its members.
+pub async fn shares_of(ctx: &Context, files: &[FileRecord]) -> Result<Vec<SharedFiles>, StoreError> {
+    let now = ctx.now();
+    let index: std::collections::HashMap<&str, usize> =
+        files.iter().enumerate().map(|(at, file)| (file.id.as_str(), at)).collect();
+    let memberships = ctx.store.share_memberships(now).await?;
+    let mut shares = Vec::new();
+    for share in ctx.store.list_shares(now).await? {
+        let members: Vec<(usize, String)> = memberships
+            .iter()
+            .filter(|member| member.share_id == share.id)
+            .filter_map(|member| Some((*index.get(member.file_id.as_str())?, member.folder.clone())))
+            .collect();
+        if !members.is_empty() {
+            let (name, note, created) = (share.name.as_str().to_owned(), share.note, share.created_at);
+            shares.push(SharedFiles { name, note, created, members });
+        }
+    }
+    Ok(shares)
+}
+
+/// Writes `files` (with their bytes) and `shares` of them into a new bundle in a temporary folder
+/// inside `folder`. Files larger than `sqlar_max_file` go to the chunk table instead of `sqlar`.
 pub async fn build(
     ctx: &Context,
     files: Vec<FileRecord>,
+    shares: Vec<SharedFiles>,
     folder: &Path,
     sqlar_max_file: u64,
 ) -> Result<BuiltBundle, BuildError> {
@@ -59,7 +91,7 @@ pub async fn build(
     let (batches, received) = mpsc::channel(2);
     let writer = tokio::task::spawn_blocking({
         let (path, files) = (path.clone(), files.clone());
-        move || write_bundle(&path, &files, sqlar_max_file, received)
+        move || write_bundle(&path, &files, &shares, sqlar_max_file, received)
     });
     let read = send_batches(&ctx.store, &files, batches).await;
     writer.await??; // the writer's own error first: a reader that stopped early only says "interrupted"
@@ -96,17 +128,24 @@ async fn send_batches(store: &Store, files: &[FileRecord], batches: mpsc::Sender
 fn write_bundle(
     path: &Path,
     files: &[FileRecord],
+    shares: &[SharedFiles],
     sqlar_max_file: u64,
     mut batches: mpsc::Receiver<Vec<u8>>,
 ) -> Result<(), BuildError> {
     let mut bundle = BundleWriter::create(path, sqlar_max_file)?;
+    let mut names = Vec::with_capacity(files.len());
     for file in files {
         let mut left = file.file_size.max(0) as u64;
-        bundle.add_file(file, || {
+        names.push(bundle.add_file(file, || {
             let batch = batches.blocking_recv().ok_or(BuildError::Interrupted)?;
             left = left.checked_sub(batch.len() as u64).ok_or(BuildError::Damaged)?;
             Ok::<_, BuildError>(batch)
-        })?;
+        })?);
+    }
+    for share in shares {
+        let members = share.members.iter().map(|(at, folder)| (names[*at].clone(), folder.clone())).collect();
+        let share = BundleShare { name: share.name.clone(), note: share.note.clone(), created: share.created, members };
+        bundle.add_share(&share)?;
     }
     Ok(bundle.finish()?)
 }
@@ -140,9 +179,9 @@ pub async fn find_files(ctx: &Context, ids: &[FileId]) -> Result<Requested, Stor
     Ok(Requested::Files(files))
 }
 
-/// Names a bundle's exact bytes (hex): the same files with the same metadata always build the
-/// same file.
-pub fn etag(files: &[FileRecord]) -> String {
+/// Names a bundle's exact bytes (hex): the same files with the same metadata and shares always
+/// build the same file.
+pub fn etag(files: &[FileRecord], shares: &[SharedFiles]) -> String {
     use sha2::{Digest, Sha256};
     let mut hash = Sha256::new();
     hash.update(crate::store::export::BUNDLE_VERSION.to_be_bytes());
@@ -155,6 +194,18 @@ pub fn etag(files: &[FileRecord]) -> String {
         hash.update(file.note.as_deref().unwrap_or("\u{0}none").as_bytes());
         hash.update(file.created_at.to_be_bytes());
     }
+    for share in shares {
+        hash.update([1]);
+        hash.update(share.name.as_bytes());
+        hash.update([0]);
+        hash.update(share.note.as_deref().unwrap_or("\u{0}none").as_bytes());
+        hash.update(share.created.to_be_bytes());
+        for (at, folder) in &share.members {
+            hash.update((*at as u64).to_be_bytes());
+            hash.update(folder.as_bytes());
+            hash.update([0]);
+        }
+    }
     hex::encode(&hash.finalize()[..16])
 }
 
@@ -166,7 +217,7 @@ impl ImportError {
             ImportError::Bundle(BundleError::Io(_)) => None,
             ImportError::Bundle(refused) => Some(refused.to_string().replace(['\n', '\r'], " ")),
             ImportError::HashMismatch(_) => Some(self.to_string()),
-            ImportError::Upload(_) | ImportError::Task(_) => None,
+            ImportError::Upload(_) | ImportError::Task(_) | ImportError::Share(_) => None,
         }
     }
 }
@@ -181,6 +232,9 @@ pub enum ImportError {
     Upload(#[from] UploadError),
     #[error("the bundle reader failed")]
     Task(#[from] tokio::task::JoinError),
+    /// The files are in; one of the bundle's shares could not be made again.
+    #[error("the bundle's files were imported, but not its shares")]
+    Share(#[from] crate::services::shares::ShareError),
 }
 
 /// A file an import made visible.
@@ -199,6 +253,7 @@ pub async fn import(ctx: &Context, path: &Path, max_size: Option<ByteSize>) -> R
     let path = path.to_owned();
     let reader = tokio::task::spawn_blocking(move || BundleReader::open(&path)).await??;
     let files = reader.files.clone();
+    let shares = reader.shares.clone();
     let (pieces, mut received) = mpsc::channel::<Vec<u8>>(2);
     let reading = tokio::task::spawn_blocking(move || {
         for file in &reader.files {
@@ -235,10 +290,28 @@ pub async fn import(ctx: &Context, path: &Path, max_size: Option<ByteSize>) -> R
             }
         }
     }
-    outcome.map(|()| imported)
+    outcome?;
+    // The shares, once their files are visible: each again under its name, with its members' folders.
+    for share in shares {
+        let members: Vec<(FileId, FolderPath)> = share
+            .members
+            .iter()
+            .filter_map(|(at, folder)| Some((imported.get(*at)?.id.clone(), folder.clone())))
+            .collect();
+        let options = NewShareOptions {
+            name: share.name,
+            note: share.note,
+            expires_at: None,
+            max_downloads: None,
+            password: None,
+        };
+        shares::create(ctx, options, &members, ctx.now()).await?;
+    }
+    Ok(imported)
 }
 
-/// Imports a bundle (see `import`) and returns the files it made visible, with their deletion tokens.
+/// Imports a bundle (see `import`) and returns the files it made visible, with their deletion
+/// tokens; each is a `file.uploaded` event.
 pub async fn import_visible(
     ctx: &Context,
     path: &Path,
@@ -250,6 +323,7 @@ pub async fn import_visible(
     for file in imported {
         let found = ctx.store.find_file(&file.id, now).await.map_err(UploadError::Store)?;
         if let Some(record) = found {
+            ctx.events.file_uploaded(ctx.clock.now(), &record);
             files.push((record, file.deletion_token));
         }
     }
@@ -318,7 +392,7 @@ mod tests {
         let ctx = Context::new(store.clone(), crate::domain::Clock::system(), Default::default());
         let large: Vec<u8> = (0..3_000_000u32).map(|i| (i * 7 % 251) as u8).collect();
         let files = vec![stored(&ctx, "large.bin", &large).await, stored(&ctx, "small.txt", b"small").await];
-        let bundle = build(&ctx, files, folder.path(), 100_000).await.unwrap();
+        let bundle = build(&ctx, files, Vec::new(), folder.path(), 100_000).await.unwrap();
         let path = folder.path().join("bundle.sqlite");
         let mut copy = std::fs::File::create(&path).unwrap();
         std::io::copy(&mut &bundle.file, &mut copy).unwrap();

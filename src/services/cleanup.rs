@@ -58,8 +58,10 @@ pub async fn collect(ctx: &Context) -> Result<Collected, StoreError> {
         return Ok(Collected { abandoned, ..Collected::default() });
     };
     let pass = async {
-        let expired = store.mark_expired_files_deleted(now, now - USED_UP_GRACE_SECS).await?
-            + store.mark_expired_resumable_uploads_deleted(now).await?;
+        let expiring = crate::services::webhooks::about_to_expire(ctx, now, now - USED_UP_GRACE_SECS).await;
+        let expired_files = store.mark_expired_files_deleted(now, now - USED_UP_GRACE_SECS).await?;
+        ctx.events.files_expired(ctx.clock.now(), &expiring);
+        let expired = expired_files + store.mark_expired_resumable_uploads_deleted(now).await?;
         abandoned += store.mark_lapsed_uploads_deleted(now, now - lease_secs(ctx)).await?;
         let purged = store.purge_deleted_files().await?;
         let pages_released = store.reclaim_space().await?;

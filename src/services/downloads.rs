@@ -49,9 +49,10 @@ pub async fn count(ctx: &Context, id: &FileId) -> Result<Option<FileRecord>, Sto
     ctx.store.count_download(id, ctx.now()).await
 }
 
-/// Notes a download in the file's history (for the owner's file page).
-pub async fn record(ctx: &Context, id: &FileId, client_ip: &str, user_agent: &str) -> Result<(), StoreError> {
-    ctx.store.record_download(id, ctx.now(), client_ip, user_agent).await
+/// Notes a download in the file's history (for the owner's file page) and tells the webhooks.
+pub async fn record(ctx: &Context, file: &FileRecord, client_ip: &str, user_agent: &str) -> Result<(), StoreError> {
+    ctx.events.file_downloaded(ctx.clock.now(), file, client_ip);
+    ctx.store.record_download(&file.id, ctx.now(), client_ip, user_agent).await
 }
 
 #[derive(Clone)]

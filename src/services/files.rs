@@ -1,7 +1,7 @@
 //! The owner's files: find, list, edit and delete them, their download history, and what a file's
 //! page previews of its text.
 
-use crate::domain::{CHUNK_SIZE, FileId, FileName, FilePassword, MAX_NOTE_LEN, guess_content_type};
+use crate::domain::{CHUNK_SIZE, FileId, FileName, FilePassword, MAX_NOTE_LEN, ShareId, guess_content_type};
 use crate::domain::{DownloadRecord, FileChanges, FileListing, FileRecord};
 use crate::services::Context;
 use crate::services::auth::passwords::{self, PasswordError};
@@ -76,20 +76,29 @@ pub async fn edit(ctx: &Context, id: &FileId, edit: FileEdit) -> Result<Option<F
 /// Hides a visible file at once and wakes the clean-up, which purges its chunks right after.
 /// False when there was no such file.
 pub async fn delete(ctx: &Context, id: &FileId) -> Result<bool, StoreError> {
+    // Read first for the webhooks' event, which names the file.
+    let file = ctx.store.find_file(id, ctx.now()).await?;
     let deleted = ctx.store.delete_file(id, ctx.now()).await?;
+    deleted_now(ctx, deleted, file.as_ref());
+    Ok(deleted)
+}
+
+/// After a delete: wakes the clean-up and tells the webhooks.
+fn deleted_now(ctx: &Context, deleted: bool, file: Option<&FileRecord>) {
     if deleted {
         ctx.cleanup.wake();
+        if let Some(file) = file {
+            ctx.events.file_deleted(ctx.clock.now(), file);
+        }
     }
-    Ok(deleted)
 }
 
 /// Deletes a file through its deletion link, when the token is the one its upload was given.
 pub async fn delete_with_token(ctx: &Context, id: &FileId, token: &str) -> Result<bool, StoreError> {
     let token_sha256 = crate::services::auth::secret::token_hash(token);
+    let file = ctx.store.find_file(id, ctx.now()).await?;
     let deleted = ctx.store.delete_file_with_token(id, &token_sha256, ctx.now()).await?;
-    if deleted {
-        ctx.cleanup.wake();
-    }
+    deleted_now(ctx, deleted, file.as_ref());
     Ok(deleted)
 }
 
@@ -114,13 +123,24 @@ pub async fn first_bytes(ctx: &Context, file: &FileRecord, wanted: usize) -> Res
     Ok(bytes)
 }
 
-/// The files as a database of the listing schema (`?format=sqlite`), each with its link; built
-/// off the async executor.
-pub async fn listing_database(files: Vec<FileRecord>, urls: Vec<String>) -> Result<Vec<u8>, StoreError> {
-    use crate::store::export::{ListingRow, listing_database, listing_page_size};
+/// The files as a database of the listing schema (`?format=sqlite`), each with its link, and the
+/// visible shares with theirs (`share_url` makes it) and their members; built off the async executor.
+pub async fn listing_database(
+    ctx: &Context,
+    files: Vec<FileRecord>,
+    urls: Vec<String>,
+    share_url: impl Fn(&ShareId) -> String,
+) -> Result<Vec<u8>, StoreError> {
+    use crate::store::export::{ListingRow, ListingShare, listing_database, listing_page_size};
+    let now = ctx.now();
+    let shares = ctx.store.list_shares(now).await?;
+    let memberships = ctx.store.share_memberships(now).await?;
+    let share_urls: Vec<String> = shares.iter().map(|share| share_url(&share.id)).collect();
     let build = tokio::task::spawn_blocking(move || {
         let rows: Vec<ListingRow<'_>> = files.iter().zip(urls).map(|(file, url)| ListingRow { file, url }).collect();
-        listing_database(&rows, listing_page_size(rows.len()))
+        let listed: Vec<ListingShare<'_>> =
+            shares.iter().zip(share_urls).map(|(share, url)| ListingShare { share, url }).collect();
+        listing_database(&rows, &listed, &memberships, listing_page_size(rows.len() + memberships.len()))
     });
     build.await?
 }

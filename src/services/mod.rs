@@ -17,6 +17,7 @@ pub mod sharex;
 pub mod system;
 pub mod throttling;
 pub mod uploads;
+pub mod webhooks;
 
 /// What a service call fails with when the storage does (full, or broken): part of every service's
 /// answer, so the HTTP layer maps it without reaching into the store.

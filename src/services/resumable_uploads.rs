@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use bytes::Bytes;
-use futures_util::{Stream, StreamExt};
+use futures_util::{Stream, StreamExt, TryStreamExt};
 use sha2::{Digest, Sha256};
 use time::OffsetDateTime;
 use tokio::sync::OwnedMutexGuard;
@@ -54,6 +54,9 @@ pub enum ResumableError {
     ChecksumMismatch,
     #[error("{0}")]
     BadRequest(String),
+    /// A request that does not fit where the upload stands (a partial upload not finished yet).
+    #[error("{0}")]
+    Conflict(String),
     #[error(transparent)]
     Upload(#[from] UploadError),
     #[error(transparent)]
@@ -61,6 +64,12 @@ pub enum ResumableError {
     /// The guest link no longer takes the finished upload; nothing of it was kept.
     #[error("the guest link refused the upload")]
     GuestLinkRefused,
+    /// A final upload names a partial upload that this sender has not (unknown, another's, gone).
+    #[error("no partial upload {0} here: name the URLs the partial uploads' creation answered")]
+    UnknownPart(String),
+    /// A PATCH to a final upload, whose bytes are those of its partial uploads.
+    #[error("a final upload takes no bytes: it is made of its partial uploads")]
+    FinalTakesNoBytes,
 }
 
 /// Who sends a request: the owner, or a guest through one of the owner's links. Each sees only
@@ -85,6 +94,17 @@ impl Uploader<'_> {
 pub struct Creation {
     /// `None`: the client sends it later (Upload-Defer-Length).
     pub length: Option<u64>,
+    pub metadata: UploadMetadata,
+    /// `Upload-Concat: partial`: the upload waits, once finished, to be joined into a final one.
+    pub is_partial: bool,
+}
+
+/// A final upload (`Upload-Concat: final;URL URL ...`): the partial uploads it joins, in order.
+#[derive(Debug, Clone)]
+pub struct Concatenation {
+    pub parts: Vec<FileId>,
+    /// The header as the client sent it, which HEAD of the final upload echoes.
+    pub upload_concat: String,
     pub metadata: UploadMetadata,
 }
 
@@ -160,6 +180,21 @@ impl ResumableUploads {
         creation: &Creation,
         max_size: Option<ByteSize>,
     ) -> Result<Appended, ResumableError> {
+        let upload = self.create_row(who, creation, max_size).await?;
+        let finished = match creation.length {
+            Some(0) if !creation.is_partial => Some(self.finish(who, &upload, Digests::default(), None).await?),
+            _ => None,
+        };
+        Ok(Appended { upload, finished })
+    }
+
+    /// Records a new upload's rows.
+    async fn create_row(
+        &self,
+        who: Uploader<'_>,
+        creation: &Creation,
+        max_size: Option<ByteSize>,
+    ) -> Result<ResumableRecord, ResumableError> {
         if let (Some(limit), Some(length)) = (max_size, creation.length) {
             if length > limit.as_u64() {
                 return Err(UploadError::TooLarge(limit).into());
@@ -192,13 +227,125 @@ impl ResumableUploads {
             file_lifetime_secs: options.lifetime.map(|lifetime| lifetime.duration().whole_seconds()),
             guest_link,
             expires_at: now + self.expiry.whole_seconds(),
+            is_partial: creation.is_partial,
         };
-        let upload = self.ctx.store.create_resumable_upload(&new).await?;
-        let finished = match creation.length {
-            Some(0) => Some(self.finish(who, &upload, Digests::default()).await?),
-            _ => None,
-        };
-        Ok(Appended { upload, finished })
+        Ok(self.ctx.store.create_resumable_upload(&new).await?)
+    }
+
+    /// Joins finished partial uploads of `who` into one file (a final upload), in one request:
+    /// their bytes are read back in order and written again through the upload writer, so the
+    /// file has the chunk layout, SHA-256 and CRC-32 of a `curl -T` of the same bytes whatever the
+    /// partials' lengths, and memory holds a batch or two, never the file. The partials are
+    /// consumed by the commit that makes the file visible; should the join fail, they stay.
+    pub async fn concatenate(
+        &self,
+        who: Uploader<'_>,
+        concatenation: &Concatenation,
+        max_size: Option<ByteSize>,
+    ) -> Result<Appended, ResumableError> {
+        let parts = &concatenation.parts;
+        // Held to the end: no PATCH, DELETE or other final upload touches a part meanwhile.
+        let mut locks = Vec::with_capacity(parts.len());
+        let mut lengths = Vec::with_capacity(parts.len());
+        for (n, id) in parts.iter().enumerate() {
+            if parts[..n].contains(id) {
+                return Err(ResumableError::BadRequest(format!("Upload-Concat names the partial upload {id} twice")));
+            }
+            locks.push(self.lock(id).await?);
+            let part = match self.unfinished(who, id).await {
+                Err(ResumableError::NotFound) => return Err(ResumableError::UnknownPart(id.to_string())),
+                found => found?,
+            };
+            if !part.is_partial {
+                let reason = format!("{id} is not a partial upload: create the parts with Upload-Concat: partial");
+                return Err(ResumableError::BadRequest(reason));
+            }
+            match part.upload_length {
+                Some(length) if length == part.upload_offset => lengths.push(length as u64),
+                _ => {
+                    let of = part.upload_length.map_or_else(|| "?".to_owned(), |length| length.to_string());
+                    let reason = format!(
+                        "the partial upload {id} is not finished: it holds {} of {of} bytes",
+                        part.upload_offset
+                    );
+                    return Err(ResumableError::Conflict(reason));
+                }
+            }
+        }
+        let total: u64 = lengths.iter().sum();
+        if let Some(limit) = max_size.filter(|limit| total > limit.as_u64()) {
+            return Err(UploadError::TooLarge(limit).into());
+        }
+        // The clean-up must not expire a part while it is read.
+        let expires_at = self.ctx.now() + self.expiry.whole_seconds();
+        for id in parts {
+            self.ctx.store.extend_resumable_upload(id, expires_at).await?;
+        }
+        let creation = Creation { length: Some(total), metadata: concatenation.metadata.clone(), is_partial: false };
+        let upload = self.create_row(who, &creation, max_size).await?;
+        let id = upload.file_id.clone();
+        let failure = std::sync::Mutex::new(None);
+        let pieces = self.read_parts(parts, &lengths).scan((), |(), piece| {
+            std::future::ready(match piece {
+                Ok(bytes) => Some(bytes),
+                Err(error) => {
+                    *failure.lock().unwrap_or_else(PoisonError::into_inner) = Some(error);
+                    None
+                }
+            })
+        });
+        let request = Append { offset: 0, length: None, body_length: Some(total), checksum: None, max_size };
+        let join = (concatenation.upload_concat.as_str(), parts.as_slice());
+        let appended = self.append_to(who, &id, &request, pieces, |_| false, Some(join)).await;
+        let failed = failure.lock().unwrap_or_else(PoisonError::into_inner).take();
+        match (appended, failed) {
+            (Ok(appended), None) if appended.finished.is_some() => Ok(appended),
+            (appended, failed) => {
+                // Nothing of a failed join is kept: the partials stay for another try.
+                if let Err(error) = self.ctx.store.abandon_upload(&id).await {
+                    tracing::warn!(file_id = %id, ?error, "could not delete a failed final upload");
+                }
+                self.forget(&id);
+                match (appended, failed) {
+                    (_, Some(error)) => Err(error.into()),
+                    (Err(error), None) => Err(error),
+                    (Ok(_), None) => {
+                        Err(ResumableError::Store(StoreError::DamagedFile { file_id: id.to_string(), idx: 0 }))
+                    }
+                }
+            }
+        }
+    }
+
+    /// The bytes of the partial uploads `parts` (of `lengths` bytes), in order, a batch of chunks
+    /// per read, the next read under way while a batch is written.
+    fn read_parts<'a>(
+        &'a self,
+        parts: &'a [FileId],
+        lengths: &'a [u64],
+    ) -> impl Stream<Item = Result<Bytes, StoreError>> + 'a {
+        let batches = parts.iter().zip(lengths).flat_map(|(id, &length)| {
+            let chunks = length.div_ceil(CHUNK_SIZE as u64) as i64;
+            (0..chunks)
+                .step_by(REHASH_BATCH as usize)
+                .map(move |first| (id, length, first, (first + REHASH_BATCH).min(chunks) - 1))
+        });
+        futures_util::stream::iter(batches)
+            .map(move |(id, length, first, last)| {
+                let owner = id.to_string();
+                self.ctx.store.read_chunks_blocking(id, first, last, Vec::new(), move |read, idx, data| {
+                    // Rows past the length are those of bytes refused after being written.
+                    let expected = (length - idx as u64 * CHUNK_SIZE as u64).min(CHUNK_SIZE as u64) as usize;
+                    match data.get(..expected) {
+                        Some(bytes) => read.push(Bytes::copy_from_slice(bytes)),
+                        None => return Err(StoreError::DamagedFile { file_id: owner.clone(), idx }),
+                    }
+                    Ok(())
+                })
+            })
+            .buffered(2)
+            .map(|read| read.map(|chunks| futures_util::stream::iter(chunks.into_iter().map(Ok))))
+            .try_flatten()
     }
 
     /// Where upload `id` stands, if `who` may see it.
@@ -231,8 +378,26 @@ impl ResumableUploads {
         body: impl Stream<Item = Bytes>,
         was_cut: impl FnOnce(u64) -> bool,
     ) -> Result<Appended, ResumableError> {
+        self.append_to(who, id, request, body, was_cut, None).await
+    }
+
+    /// `append`, and for a final upload the `Upload-Concat` and the parts its finish consumes.
+    async fn append_to(
+        &self,
+        who: Uploader<'_>,
+        id: &FileId,
+        request: &Append,
+        body: impl Stream<Item = Bytes>,
+        was_cut: impl FnOnce(u64) -> bool,
+        join: Option<(&str, &[FileId])>,
+    ) -> Result<Appended, ResumableError> {
         let mut hashing = self.lock(id).await?;
-        let mut upload = self.unfinished(who, id).await?;
+        let mut upload = match self.unfinished(who, id).await {
+            Err(ResumableError::NotFound) if self.ctx.store.upload_concat(id).await?.is_some() => {
+                return Err(ResumableError::FinalTakesNoBytes);
+            }
+            found => found?,
+        };
         let offset = request.offset;
         if upload.upload_offset as u64 != offset {
             return Err(ResumableError::WrongOffset(upload.upload_offset as u64));
@@ -331,10 +496,22 @@ impl ResumableUploads {
         upload.upload_offset = new_offset as i64;
         written?;
         let finished = match length {
-            Some(length) if length == new_offset => Some(self.finish(who, &upload, hashes.all).await?),
+            Some(length) if length == new_offset && !upload.is_partial => {
+                Some(self.finish(who, &upload, hashes.all, join).await?)
+            }
+            // A finished part needs no hash: the final upload hashes the bytes it joins.
+            Some(length) if length == new_offset => {
+                self.forget(id);
+                None
+            }
             _ => None,
         };
         Ok(Appended { upload, finished })
+    }
+
+    /// The `Upload-Concat` of a file made by a final upload (for its HEAD); `None` for any other.
+    pub async fn upload_concat(&self, id: &FileId) -> Result<Option<String>, ResumableError> {
+        Ok(self.ctx.store.upload_concat(id).await?)
     }
 
     /// Deletes an unfinished upload and its chunks.
@@ -376,6 +553,7 @@ impl ResumableUploads {
         who: Uploader<'_>,
         upload: &ResumableRecord,
         digests: Digests,
+        join: Option<(&str, &[FileId])>,
     ) -> Result<FinishedFile, ResumableError> {
         let now = self.ctx.clock.now();
         let mut expires_at = upload.file_lifetime_secs.map(|secs| now.unix_timestamp() + secs);
@@ -395,11 +573,19 @@ impl ResumableUploads {
                 Uploader::Owner => None,
                 Uploader::Guest(link) => Some((&link.id, now.unix_timestamp())),
             },
+            concatenation: join,
         };
         let id = &upload.file_id;
         self.forget(id);
         match self.ctx.store.finish_resumable_upload(id, &finished).await? {
-            Some(record) => Ok(FinishedFile { record, deletion_token }),
+            Some(record) => {
+                if let Some((_, parts)) = join {
+                    parts.iter().for_each(|part| self.forget(part));
+                    self.ctx.cleanup.wake(); // to purge the consumed parts' chunks
+                }
+                self.ctx.events.file_uploaded(now, &record);
+                Ok(FinishedFile { record, deletion_token })
+            }
             None => {
                 self.ctx.store.abandon_upload(id).await?;
                 Err(ResumableError::GuestLinkRefused)

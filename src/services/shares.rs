@@ -9,8 +9,8 @@ use sha2::{Digest, Sha256};
 use tokio::sync::mpsc;
 
 use crate::domain::{
-    ByteRange, FileId, FileName, FilePassword, FolderPath, Piece, ShareId, Zip64Limits, ZipLayout, ZipMember,
-    unique_paths,
+    ByteRange, FileId, FileName, FilePassword, FolderPath, GuestLinkId, Piece, ShareId, Zip64Limits, ZipLayout,
+    ZipMember, tar_layout, unique_paths,
 };
 use crate::domain::{FileRecord, ShareChanges, ShareMember, ShareRecord, ShareWrite};
 use crate::services::Context;
@@ -65,6 +65,29 @@ pub async fn create(
     Ok(ctx.store.create_share(&share, files, now).await?)
 }
 
+/// The share a guest makes of its batch through a link that turns batches into shares
+/// (`share_batches`): every file must be visible and have come through that link (anything else
+/// is `NoFile`, and no share is made). It expires with the last of its files; never if one of
+/// them never expires.
+pub async fn create_for_guest(
+    ctx: &Context,
+    link: &GuestLinkId,
+    name: FileName,
+    files: &[(FileId, FolderPath)],
+    now: i64,
+) -> Result<ShareWrite, ShareError> {
+    let mut expiries = Vec::with_capacity(files.len());
+    for (id, _) in files {
+        match ctx.store.find_file(id, now).await? {
+            Some(file) if file.guest_link_id.as_deref() == Some(link.as_str()) => expiries.push(file.expires_at),
+            _ => return Ok(ShareWrite::NoFile(id.clone())),
+        }
+    }
+    let expires_at = expiries.into_iter().collect::<Option<Vec<_>>>().and_then(|all| all.into_iter().max());
+    let options = NewShareOptions { name, note: None, expires_at, max_downloads: None, password: None };
+    create(ctx, options, files, now).await
+}
+
 /// An owner's edit; `password`: `Some(None)` removes it, `Some(Some(_))` sets a new one.
 pub async fn edit(
     ctx: &Context,
@@ -110,8 +133,13 @@ pub async fn delete(ctx: &Context, id: &ShareId, with_files: bool) -> Result<boo
 
 /// Counts one download of a share's zip, re-checking its limit in the same statement: false for
 /// the loser of a race for the last one.
-pub async fn count_download(ctx: &Context, id: &ShareId) -> Result<bool, StoreError> {
-    ctx.store.count_share_download(id, ctx.now()).await
+/// A counted download is reported to the webhooks with the client's address.
+pub async fn count_download(ctx: &Context, share: &ShareRecord, client_ip: &str) -> Result<bool, StoreError> {
+    let counted = ctx.store.count_share_download(&share.id, ctx.now()).await?;
+    if counted {
+        ctx.events.share_downloaded(ctx.clock.now(), share, client_ip);
+    }
+    Ok(counted)
 }
 
 /// The hash of a share's password, if it has one.
@@ -150,7 +178,7 @@ async fn crc32_of(ctx: &Context, file: &FileRecord) -> Result<u32, StoreError> {
     Ok(hasher.finalize())
 }
 
-/// A share's zip as it is now: its layout, its members, and the tag that names this version.
+/// A share's zip (or tar) as it is now: its layout, its members, and the tag that names this version.
 #[derive(Debug)]
 pub struct ShareZip {
     pub share: ShareRecord,
@@ -161,9 +189,26 @@ pub struct ShareZip {
     members: Vec<FileRecord>,
 }
 
+/// Which archive of a share: its zip (ZIP64 from the given limits) or its tar.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArchiveFormat {
+    Zip(Zip64Limits),
+    Tar,
+}
+
 impl ShareZip {
     /// Lays out the zip of `share`'s visible files, filling in missing CRC-32s first.
     pub async fn prepare(ctx: &Context, share: ShareRecord, limits: Zip64Limits, now: i64) -> Result<Self, StoreError> {
+        Self::prepare_as(ctx, share, ArchiveFormat::Zip(limits), now).await
+    }
+
+    /// Lays out the `format` archive of `share`'s visible files (the zip's CRC-32s filled in first).
+    pub async fn prepare_as(
+        ctx: &Context,
+        share: ShareRecord,
+        format: ArchiveFormat,
+        now: i64,
+    ) -> Result<Self, StoreError> {
         let mut members = ctx.store.share_members(&share.id, now).await?;
         if members.iter().any(|member| member.crc32.is_none()) {
             let ids: Vec<FileId> = members.iter().map(|member| member.file.id.clone()).collect();
@@ -188,8 +233,14 @@ impl ShareZip {
                 modified: member.file.created_at,
             })
             .collect();
-        let layout = ZipLayout::new(&zip_members, limits);
+        let layout = match format {
+            ArchiveFormat::Zip(limits) => ZipLayout::new(&zip_members, limits),
+            ArchiveFormat::Tar => tar_layout(&zip_members),
+        };
         let mut tag = Sha256::new();
+        if format == ArchiveFormat::Tar {
+            tag.update(b"tar"); // never the zip's tag, whatever its headers
+        }
         tag.update(layout.central_directory());
         for member in &members {
             tag.update(member.file.id.as_str());

@@ -18,6 +18,7 @@ use crate::domain::FileRecord;
 use crate::domain::{ByteSize, CHUNK_SIZE, Clock, FileId, FileName, GuestLinkId, UploadOptions};
 use crate::services::Context;
 use crate::services::auth::secret::{generate_secret, token_hash};
+use crate::services::webhooks::Events;
 use crate::store::{LiveUpload, NewFile, SealedFile, Store, StoreError};
 
 /// Chunks per INSERT statement (1 MiB): large enough that the per-statement round trip is noise,
@@ -165,6 +166,8 @@ pub struct Hashed {
 pub struct Upload {
     store: Store,
     clock: Clock,
+    /// Told of the file once it is visible.
+    events: Events,
     id: FileId,
     /// The token of the file's deletion link (only its hash is stored, with the file's row).
     deletion_token: String,
@@ -217,6 +220,7 @@ impl Upload {
         Ok(Upload {
             store: store.clone(),
             clock: ctx.clock.clone(),
+            events: ctx.events.clone(),
             id,
             deletion_token,
             guest_link: meta.guest_link.clone(),
@@ -245,6 +249,7 @@ impl Upload {
         Upload {
             store: store.clone(),
             clock: ctx.clock.clone(),
+            events: ctx.events.clone(),
             id: id.clone(),
             deletion_token: String::new(),
             guest_link: None,
@@ -349,6 +354,7 @@ impl Upload {
         if let Some(live) = self.live.take() {
             live.visible();
         }
+        self.events.file_uploaded(self.clock.now(), &record);
         Ok(record)
     }
 

@@ -1,6 +1,7 @@
 //! The one seam between settings and a running server, used by `main` and by the tests.
 
 mod shutdown;
+mod webhook_client;
 
 use std::net::TcpListener;
 use std::time::Duration;
@@ -24,6 +25,7 @@ use crate::services::metrics::Metrics;
 use crate::services::resumable_uploads::ResumableUploads;
 use crate::services::throttling::{ThrottleLimits, Throttles};
 use crate::services::uploads::UploadMemory;
+use crate::services::webhooks::{WebhookSettings, Webhooks};
 use crate::services::{Context, cleanup};
 use crate::settings::Settings;
 use crate::store::{DatabaseLocation, OpenError, Store, StoreError, StoreOptions};
@@ -46,6 +48,8 @@ pub enum StartupError {
     SecretFile(#[from] crate::settings::SecretFileError),
     #[error("cannot catch SIGTERM and SIGINT")]
     Signals(#[source] std::io::Error),
+    #[error("cannot set up the HTTP client of webhooks")]
+    Webhooks(#[source] reqwest::Error),
 }
 
 pub struct Application {
@@ -58,6 +62,7 @@ pub struct Application {
     gc: tokio::task::JoinHandle<()>,
     leases: tokio::task::JoinHandle<()>,
     forget_failures: tokio::task::JoinHandle<()>,
+    webhooks: Webhooks,
 }
 
 impl Application {
@@ -77,7 +82,10 @@ impl Application {
         };
         let store = Store::open(settings.database.location()?, store_options).await?;
         let cleanup = cleanup::CleanupTrigger::default();
-        let ctx = Context::new(store.clone(), clock, cleanup).with_upload_lease(settings.upload_lease());
+        // Events reported before the server is bound (the clean-up's below) wait in the channel.
+        let (events, event_queue) = Webhooks::channel();
+        let ctx =
+            Context::new(store.clone(), clock, cleanup).with_events(events).with_upload_lease(settings.upload_lease());
         match cleanup::purge_interrupted_uploads(&ctx).await {
             Ok(_) => {}
             // A disk filled from outside blobdrop: serve downloads and deletes all the same; the
@@ -149,7 +157,7 @@ impl Application {
                     .wrap(middleware::security_headers())
                     .wrap(from_fn(middleware::observe_request))
                     .wrap(from_fn(routes::idle_timeout_on_bodies))
-                    .wrap(TracingLogger::default())
+                    .wrap(TracingLogger::<middleware::RequestSpan>::new())
                     // Outermost, so a request counts from its arrival to its response's last byte.
                     .wrap(from_fn(shutdown::count_requests))
                     .app_data(state.clone())
@@ -171,6 +179,13 @@ impl Application {
             })
             .map_err(bind_error)?
             .run();
+        let base_url = match &settings.public_url {
+            Some(url) => url.as_str().to_owned(),
+            None => format!("http://{local_addr}"),
+        };
+        let webhook_settings = WebhookSettings { base_url, timeout: settings.webhook_timeout() };
+        let client = webhook_client::WebhookClient::new(webhook_settings.timeout).map_err(StartupError::Webhooks)?;
+        let webhooks = Webhooks::start(&ctx, event_queue, std::sync::Arc::new(client), webhook_settings);
         let gc = tokio::spawn(cleanup::run_periodically(ctx.clone(), settings.gc_interval()));
         let leases = tokio::spawn(cleanup::renew_leases_periodically(ctx.clone()));
         let forget_failures = tokio::spawn(throttles.forget_periodically());
@@ -180,7 +195,7 @@ impl Application {
             tracing::warn!(%address, "listening beyond loopback without BLOBDROP_PUBLIC_URL: links are built from each request's Host header, which any client chooses; set BLOBDROP_PUBLIC_URL");
         }
         let shutdown_timeout = settings.shutdown_timeout();
-        Ok(Application { port, server, ctx, store, running, shutdown_timeout, gc, leases, forget_failures })
+        Ok(Application { port, server, ctx, store, running, shutdown_timeout, gc, leases, forget_failures, webhooks })
     }
 
     pub fn port(&self) -> u16 {
@@ -216,6 +231,10 @@ impl Application {
             Ok(Ok(_)) => {}
             Ok(Err(error)) => tracing::warn!(?error, "could not remove interrupted uploads; the next start will"),
             Err(_) => tracing::warn!("the clean-up did not finish in time; the next start goes on with it"),
+        }
+        // After the clean-up, whose expired files are events too; before the database closes.
+        if tokio::time::timeout(CLEANUP_AT_STOP, self.webhooks.stop()).await.is_err() {
+            tracing::warn!("the webhook tasks did not stop in time; pending deliveries go out after the next start");
         }
         if tokio::time::timeout(CLEANUP_AT_STOP, self.store.close()).await.is_err() {
             tracing::warn!("the database did not close in time; the next start recovers its WAL");

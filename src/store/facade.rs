@@ -4,13 +4,14 @@
 use bytes::Bytes;
 
 use super::live_uploads::LiveUpload;
+use super::{Attempt, DueDelivery, ExpiringFile, NewDelivery, SealedFile, SessionRecord, Vacuumed, WebhookTarget};
 use super::{DatabaseLocation, OpenError, StoreError, StoreOptions};
 use super::{FinishedResumable, NewFile, NewResumable, NewShare, ResumableRecord, ResumableUsage};
-use super::{SealedFile, SessionRecord, Vacuumed};
 use super::{postgres, sqlite};
 use crate::domain::{ApiTokenRecord, DownloadRecord, FileChanges, FileListing, FileRecord, Usage};
+use crate::domain::{DeliveryRecord, WebhookEvents, WebhookFormat, WebhookRecord};
 use crate::domain::{FileId, FolderPath, GuestLinkId, GuestLinkRecord, GuestLinkTerms};
-use crate::domain::{ShareChanges, ShareId, ShareMember, ShareRecord, ShareWrite};
+use crate::domain::{ShareChanges, ShareId, ShareMember, ShareMembership, ShareRecord, ShareWrite};
 
 #[derive(Clone, Debug)]
 pub enum Store {
@@ -170,6 +171,7 @@ delegate! {
     fn set_resumable_offset(&self, file_id: &FileId, offset: i64) -> Result<(), StoreError>;
     fn truncate_resumable_upload(&self, file_id: &FileId, idx: i64, partial: Bytes) -> Result<(), StoreError>;
     fn partial_chunk(&self, file_id: &FileId, idx: i64, len: usize) -> Result<Bytes, StoreError>;
+    fn upload_concat(&self, id: &FileId) -> Result<Option<String>, StoreError>;
     fn finish_resumable_upload(&self, id: &FileId, finished: &FinishedResumable<'_>) -> Result<Option<FileRecord>, StoreError>;
     fn mark_expired_resumable_uploads_deleted(&self, now: i64) -> Result<u64, StoreError>;
     fn resumable_usage(&self) -> Result<ResumableUsage, StoreError>;
@@ -179,10 +181,27 @@ delegate! {
     fn find_share(&self, id: &ShareId, now: i64) -> Result<Option<ShareRecord>, StoreError>;
     fn share_password_hash(&self, id: &ShareId, now: i64) -> Result<Option<String>, StoreError>;
     fn list_shares(&self, now: i64) -> Result<Vec<ShareRecord>, StoreError>;
+    fn share_memberships(&self, now: i64) -> Result<Vec<ShareMembership>, StoreError>;
     fn share_members(&self, id: &ShareId, now: i64) -> Result<Vec<ShareMember>, StoreError>;
     fn update_share(&self, id: &ShareId, changes: &ShareChanges, now: i64) -> Result<ShareWrite, StoreError>;
     fn delete_share(&self, id: &ShareId, with_files: bool, now: i64) -> Result<bool, StoreError>;
     fn count_share_download(&self, id: &ShareId, now: i64) -> Result<bool, StoreError>;
+
+    // Webhooks and their queue of deliveries.
+    fn create_webhook(&self, url: &str, events: &WebhookEvents, format: WebhookFormat, secret: &str, now: i64) -> Result<WebhookRecord, StoreError>;
+    fn list_webhooks(&self) -> Result<Vec<WebhookRecord>, StoreError>;
+    fn find_webhook(&self, id: i64) -> Result<Option<WebhookRecord>, StoreError>;
+    fn update_webhook(&self, id: i64, url: Option<&str>, events: Option<&WebhookEvents>, format: Option<WebhookFormat>) -> Result<Option<WebhookRecord>, StoreError>;
+    fn delete_webhook(&self, id: i64) -> Result<bool, StoreError>;
+    fn webhook_targets(&self) -> Result<Vec<WebhookTarget>, StoreError>;
+    fn enqueue_deliveries(&self, deliveries: &[NewDelivery]) -> Result<(), StoreError>;
+    fn claim_due_deliveries(&self, now: i64, lease_until: i64, limit: i64) -> Result<Vec<DueDelivery>, StoreError>;
+    fn release_delivery(&self, id: &str, now: i64) -> Result<(), StoreError>;
+    fn next_delivery_due(&self) -> Result<Option<i64>, StoreError>;
+    fn record_attempt(&self, id: &str, attempt: &Attempt<'_>) -> Result<(), StoreError>;
+    fn webhook_deliveries(&self, webhook_id: i64, limit: i64) -> Result<Vec<DeliveryRecord>, StoreError>;
+    fn prune_deliveries(&self, before: i64) -> Result<u64, StoreError>;
+    fn files_about_to_expire(&self, now: i64, used_up_before: i64) -> Result<Vec<ExpiringFile>, StoreError>;
 
     // Space: usage, the clean-up's give-back, vacuum, the free-space reserve (SQLite's only).
     fn usage(&self) -> Result<Usage, StoreError>;

@@ -1,6 +1,6 @@
 //! Records the store takes and gives back that are the same whichever database runs.
 
-use crate::domain::{FileId, FileName, GuestLinkId, ShareId};
+use crate::domain::{FileId, FileName, GuestLinkId, ShareId, WebhookFormat};
 
 /// The metadata of an upload that is about to start.
 #[derive(Debug, Clone)]
@@ -39,6 +39,8 @@ pub struct ResumableRecord {
     pub guest_link_id: Option<String>,
     pub created_at: i64,
     pub expires_at: i64,
+    /// A partial upload (tus concatenation): finished, it waits to be joined into a final one.
+    pub is_partial: bool,
 }
 
 /// What a resumable upload holds beside its file row.
@@ -51,6 +53,7 @@ pub struct NewResumable<'a> {
     pub file_lifetime_secs: Option<i64>,
     pub guest_link: Option<&'a GuestLinkId>,
     pub expires_at: i64,
+    pub is_partial: bool,
 }
 
 /// How a finished resumable upload becomes a file.
@@ -64,6 +67,8 @@ pub struct FinishedResumable<'a> {
     pub expires_at: Option<i64>,
     /// The guest link whose count the upload takes, and the time it is checked at.
     pub guest_link: Option<(&'a GuestLinkId, i64)>,
+    /// For a final upload: its `Upload-Concat`, and the partial uploads it consumes.
+    pub concatenation: Option<(&'a str, &'a [FileId])>,
 }
 
 /// Unfinished resumable uploads and the bytes they hold, for the system page.
@@ -120,4 +125,52 @@ pub struct OrphanChunks {
     pub file_id: String,
     pub chunks: i64,
     pub bytes: i64,
+}
+
+/// A webhook as a delivery needs it: where, how, and the key to sign with.
+#[derive(Debug, Clone)]
+pub struct WebhookTarget {
+    pub id: i64,
+    pub url: String,
+    pub format: WebhookFormat,
+    pub secret: String,
+}
+
+/// A delivery to queue.
+#[derive(Debug, Clone)]
+pub struct NewDelivery {
+    pub id: String,
+    pub webhook_id: i64,
+    pub event: &'static str,
+    pub payload: String,
+    pub created_at: i64,
+}
+
+/// A delivery claimed for one attempt.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct DueDelivery {
+    pub id: String,
+    pub webhook_id: i64,
+    pub event: String,
+    pub payload: String,
+    /// Attempts made before this one.
+    pub attempts: i64,
+}
+
+/// How an attempt went, to record on its delivery.
+#[derive(Debug, Clone)]
+pub struct Attempt<'a> {
+    pub status: Option<i64>,
+    pub error: Option<&'a str>,
+    /// `None`: delivered or given up.
+    pub next_attempt_at: Option<i64>,
+    pub delivered_at: Option<i64>,
+}
+
+/// A file the clean-up is about to hide, as its `file.expired` event names it.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct ExpiringFile {
+    pub id: String,
+    pub filename: String,
+    pub file_size: i64,
 }

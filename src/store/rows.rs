@@ -5,6 +5,7 @@
 use crate::domain::{FileId, FileName, GuestLinkId, ShareId};
 use crate::domain::{FileRecord, GuestLinkRecord};
 use crate::domain::{ShareMember, ShareRecord};
+use crate::domain::{WebhookEvents, WebhookFormat, WebhookRecord};
 use crate::store::{ResumableRecord, StoreError};
 
 /// A file row. Its column names carry `query_as!`'s overrides (`sha256!`: never NULL once ready),
@@ -67,6 +68,7 @@ pub(crate) struct GuestLinkRow {
     pub upload_count: i64,
     pub file_lifetime_days: Option<i64>,
     pub disabled: bool,
+    pub share_batches: bool,
 }
 
 impl TryFrom<GuestLinkRow> for GuestLinkRecord {
@@ -83,6 +85,7 @@ impl TryFrom<GuestLinkRow> for GuestLinkRecord {
             upload_count: row.upload_count,
             file_lifetime_days: row.file_lifetime_days,
             disabled: row.disabled,
+            share_batches: row.share_batches,
         })
     }
 }
@@ -98,6 +101,7 @@ pub(crate) struct ResumableRow {
     pub guest_link_id: Option<String>,
     pub created_at: i64,
     pub expires_at: i64,
+    pub is_partial: bool,
 }
 
 impl TryFrom<ResumableRow> for ResumableRecord {
@@ -113,6 +117,7 @@ impl TryFrom<ResumableRow> for ResumableRecord {
             guest_link_id: row.guest_link_id,
             created_at: row.created_at,
             expires_at: row.expires_at,
+            is_partial: row.is_partial,
         })
     }
 }
@@ -208,8 +213,31 @@ impl TryFrom<ShareMemberRow> for ShareMember {
     }
 }
 
+/// A webhook's row, turned into its record once, here.
+#[derive(Debug, sqlx::FromRow)]
+pub(crate) struct WebhookRow {
+    pub id: i64,
+    pub url: String,
+    pub events: String,
+    pub format: String,
+    pub created_at: i64,
+}
+
+impl From<WebhookRow> for WebhookRecord {
+    fn from(row: WebhookRow) -> Self {
+        WebhookRecord {
+            id: row.id,
+            url: row.url,
+            events: WebhookEvents::from_stored(&row.events),
+            // The table's CHECK allows the four formats only.
+            format: WebhookFormat::parse(&row.format).unwrap_or_default(),
+            created_at: row.created_at,
+        }
+    }
+}
+
 /// A stored value that is not what its column must hold: the error sqlx gave for it before.
-fn decode_error(column: &str, error: impl std::error::Error + Send + Sync + 'static) -> StoreError {
+pub(crate) fn decode_error(column: &str, error: impl std::error::Error + Send + Sync + 'static) -> StoreError {
     StoreError::Database(sqlx::Error::ColumnDecode { index: column.to_owned(), source: Box::new(error) })
 }
 

@@ -3,10 +3,13 @@
 
 const csrfToken = () => document.querySelector('meta[name="csrf-token"]')?.content ?? '';
 
-/** The share made of `files` ([{ id, folder }]), or { error } with a one-line reason. */
-export async function createShare(name, files) {
+/**
+ * The share made of `files` ([{ id, folder }]), or { error } with a one-line reason. `to`: the
+ * owner's API, or a guest link's `/g/{id}/share` (links that make each batch one share).
+ */
+export async function createShare(name, files, to = '/api/shares') {
   try {
-    const response = await fetch('/api/shares', {
+    const response = await fetch(to, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': csrfToken(), Accept: 'application/json' },
       body: JSON.stringify({ name, files }),

@@ -26,6 +26,9 @@ export function initUploadPage() {
   // A guest link's page says where its files go; a guest gets links but no owner-only extras.
   const forOwner = form.dataset.guest === undefined;
   const queue = new UploadQueue(form.dataset.uploadTo ?? '/', forOwner);
+  // A guest link that makes each batch of several files one share, and where it asks for it.
+  const guestShares = !forOwner && form.dataset.shareBatches !== undefined;
+  const sharesTo = forOwner ? '/api/shares' : `${form.dataset.uploadTo ?? '/'}share`;
 
   // `share`: null, or { name, folders } with each file's folder inside the share, in order.
   function upload(files, folders = [], share = null) {
@@ -43,7 +46,7 @@ export function initUploadPage() {
     // A folder arrives as a File that fails to read halfway; say why instead of "network error".
     for (const folder of folders) new UploadRow(list, folder, before).failed('folders cannot be uploaded; zip the folder first');
     const noteText = note?.value.trim() ?? '';
-    if (!share && oneLink?.checked && files.length > 0) {
+    if (!share && ((oneLink?.checked && files.length > 0) || (guestShares && files.length > 1))) {
       share = { name: shareName?.value.trim() || 'Shared files', folders: files.map(() => '') };
     }
     const shared = share ? shareRow(list, share.name, before) : null;
@@ -64,7 +67,7 @@ export function initUploadPage() {
       Promise.all(uploaded).then(async (done) => {
         const members = done.filter(Boolean);
         if (members.length === 0) return shared.failed('no file of it was uploaded');
-        const made = await createShare(share.name, members);
+        const made = await createShare(share.name, members, sharesTo);
         return made.error ? shared.failed(made.error) : shared.done(made);
       });
     }
@@ -79,7 +82,7 @@ export function initUploadPage() {
 
   /** Dropped files and folders: the folders' files, paths kept, and the files as one share. */
   async function dropped(files, folderFiles, folderEntries) {
-    if (!forOwner || folderEntries.length === 0 || folderEntries.length !== folderFiles.length) {
+    if ((!forOwner && !guestShares) || folderEntries.length === 0 || folderEntries.length !== folderFiles.length) {
       return upload(files, folderFiles);
     }
     const inFolders = [];

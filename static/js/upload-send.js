@@ -27,6 +27,31 @@ function failureReason(error) {
   return 'the connection was lost';
 }
 
+/**
+ * tus-js-client's own HTTP stack, but a HEAD answered 5xx fails like a lost connection. On such an
+ * answer tus-js-client gives the upload up and starts the file over; behind a proxy that is what a
+ * server restart looks like (nginx answers 502 until the server is back), so a 2 GB upload cut
+ * near its end began again from byte 0. Failed instead, the HEAD is retried after RETRY_DELAYS and
+ * the upload goes on from where the server stands.
+ */
+function headRetryingStack() {
+  const stack = new window.tus.DefaultHttpStack();
+  return {
+    createRequest(method, url) {
+      const request = stack.createRequest(method, url);
+      if (method !== 'HEAD') return request;
+      const send = request.send.bind(request);
+      request.send = async (body) => {
+        const response = await send(body);
+        if (response.getStatus() >= 500) throw new Error(`tus: HEAD answered ${response.getStatus()}`);
+        return response;
+      };
+      return request;
+    },
+    getName: () => 'blobdrop',
+  };
+}
+
 /** The upload options the page's headers ask for, as the upload's metadata. */
 function metadataOf(file, headers) {
   const metadata = { filename: file.name, filetype: file.type || 'application/octet-stream' };
@@ -50,6 +75,7 @@ export function sendFile(row, headers, uploadTo, forOwner) {
       endpoint,
       chunkSize: CHUNK_SIZE,
       retryDelays: RETRY_DELAYS,
+      httpStack: headRetryingStack(),
       metadata: metadataOf(row.file, headers),
       headers: { 'X-CSRF-Token': csrfToken() },
       storeFingerprintForResuming: true,

@@ -313,3 +313,28 @@ async fn a_stalled_upload_holds_upload_memory_only_for_what_it_sent() {
     go.send(true).unwrap();
     assert_eq!(stalled.await.unwrap().unwrap().status(), StatusCode::CREATED);
 }
+
+/// A request framed two ways (`Transfer-Encoding: chunked` and `Content-Length`) is how a proxy and
+/// the server are made to disagree where it ends (request smuggling, RFC 9112 6.3): it gets 400 and
+/// `Connection: close`, so a proxy never sends another request after it on that connection.
+/// actix-http (3.13) refuses it itself, before any of blobdrop's code runs, with no reason line.
+#[tokio::test]
+async fn a_request_with_both_content_length_and_chunked_gets_400_and_its_connection_closed() {
+    let app = spawn_app_with(|_| {}).await;
+    let guest = guest_link_path(&app).await;
+    for path in ["/smuggled.txt", &format!("{guest}/smuggled.txt")] {
+        let mut stream = TcpStream::connect(("127.0.0.1", port_of(&app))).await.unwrap();
+        let request = format!(
+            "PUT {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer test-owner-secret\r\n\
+             Content-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n"
+        );
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let mut answer = Vec::new();
+        let read = tokio::time::timeout(ANSWER_DEADLINE, stream.read_to_end(&mut answer)).await;
+        assert!(read.is_ok(), "{path}: the connection stayed open");
+        let answer = String::from_utf8_lossy(&answer).to_ascii_lowercase();
+        assert!(answer.starts_with("http/1.1 400"), "{path}: {answer}");
+        assert!(answer.contains("\r\nconnection: close\r\n"), "{path}: {answer}");
+    }
+    app.assert_nothing_stored().await;
+}

@@ -182,6 +182,7 @@ pub fn test_settings(folder: &std::path::Path) -> Settings {
         auth_burst: 1000,
         auth_period_secs: 6,
         shutdown_timeout_secs: 30,
+        webhook_timeout_secs: 10,
         zip64_threshold: u64::from(u32::MAX),
         resumable_expiry: "24h".parse().unwrap(),
     }

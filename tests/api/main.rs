@@ -40,3 +40,4 @@ mod throttling;
 mod tokens;
 mod tus;
 mod upload;
+mod webhooks;

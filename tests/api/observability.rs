@@ -2,7 +2,8 @@ use std::collections::HashMap;
 
 use reqwest::{Method, StatusCode};
 
-use crate::helpers::{spawn_app, test_bytes};
+use crate::command_line::{server_log, start_binary};
+use crate::helpers::{SECRET, spawn_app, test_bytes};
 
 /// Parses the Prometheus text format into `name{labels}` -> value, checking every line's shape.
 fn parse_metrics(text: &str) -> HashMap<String, f64> {
@@ -64,4 +65,37 @@ async fn no_transfer_is_counted_as_active_once_it_is_done() {
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
     panic!("a finished transfer is still counted as active");
+}
+
+/// The access log names the client blobdrop believes, not one a request made up, and never holds
+/// a deletion link's token (whoever reads the log could delete the file with it).
+#[tokio::test]
+async fn the_log_names_the_real_client_and_keeps_deletion_tokens_out() {
+    let folder = tempfile::tempdir().unwrap();
+    let (mut server, port) = start_binary(folder.path(), &[]).await;
+    let client = reqwest::Client::new();
+    let base = format!("http://127.0.0.1:{port}");
+    let uploaded = client
+        .put(format!("{base}/logged.txt"))
+        .bearer_auth(SECRET)
+        .header("x-forwarded-for", "203.0.113.9")
+        .header("host", "spoofed.example")
+        .body("bytes")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(uploaded.status(), StatusCode::CREATED);
+    let delete_url = uploaded.headers()["x-url-delete"].to_str().unwrap().to_owned();
+    let token = delete_url.rsplit('/').next().unwrap().to_owned();
+    let deleted =
+        client.delete(format!("{base}{}", delete_url.split_once("/f/").map(|(_, p)| format!("/f/{p}")).unwrap()));
+    assert_eq!(deleted.send().await.unwrap().status(), StatusCode::OK);
+    server.kill().await.unwrap();
+
+    let log = server_log(folder.path());
+    let upload_line = log.lines().find(|line| line.contains("PUT") && line.contains("request answered")).unwrap();
+    assert!(upload_line.contains("http.client_ip=127.0.0.1"), "{upload_line}");
+    assert!(!log.contains("203.0.113.9") && !log.contains("spoofed.example"), "{log}");
+    assert!(log.contains("/delete/{token}"), "{log}");
+    assert!(!log.contains(&token), "the deletion token is in the log: {log}");
 }

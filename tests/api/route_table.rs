@@ -20,7 +20,7 @@ const METHODS: [Method; 7] =
 /// `tokens_api::configure`) with a real id and with a malformed one, and a path no pattern
 /// matches: the status for GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS, each sent with an empty
 /// body. `{file}` is an uploaded file, `{deletion}` its deletion token, `{link}` a guest link and
-/// `{token}` an API token's id, `{share}` a share of the file; `malformed-id` is no id (file and guest-link ids are 22 base64url
+/// `{token}` an API token's id, `{share}` a share of the file, `{webhook}` a webhook's id; `malformed-id` is no id (file and guest-link ids are 22 base64url
 /// characters, token ids are numbers). Pasted from what the code answered when the test was written:
 /// a changed row is a changed answer, wanted or not. One change was wanted: ids are typed in the path
 /// extractor, so a malformed id is 404 before any other check, also for the routes whose owner
@@ -114,18 +114,22 @@ const TABLE: &[(&str, Who, [u16; 7])] = &[
     ("/api/files/{file}",               Owner,    [200, 405, 405, 405, 400, 204, 405]),
     ("/api/files/malformed-id",         Stranger, [401, 405, 405, 405, 404, 401, 405]),
     ("/api/files/malformed-id",         Owner,    [404, 405, 405, 405, 404, 404, 405]),
-    ("/f/{file}/delete/{deletion}",     Stranger, [405, 405, 405, 405, 405, 200, 405]),
-    ("/f/{file}/delete/{deletion}",     Owner,    [405, 405, 405, 405, 405, 200, 405]),
-    ("/f/{file}/delete/wrong-token",    Stranger, [405, 405, 405, 405, 405, 404, 405]),
-    ("/f/{file}/delete/wrong-token",    Owner,    [405, 405, 405, 405, 405, 404, 405]),
-    ("/f/malformed-id/delete/wrong-token", Stranger, [405, 405, 405, 405, 405, 404, 405]),
-    ("/f/malformed-id/delete/wrong-token", Owner,    [405, 405, 405, 405, 405, 404, 405]),
+    ("/f/{file}/delete/{deletion}",     Stranger, [405, 405, 200, 405, 405, 200, 405]),
+    ("/f/{file}/delete/{deletion}",     Owner,    [405, 405, 200, 405, 405, 200, 405]),
+    ("/f/{file}/delete/wrong-token",    Stranger, [405, 405, 404, 405, 405, 404, 405]),
+    ("/f/{file}/delete/wrong-token",    Owner,    [405, 405, 404, 405, 405, 404, 405]),
+    ("/f/malformed-id/delete/wrong-token", Stranger, [405, 405, 404, 405, 405, 404, 405]),
+    ("/f/malformed-id/delete/wrong-token", Owner,    [405, 405, 404, 405, 405, 404, 405]),
     ("/api/guest-links",                Stranger, [401, 405, 401, 405, 405, 405, 405]),
     ("/api/guest-links",                Owner,    [200, 405, 400, 405, 405, 405, 405]),
     ("/api/guest-links/{link}",         Stranger, [401, 405, 405, 405, 401, 401, 405]),
     ("/api/guest-links/{link}",         Owner,    [200, 405, 405, 405, 400, 204, 405]),
     ("/api/guest-links/malformed-id",   Stranger, [401, 405, 405, 405, 404, 401, 405]),
     ("/api/guest-links/malformed-id",   Owner,    [404, 405, 405, 405, 404, 404, 405]),
+    ("/g/{link}/share",                 Stranger, [404, 404, 400, 201, 404, 404, 404]),
+    ("/g/{link}/share",                 Owner,    [404, 404, 400, 201, 404, 404, 404]),
+    ("/g/malformed-id/share",           Stranger, [404, 404, 404, 404, 404, 404, 404]),
+    ("/g/malformed-id/share",           Owner,    [404, 404, 404, 404, 404, 404, 404]),
     ("/g/{link}/name.txt",              Stranger, [404, 404, 404, 201, 404, 404, 404]),
     ("/g/{link}/name.txt",              Owner,    [404, 404, 404, 201, 404, 404, 404]),
     ("/g/malformed-id/name.txt",        Stranger, [404, 404, 404, 404, 404, 404, 404]),
@@ -150,10 +154,18 @@ const TABLE: &[(&str, Who, [u16; 7])] = &[
     ("/api/tokens/malformed-id",        Stranger, [404, 404, 404, 404, 404, 401, 404]),
     ("/api/tokens/malformed-id",        Owner,    [404, 404, 404, 404, 404, 404, 404]),
     // shares::configure, inside routes::configure before `/{filename}`.
-    ("/s/{share}",                      Stranger, [200, 405, 415, 405, 405, 405, 405]),
-    ("/s/{share}",                      Owner,    [200, 405, 415, 405, 405, 405, 405]),
-    ("/s/malformed-id",                 Stranger, [404, 405, 415, 405, 405, 405, 405]),
-    ("/s/malformed-id",                 Owner,    [404, 405, 415, 405, 405, 405, 405]),
+    ("/s/{share}",                      Stranger, [200, 200, 415, 405, 405, 405, 405]),
+    ("/s/{share}",                      Owner,    [200, 200, 415, 405, 405, 405, 405]),
+    ("/s/malformed-id",                 Stranger, [404, 404, 415, 405, 405, 405, 405]),
+    ("/s/malformed-id",                 Owner,    [404, 404, 415, 405, 405, 405, 405]),
+    ("/s/{share}/preview/{file}",       Stranger, [200, 200, 405, 405, 405, 405, 405]),
+    ("/s/{share}/preview/{file}",       Owner,    [200, 200, 405, 405, 405, 405, 405]),
+    ("/s/malformed-id/preview/{file}",  Stranger, [404, 404, 405, 405, 405, 405, 405]),
+    ("/s/malformed-id/preview/{file}",  Owner,    [404, 404, 405, 405, 405, 405, 405]),
+    ("/s/{share}/tar",                  Stranger, [200, 200, 415, 405, 405, 405, 405]),
+    ("/s/{share}/tar",                  Owner,    [200, 200, 415, 405, 405, 405, 405]),
+    ("/s/malformed-id/tar",             Stranger, [404, 404, 415, 405, 405, 405, 405]),
+    ("/s/malformed-id/tar",             Owner,    [404, 404, 415, 405, 405, 405, 405]),
     ("/s/{share}/zip",                  Stranger, [200, 200, 415, 405, 405, 405, 405]),
     ("/s/{share}/zip",                  Owner,    [200, 200, 415, 405, 405, 405, 405]),
     ("/s/malformed-id/zip",             Stranger, [404, 404, 415, 405, 405, 405, 405]),
@@ -164,6 +176,17 @@ const TABLE: &[(&str, Who, [u16; 7])] = &[
     ("/api/shares/{share}",             Owner,    [200, 405, 405, 405, 400, 204, 405]),
     ("/api/shares/malformed-id",        Stranger, [401, 405, 405, 405, 401, 401, 405]),
     ("/api/shares/malformed-id",        Owner,    [404, 405, 405, 405, 400, 404, 405]),
+    ("/api/webhooks",                   Stranger, [401, 405, 401, 405, 405, 405, 405]),
+    ("/api/webhooks",                   Owner,    [200, 405, 400, 405, 405, 405, 405]),
+    ("/api/webhooks/{webhook}",         Stranger, [405, 405, 405, 405, 401, 401, 405]),
+    ("/api/webhooks/{webhook}",         Owner,    [405, 405, 405, 405, 400, 204, 405]),
+    ("/api/webhooks/malformed-id",      Owner,    [405, 405, 405, 405, 404, 404, 405]),
+    ("/api/webhooks/{webhook}/test",    Stranger, [405, 405, 401, 405, 405, 405, 405]),
+    ("/api/webhooks/{webhook}/test",    Owner,    [405, 405, 202, 405, 405, 405, 405]),
+    ("/api/webhooks/malformed-id/test", Owner,    [405, 405, 404, 405, 405, 405, 405]),
+    ("/api/webhooks/{webhook}/deliveries", Stranger, [401, 405, 405, 405, 405, 405, 405]),
+    ("/api/webhooks/{webhook}/deliveries", Owner,    [200, 405, 405, 405, 405, 405, 405]),
+    ("/api/webhooks/malformed-id/deliveries", Owner,    [404, 405, 405, 405, 405, 405, 405]),
     // routes::configure's last route, PUT /{filename}, and its default service.
     // tus::configure (resumable uploads): tus requests need Tus-Resumable, which these lack (412).
     ("/api/uploads",                    Stranger, [405, 405, 401, 405, 405, 405, 204]),
@@ -189,6 +212,7 @@ struct Fixtures {
     link: String,
     token: String,
     share: String,
+    webhook: String,
 }
 
 async fn create_fixtures(app: &TestApp) -> Fixtures {
@@ -209,7 +233,12 @@ async fn create_fixtures(app: &TestApp) -> Fixtures {
     let response = app.owner(Method::POST, "/api/shares").json(&body).send().await.unwrap();
     assert_eq!(response.status(), StatusCode::CREATED);
     let share = response.json::<serde_json::Value>().await.unwrap()["id"].as_str().unwrap().to_owned();
-    Fixtures { file, deletion, link, token, share }
+    // A receiver nobody listens on (the discard port), for an event no row causes.
+    let body = serde_json::json!({ "url": "http://127.0.0.1:9/", "events": ["file.expired"] });
+    let response = app.owner(Method::POST, "/api/webhooks").json(&body).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::CREATED);
+    let webhook = response.json::<serde_json::Value>().await.unwrap()["id"].as_i64().unwrap().to_string();
+    Fixtures { file, deletion, link, token, share, webhook }
 }
 
 impl Fixtures {
@@ -219,6 +248,7 @@ impl Fixtures {
             .replace("{link}", &self.link)
             .replace("{token}", &self.token)
             .replace("{share}", &self.share)
+            .replace("{webhook}", &self.webhook)
     }
 }
 

@@ -575,3 +575,321 @@ async fn a_file_that_expires_while_its_zip_streams_cuts_the_stream_off() {
     assert!(received.len() < whole.len());
     assert_eq!(&received[..], &whole[..received.len()], "every byte sent is the zip's");
 }
+
+#[tokio::test]
+async fn head_of_a_share_page_or_its_zip_answers_the_get_headers_without_a_body() {
+    let app = spawn_app().await;
+    let share = upload_share(&app, "Headed", &[("a.bin", test_bytes(50_000)), ("b/c.txt", b"c".to_vec())]).await;
+    for path in [format!("/s/{}", share["id"].as_str().unwrap()), zip_path(&share)] {
+        let url = app.url(&path);
+        let head = app.client.head(&url).send().await.unwrap();
+        assert_eq!(head.status(), StatusCode::OK, "HEAD {path}");
+        let headers = head.headers().clone();
+        assert!(head.bytes().await.unwrap().is_empty(), "HEAD {path} sends no body");
+        let get = app.get(&url).await;
+        assert_eq!(get.status(), StatusCode::OK);
+        for name in ["content-type", "content-length"] {
+            assert_eq!(headers.get(name), get.headers().get(name), "{name} of HEAD {path}");
+        }
+        let body = get.bytes().await.unwrap();
+        assert_eq!(headers["content-length"].to_str().unwrap(), body.len().to_string(), "HEAD {path}");
+    }
+    let listed = share_json(&app, &share).await;
+    assert_eq!(listed["downloads"], 1, "only the GET of the zip counts, not its HEAD");
+}
+
+/// A guest link made by the owner's API with `share_batches` as given; its upload URL.
+async fn guest_link(app: &TestApp, share_batches: bool) -> String {
+    let body = serde_json::json!({ "label": "Ana's scans", "share_batches": share_batches });
+    let link: Value =
+        app.owner(Method::POST, "/api/guest-links").json(&body).send().await.unwrap().json().await.unwrap();
+    assert_eq!(link["share_batches"], share_batches);
+    link["url"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test]
+async fn a_guest_link_set_to_share_batches_turns_a_guests_form_into_one_share() {
+    let app = spawn_app().await;
+    let link = guest_link(&app, true).await;
+    let files = [("scans/a.pdf", test_bytes(40_000)), ("b.pdf", test_bytes(10))];
+
+    // curl -F f=@a -F f=@b: one line, the share's link.
+    let answer = app.client.post(&link).multipart(form_of(&files)).send().await.unwrap();
+    assert_eq!(answer.status(), StatusCode::CREATED);
+    let text = answer.text().await.unwrap();
+    assert_eq!(text.lines().count(), 1, "one link for the batch: {text}");
+    assert!(text.contains("/s/"), "{text}");
+    let id = text.trim_end().rsplit('/').next().unwrap().to_owned();
+    let share = share_json(&app, &serde_json::json!({ "id": id })).await;
+    assert_eq!(share["name"], "Shared files");
+    let folder = tempfile::tempdir().unwrap();
+    std::fs::write(folder.path().join("batch.zip"), app.download(&app.url(&format!("/s/{id}/zip"))).await).unwrap();
+    let members = check_with_four_tools(&app, folder.path(), "batch.zip").await;
+    assert_eq!(members.iter().map(|m| m.0.as_str()).collect::<Vec<_>>(), ["scans/a.pdf", "b.pdf"]);
+
+    // With Accept: application/json the share, named by a Share header, without the owner's label.
+    let request = app.client.post(&link).header("Accept", "application/json").header("Share", "Scans");
+    let answer = request.multipart(form_of(&files)).send().await.unwrap();
+    assert_eq!(answer.status(), StatusCode::CREATED);
+    let json: Value = answer.json().await.unwrap();
+    assert_eq!((json["name"].as_str(), json["file_count"].as_i64()), (Some("Scans"), Some(2)));
+    assert!(!json.to_string().contains("Ana's scans"), "the link's label stays the owner's: {json}");
+
+    // One file is no batch: its own link, as before.
+    let one = app.client.post(&link).multipart(form_of(&files[1..])).send().await.unwrap().text().await.unwrap();
+    assert!(one.contains("/f/"), "{one}");
+    // A link without the option gives a link per file, Share header or not.
+    let plain = guest_link(&app, false).await;
+    let request = app.client.post(&plain).header("Share", "Ignored");
+    let text = request.multipart(form_of(&files)).send().await.unwrap().text().await.unwrap();
+    assert_eq!(text.lines().filter(|line| line.contains("/f/")).count(), 2, "{text}");
+    let listed: Vec<Value> = app.owner(Method::GET, "/api/shares").send().await.unwrap().json().await.unwrap();
+    assert_eq!(listed.len(), 2, "the two batches, nothing else");
+}
+
+#[tokio::test]
+async fn the_guest_pages_batch_sent_file_by_file_becomes_one_share() {
+    let app = spawn_app().await;
+    let link = guest_link(&app, true).await;
+    let mut ids = Vec::new();
+    for name in ["one.txt", "two.txt"] {
+        let put = app.client.put(format!("{link}/{name}")).body(name.as_bytes().to_vec()).send().await.unwrap();
+        ids.push(id_of(put.text().await.unwrap().trim_end()));
+    }
+    let owners = app.upload("owners.txt", b"mine".to_vec()).await;
+    let share_at = format!("{link}/share");
+
+    let foreign = serde_json::json!({ "files": [ids[0], id_of(&owners)] });
+    let refused = app.client.post(&share_at).json(&foreign).send().await.unwrap();
+    assert_eq!(refused.status(), StatusCode::BAD_REQUEST, "only the link's own uploads");
+    let batch = serde_json::json!({ "name": "Two", "files": [ids[0], { "id": ids[1], "folder": "sub" }] });
+    let made = app.client.post(&share_at).json(&batch).send().await.unwrap();
+    assert_eq!(made.status(), StatusCode::CREATED);
+    let share: Value = made.json().await.unwrap();
+    let share = share_json(&app, &share).await;
+    assert_eq!((share["name"].as_str(), share["file_count"].as_i64()), (Some("Two"), Some(2)));
+    assert_eq!(share["files"][1]["folder"], "sub");
+    let listed: Vec<Value> = app.owner(Method::GET, "/api/shares").send().await.unwrap().json().await.unwrap();
+    assert_eq!(listed.len(), 1, "the refused batch made no share");
+
+    let page = app.get(&link).await.text().await.unwrap();
+    assert!(page.contains("data-share-batches=\"1\""), "the page asks for the batch's share");
+    // The owner turns the option off on the link's page: its guests get a link per file again.
+    let browser = crate::browser_pages::sign_in(&app).await;
+    let link_id = link.rsplit('/').next().unwrap();
+    let saved = browser.post_form(&app, &format!("/guest-links/{link_id}/edit"), &[("label", "Ana")]).await;
+    assert_eq!(saved.status(), StatusCode::SEE_OTHER);
+    let off = app.client.post(&share_at).json(&batch).send().await.unwrap();
+    assert_eq!(off.status(), StatusCode::FORBIDDEN);
+    assert!(!app.get(&link).await.text().await.unwrap().contains("data-share-batches"));
+    let on = [("label", "Ana"), ("share_batches", "on")];
+    assert_eq!(
+        browser.post_form(&app, &format!("/guest-links/{link_id}/edit"), &on).await.status(),
+        StatusCode::SEE_OTHER
+    );
+    let edit_page = browser.get(&app, &format!("/guest-links/{link_id}")).await.text().await.unwrap();
+    assert!(edit_page.contains("name=\"share_batches\" type=\"checkbox\" checked"), "the box shows the option");
+}
+
+/// The rows `sql` gives in the SQLite file `bytes`, each column as text (numbers in decimal).
+fn sqlite_rows(folder: &Path, bytes: &[u8], sql: &str) -> Vec<Vec<String>> {
+    use rusqlite::types::ValueRef;
+    let path = folder.join(format!("{}.sqlite", crate::helpers::sha256(sql.as_bytes())));
+    std::fs::write(&path, bytes).unwrap();
+    let db = rusqlite::Connection::open(&path).unwrap();
+    let mut statement = db.prepare(sql).unwrap();
+    let columns = statement.column_count();
+    let text = |value: ValueRef<'_>| match value {
+        ValueRef::Text(text) => String::from_utf8_lossy(text).into_owned(),
+        ValueRef::Integer(n) => n.to_string(),
+        other => format!("{other:?}"),
+    };
+    let rows = statement.query_map([], |row| (0..columns).map(|at| Ok(text(row.get_ref(at)?))).collect());
+    rows.unwrap().collect::<Result<Vec<Vec<String>>, rusqlite::Error>>().unwrap()
+}
+
+#[tokio::test]
+async fn shares_are_in_the_sqlite_listing_and_in_bundles_that_import_them_again() {
+    let app = spawn_app().await;
+    let folder = tempfile::tempdir().unwrap();
+    let share = upload_share(&app, "Trip", &[("day1/a.jpg", test_bytes(50_000)), ("b.txt", b"b".to_vec())]).await;
+    let loose = id_of(&app.upload("loose.txt", b"loose".to_vec()).await);
+    let members: Vec<String> =
+        share["files"].as_array().unwrap().iter().map(|f| f["id"].as_str().unwrap().to_owned()).collect();
+
+    let listing = app.owner(Method::GET, "/api/files?format=sqlite").send().await.unwrap().bytes().await.unwrap();
+    let rows = sqlite_rows(
+        folder.path(),
+        &listing,
+        "SELECT s.id, s.url, s.name, s.file_count, s.total_size, f.filename, sf.folder FROM shares s \
+         JOIN share_files sf ON sf.share_id = s.id JOIN files f ON f.id = sf.file_id ORDER BY sf.position",
+    );
+    let id = share["id"].as_str().unwrap().to_owned();
+    let url = share["url"].as_str().unwrap().to_owned();
+    let expected = |name: &str, folder: &str| {
+        [id.as_str(), url.as_str(), "Trip", "2", "50001", name, folder].map(str::to_owned).to_vec()
+    };
+    assert_eq!(rows, [expected("a.jpg", "day1"), expected("b.txt", "")]);
+
+    let ids = format!("{},{},{loose}", members[0], members[1]);
+    let bundle = app.owner(Method::GET, &format!("/api/bundle?ids={ids}")).send().await.unwrap().bytes().await.unwrap();
+    let bundled = sqlite_rows(
+        folder.path(),
+        &bundle,
+        "SELECT s.name, m.name, m.folder FROM bundle_shares s JOIN bundle_share_files m USING (share) ORDER BY m.position",
+    );
+    assert_eq!(bundled, [["Trip", "a.jpg", "day1"].map(str::to_owned), ["Trip", "b.txt", ""].map(str::to_owned)]);
+
+    // Everything gone, then the bundle back: the share again, its files under their folders.
+    let gone = app.owner(Method::DELETE, &format!("/api/shares/{id}?files=true")).send().await.unwrap();
+    assert_eq!(gone.status(), StatusCode::NO_CONTENT);
+    let imported = app.owner(Method::POST, "/api/bundle").body(bundle.to_vec()).send().await.unwrap();
+    assert_eq!(imported.status(), StatusCode::CREATED);
+    let listed: Vec<Value> = app.owner(Method::GET, "/api/shares").send().await.unwrap().json().await.unwrap();
+    assert_eq!(listed.len(), 1);
+    let again = share_json(&app, &listed[0]).await;
+    assert_ne!(again["id"], share["id"], "a new share, with new file ids");
+    let files: Vec<(&str, &str)> = again["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["folder"].as_str().unwrap(), f["filename"].as_str().unwrap()))
+        .collect();
+    assert_eq!((again["name"].as_str(), files), (Some("Trip"), vec![("day1", "a.jpg"), ("", "b.txt")]));
+    let zip = app.download(&app.url(&zip_path(&again))).await;
+    std::fs::write(folder.path().join("again.zip"), zip).unwrap();
+    let members = check_with_four_tools(&app, folder.path(), "again.zip").await;
+    assert_eq!(members[0], ("day1/a.jpg".to_owned(), 50_000, crate::helpers::sha256(&test_bytes(50_000))));
+
+    // A bundle written before shares (user_version 2, three tables) still imports, without them.
+    let old = folder.path().join("old.sqlite");
+    std::fs::write(&old, &bundle).unwrap();
+    let db = rusqlite::Connection::open(&old).unwrap();
+    db.execute_batch("DROP TABLE bundle_shares; DROP TABLE bundle_share_files; PRAGMA user_version = 2; VACUUM;")
+        .unwrap();
+    db.close().unwrap();
+    let imported = app.owner(Method::POST, "/api/bundle").body(std::fs::read(&old).unwrap()).send().await.unwrap();
+    assert_eq!(imported.status(), StatusCode::CREATED);
+    let listed: Vec<Value> = app.owner(Method::GET, "/api/shares").send().await.unwrap().json().await.unwrap();
+    assert_eq!(listed.len(), 1, "an old bundle brings files only");
+}
+
+#[tokio::test]
+async fn a_backup_keeps_the_shares_and_their_members() {
+    if crate::helpers::sqlite_only("blobdrop backup copies SQLite files; PostgreSQL's is pg_dump") {
+        return;
+    }
+    let app = spawn_app().await;
+    let share = upload_share(&app, "Kept", &[("x/a.bin", test_bytes(10)), ("b.bin", test_bytes(20))]).await;
+    let folder = tempfile::tempdir().unwrap();
+    let copy = folder.path().join("copy.db");
+    let backup = tokio::process::Command::new(env!("CARGO_BIN_EXE_blobdrop"))
+        .args(["backup", "--db"])
+        .arg(&app.db_path)
+        .arg(&copy)
+        .output()
+        .await
+        .unwrap();
+    assert!(backup.status.success(), "{}", String::from_utf8_lossy(&backup.stderr));
+    let rows = sqlite_rows(
+        folder.path(),
+        &std::fs::read(&copy).unwrap(),
+        "SELECT s.id, s.name, f.filename, sf.folder FROM shares s JOIN share_files sf ON sf.share_id = s.id \
+         JOIN files f ON f.id = sf.file_id ORDER BY sf.position",
+    );
+    let id = share["id"].as_str().unwrap();
+    assert_eq!(rows, [[id, "Kept", "a.bin", "x"].map(str::to_owned), [id, "Kept", "b.bin", ""].map(str::to_owned)]);
+}
+
+#[tokio::test]
+async fn the_share_page_previews_its_files_like_the_file_page_without_counting_downloads() {
+    let app = spawn_app().await;
+    let image = test_bytes(2000);
+    let png = id_of(&app.upload("photo.png", image.clone()).await);
+    let text = id_of(&app.upload("notes.txt", b"<b>hello</b> from the notes".to_vec()).await);
+    let limited = app.owner(Method::PUT, "/limited.png").header("Max-Downloads", "1").body(test_bytes(10));
+    let limited = id_of(limited.send().await.unwrap().text().await.unwrap().trim_end());
+    let outside = id_of(&app.upload("outside.png", test_bytes(10)).await);
+    let body = serde_json::json!({ "name": "Previewed", "files": [png, text, limited] });
+    let share: Value = app.owner(Method::POST, "/api/shares").json(&body).send().await.unwrap().json().await.unwrap();
+    let id = share["id"].as_str().unwrap();
+
+    let html = app.get(share["url"].as_str().unwrap()).await.text().await.unwrap();
+    assert!(html.contains(&format!("<img src=\"/s/{id}/preview/{png}\"")), "the image is previewed: {html}");
+    assert!(
+        html.contains("&lt;b&gt;hello&lt;/b&gt; from the notes") || html.contains("&#60;b&#62;hello"),
+        "text, escaped"
+    );
+    assert!(!html.contains(&format!("/s/{id}/preview/{limited}")), "a file with its own limit is not previewed");
+
+    let preview = app.get(&app.url(&format!("/s/{id}/preview/{png}"))).await;
+    assert_eq!(preview.status(), StatusCode::OK);
+    assert_eq!(preview.headers()["content-type"], "image/png");
+    assert!(preview.headers()["content-security-policy"].to_str().unwrap().contains("sandbox"));
+    assert_eq!(preview.bytes().await.unwrap().to_vec(), image);
+    let head = app.client.head(app.url(&format!("/s/{id}/preview/{png}"))).send().await.unwrap();
+    assert_eq!(head.status(), StatusCode::OK);
+    for other in [&limited, &outside, &"not-a-file".to_owned()] {
+        let refused = app.get(&app.url(&format!("/s/{id}/preview/{other}"))).await;
+        assert_eq!(refused.status(), StatusCode::NOT_FOUND, "{other}");
+    }
+    let file: Value = app.owner(Method::GET, &format!("/api/files/{png}")).send().await.unwrap().json().await.unwrap();
+    assert_eq!(file["downloads"], 0, "previews never count");
+    let limited: Value =
+        app.owner(Method::GET, &format!("/api/files/{limited}")).send().await.unwrap().json().await.unwrap();
+    assert_eq!(limited["downloads"], 0);
+}
+
+#[tokio::test]
+async fn a_shares_tar_lists_extracts_and_resumes_after_a_cut_to_the_same_bytes() {
+    let app = spawn_app().await;
+    let deep = format!("{}/deep.txt", vec!["folder"; 20].join("/")); // over ustar's 100-byte name
+    let files = [
+        ("photos/2024/beach.jpg", test_bytes(100_000)),
+        ("photos/empty.txt", Vec::new()),
+        ("notes/été ✓.txt", b"bonjour".to_vec()),
+        (deep.as_str(), test_bytes(512)),
+        ("../../etc/evil", b"x".to_vec()),
+    ];
+    let share = upload_share(&app, "Holiday", &files).await;
+    let url = app.url(&format!("/s/{}/tar", share["id"].as_str().unwrap()));
+    let response = app.get(&url).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(response.headers()["content-type"], "application/x-tar");
+    assert!(response.headers()["content-disposition"].to_str().unwrap().contains("Holiday.tar"));
+    let length: usize = response.headers()["content-length"].to_str().unwrap().parse().unwrap();
+    let etag = response.headers()["etag"].to_str().unwrap().to_owned();
+    let whole = response.bytes().await.unwrap().to_vec();
+    assert_eq!(whole.len(), length);
+    let zip_tag = app.client.head(app.url(&zip_path(&share))).send().await.unwrap().headers()["etag"].clone();
+    assert_ne!(zip_tag.to_str().unwrap(), etag, "the tar and the zip are different versions");
+
+    let folder = tempfile::tempdir().unwrap();
+    std::fs::write(folder.path().join("share.tar"), &whole).unwrap();
+    let expected = ["photos/2024/beach.jpg", "photos/empty.txt", "notes/été ✓.txt", deep.as_str(), "etc/evil"];
+    for lister in ["tar -tf share.tar", "bsdtar -tf share.tar"] {
+        let listed = run(&app, folder.path(), lister).await;
+        assert_eq!(listed.lines().collect::<Vec<_>>(), expected, "{lister}");
+    }
+    run(&app, folder.path(), "mkdir gnu bsd && tar -xf share.tar -C gnu && bsdtar -xf share.tar -C bsd").await;
+    for ((_, bytes), path) in files.iter().zip(expected) {
+        for tool in ["gnu", "bsd"] {
+            let extracted = std::fs::read(folder.path().join(tool).join(path)).unwrap();
+            assert_eq!(crate::helpers::sha256(&extracted), crate::helpers::sha256(bytes), "{tool} {path}");
+        }
+    }
+
+    // Ranges and conditionals as for the zip, and a cut download resumed by curl.
+    let part = app.client.get(&url).header("Range", "bytes=500-1499").header("If-Range", &etag).send().await.unwrap();
+    assert_eq!(part.status(), StatusCode::PARTIAL_CONTENT);
+    assert_eq!(part.bytes().await.unwrap().to_vec(), whole[500..1500].to_vec());
+    let not_modified = app.client.get(&url).header("If-None-Match", &etag).send().await.unwrap();
+    assert_eq!(not_modified.status(), StatusCode::NOT_MODIFIED);
+    for cut in [300, 50_000, whole.len() - 700] {
+        std::fs::write(folder.path().join("curl.tar"), &whole[..cut]).unwrap();
+        run(&app, folder.path(), &format!("curl -sSf -C - -o curl.tar '{url}'")).await;
+        let resumed = std::fs::read(folder.path().join("curl.tar")).unwrap();
+        assert_eq!(crate::helpers::sha256(&resumed), crate::helpers::sha256(&whole), "cut at {cut}");
+    }
+    assert_eq!(app.download(&url).await, whole, "the same share gives the same tar every time");
+}

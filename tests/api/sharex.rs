@@ -35,6 +35,9 @@ fn sharex_syntax(template: &str, response: &str) -> String {
     node.as_str().unwrap().to_owned()
 }
 
+/// What a browser's navigation asks for.
+const BROWSER_ACCEPT: &str = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8";
+
 /// Uploads `bytes` as ShareX does with the uploader: `RequestMethod` to `RequestURL` with every
 /// header of `Headers`, a multipart body whose file part is named `FileFormName`. Returns the
 /// answer's text.
@@ -75,10 +78,27 @@ async fn a_sharex_uploader_uploads_a_screenshot_and_its_deletion_url_deletes_it(
     assert!(url.ends_with("/Screenshot%202026-12-01.png"), "{url}");
     assert_eq!(app.download(&url).await, screenshot);
 
+    // ShareX opens the deletion URL in the browser: a page whose button posts back to the link.
     let deletion_url = sharex_syntax(uploader["DeletionURL"].as_str().unwrap(), &answer);
-    let deleted = app.client.delete(&deletion_url).send().await.unwrap();
-    assert_eq!(deleted.status(), StatusCode::OK);
+    let opened = app.client.get(&deletion_url).header("accept", BROWSER_ACCEPT).send().await.unwrap();
+    assert_eq!(opened.status(), StatusCode::OK);
+    assert!(opened.text().await.unwrap().contains(r#"<form method="post">"#));
+    assert_eq!(app.download(&url).await, screenshot, "opening the link deletes nothing");
+    let pressed = app
+        .client
+        .post(&deletion_url)
+        .header("accept", BROWSER_ACCEPT)
+        .header("origin", &app.address)
+        .header("sec-fetch-site", "same-origin")
+        .header("content-type", "application/x-www-form-urlencoded")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(pressed.status(), StatusCode::OK);
+    assert!(pressed.text().await.unwrap().contains("File deleted"));
     assert_eq!(app.get(&url).await.status(), StatusCode::NOT_FOUND);
+    let again = app.client.post(&deletion_url).header("accept", BROWSER_ACCEPT).send().await.unwrap();
+    assert_eq!(again.status(), StatusCode::NOT_FOUND, "a deletion link works once");
 
     // A refusal reaches ShareX's error message as the one-line reason.
     let mut revoked = uploader.clone();

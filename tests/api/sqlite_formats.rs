@@ -88,7 +88,7 @@ async fn the_sqlite_listing_opens_with_sqlite3_and_holds_exactly_the_json_rows()
         assert_eq!(rows, expected, "{page}");
         let names = sqlite3_json(&path, "SELECT * FROM pragma_application_id, pragma_user_version, pragma_page_size");
         assert_eq!(names[0]["application_id"], 0x6264_7270);
-        assert_eq!(names[0]["user_version"], 1);
+        assert_eq!(names[0]["user_version"], 2);
         assert_eq!(names[0]["page_size"], 512);
     }
 }
@@ -215,6 +215,11 @@ async fn hostile_bundles_are_refused_with_a_reason_and_change_nothing() {
         ("UPDATE bundle_files SET size = 5 WHERE name = 'a.txt';", "size fields"),
         ("UPDATE sqlar SET data = zeroblob(300001) WHERE name = 'big.bin';", "SHA-256"),
         ("INSERT INTO sqlar VALUES ('stray', 33188, 0, 1, x'00');", "no metadata"),
+        (
+            "INSERT INTO bundle_shares VALUES (1, 'S', NULL, 0); INSERT INTO bundle_share_files VALUES (1, 1, 'nope', '');",
+            "does not hold",
+        ),
+        ("INSERT INTO bundle_share_files VALUES (9, 1, 'a.txt', '');", "belongs to no share"),
         // A file after another one (a.txt), which was stored already and must go again.
         ("UPDATE sqlar SET data = CAST(upper(CAST(data AS TEXT)) AS BLOB) WHERE name = 'a (2).txt';", "SHA-256"),
         (

@@ -104,9 +104,15 @@ async fn options_tells_what_the_server_supports() {
     assert_eq!(headers["tus-max-size"], "1073741824");
     assert_eq!(headers["tus-checksum-algorithm"], "sha1,sha256");
     let extensions = headers["tus-extension"].to_str().unwrap();
-    for extension in
-        ["creation", "creation-with-upload", "creation-defer-length", "termination", "expiration", "checksum"]
-    {
+    for extension in [
+        "creation",
+        "creation-with-upload",
+        "creation-defer-length",
+        "termination",
+        "expiration",
+        "checksum",
+        "concatenation",
+    ] {
         assert!(extensions.split(',').any(|e| e == extension), "{extensions}");
     }
 }
@@ -708,4 +714,161 @@ async fn through_a_proxy_capping_bodies_at_100m_a_larger_file_goes_up_in_patches
     let file_url = last.unwrap().headers()["x-file-url"].to_str().unwrap().to_owned();
     assert_eq!(sha256(&app.download(&file_url.replace(&via, &app.address)).await), sha256(&bytes));
     proxy.stop().await;
+}
+
+/// An upload's id: the last segment of its URL.
+fn last_segment(url: &str) -> &str {
+    url.rsplit('/').next().unwrap()
+}
+
+/// Creates a partial upload (tus concatenation) of `length` bytes at `endpoint`, as `request` sends.
+async fn create_partial(request: RequestBuilder, length: usize) -> String {
+    let response = request.header("Upload-Length", length).header("Upload-Concat", "partial").send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::CREATED, "{:?}", response.text().await);
+    response.headers()["location"].to_str().unwrap().to_owned()
+}
+
+/// Asks for the final upload joining `parts`, as `request` sends.
+async fn concatenate(request: RequestBuilder, parts: &[&str]) -> Response {
+    request.header("Upload-Concat", format!("final;{}", parts.join(" "))).send().await.unwrap()
+}
+
+#[tokio::test]
+async fn partial_uploads_of_any_length_join_into_the_file_curl_t_would_store_and_are_consumed() {
+    let app = spawn_app().await;
+    // Lengths that are no multiple of the chunk size, so every part but the first is re-chunked.
+    let bytes = test_bytes(40_000 + 70_001 + 33_333);
+    let pieces = [&bytes[..40_000], &bytes[40_000..110_001], &bytes[110_001..]];
+    let mut parts = Vec::new();
+    for piece in pieces {
+        let url = create_partial(tus(&app, Method::POST, &app.url("/api/uploads")), piece.len()).await;
+        // In two PATCHes, the first ending mid-chunk.
+        assert_eq!(patch(&app, &url, 0, &piece[..10_000]).await.status(), StatusCode::NO_CONTENT);
+        let done = patch(&app, &url, 10_000, &piece[10_000..]).await;
+        assert_eq!(done.status(), StatusCode::NO_CONTENT);
+        assert!(!done.headers().contains_key("x-file-url"), "a finished part is no file");
+        let head = offset_of(&app, &url).await;
+        assert_eq!(head.headers()["upload-concat"], "partial");
+        assert_eq!(head.headers()["upload-offset"], piece.len().to_string().as_str());
+        parts.push(url);
+    }
+    assert!(app.list().await.is_empty(), "partial uploads are never files");
+
+    // Absolute URLs and a path alone, as the spec allows.
+    let path = format!("/api/uploads/{}", last_segment(&parts[1]));
+    let named = [parts[0].as_str(), path.as_str(), parts[2].as_str()];
+    let request = tus(&app, Method::POST, &app.url("/api/uploads"))
+        .header("Upload-Metadata", metadata(&[("filename", "joined.bin")]));
+    let joined = concatenate(request, &named).await;
+    assert_eq!(joined.status(), StatusCode::CREATED, "{:?}", joined.text().await);
+    let final_url = joined.headers()["location"].to_str().unwrap().to_owned();
+    let file_url = joined.headers()["x-file-url"].to_str().unwrap().to_owned();
+    assert!(file_url.ends_with("/joined.bin"), "{file_url}");
+    assert_stored_as_by_curl_t(&app, &file_url, &bytes).await;
+
+    let head = offset_of(&app, &final_url).await;
+    assert_eq!(head.status(), StatusCode::OK);
+    assert_eq!(head.headers()["upload-concat"].to_str().unwrap(), format!("final;{}", named.join(" ")));
+    assert_eq!(head.headers()["upload-offset"], bytes.len().to_string().as_str());
+    assert_eq!(head.headers()["upload-length"], bytes.len().to_string().as_str());
+    assert_eq!(patch(&app, &final_url, bytes.len(), b"x").await.status(), StatusCode::FORBIDDEN);
+    // The parts were consumed: gone, and their chunks purged by the clean-up.
+    for part in &parts {
+        assert_eq!(offset_of(&app, part).await.status(), StatusCode::NOT_FOUND);
+    }
+    assert_eq!(
+        concatenate(tus(&app, Method::POST, &app.url("/api/uploads")), &named).await.status(),
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(app.list().await.len(), 2, "the joined file and the curl -T one");
+    let chunks_of_two_files = 2 * bytes.len().div_ceil(32 * 1024) as i64;
+    for _ in 0..100 {
+        if app.chunk_rows().await == chunks_of_two_files {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("the consumed parts' chunks were not purged: {} chunk rows", app.chunk_rows().await);
+}
+
+#[tokio::test]
+async fn a_final_upload_naming_unknown_unfinished_ordinary_or_anothers_parts_is_refused_and_keeps_them() {
+    let app = spawn_app_with(|settings| settings.max_upload = Some("100KB".parse().unwrap())).await;
+    let owner_post = || tus(&app, Method::POST, &app.url("/api/uploads"));
+    let done = create_partial(owner_post(), 1000).await;
+    assert_eq!(patch(&app, &done, 0, &[7; 1000]).await.status(), StatusCode::NO_CONTENT);
+    let unfinished = create_partial(owner_post(), 1000).await;
+    assert_eq!(patch(&app, &unfinished, 0, &[7; 10]).await.status(), StatusCode::NO_CONTENT);
+    let ordinary = create(&app, 10, "ordinary.bin").await;
+    let link = guest_link(&app, serde_json::json!({"label": "parts", "max_file_size": 50_000})).await;
+    let guests = create_partial(guest(&app, Method::POST, &app.url(&format!("/g/{link}/uploads"))), 10).await;
+    assert_eq!(guest_patch(&app, &guests, 0, &[1; 10]).await.status(), StatusCode::NO_CONTENT);
+
+    let unknown = app.url("/api/uploads/AAAAAAAAAAAAAAAAAAAAAA");
+    let refused = concatenate(owner_post(), &[&done, &unknown]).await;
+    assert_eq!(refused.status(), StatusCode::NOT_FOUND);
+    assert!(refused.text().await.unwrap().contains("no partial upload"));
+    let refused = concatenate(owner_post(), &[&done, &unfinished]).await;
+    assert_eq!(refused.status(), StatusCode::CONFLICT);
+    assert!(refused.text().await.unwrap().contains("holds 10 of 1000 bytes"));
+    let refused = concatenate(owner_post(), &[&done, &ordinary]).await;
+    assert_eq!(refused.status(), StatusCode::BAD_REQUEST);
+    assert!(refused.text().await.unwrap().contains("not a partial upload"));
+    assert_eq!(concatenate(owner_post(), &[&done, &done]).await.status(), StatusCode::BAD_REQUEST);
+    assert_eq!(concatenate(owner_post(), &["/f/not-an-upload"]).await.status(), StatusCode::BAD_REQUEST);
+    // Another's part, by its own URL or by its id under the sender's endpoint.
+    let as_owners = app.url(&format!("/api/uploads/{}", last_segment(&guests)));
+    assert_eq!(concatenate(owner_post(), &[&done, &guests]).await.status(), StatusCode::NOT_FOUND);
+    assert_eq!(concatenate(owner_post(), &[&done, &as_owners]).await.status(), StatusCode::NOT_FOUND);
+    let guest_post = || guest(&app, Method::POST, &app.url(&format!("/g/{link}/uploads")));
+    assert_eq!(concatenate(guest_post(), &[&guests, &done]).await.status(), StatusCode::NOT_FOUND);
+
+    // Parts each under the limit whose sum is over it.
+    let mut big = Vec::new();
+    for _ in 0..2 {
+        let url = create_partial(owner_post(), 60_000).await;
+        assert_eq!(patch(&app, &url, 0, &test_bytes(60_000)).await.status(), StatusCode::NO_CONTENT);
+        big.push(url);
+    }
+    let refused = concatenate(owner_post(), &[&big[0], &big[1]]).await;
+    assert_eq!(refused.status(), StatusCode::PAYLOAD_TOO_LARGE);
+
+    // Nothing was consumed, nothing became a file but the ordinary upload's nothing.
+    for part in [&done, &unfinished, &big[0], &big[1]] {
+        assert_eq!(offset_of(&app, part).await.status(), StatusCode::OK);
+    }
+    assert_eq!(guest(&app, Method::HEAD, &guests).send().await.unwrap().status(), StatusCode::OK);
+    assert!(app.list().await.is_empty());
+    let joined = concatenate(owner_post(), &[&done, &big[0]]).await;
+    assert_eq!(joined.status(), StatusCode::CREATED, "the same parts join once the request is right");
+}
+
+#[tokio::test]
+async fn a_guest_final_upload_counts_once_against_the_link() {
+    let app = spawn_app().await;
+    let link =
+        guest_link(&app, serde_json::json!({"label": "parallel", "max_uploads": 1, "max_file_size": 100_000})).await;
+    let endpoint = app.url(&format!("/g/{link}/uploads"));
+    let bytes = test_bytes(90_000);
+    let mut parts = Vec::new();
+    for piece in bytes.chunks(30_000) {
+        let url = create_partial(guest(&app, Method::POST, &endpoint), piece.len()).await;
+        assert_eq!(guest_patch(&app, &url, 0, piece).await.status(), StatusCode::NO_CONTENT);
+        parts.push(url);
+    }
+    // Three finished parts took nothing of the link's one upload.
+    let links: Vec<serde_json::Value> =
+        app.owner(Method::GET, "/api/guest-links").send().await.unwrap().json().await.unwrap();
+    assert_eq!(links[0]["uploads"], 0, "{links:?}");
+    let named: Vec<&str> = parts.iter().map(String::as_str).collect();
+    let joined = concatenate(guest(&app, Method::POST, &endpoint), &named).await;
+    assert_eq!(joined.status(), StatusCode::CREATED, "{:?}", joined.text().await);
+    let file_url = joined.headers()["x-file-url"].to_str().unwrap().to_owned();
+    assert_eq!(app.download(&file_url).await, bytes);
+    let links: Vec<serde_json::Value> =
+        app.owner(Method::GET, "/api/guest-links").send().await.unwrap().json().await.unwrap();
+    assert_eq!(links[0]["uploads"], 1);
+    let files = app.list().await;
+    assert_eq!(files.len(), 1);
+    assert_eq!(files[0]["guest_link_id"], link.as_str());
 }

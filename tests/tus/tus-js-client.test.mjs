@@ -136,6 +136,47 @@ test('an upload aborted part-way resumes from its stored URL and finishes byte-i
   }
 });
 
+test('parallelUploads: 3 sends three partial uploads the server joins into one file, byte-identical', { timeout: 60_000 }, async () => {
+  const server = await startServer();
+  try {
+    // A length no part of which is a whole number of 32 KiB chunks: the join re-chunks.
+    const file = bytes(5 * MIB + 777);
+    let fileUrl = null;
+    const concat = [];
+    await new Promise((resolve, reject) => {
+      const upload = new tus.Upload(file, {
+        endpoint: `${server.base}/api/uploads`,
+        headers: auth,
+        parallelUploads: 3,
+        chunkSize: MIB,
+        metadata: { filename: 'in-parallel.bin', filetype: 'application/octet-stream' },
+        retryDelays: null,
+        onBeforeRequest(request) {
+          const header = request.getHeader('Upload-Concat');
+          if (header && request.getMethod() === 'POST') concat.push(header);
+        },
+        onAfterResponse(_request, response) {
+          fileUrl = response.getHeader('X-File-Url') ?? fileUrl;
+        },
+        onSuccess: resolve,
+        onError: reject,
+      });
+      upload.start();
+    });
+    assert.equal(concat.filter((header) => header === 'partial').length, 3, `${concat}`);
+    assert.ok(concat.some((header) => header.startsWith('final;')), 'the client asked for a final upload');
+    assert.ok(fileUrl, 'the final upload answered X-File-Url');
+    const downloaded = Buffer.from(await (await fetch(fileUrl)).arrayBuffer());
+    assert.equal(sha256(downloaded), sha256(file));
+    const listed = await (await fetch(`${server.base}/api/files`, { headers: auth })).json();
+    assert.equal(listed.length, 1, 'the partial uploads are no files');
+    assert.equal(listed[0].sha256, sha256(file));
+    assert.equal(listed[0].filename, 'in-parallel.bin');
+  } finally {
+    await server.stop();
+  }
+});
+
 test('the web page serves the pinned tus-js-client build and its licence, byte for byte', { timeout: 30_000 }, async () => {
   const server = await startServer();
   try {

@@ -43,16 +43,18 @@ pub async fn download_bundle(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
     let files = requested_files(&state, &query.ids).await?;
-    let etag = EntityTag::new_strong(bundles::etag(&files));
+    let shares = bundles::shares_of(&state.ctx, &files).await?;
+    let etag = EntityTag::new_strong(bundles::etag(&files, &shares));
     if matches!(IfNoneMatch::parse(&req), Ok(IfNoneMatch::Items(tags)) if tags.iter().any(|tag| tag.weak_eq(&etag))) {
         return Ok(HttpResponse::NotModified().insert_header(header::ETag(etag)).finish());
     }
-    let bundle =
-        bundles::build(&state.ctx, files, &state.db_folder, SQLAR_MAX_FILE).await.map_err(|error| match error {
+    let bundle = bundles::build(&state.ctx, files, shares, &state.db_folder, SQLAR_MAX_FILE).await.map_err(
+        |error| match error {
             BuildError::Store(store) => AppError::from(store),
             BuildError::Io(io) => disk_error(io),
             other => AppError::internal(other),
-        })?;
+        },
+    )?;
     let size = bundle.len;
     let range_header = req.headers().get(header::RANGE).and_then(|v| v.to_str().ok());
     let requested =

@@ -90,7 +90,17 @@ pub async fn preview(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
     let file = files::find(&state.ctx, &id).await?.ok_or(AppError::NotFound)?;
-    send(&req, &state, file, &query, Audience::Owner).await
+    send_preview(&req, &state, file, &query).await
+}
+
+/// A file's bytes as a page embeds them for a preview: never counted, never in a shared cache.
+pub(crate) async fn send_preview(
+    req: &HttpRequest,
+    state: &AppState,
+    file: FileRecord,
+    query: &DownloadQuery,
+) -> Result<HttpResponse, AppError> {
+    send(req, state, file, query, Audience::Owner).await
 }
 
 /// The one answer with a file's bytes: conditional requests, Range and If-Range, the headers
@@ -224,7 +234,7 @@ impl Version {
 async fn record_history(req: &HttpRequest, state: &AppState, file: &FileRecord) {
     let client_ip = state.client_ip(req).to_string();
     let user_agent = req.headers().get(header::USER_AGENT).and_then(|v| v.to_str().ok()).unwrap_or_default();
-    if let Err(error) = downloads::record(&state.ctx, &file.id, &client_ip, user_agent).await {
+    if let Err(error) = downloads::record(&state.ctx, file, &client_ip, user_agent).await {
         tracing::warn!(?error, "could not record a download in the history");
     }
 }

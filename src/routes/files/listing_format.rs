@@ -53,7 +53,8 @@ pub async fn answer(
         Format::Sqlite => {
             let urls: Vec<String> =
                 files.iter().map(|file| state.download_url(req, &file.id, &file.filename)).collect();
-            (files::listing_database(files, urls).await?, SQLITE_TYPE)
+            let share_url = |id: &crate::domain::ShareId| state.share_url(req, id);
+            (files::listing_database(&state.ctx, files, urls, share_url).await?, SQLITE_TYPE)
         }
     };
     let etag = EntityTag::new_strong(hex::encode(&Sha256::digest(&body)[..16]));

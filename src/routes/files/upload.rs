@@ -94,13 +94,17 @@ pub(crate) async fn receive_form(
     let mut form = FormReader { form: Multipart::new(req.headers(), body), end, idle: state.idle_timeout };
     let mut stored = FormFiles { ctx: state.ctx.clone(), files: Vec::new() };
     let error = match store_form_files(&req, &state, &uploader, &mut form, &mut stored.files).await {
-        Ok(()) if !stored.files.is_empty() && guest_link.is_none() => {
+        Ok(()) if !stored.files.is_empty() => {
             let members: Vec<_> =
                 stored.files.iter().map(|file| (file.record.id.clone(), file.folder.clone())).collect();
             // With the last of its files; never if one of them never expires.
             let expires_at = stored.files.iter().map(|file| file.record.expires_at).collect::<Option<Vec<_>>>();
             let expires_at = expires_at.and_then(|all| all.into_iter().max());
-            match crate::routes::shares::share_uploaded(&req, &state, &members, expires_at).await {
+            let guest = match &uploader {
+                Uploader::Guest(link, _) => Some(link),
+                Uploader::Owner => None,
+            };
+            match crate::routes::shares::share_uploaded(&req, &state, &members, expires_at, guest).await {
                 Ok(Some(share)) => {
                     stored.keep();
                     return share;
@@ -109,7 +113,6 @@ pub(crate) async fn receive_form(
                 Err(error) => error,
             }
         }
-        Ok(()) if !stored.files.is_empty() => return uploaded(&req, &state, &stored.keep(), true),
         Ok(()) => AppError::BadRequest("the form holds no file".into()),
         Err(FormFailure::Refused(error)) => {
             let drained = drain_form(&mut form).await;

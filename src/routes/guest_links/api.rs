@@ -31,6 +31,8 @@ pub struct GuestLinkJson {
     max_uploads: Option<i64>,
     uploads: i64,
     file_lifetime_days: Option<i64>,
+    /// Each guest's batch of files becomes one share; the guest gets its link.
+    share_batches: bool,
 }
 
 impl GuestLinkJson {
@@ -48,6 +50,7 @@ impl GuestLinkJson {
             max_uploads: link.max_uploads,
             uploads: link.upload_count,
             file_lifetime_days: link.file_lifetime_days,
+            share_batches: link.share_batches,
         }
     }
 }
@@ -83,6 +86,10 @@ pub struct NewLink {
     max_file_size: Option<SizeInput>,
     max_uploads: Option<i64>,
     file_lifetime_days: Option<i64>,
+    /// Each guest's batch of files (a form of several, or the browser's files of one drop) becomes
+    /// one share whose link the guest gets back. Default false.
+    #[serde(default)]
+    share_batches: bool,
 }
 
 /// `PATCH` body: absent fields stay as they are; `null` clears a limit.
@@ -104,6 +111,7 @@ pub struct Edit {
     #[serde(default, deserialize_with = "present")]
     #[schema(value_type = Option<i64>)]
     file_lifetime_days: Option<Option<i64>>,
+    share_batches: Option<bool>,
 }
 
 /// An expiry being set now: an RFC 3339 time in the future.
@@ -143,7 +151,8 @@ pub async fn create(
     let body = body.body;
     let expires_at = body.expires.as_deref().map(|raw| new_expiry(raw, now)).transpose()?;
     let max_file_size = body.max_file_size.map(SizeInput::parse).transpose()?;
-    let terms = terms(&body.label, expires_at, max_file_size, body.max_uploads, body.file_lifetime_days)?;
+    let mut terms = terms(&body.label, expires_at, max_file_size, body.max_uploads, body.file_lifetime_days)?;
+    terms.share_batches = body.share_batches;
     let link = guest_links::create(&state.ctx, &terms).await?;
     let json = GuestLinkJson::new(&req, &state, &link, now);
     Ok(HttpResponse::Created().insert_header(("Location", json.url.clone())).json(json))
@@ -182,13 +191,14 @@ pub async fn edit(
         None => link.max_file_size(),
         Some(size) => size.map(SizeInput::parse).transpose()?,
     };
-    let terms = terms(
+    let mut terms = terms(
         edit.label.as_deref().unwrap_or(&link.label),
         expires_at,
         max_file_size,
         edit.max_uploads.unwrap_or(link.max_uploads),
         edit.file_lifetime_days.unwrap_or(link.file_lifetime_days),
     )?;
+    terms.share_batches = edit.share_batches.unwrap_or(link.share_batches);
     let link =
         guest_links::update(&state.ctx, &link.id, &terms, edit.disabled).await?.ok_or(AppError::UnknownGuestLink)?;
     Ok(HttpResponse::Ok().json(GuestLinkJson::new(&req, &state, &link, now)))

@@ -3,13 +3,13 @@
 use actix_web::{HttpResponse, web};
 use serde::Deserialize;
 
-use crate::domain::human_size;
+use crate::domain::{DeliveryRecord, WebhookEvent, WebhookRecord, date_time, human_size};
 use crate::routes::error::AppError;
 use crate::routes::owner::OwnerForm;
 use crate::routes::pages::page::{SignedIn, layout, page, see_other};
-use crate::routes::pages::views::{SettingsPage, SystemPage, expiry_choices};
+use crate::routes::pages::views::{DeliveryView, SettingsPage, SystemPage, WebhookView, expiry_choices};
 use crate::routes::state::AppState;
-use crate::services::{preferences, system};
+use crate::services::{preferences, system, webhooks};
 
 #[derive(Deserialize)]
 pub struct SavedQuery {
@@ -22,11 +22,41 @@ pub async fn settings(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
     let default = preferences::default_expiry(&state.ctx).await?;
+    let mut hooks = Vec::new();
+    for hook in webhooks::list(&state.ctx).await? {
+        let deliveries = webhooks::deliveries(&state.ctx, hook.id).await?;
+        hooks.push(webhook_view(&hook, &deliveries));
+    }
     page(&SettingsPage {
         layout: layout("Settings", &owner),
         expiry_choices: expiry_choices(&default),
         saved: query.saved.is_some(),
+        webhooks: hooks,
+        webhook_events: WebhookEvent::ALL.iter().map(|event| event.as_str()).collect(),
     })
+}
+
+fn webhook_view(hook: &WebhookRecord, deliveries: &[DeliveryRecord]) -> WebhookView {
+    WebhookView {
+        id: hook.id,
+        url: hook.url.clone(),
+        format: hook.format.as_str(),
+        events: hook.events.iter().map(|event| event.as_str()).collect::<Vec<_>>().join(", "),
+        deliveries: deliveries
+            .iter()
+            .map(|delivery| DeliveryView {
+                event: delivery.event.clone(),
+                status: delivery.status(),
+                at: date_time(delivery.created_at),
+                attempts: delivery.attempts,
+                detail: match (&delivery.last_error, delivery.last_status) {
+                    (Some(error), _) => error.clone(),
+                    (None, Some(status)) => format!("answered {status}"),
+                    (None, None) => "not tried yet".into(),
+                },
+            })
+            .collect(),
+    }
 }
 
 #[derive(Deserialize)]

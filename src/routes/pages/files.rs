@@ -8,14 +8,12 @@ use crate::domain::{FileListing, FileRecord, FileSort};
 use crate::routes::error::AppError;
 use crate::routes::owner::{NoFields, Owner, OwnerForm};
 use crate::routes::pages::page::{SignedIn, layout, page, see_other};
-use crate::routes::pages::views::{FilePage, FileRow, FilesPage, HistoryRow, Preview, SortHeader};
+use crate::routes::pages::views::{FilePage, FileRow, FilesPage, HistoryRow, Preview, SortHeader, TEXT_PREVIEW};
 use crate::routes::state::AppState;
 use crate::services::files::{self, FileEdit};
 
 const PAGE_SIZE: i64 = 50;
 const HISTORY_ROWS: i64 = 100;
-/// Bytes of a text file shown in its preview.
-const TEXT_PREVIEW: usize = 64 * 1024;
 
 #[derive(Debug, Deserialize)]
 pub struct ListQuery {
@@ -107,7 +105,7 @@ pub async fn show(
 ) -> Result<HttpResponse, AppError> {
     let file = files::find(&state.ctx, &id).await?.ok_or(AppError::NotFound)?;
     let now = state.ctx.now();
-    let preview = preview(&state, &file).await?;
+    let preview = Preview::of(&state.ctx, &file, TEXT_PREVIEW).await?;
     let history = files::history(&state.ctx, &file.id, HISTORY_ROWS).await?;
     page(&FilePage {
         layout: layout(file.filename.as_str(), &owner),
@@ -217,26 +215,6 @@ fn row(req: &HttpRequest, state: &AppState, file: &FileRecord, now: i64) -> File
         guest_label: file.guest_link_label.clone().unwrap_or_default(),
         password_protected: file.password_protected,
     }
-}
-
-/// What the file page can show in place. Text is read from the first chunks only.
-async fn preview(state: &AppState, file: &FileRecord) -> Result<Preview, AppError> {
-    let kind = file.content_type.as_str();
-    Ok(match kind {
-        "image/svg+xml" => Preview::None, // never rendered in the app's origin
-        _ if kind.starts_with("image/") => Preview::Image,
-        _ if kind.starts_with("audio/") => Preview::Audio,
-        _ if kind.starts_with("video/") => Preview::Video,
-        "application/pdf" => Preview::Pdf,
-        _ if kind.starts_with("text/") || kind == "application/json" => {
-            let bytes = files::first_bytes(&state.ctx, file, TEXT_PREVIEW).await?;
-            Preview::Text {
-                truncated: file.file_size as usize > bytes.len(),
-                text: String::from_utf8_lossy(&bytes).into_owned(),
-            }
-        }
-        _ => Preview::None,
-    })
 }
 
 #[cfg(test)]

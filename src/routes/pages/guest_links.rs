@@ -60,6 +60,9 @@ pub struct LinkForm {
     max_uploads: String,
     #[serde(default)]
     file_lifetime_days: String,
+    /// The checkbox: present (`on`) when ticked.
+    #[serde(default)]
+    share_batches: Option<String>,
 }
 
 impl LinkForm {
@@ -80,7 +83,10 @@ impl LinkForm {
         };
         let max_uploads = optional(&self.max_uploads, whole("the maximum number of uploads"))?;
         let lifetime = optional(&self.file_lifetime_days, whole("the file lifetime in days"))?;
-        GuestLinkTerms::new(&self.label, expires_at, max_file_size, max_uploads, lifetime).map_err(AppError::from)
+        let mut terms = GuestLinkTerms::new(&self.label, expires_at, max_file_size, max_uploads, lifetime)
+            .map_err(AppError::from)?;
+        terms.share_batches = self.share_batches.is_some();
+        Ok(terms)
     }
 }
 
@@ -151,6 +157,7 @@ pub async fn guest_upload(id: web::Path<String>, state: web::Data<AppState>) -> 
         max_upload: limit.map(|size| size.to_string()).unwrap_or_default(),
         max_upload_bytes: limit.map(|size| size.as_u64().to_string()).unwrap_or_default(),
         file_lifetime: link.file_lifetime_days.map(|days| plural(days, "day")).unwrap_or_default(),
+        share_batches: link.share_batches,
         uploads_left: link.max_uploads.map(|max| plural(max - link.upload_count, "file")).unwrap_or_default(),
     })
 }
@@ -174,6 +181,7 @@ fn row(req: &HttpRequest, state: &AppState, link: &GuestLinkRecord, now: i64) ->
         max_file_size: link.max_file_size.map(human_size).unwrap_or_default(),
         max_file_size_input: link.max_file_size().map(size_input).unwrap_or_default(),
         file_lifetime_days: link.file_lifetime_days.map(|n| n.to_string()).unwrap_or_default(),
+        share_batches: link.share_batches,
     }
 }
 

@@ -128,7 +128,10 @@ pub struct ShareListRow {
     pub password_protected: bool,
 }
 
-/// How the file page previews a file.
+/// Bytes of a text file shown in its file page's preview.
+pub const TEXT_PREVIEW: usize = 64 * 1024;
+
+/// How the file page (and a share's page) previews a file.
 pub enum Preview {
     Image,
     Audio,
@@ -140,6 +143,32 @@ pub enum Preview {
         truncated: bool,
     },
     None,
+}
+
+impl Preview {
+    /// What a page can show of `file` in place; text from its first `text_bytes` only.
+    pub async fn of(
+        ctx: &crate::services::Context,
+        file: &crate::domain::FileRecord,
+        text_bytes: usize,
+    ) -> Result<Preview, crate::routes::error::AppError> {
+        let kind = file.content_type.as_str();
+        Ok(match kind {
+            "image/svg+xml" => Preview::None, // never rendered in the app's origin
+            _ if kind.starts_with("image/") => Preview::Image,
+            _ if kind.starts_with("audio/") => Preview::Audio,
+            _ if kind.starts_with("video/") => Preview::Video,
+            "application/pdf" => Preview::Pdf,
+            _ if kind.starts_with("text/") || kind == "application/json" => {
+                let bytes = crate::services::files::first_bytes(ctx, file, text_bytes).await?;
+                Preview::Text {
+                    truncated: file.file_size as usize > bytes.len(),
+                    text: String::from_utf8_lossy(&bytes).into_owned(),
+                }
+            }
+            _ => Preview::None,
+        })
+    }
 }
 
 pub struct HistoryRow {
@@ -163,6 +192,28 @@ pub struct SettingsPage {
     pub layout: Layout,
     pub expiry_choices: Vec<ExpiryChoice>,
     pub saved: bool,
+    pub webhooks: Vec<WebhookView>,
+    /// Every event a webhook may want, for the add form's checkboxes.
+    pub webhook_events: Vec<&'static str>,
+}
+
+/// A webhook as the settings page lists it, with its latest deliveries.
+pub struct WebhookView {
+    pub id: i64,
+    pub url: String,
+    pub format: &'static str,
+    pub events: String,
+    pub deliveries: Vec<DeliveryView>,
+}
+
+/// One delivery in a webhook's list: `status` is pending, delivered or failed.
+pub struct DeliveryView {
+    pub event: String,
+    pub status: &'static str,
+    pub at: String,
+    pub attempts: i64,
+    /// The receiver's last answer or why there was none.
+    pub detail: String,
 }
 
 /// An API token as the tokens page lists it.
@@ -226,6 +277,8 @@ pub struct GuestLinkRow {
     /// The same for the edit form's input, exact.
     pub max_file_size_input: String,
     pub file_lifetime_days: String,
+    /// Each guest's batch becomes one share.
+    pub share_batches: bool,
 }
 
 #[derive(Template)]
@@ -253,6 +306,8 @@ pub struct GuestUploadPage {
     pub layout: Layout,
     /// `/g/{id}/`: each file is PUT to this plus its name.
     pub upload_to: String,
+    /// Each batch of files becomes one share: the page asks for its link once they are in.
+    pub share_batches: bool,
     /// `10 MiB`, for people; empty when there is no limit.
     pub max_upload: String,
     /// The same in bytes, for the page's script.
@@ -270,6 +325,14 @@ pub struct ErrorPage {
     pub status: u16,
     pub reason: String,
     pub message: String,
+}
+
+/// A deletion link opened in a browser: a button that deletes (`deleted` false), or the answer.
+#[derive(Template)]
+#[template(path = "delete_link.html")]
+pub struct DeleteLinkPage {
+    pub layout: Layout,
+    pub deleted: bool,
 }
 
 #[cfg(test)]

@@ -9,8 +9,8 @@ use crate::store::StoreError;
 use crate::store::rows::{GuestLinkRow, record, records};
 
 pub(super) const CREATE_GUEST_LINK: &str = concat!(
-    "INSERT INTO guest_links (id, label, created_at, expires_at, max_file_size, max_uploads, file_lifetime_days) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ",
+    "INSERT INTO guest_links (id, label, created_at, expires_at, max_file_size, max_uploads, file_lifetime_days, \
+     share_batches) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ",
     guest_link_columns!()
 );
 pub(super) const GUEST_LINKS: &str =
@@ -18,7 +18,7 @@ pub(super) const GUEST_LINKS: &str =
 pub(super) const FIND_GUEST_LINK: &str = concat!("SELECT ", guest_link_columns!(), " FROM guest_links WHERE id = $1");
 pub(super) const UPDATE_GUEST_LINK: &str = concat!(
     "UPDATE guest_links SET label = $1, expires_at = $2, max_file_size = $3, max_uploads = $4, \
-     file_lifetime_days = $5, disabled = COALESCE($6, disabled) WHERE id = $7 RETURNING ",
+     file_lifetime_days = $5, share_batches = $8, disabled = COALESCE($6, disabled) WHERE id = $7 RETURNING ",
     guest_link_columns!()
 );
 pub(super) const SET_DISABLED: &str =
@@ -51,6 +51,7 @@ impl Store {
             .bind(terms.max_file_size.map(|size| size.as_u64() as i64))
             .bind(terms.max_uploads.map(i64::from))
             .bind(terms.file_lifetime_days.map(i64::from))
+            .bind(terms.share_batches)
             .fetch_one(&self.pool)
             .await?;
         row.try_into()
@@ -83,6 +84,7 @@ impl Store {
             .bind(terms.file_lifetime_days.map(i64::from))
             .bind(disabled)
             .bind(id.as_str())
+            .bind(terms.share_batches)
             .fetch_optional(&self.pool)
             .await?;
         record(row)

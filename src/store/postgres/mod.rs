@@ -18,6 +18,7 @@ mod space;
 #[cfg(test)]
 mod statements;
 mod store;
+mod webhooks;
 
 pub use integrity::ReadOnlyDatabase;
 pub use store::Store;

@@ -15,7 +15,7 @@ use crate::store::{FinishedResumable, NewResumable, ResumableRecord, ResumableUs
 pub(super) const SET_NOTE: &str = "UPDATE files SET note = $1 WHERE id = $2";
 pub(super) const CREATE_RESUMABLE: &str = concat!(
     "INSERT INTO resumable_uploads (file_id, upload_length, metadata, file_lifetime_secs, guest_link_id, \
-     created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ",
+     created_at, expires_at, is_partial) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ",
     resumable_columns!()
 );
 pub(super) const FIND_RESUMABLE: &str = concat!(
@@ -34,6 +34,9 @@ pub(super) const FINISH_EXPIRY: &str =
     "UPDATE files SET expires_at = LEAST(expires_at, $1::BIGINT) WHERE id = $2 AND $1::BIGINT IS NOT NULL";
 pub(super) const REPLACE_DELETION_TOKEN: &str = "UPDATE deletion_tokens SET token_sha256 = $1 WHERE file_id = $2";
 pub(super) const DELETE_RESUMABLE: &str = "DELETE FROM resumable_uploads WHERE file_id = $1";
+pub(super) const INSERT_CONCATENATED: &str = "INSERT INTO concatenated_files (file_id, upload_concat) VALUES ($1, $2)";
+pub(super) const CONSUME_PART: &str = "UPDATE files SET state = 'deleted' WHERE id = $1 AND state = 'uploading'";
+pub(super) const UPLOAD_CONCAT: &str = "SELECT upload_concat FROM concatenated_files WHERE file_id = $1";
 pub(super) const MARK_EXPIRED_RESUMABLE: &str = "UPDATE files SET state = 'deleted' WHERE state = 'uploading' \
      AND id IN (SELECT file_id FROM resumable_uploads WHERE expires_at <= $1)";
 pub(super) const RESUMABLE_USAGE: &str = "SELECT COUNT(*), COALESCE(SUM(upload_offset), 0)::BIGINT \
@@ -55,6 +58,7 @@ impl Store {
             .bind(upload.guest_link.map(GuestLinkId::as_str))
             .bind(upload.file.created_at)
             .bind(upload.expires_at)
+            .bind(upload.is_partial)
             .fetch_one(&mut *transaction)
             .await?;
         transaction.commit().await?;
@@ -170,10 +174,24 @@ impl Store {
             .execute(&mut *transaction)
             .await?;
         sqlx::query(DELETE_RESUMABLE).bind(file_id).execute(&mut *transaction).await?;
+        if let Some((upload_concat, parts)) = finished.concatenation {
+            sqlx::query(INSERT_CONCATENATED).bind(file_id).bind(upload_concat).execute(&mut *transaction).await?;
+            // Consumed with the commit that makes the file visible: never both, never neither.
+            for part in parts {
+                sqlx::query(CONSUME_PART).bind(part.as_str()).execute(&mut *transaction).await?;
+                sqlx::query(DELETE_RESUMABLE).bind(part.as_str()).execute(&mut *transaction).await?;
+            }
+        }
         let file =
             make_visible(&mut *transaction, id, finished.file_size, finished.sha256, finished.crc32, link).await?;
         transaction.commit().await?;
         Ok(Some(file))
+    }
+
+    /// The `Upload-Concat` of the file a final upload made, if `id` is one.
+    #[tracing::instrument(skip(self))]
+    pub async fn upload_concat(&self, id: &FileId) -> Result<Option<String>, StoreError> {
+        Ok(sqlx::query_scalar(UPLOAD_CONCAT).bind(id.as_str()).fetch_optional(&self.pool).await?)
     }
 
     /// Marks deleted every unfinished upload whose expiry has passed; the purge removes its chunks.

@@ -4,8 +4,9 @@
 use sqlx::{PgConnection, Postgres, Transaction};
 
 use super::store::Store;
+use crate::domain::ShareMembership;
 use crate::domain::{FileId, FileName, FolderPath, ShareChanges, ShareId, ShareMember, ShareRecord, ShareWrite};
-use crate::store::rows::{ShareMemberRow, ShareRow, record, records};
+use crate::store::rows::{ShareMemberRow, ShareRow, decode_error, record, records};
 use crate::store::{NewShare, StoreError};
 
 pub(super) const CREATE_SHARE: &str = "INSERT INTO shares (id, name, note, created_at, updated_at, expires_at, \
@@ -23,6 +24,16 @@ pub(super) const LIST_SHARES: &str = concat!(
     " FROM shares WHERE ",
     share_visible!(),
     " ORDER BY shares.created_at DESC, shares.id"
+);
+/// Which visible file is in which visible share, every share's members in its order, newest share first.
+pub(super) const SHARE_MEMBERSHIPS: &str = concat!(
+    "SELECT shares.id, share_files.file_id, share_files.folder FROM shares \
+     JOIN share_files ON share_files.share_id = shares.id JOIN files ON files.id = share_files.file_id \
+     WHERE ",
+    share_visible!(),
+    " AND ",
+    visible!(),
+    " ORDER BY shares.created_at DESC, shares.id, share_files.position, files.id"
 );
 pub(super) const SHARE_MEMBERS: &str = concat!(
     "SELECT ",
@@ -111,6 +122,22 @@ impl Store {
     #[tracing::instrument(skip(self))]
     pub async fn list_shares(&self, now: i64) -> Result<Vec<ShareRecord>, StoreError> {
         records(sqlx::query_as::<_, ShareRow>(LIST_SHARES).bind(now).fetch_all(&self.pool).await?)
+    }
+
+    /// Which visible file is in which visible share, under which folder, in one read.
+    #[tracing::instrument(skip(self))]
+    pub async fn share_memberships(&self, now: i64) -> Result<Vec<ShareMembership>, StoreError> {
+        let rows: Vec<(String, String, String)> =
+            sqlx::query_as(SHARE_MEMBERSHIPS).bind(now).fetch_all(&self.pool).await?;
+        rows.into_iter()
+            .map(|(share_id, file_id, folder)| {
+                Ok(ShareMembership {
+                    share_id: ShareId::try_from(share_id).map_err(|e| decode_error("share_id", e))?,
+                    file_id: FileId::try_from(file_id).map_err(|e| decode_error("file_id", e))?,
+                    folder,
+                })
+            })
+            .collect()
     }
 
     /// The visible files of a share, in its order.

@@ -24,13 +24,15 @@ macro_rules! visible {
 
 macro_rules! guest_link_columns {
     () => {
-        "id, label, created_at, expires_at, max_file_size, max_uploads, upload_count, file_lifetime_days, disabled"
+        "id, label, created_at, expires_at, max_file_size, max_uploads, upload_count, file_lifetime_days, disabled, \
+         share_batches"
     };
 }
 
 macro_rules! resumable_columns {
     () => {
-        "file_id, upload_offset, upload_length, metadata, file_lifetime_secs, guest_link_id, created_at, expires_at"
+        "file_id, upload_offset, upload_length, metadata, file_lifetime_secs, guest_link_id, created_at, expires_at, \
+         is_partial"
     };
 }
 

@@ -4,7 +4,9 @@
 
 use sqlx::{Connection, Executor, PgConnection};
 
-use super::{accounts, chunks, files, guest_links, integrity, leases, resumable_uploads, shares, space, store};
+use super::{
+    accounts, chunks, files, guest_links, integrity, leases, resumable_uploads, shares, space, store, webhooks,
+};
 use crate::domain::FileSort;
 
 /// A fresh database on the test server, migrated, dropped when the guard goes; `None` (and a line
@@ -116,6 +118,9 @@ async fn every_statement_prepares_against_the_migrated_schema() {
         resumable_uploads::FINISH_EXPIRY,
         resumable_uploads::REPLACE_DELETION_TOKEN,
         resumable_uploads::DELETE_RESUMABLE,
+        resumable_uploads::INSERT_CONCATENATED,
+        resumable_uploads::CONSUME_PART,
+        resumable_uploads::UPLOAD_CONCAT,
         resumable_uploads::MARK_EXPIRED_RESUMABLE,
         resumable_uploads::RESUMABLE_USAGE,
         shares::CREATE_SHARE,
@@ -123,6 +128,7 @@ async fn every_statement_prepares_against_the_migrated_schema() {
         shares::SHARE_AS_IS,
         shares::SHARE_PASSWORD_HASH,
         shares::LIST_SHARES,
+        shares::SHARE_MEMBERSHIPS,
         shares::SHARE_MEMBERS,
         shares::UPDATE_SHARE,
         shares::REMOVE_MEMBER,
@@ -137,6 +143,20 @@ async fn every_statement_prepares_against_the_migrated_schema() {
         integrity::FILE_STATE,
         integrity::CHUNKS_FROM,
         integrity::ORPHANS,
+        webhooks::CREATE_WEBHOOK,
+        webhooks::LIST_WEBHOOKS,
+        webhooks::FIND_WEBHOOK,
+        webhooks::UPDATE_WEBHOOK,
+        webhooks::DELETE_WEBHOOK,
+        webhooks::WEBHOOK_TARGETS,
+        webhooks::ENQUEUE_DELIVERY,
+        webhooks::CLAIM_DUE,
+        webhooks::RELEASE_DELIVERY,
+        webhooks::NEXT_DUE,
+        webhooks::RECORD_ATTEMPT,
+        webhooks::WEBHOOK_DELIVERIES,
+        webhooks::PRUNE_DELIVERIES,
+        webhooks::ABOUT_TO_EXPIRE,
     ]
     .map(str::to_owned)
     .to_vec();

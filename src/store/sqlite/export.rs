@@ -7,15 +7,18 @@ use std::path::Path;
 
 use rusqlite::{Connection, DatabaseName, params};
 
-use crate::domain::FileRecord;
+use crate::domain::{FileRecord, ShareMembership, ShareRecord};
 use crate::store::StoreError;
 
 /// `PRAGMA application_id` of every SQLite file blobdrop writes: "bdrp".
 pub const APPLICATION_ID: i32 = 0x6264_7270;
-/// `PRAGMA user_version` of a file listing (schema `LISTING_SCHEMA`).
-pub const LISTING_VERSION: i32 = 1;
-/// `PRAGMA user_version` of a bundle (schema `BUNDLE_SCHEMA`).
-pub const BUNDLE_VERSION: i32 = 2;
+/// `PRAGMA user_version` of a file listing (schema `LISTING_SCHEMA`; 2 added the shares).
+pub const LISTING_VERSION: i32 = 2;
+/// `PRAGMA user_version` of a bundle (schema `BUNDLE_SCHEMA`; 3 added the shares).
+pub const BUNDLE_VERSION: i32 = 3;
+/// A bundle of `user_version` 2, written before shares, has the first this many tables of
+/// `BUNDLE_SCHEMA`; imports still take it.
+pub const BUNDLE_V2_TABLES: usize = 3;
 
 /// Page size of a listing of `rows` files, chosen by measurement (`cargo run --release --example
 /// formats pages`, bytes of the serialized database):
@@ -35,7 +38,9 @@ pub fn listing_page_size(rows: usize) -> u32 {
     if rows <= 200 { 512 } else { 4096 }
 }
 
-/// The listing: one row per file, in the order of the JSON listing. `position` is the integer key
+/// The listing: one row per file, in the order of the JSON listing; every visible share (as
+/// `/api/shares` lists them) and, in `share_files`, which file is in which share, in its order and
+/// under which folder (`file_id` joins `files.id` for the files of this page of the listing). `position` is the integer key
 /// (no separate index on a text id); hashes are 32-byte BLOBs; times are unix seconds. STRICT
 /// makes SQLite enforce the declared types.
 pub const LISTING_SCHEMA: &str = "CREATE TABLE files (
@@ -54,13 +59,35 @@ pub const LISTING_SCHEMA: &str = "CREATE TABLE files (
   guest_link_id TEXT,
   guest_link_label TEXT,
   password_protected INTEGER NOT NULL
+) STRICT;
+CREATE TABLE shares (
+  position INTEGER PRIMARY KEY,
+  id TEXT NOT NULL,
+  url TEXT NOT NULL,
+  name TEXT NOT NULL,
+  note TEXT,
+  created INTEGER NOT NULL,
+  expires INTEGER,
+  downloads INTEGER NOT NULL,
+  max_downloads INTEGER,
+  password_protected INTEGER NOT NULL,
+  file_count INTEGER NOT NULL,
+  total_size INTEGER NOT NULL
+) STRICT;
+CREATE TABLE share_files (
+  share_id TEXT NOT NULL,
+  file_id TEXT NOT NULL,
+  position INTEGER NOT NULL,
+  folder TEXT NOT NULL,
+  PRIMARY KEY (share_id, position)
 ) STRICT";
 
 /// A bundle: `sqlar` exactly as the SQLite Archive format defines it (data stored uncompressed,
-/// so `sz = length(data)` and `sqlite3 -Ax` extracts it), the metadata of every file, and the
-/// chunks of files too large for one BLOB.
+/// so `sz = length(data)` and `sqlite3 -Ax` extracts it), the metadata of every file, the
+/// chunks of files too large for one BLOB, and the shares of the bundled files (`bundle_shares`,
+/// and in `bundle_share_files` each member by its name in the bundle, in the share's order).
 /// Each table's name, then the exact statement that creates it (an import compares them verbatim).
-pub const BUNDLE_SCHEMA: [(&str, &str); 3] = [
+pub const BUNDLE_SCHEMA: [(&str, &str); 5] = [
     ("sqlar", "CREATE TABLE sqlar(name TEXT PRIMARY KEY, mode INT, mtime INT, sz INT, data BLOB)"),
     (
         "bundle_files",
@@ -72,7 +99,27 @@ pub const BUNDLE_SCHEMA: [(&str, &str); 3] = [
         "CREATE TABLE bundle_chunks(name TEXT NOT NULL, idx INTEGER NOT NULL, data BLOB NOT NULL, \
          PRIMARY KEY (name, idx)) STRICT",
     ),
+    (
+        "bundle_shares",
+        "CREATE TABLE bundle_shares(share INTEGER PRIMARY KEY, name TEXT NOT NULL, note TEXT, \
+         created INTEGER NOT NULL) STRICT",
+    ),
+    (
+        "bundle_share_files",
+        "CREATE TABLE bundle_share_files(share INTEGER NOT NULL, position INTEGER NOT NULL, name TEXT NOT NULL, \
+         folder TEXT NOT NULL, PRIMARY KEY (share, position)) STRICT",
+    ),
 ];
+
+/// A share as a bundle keeps it: its name, note and creation time, and its files by their
+/// names in the bundle, each with its folder, in the share's order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BundleShare {
+    pub name: String,
+    pub note: Option<String>,
+    pub created: i64,
+    pub members: Vec<(String, String)>,
+}
 
 /// Files larger than this go to `bundle_chunks` instead of `sqlar`: SQLite refuses a BLOB (and a
 /// row) longer than SQLITE_MAX_LENGTH, 1,000,000,000 bytes; the margin leaves room for the row.
@@ -87,6 +134,13 @@ const BUNDLE_PAGE_SIZE: u32 = 4096;
 /// `st_mode` of an extracted file: a regular file, rw-r--r--.
 const FILE_MODE: i64 = 0o100_644;
 
+/// One share of a listing, with its link.
+#[derive(Debug, Clone)]
+pub struct ListingShare<'a> {
+    pub share: &'a ShareRecord,
+    pub url: String,
+}
+
 /// One row of a listing.
 #[derive(Debug, Clone)]
 pub struct ListingRow<'a> {
@@ -95,10 +149,15 @@ pub struct ListingRow<'a> {
 }
 
 /// A listing as a serialized SQLite database of `page_size` pages.
-pub fn listing_database(rows: &[ListingRow<'_>], page_size: u32) -> Result<Vec<u8>, StoreError> {
+pub fn listing_database(
+    rows: &[ListingRow<'_>],
+    shares: &[ListingShare<'_>],
+    memberships: &[ShareMembership],
+    page_size: u32,
+) -> Result<Vec<u8>, StoreError> {
     let mut db = Connection::open_in_memory()?;
     name_schema(&db, page_size, LISTING_VERSION)?;
-    db.execute(LISTING_SCHEMA, [])?;
+    db.execute_batch(LISTING_SCHEMA)?;
     let transaction = db.transaction()?;
     {
         let mut insert = transaction.prepare(
@@ -125,6 +184,35 @@ pub fn listing_database(rows: &[ListingRow<'_>], page_size: u32) -> Result<Vec<u
                 file.guest_link_label,
                 file.password_protected,
             ])?;
+        }
+        let mut insert = transaction.prepare(
+            "INSERT INTO shares (position, id, url, name, note, created, expires, downloads, max_downloads, \
+             password_protected, file_count, total_size) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        )?;
+        for (position, row) in (1i64..).zip(shares) {
+            let share = row.share;
+            insert.execute(params![
+                position,
+                share.id.as_str(),
+                row.url,
+                share.name.as_str(),
+                share.note,
+                share.created_at,
+                share.expires_at,
+                share.download_count,
+                share.max_downloads,
+                share.password_protected,
+                share.file_count,
+                share.total_size,
+            ])?;
+        }
+        let mut insert =
+            transaction.prepare("INSERT INTO share_files (share_id, file_id, position, folder) VALUES (?, ?, ?, ?)")?;
+        let mut position = 0i64;
+        for (index, member) in memberships.iter().enumerate() {
+            let first_of_share = index == 0 || memberships[index - 1].share_id != member.share_id;
+            position = if first_of_share { 1 } else { position + 1 };
+            insert.execute(params![member.share_id.as_str(), member.file_id.as_str(), position, member.folder])?;
         }
     }
     transaction.commit()?;
@@ -222,6 +310,21 @@ impl BundleWriter {
             }
         }
         Ok(name)
+    }
+
+    /// Adds a share of files added before (`members` name them as `add_file` answered).
+    pub fn add_share(&mut self, share: &BundleShare) -> Result<(), StoreError> {
+        self.db.execute(
+            "INSERT INTO bundle_shares (name, note, created) VALUES (?, ?, ?)",
+            params![share.name, share.note, share.created],
+        )?;
+        let id = self.db.last_insert_rowid();
+        let mut insert =
+            self.db.prepare("INSERT INTO bundle_share_files (share, position, name, folder) VALUES (?, ?, ?, ?)")?;
+        for (position, (name, folder)) in (1i64..).zip(&share.members) {
+            insert.execute(params![id, position, name, folder])?;
+        }
+        Ok(())
     }
 
     /// Commits and closes the bundle file.

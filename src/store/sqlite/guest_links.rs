@@ -18,7 +18,7 @@ impl Store {
         let row = sql!(
             query_as GuestLinkRow,
             ["INSERT INTO guest_links (id, label, created_at, expires_at, max_file_size, max_uploads, \
-              file_lifetime_days) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING " GUEST_LINK_COLUMNS],
+              file_lifetime_days, share_batches) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING " GUEST_LINK_COLUMNS],
             id,
             terms.label,
             now,
@@ -26,6 +26,7 @@ impl Store {
             max_file_size,
             terms.max_uploads,
             terms.file_lifetime_days,
+            terms.share_batches,
         )
         .fetch_one(&self.writer)
         .await?;
@@ -67,12 +68,14 @@ impl Store {
         let row = sql!(
             query_as GuestLinkRow,
             ["UPDATE guest_links SET label = ?, expires_at = ?, max_file_size = ?, max_uploads = ?, \
-              file_lifetime_days = ?, disabled = COALESCE(?, disabled) WHERE id = ? RETURNING " GUEST_LINK_COLUMNS],
+              file_lifetime_days = ?, share_batches = ?, disabled = COALESCE(?, disabled) WHERE id = ? \
+              RETURNING " GUEST_LINK_COLUMNS],
             terms.label,
             terms.expires_at,
             max_file_size,
             terms.max_uploads,
             terms.file_lifetime_days,
+            terms.share_batches,
             disabled,
             id,
         )

@@ -7,8 +7,8 @@ use std::path::Path;
 use rusqlite::config::DbConfig;
 use rusqlite::{Connection, DatabaseName, OpenFlags, OptionalExtension};
 
-use super::export::{APPLICATION_ID, BUNDLE_SCHEMA, BUNDLE_VERSION};
-use crate::domain::FileName;
+use super::export::{APPLICATION_ID, BUNDLE_SCHEMA, BUNDLE_V2_TABLES, BUNDLE_VERSION};
+use crate::domain::{FileName, FolderPath};
 
 /// Most files one bundle may bring.
 pub const MAX_BUNDLE_FILES: i64 = 10_000;
@@ -49,19 +49,30 @@ pub struct BundledFile {
     chunked: bool,
 }
 
+/// A share of a checked bundle: its members are indexes into `BundleReader::files`.
+#[derive(Debug, Clone)]
+pub struct BundledShare {
+    pub name: FileName,
+    pub note: Option<String>,
+    pub members: Vec<(usize, FolderPath)>,
+}
+
 /// A bundle that passed every check, open read-only.
 pub struct BundleReader {
     db: Connection,
     pub files: Vec<BundledFile>,
+    /// Empty for a bundle written before shares (`user_version` 2).
+    pub shares: Vec<BundledShare>,
 }
 
 impl BundleReader {
     /// Opens and checks the bundle at `path`: header, integrity, schema, and that every size
     /// agrees with the bytes. Nothing in the file is trusted before it passes.
     pub fn open(path: &Path) -> Result<Self, BundleError> {
-        check_header(path)?;
+        let version = check_header(path)?;
+        let tables = if version == BUNDLE_VERSION { BUNDLE_SCHEMA.len() } else { BUNDLE_V2_TABLES };
         let db = open_untrusted(path)?;
-        check_schema(&db)?; // first: reading the schema alone rejects foreign objects cheaply
+        check_schema(&db, tables)?; // first: reading the schema alone rejects foreign objects cheaply
         let integrity: Vec<String> =
             db.prepare("PRAGMA quick_check")?.query_map([], |row| row.get(0))?.collect::<Result<_, _>>()?;
         if integrity != ["ok"] {
@@ -69,7 +80,8 @@ impl BundleReader {
             return refuse(format!("it fails SQLite's integrity check ({})", found.join("; ")));
         }
         let files = check_files(&db)?;
-        Ok(BundleReader { db, files })
+        let shares = if tables > BUNDLE_V2_TABLES { check_shares(&db, &files)? } else { Vec::new() };
+        Ok(BundleReader { db, files, shares })
     }
 
     /// Calls `each` with the bytes of `file`, in order, a piece at a time.
@@ -102,7 +114,7 @@ impl BundleReader {
 
 /// The 100-byte header, read before SQLite sees the file: magic, rollback journal (a WAL file
 /// would be read from beside the bundle), and the schema's names.
-fn check_header(path: &Path) -> Result<(), BundleError> {
+fn check_header(path: &Path) -> Result<i32, BundleError> {
     let mut header = [0u8; 100];
     let mut file = std::fs::File::open(path)?;
     if file.read_exact(&mut header).is_err() || &header[..16] != b"SQLite format 3\0" {
@@ -115,10 +127,10 @@ fn check_header(path: &Path) -> Result<(), BundleError> {
     if field(68) != APPLICATION_ID {
         return refuse(format!("its application_id is {:#x}, not blobdrop's {APPLICATION_ID:#x}", field(68)));
     }
-    if field(60) != BUNDLE_VERSION {
-        return refuse(format!("its user_version is {}, not the bundle schema {BUNDLE_VERSION}", field(60)));
+    if field(60) != BUNDLE_VERSION && field(60) != 2 {
+        return refuse(format!("its user_version is {}, not the bundle schema {BUNDLE_VERSION} (or 2)", field(60)));
     }
-    Ok(())
+    Ok(field(60))
 }
 
 /// Read-only and immutable (no locks, no journal or WAL read from beside it), defensive (no
@@ -140,23 +152,25 @@ fn open_untrusted(path: &Path) -> Result<Connection, BundleError> {
     Ok(db)
 }
 
-/// Exactly blobdrop's three tables and their automatic primary-key indexes: no trigger, view,
-/// other table or index (an index on an expression could run SQL of the file's choosing).
-fn check_schema(db: &Connection) -> Result<(), BundleError> {
+/// Exactly blobdrop's first `tables` bundle tables and their automatic primary-key indexes: no
+/// trigger, view, other table or index (an index on an expression could run SQL of the file's choosing).
+fn check_schema(db: &Connection, tables_wanted: usize) -> Result<(), BundleError> {
     let mut rows = db.prepare("SELECT type, name, tbl_name, sql FROM sqlite_schema")?;
     let entries: Vec<(String, String, String, Option<String>)> = rows
         .query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?)))?
         .collect::<Result<_, _>>()?;
     let mut tables = 0;
     for (kind, name, table, sql) in entries {
-        let known = BUNDLE_SCHEMA.iter().any(|(known, create)| *known == name && sql.as_deref() == Some(create));
+        let known = BUNDLE_SCHEMA[..tables_wanted]
+            .iter()
+            .any(|(known, create)| *known == name && sql.as_deref() == Some(create));
         match (kind.as_str(), sql) {
             ("table", Some(_)) if known => tables += 1,
             ("index", None) if name.starts_with(&format!("sqlite_autoindex_{table}_")) => {}
             (kind, _) => return refuse(format!("it holds an unexpected {kind} '{name}'")),
         }
     }
-    if tables != BUNDLE_SCHEMA.len() {
+    if tables != tables_wanted {
         return refuse("it lacks blobdrop's bundle tables");
     }
     Ok(())
@@ -238,4 +252,52 @@ fn check_files(db: &Connection) -> Result<Vec<BundledFile>, BundleError> {
         });
     }
     Ok(files)
+}
+
+/// Every share names a clean name and only files of the bundle, each at most once.
+fn check_shares(db: &Connection, files: &[BundledFile]) -> Result<Vec<BundledShare>, BundleError> {
+    let count: i64 = db.query_row("SELECT COUNT(*) FROM bundle_shares", [], |row| row.get(0))?;
+    let members: i64 = db.query_row("SELECT COUNT(*) FROM bundle_share_files", [], |row| row.get(0))?;
+    if count > MAX_BUNDLE_FILES || members > MAX_BUNDLE_FILES {
+        return refuse(format!("it holds more than {MAX_BUNDLE_FILES} shares or share members"));
+    }
+    let index: std::collections::HashMap<&str, usize> =
+        files.iter().enumerate().map(|(at, file)| (file.key.as_str(), at)).collect();
+    let mut shares = Vec::new();
+    let mut rows = db.prepare("SELECT share, name, note FROM bundle_shares ORDER BY share")?;
+    let mut query = rows.query([])?;
+    let mut member_rows =
+        db.prepare("SELECT name, folder FROM bundle_share_files WHERE share = ? ORDER BY position")?;
+    while let Some(row) = query.next()? {
+        let (id, raw): (i64, String) = (row.get(0)?, row.get(1)?);
+        let name =
+            FileName::parse(&raw).or_else(|_| refuse(format!("the share name '{raw}' is empty once cleaned")))?;
+        let note: Option<String> = row.get(2)?;
+        if note.as_ref().is_some_and(|note| note.len() > MAX_NOTE_LEN) {
+            return refuse(format!("the note of the share '{raw}' is longer than {MAX_NOTE_LEN} bytes"));
+        }
+        let mut members = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        let mut listed = member_rows.query([id])?;
+        while let Some(member) = listed.next()? {
+            let (key, folder): (String, String) = (member.get(0)?, member.get(1)?);
+            let Some(&at) = index.get(key.as_str()) else {
+                return refuse(format!("the share '{raw}' names '{key}', which the bundle does not hold"));
+            };
+            if !seen.insert(at) {
+                return refuse(format!("the share '{raw}' names '{key}' twice"));
+            }
+            members.push((at, FolderPath::parse(&folder)));
+        }
+        shares.push(BundledShare { name, note, members });
+    }
+    let orphans: i64 = db.query_row(
+        "SELECT COUNT(*) FROM bundle_share_files WHERE share NOT IN (SELECT share FROM bundle_shares)",
+        [],
+        |row| row.get(0),
+    )?;
+    if orphans > 0 {
+        return refuse("a share member belongs to no share");
+    }
+    Ok(shares)
 }

@@ -26,6 +26,7 @@ mod settings;
 mod shares;
 mod space;
 mod store;
+mod webhooks;
 
 pub use connection::{PAGE_SIZE, StoreOptions, WAL_AUTOCHECKPOINT};
 pub use integrity::ReadOnlyDatabase;

@@ -22,7 +22,7 @@ impl Store {
             query_as ResumableRow,
             [
                 "INSERT INTO resumable_uploads (file_id, upload_length, metadata, file_lifetime_secs, guest_link_id, \
-                 created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING " RESUMABLE_COLUMNS
+                 created_at, expires_at, is_partial) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING " RESUMABLE_COLUMNS
             ],
             id,
             upload.upload_length,
@@ -31,6 +31,7 @@ impl Store {
             guest_link,
             upload.file.created_at,
             upload.expires_at,
+            upload.is_partial,
         )
         .fetch_one(&mut *transaction)
         .await?;
@@ -165,11 +166,11 @@ impl Store {
     ) -> Result<Option<FileRecord>, StoreError> {
         let mut transaction = self.writer.begin().await?;
         let link = finished.guest_link.map(|(link, _)| link);
-        if let Some((link, now)) = finished.guest_link {
-            if !claim_guest_upload(&mut *transaction, link, finished.file_size, now).await? {
-                transaction.rollback().await?;
-                return Ok(None);
-            }
+        if let Some((link, now)) = finished.guest_link
+            && !claim_guest_upload(&mut *transaction, link, finished.file_size, now).await?
+        {
+            transaction.rollback().await?;
+            return Ok(None);
         }
         // Chunks past the end were left by a request whose bytes were refused mid-way (a crash
         // before the truncate): none may belong to a visible file.
@@ -195,10 +196,40 @@ impl Store {
         .execute(&mut *transaction)
         .await?;
         sqlx::query!("DELETE FROM resumable_uploads WHERE file_id = ?", file_id).execute(&mut *transaction).await?;
+        if let Some((upload_concat, parts)) = finished.concatenation {
+            sqlx::query!(
+                "INSERT INTO concatenated_files (file_id, upload_concat) VALUES (?, ?)",
+                file_id,
+                upload_concat
+            )
+            .execute(&mut *transaction)
+            .await?;
+            // Consumed with the commit that makes the file visible: never both, never neither. The
+            // clean-up purges their chunks; the caller holds their locks, so none is taken twice.
+            for part in parts {
+                let part = part.as_str();
+                sqlx::query!("UPDATE files SET state = 'deleted' WHERE id = ? AND state = 'uploading'", part)
+                    .execute(&mut *transaction)
+                    .await?;
+                sqlx::query!("DELETE FROM resumable_uploads WHERE file_id = ?", part)
+                    .execute(&mut *transaction)
+                    .await?;
+            }
+        }
         let file =
             make_visible(&mut *transaction, id, finished.file_size, finished.sha256, finished.crc32, link).await?;
         transaction.commit().await?;
         Ok(Some(file))
+    }
+
+    /// The `Upload-Concat` of the file a final upload made, if `id` is one.
+    #[tracing::instrument(skip(self))]
+    pub async fn upload_concat(&self, id: &FileId) -> Result<Option<String>, StoreError> {
+        let id = id.as_str();
+        let concat = sqlx::query_scalar!("SELECT upload_concat FROM concatenated_files WHERE file_id = ?", id)
+            .fetch_optional(&self.reader)
+            .await?;
+        Ok(concat)
     }
 
     /// Marks deleted every unfinished upload whose expiry has passed; the purge removes its chunks.

@@ -3,7 +3,9 @@
 //! `query_as!` takes string literals only, so the SQL that queries share (a row's columns, the
 //! visibility rule) is pasted in by `sql!`, never formatted at run time.
 
-pub(super) use crate::store::rows::{FileRow, GuestLinkRow, ResumableRow, ShareMemberRow, ShareRow, record, records};
+pub(super) use crate::store::rows::{
+    FileRow, GuestLinkRow, ResumableRow, ShareMemberRow, ShareRow, decode_error, record, records,
+};
 
 /// `sql!(how, [pieces], args...)`: the SQL of `pieces` (string literals, and `FILE_COLUMNS`,
 /// `GUEST_LINK_COLUMNS`, `RESUMABLE_COLUMNS` or `SHARE_COLUMNS` for the columns of `FileRow`,
@@ -28,7 +30,7 @@ macro_rules! sql {
     (@munch $how:tt [$($sql:literal)*] $args:tt GUEST_LINK_COLUMNS $($rest:tt)*) => {
         sql!(@munch $how [$($sql)*
             "id, label, created_at, expires_at, max_file_size, max_uploads, upload_count, \
-             file_lifetime_days, disabled AS \"disabled: bool\""
+             file_lifetime_days, disabled AS \"disabled: bool\", share_batches AS \"share_batches: bool\""
         ] $args $($rest)*)
     };
     (@munch $how:tt [$($sql:literal)*] $args:tt RESUMABLE_COLUMNS $($rest:tt)*) => {
@@ -36,7 +38,7 @@ macro_rules! sql {
         sql!(@munch $how [$($sql)*
             "file_id AS \"file_id!\", upload_offset AS \"upload_offset!\", upload_length, \
              metadata AS \"metadata!\", file_lifetime_secs, guest_link_id, created_at AS \"created_at!\", \
-             expires_at AS \"expires_at!\""
+             expires_at AS \"expires_at!\", is_partial AS \"is_partial!: bool\""
         ] $args $($rest)*)
     };
     (@munch $how:tt [$($sql:literal)*] $args:tt SHARE_COLUMNS $($rest:tt)*) => {

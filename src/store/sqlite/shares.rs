@@ -1,10 +1,11 @@
 //! Share rows and their member files: create, find, list, edit, delete, count downloads.
 //! Counts and total sizes come from the files' stored sizes, never from chunk rows.
 
-use super::rows::{FileRow, ShareMemberRow, ShareRow, record, records};
+use super::rows::{FileRow, ShareMemberRow, ShareRow, decode_error, record, records};
 use super::store::Store;
 use crate::domain::{
-    FileId, FileName, FileRecord, FolderPath, ShareChanges, ShareId, ShareMember, ShareRecord, ShareWrite,
+    FileId, FileName, FileRecord, FolderPath, ShareChanges, ShareId, ShareMember, ShareMembership, ShareRecord,
+    ShareWrite,
 };
 use crate::store::{NewShare, StoreError};
 
@@ -83,6 +84,35 @@ impl Store {
         .fetch_all(&self.reader)
         .await?;
         records(rows)
+    }
+
+    /// Which visible file is in which visible share, under which folder: every share's members in
+    /// its order, shares newest first, in one read (the listing database's `share_files`).
+    #[tracing::instrument(skip(self))]
+    pub async fn share_memberships(&self, now: i64) -> Result<Vec<ShareMembership>, StoreError> {
+        let rows = sql!(
+            query,
+            [
+                "SELECT shares.id AS share_id, share_files.file_id, share_files.folder FROM shares \
+                 JOIN share_files ON share_files.share_id = shares.id JOIN files ON files.id = share_files.file_id \
+                 WHERE " SHARE_VISIBLE " AND files.state = 'ready' \
+                 AND (files.expires_at IS NULL OR files.expires_at > ?1) \
+                 AND (files.max_downloads IS NULL OR files.download_count < files.max_downloads) \
+                 ORDER BY shares.created_at DESC, shares.id, share_files.position, files.id"
+            ],
+            now
+        )
+        .fetch_all(&self.reader)
+        .await?;
+        rows.into_iter()
+            .map(|row| {
+                Ok(ShareMembership {
+                    share_id: ShareId::try_from(row.share_id).map_err(|e| decode_error("share_id", e))?,
+                    file_id: FileId::try_from(row.file_id).map_err(|e| decode_error("file_id", e))?,
+                    folder: row.folder,
+                })
+            })
+            .collect()
     }
 
     /// The visible files of a share, in its order.

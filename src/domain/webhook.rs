@@ -1,0 +1,251 @@
+//! Webhooks as the owner configures them: the events, the formats, the receiver's URL, and the records.
+
+use std::fmt;
+
+/// What happened, in the names receivers filter on (`X-Blobdrop-Event`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
+pub enum WebhookEvent {
+    #[serde(rename = "file.uploaded")]
+    FileUploaded,
+    #[serde(rename = "file.downloaded")]
+    FileDownloaded,
+    #[serde(rename = "file.deleted")]
+    FileDeleted,
+    #[serde(rename = "file.expired")]
+    FileExpired,
+    #[serde(rename = "guest_link.used")]
+    GuestLinkUsed,
+    #[serde(rename = "share.downloaded")]
+    ShareDownloaded,
+    /// Sent by "Send test event" only; no webhook subscribes to it.
+    #[serde(rename = "webhook.test")]
+    Test,
+}
+
+impl WebhookEvent {
+    /// Every event a webhook may subscribe to (all but the test).
+    pub const ALL: [WebhookEvent; 6] = [
+        WebhookEvent::FileUploaded,
+        WebhookEvent::FileDownloaded,
+        WebhookEvent::FileDeleted,
+        WebhookEvent::FileExpired,
+        WebhookEvent::GuestLinkUsed,
+        WebhookEvent::ShareDownloaded,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WebhookEvent::FileUploaded => "file.uploaded",
+            WebhookEvent::FileDownloaded => "file.downloaded",
+            WebhookEvent::FileDeleted => "file.deleted",
+            WebhookEvent::FileExpired => "file.expired",
+            WebhookEvent::GuestLinkUsed => "guest_link.used",
+            WebhookEvent::ShareDownloaded => "share.downloaded",
+            WebhookEvent::Test => "webhook.test",
+        }
+    }
+
+    /// A subscribable event by its name.
+    pub fn parse(name: &str) -> Option<Self> {
+        WebhookEvent::ALL.into_iter().find(|event| event.as_str() == name)
+    }
+
+    /// How a chat message says it, after the file's name.
+    pub fn verb(self) -> &'static str {
+        match self {
+            WebhookEvent::FileUploaded => "was uploaded",
+            WebhookEvent::FileDownloaded => "was downloaded",
+            WebhookEvent::FileDeleted => "was deleted",
+            WebhookEvent::FileExpired => "expired",
+            WebhookEvent::GuestLinkUsed => "came in through a guest link",
+            WebhookEvent::ShareDownloaded => "was downloaded",
+            WebhookEvent::Test => "is a test event",
+        }
+    }
+}
+
+impl fmt::Display for WebhookEvent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The events a webhook wants, stored space-separated, in `WebhookEvent::ALL`'s order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebhookEvents(Vec<WebhookEvent>);
+
+impl WebhookEvents {
+    pub fn all() -> Self {
+        WebhookEvents(WebhookEvent::ALL.to_vec())
+    }
+
+    /// The set of `names`; an unknown name is refused with its name, an empty set too.
+    pub fn parse<S: AsRef<str>>(names: &[S]) -> Result<Self, String> {
+        let mut events = Vec::new();
+        for name in names {
+            let name = name.as_ref();
+            let event = WebhookEvent::parse(name).ok_or_else(|| {
+                let known: Vec<&str> = WebhookEvent::ALL.iter().map(|event| event.as_str()).collect();
+                format!("unknown event {name:?}; the events are {}", known.join(", "))
+            })?;
+            events.push(event);
+        }
+        if events.is_empty() {
+            return Err("a webhook needs at least one event".into());
+        }
+        Ok(WebhookEvents(WebhookEvent::ALL.into_iter().filter(|event| events.contains(event)).collect()))
+    }
+
+    /// As the store keeps them; what it reads back is parsed leniently (an unknown name is skipped).
+    pub fn from_stored(stored: &str) -> Self {
+        WebhookEvents(stored.split_whitespace().filter_map(WebhookEvent::parse).collect())
+    }
+
+    pub fn to_stored(&self) -> String {
+        self.0.iter().map(|event| event.as_str()).collect::<Vec<_>>().join(" ")
+    }
+
+    pub fn contains(&self, event: WebhookEvent) -> bool {
+        self.0.contains(&event)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = WebhookEvent> + '_ {
+        self.0.iter().copied()
+    }
+}
+
+/// What a delivery's body looks like: signed generic JSON, or what a chat service takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum WebhookFormat {
+    /// The event as JSON, signed with the webhook's secret.
+    #[default]
+    Generic,
+    /// `{"content": "..."}` for a Discord webhook URL.
+    Discord,
+    /// `{"text": "..."}` for a Slack incoming webhook URL.
+    Slack,
+    /// A plain-text body with a `Title` header, for an ntfy topic URL.
+    Ntfy,
+}
+
+impl WebhookFormat {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WebhookFormat::Generic => "generic",
+            WebhookFormat::Discord => "discord",
+            WebhookFormat::Slack => "slack",
+            WebhookFormat::Ntfy => "ntfy",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Self> {
+        [WebhookFormat::Generic, WebhookFormat::Discord, WebhookFormat::Slack, WebhookFormat::Ntfy]
+            .into_iter()
+            .find(|format| format.as_str() == name)
+    }
+}
+
+/// Longest receiver URL taken.
+const MAX_URL_LEN: usize = 2048;
+
+/// A receiver's URL: absolute http:// or https:// with a host. Which hosts it names is the owner's
+/// choice (a receiver on the same machine or network is a normal setup), so none is refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebhookUrl(String);
+
+impl WebhookUrl {
+    pub fn parse(raw: &str) -> Result<Self, &'static str> {
+        let url = raw.trim();
+        if url.len() > MAX_URL_LEN {
+            return Err("the webhook URL is longer than 2048 bytes");
+        }
+        let lower = url.to_ascii_lowercase();
+        let rest = lower
+            .strip_prefix("https://")
+            .or_else(|| lower.strip_prefix("http://"))
+            .ok_or("the webhook URL must start with http:// or https://")?;
+        let host = rest.split(['/', '?', '#']).next().unwrap_or_default();
+        if host.is_empty() || host.starts_with(':') || host.contains('@') {
+            return Err("the webhook URL needs a host (and no user name in it)");
+        }
+        if url.chars().any(|c| c.is_whitespace() || c.is_control()) {
+            return Err("the webhook URL must not contain spaces");
+        }
+        Ok(WebhookUrl(url.to_owned()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// A webhook as the store keeps it (its secret stays in the store but for signing). Times are unix seconds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebhookRecord {
+    pub id: i64,
+    pub url: String,
+    pub events: WebhookEvents,
+    pub format: WebhookFormat,
+    pub created_at: i64,
+}
+
+/// One delivery of one event to one webhook, and how its attempts went. Times are unix seconds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeliveryRecord {
+    pub id: String,
+    pub webhook_id: i64,
+    pub event: String,
+    pub created_at: i64,
+    pub attempts: i64,
+    /// `None` once delivered or given up.
+    pub next_attempt_at: Option<i64>,
+    pub last_status: Option<i64>,
+    pub last_error: Option<String>,
+    pub delivered_at: Option<i64>,
+}
+
+impl DeliveryRecord {
+    /// `pending` (tried again later), `delivered`, or `failed` (given up after the last attempt).
+    pub fn status(&self) -> &'static str {
+        match (self.delivered_at, self.next_attempt_at) {
+            (Some(_), _) => "delivered",
+            (None, Some(_)) => "pending",
+            (None, None) => "failed",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn only_http_and_https_urls_with_a_host_are_receivers() {
+        assert!(WebhookUrl::parse("https://discord.com/api/webhooks/1/abc").is_ok());
+        assert!(WebhookUrl::parse("HTTP://127.0.0.1:8080/hook").is_ok());
+        for bad in [
+            "ftp://example.com/",
+            "file:///etc/passwd",
+            "javascript:alert(1)",
+            "https://",
+            "http:///x",
+            "https://user@example.com/",
+            "example.com/hook",
+            "https://exa mple.com/",
+        ] {
+            assert!(WebhookUrl::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn events_are_kept_in_one_order_and_unknown_ones_refused() {
+        let events = WebhookEvents::parse(&["file.deleted", "file.uploaded", "file.deleted"]).unwrap();
+        assert_eq!(events.to_stored(), "file.uploaded file.deleted");
+        assert_eq!(WebhookEvents::from_stored(&events.to_stored()), events);
+        assert!(WebhookEvents::parse(&["file.exploded"]).unwrap_err().contains("file.exploded"));
+        assert!(WebhookEvents::parse::<&str>(&[]).is_err());
+        assert!(WebhookEvents::parse(&["webhook.test"]).is_err());
+    }
+}

@@ -1,0 +1,55 @@
+//! The HTTP client that webhook deliveries go out with (reqwest over rustls), behind `services::webhooks::Transport`.
+
+use std::pin::Pin;
+use std::time::Duration;
+
+use crate::services::webhooks::{Outgoing, Transport};
+
+/// Each request ends within the timeout, from connecting to the answer's last byte.
+pub struct WebhookClient(reqwest::Client);
+
+impl WebhookClient {
+    pub fn new(timeout: Duration) -> Result<Self, reqwest::Error> {
+        let client = reqwest::Client::builder()
+            .user_agent(concat!("blobdrop-webhook/", env!("CARGO_PKG_VERSION")))
+            .timeout(timeout)
+            .connect_timeout(timeout)
+            // A receiver answers where it was asked; a redirect is a misconfigured URL, shown as such.
+            .redirect(reqwest::redirect::Policy::none())
+            .build()?;
+        Ok(WebhookClient(client))
+    }
+}
+
+impl Transport for WebhookClient {
+    fn post(&self, request: Outgoing) -> Pin<Box<dyn Future<Output = Result<u16, String>> + Send>> {
+        let mut builder = self.0.post(&request.url);
+        for (name, value) in request.headers {
+            builder = builder.header(name, value);
+        }
+        let sent = builder.body(request.body).send();
+        Box::pin(async move {
+            let response = sent.await.map_err(|error| describe(&error))?;
+            let status = response.status().as_u16();
+            // Read (and drop) the answer, so the timeout covers a receiver that never finishes it.
+            response.bytes().await.map_err(|error| describe(&error))?;
+            Ok(status)
+        })
+    }
+}
+
+/// The one-line reason of a failed request, without the URL (the settings page shows it already).
+fn describe(error: &reqwest::Error) -> String {
+    let what = if error.is_timeout() {
+        "no answer within the timeout"
+    } else if error.is_connect() {
+        "cannot connect"
+    } else {
+        "the request failed"
+    };
+    let mut cause: &dyn std::error::Error = error;
+    while let Some(next) = cause.source() {
+        cause = next;
+    }
+    format!("{what}: {cause}")
+}

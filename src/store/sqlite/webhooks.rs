@@ -1,0 +1,215 @@
+//! Webhooks and their queue of deliveries: what is due, claimed for one attempt, and how it went.
+
+use super::store::Store;
+use crate::domain::{DeliveryRecord, WebhookEvents, WebhookFormat, WebhookRecord};
+use crate::store::rows::WebhookRow;
+use crate::store::{Attempt, DueDelivery, ExpiringFile, NewDelivery, StoreError, WebhookTarget};
+
+impl Store {
+    pub async fn create_webhook(
+        &self,
+        url: &str,
+        events: &WebhookEvents,
+        format: WebhookFormat,
+        secret: &str,
+        now: i64,
+    ) -> Result<WebhookRecord, StoreError> {
+        let (events, format) = (events.to_stored(), format.as_str());
+        let row = sqlx::query_as!(
+            WebhookRow,
+            "INSERT INTO webhooks (url, events, format, secret, created_at) VALUES (?, ?, ?, ?, ?) \
+             RETURNING id, url, events, format, created_at",
+            url,
+            events,
+            format,
+            secret,
+            now
+        )
+        .fetch_one(&self.writer)
+        .await?;
+        Ok(row.into())
+    }
+
+    /// Every webhook, oldest first.
+    pub async fn list_webhooks(&self) -> Result<Vec<WebhookRecord>, StoreError> {
+        let rows = sqlx::query_as!(
+            WebhookRow,
+            "SELECT id AS \"id!\", url, events, format, created_at FROM webhooks ORDER BY id"
+        )
+        .fetch_all(&self.reader)
+        .await?;
+        Ok(rows.into_iter().map(Into::into).collect())
+    }
+
+    pub async fn find_webhook(&self, id: i64) -> Result<Option<WebhookRecord>, StoreError> {
+        let row = sqlx::query_as!(
+            WebhookRow,
+            "SELECT id AS \"id!\", url, events, format, created_at FROM webhooks WHERE id = ?",
+            id
+        )
+        .fetch_optional(&self.reader)
+        .await?;
+        Ok(row.map(Into::into))
+    }
+
+    /// Changes what is given; `None` when there is no such webhook.
+    pub async fn update_webhook(
+        &self,
+        id: i64,
+        url: Option<&str>,
+        events: Option<&WebhookEvents>,
+        format: Option<WebhookFormat>,
+    ) -> Result<Option<WebhookRecord>, StoreError> {
+        let (events, format) = (events.map(WebhookEvents::to_stored), format.map(WebhookFormat::as_str));
+        let row = sqlx::query_as!(
+            WebhookRow,
+            "UPDATE webhooks SET url = COALESCE(?1, url), events = COALESCE(?2, events), \
+             format = COALESCE(?3, format) WHERE id = ?4 RETURNING id, url, events, format, created_at",
+            url,
+            events,
+            format,
+            id
+        )
+        .fetch_optional(&self.writer)
+        .await?;
+        Ok(row.map(Into::into))
+    }
+
+    /// Deletes the webhook and its deliveries; false when there was none.
+    pub async fn delete_webhook(&self, id: i64) -> Result<bool, StoreError> {
+        let result = sqlx::query!("DELETE FROM webhooks WHERE id = ?", id).execute(&self.writer).await?;
+        Ok(result.rows_affected() == 1)
+    }
+
+    /// Every webhook with its key, for the deliveries being sent.
+    pub async fn webhook_targets(&self) -> Result<Vec<WebhookTarget>, StoreError> {
+        let rows =
+            sqlx::query!("SELECT id AS \"id!\", url, format, secret FROM webhooks").fetch_all(&self.reader).await?;
+        Ok(rows
+            .into_iter()
+            .map(|row| WebhookTarget {
+                id: row.id,
+                url: row.url,
+                format: WebhookFormat::parse(&row.format).unwrap_or_default(),
+                secret: row.secret,
+            })
+            .collect())
+    }
+
+    /// Queues `deliveries` in one transaction, due at once. A delivery of a webhook deleted
+    /// meanwhile is left out (its foreign key would refuse it and the whole batch with it).
+    pub async fn enqueue_deliveries(&self, deliveries: &[NewDelivery]) -> Result<(), StoreError> {
+        let mut transaction = self.writer.begin().await?;
+        for delivery in deliveries {
+            sqlx::query!(
+                "INSERT INTO webhook_deliveries (id, webhook_id, event, payload, created_at, next_attempt_at) \
+                 SELECT ?1, id, ?3, ?4, ?5, ?5 FROM webhooks WHERE id = ?2",
+                delivery.id,
+                delivery.webhook_id,
+                delivery.event,
+                delivery.payload,
+                delivery.created_at,
+            )
+            .execute(&mut *transaction)
+            .await?;
+        }
+        transaction.commit().await?;
+        Ok(())
+    }
+
+    /// Takes up to `limit` deliveries due at `now`, oldest first, and moves their next attempt to
+    /// `lease_until`: no other pass takes them meanwhile, and should the server stop before their
+    /// attempt is recorded, they are due again from then on.
+    pub async fn claim_due_deliveries(
+        &self,
+        now: i64,
+        lease_until: i64,
+        limit: i64,
+    ) -> Result<Vec<DueDelivery>, StoreError> {
+        Ok(sqlx::query_as!(
+            DueDelivery,
+            "UPDATE webhook_deliveries SET next_attempt_at = ?2 WHERE id IN \
+             (SELECT id FROM webhook_deliveries WHERE next_attempt_at <= ?1 ORDER BY next_attempt_at LIMIT ?3) \
+             RETURNING id AS \"id!\", webhook_id, event, payload, attempts",
+            now,
+            lease_until,
+            limit
+        )
+        .fetch_all(&self.writer)
+        .await?)
+    }
+
+    /// Gives back a claimed delivery whose attempt was cut off by a stop: due again at `now`.
+    pub async fn release_delivery(&self, id: &str, now: i64) -> Result<(), StoreError> {
+        sqlx::query!(
+            "UPDATE webhook_deliveries SET next_attempt_at = ?2 WHERE id = ?1 AND next_attempt_at IS NOT NULL",
+            id,
+            now
+        )
+        .execute(&self.writer)
+        .await?;
+        Ok(())
+    }
+
+    /// When the next delivery is due (unix seconds), if any is pending.
+    pub async fn next_delivery_due(&self) -> Result<Option<i64>, StoreError> {
+        Ok(sqlx::query_scalar!(
+            "SELECT MIN(next_attempt_at) AS \"due?: i64\" FROM webhook_deliveries WHERE next_attempt_at IS NOT NULL"
+        )
+        .fetch_one(&self.reader)
+        .await?)
+    }
+
+    /// Counts one attempt of a delivery and what came of it.
+    pub async fn record_attempt(&self, id: &str, attempt: &Attempt<'_>) -> Result<(), StoreError> {
+        sqlx::query!(
+            "UPDATE webhook_deliveries SET attempts = attempts + 1, last_status = ?2, last_error = ?3, \
+             next_attempt_at = ?4, delivered_at = ?5 WHERE id = ?1",
+            id,
+            attempt.status,
+            attempt.error,
+            attempt.next_attempt_at,
+            attempt.delivered_at,
+        )
+        .execute(&self.writer)
+        .await?;
+        Ok(())
+    }
+
+    /// A webhook's latest deliveries, newest first.
+    pub async fn webhook_deliveries(&self, webhook_id: i64, limit: i64) -> Result<Vec<DeliveryRecord>, StoreError> {
+        Ok(sqlx::query_as!(
+            DeliveryRecord,
+            "SELECT id AS \"id!\", webhook_id, event, created_at, attempts, next_attempt_at, last_status, \
+             last_error, delivered_at FROM webhook_deliveries WHERE webhook_id = ? \
+             ORDER BY created_at DESC, rowid DESC LIMIT ?",
+            webhook_id,
+            limit
+        )
+        .fetch_all(&self.reader)
+        .await?)
+    }
+
+    /// Removes finished deliveries (delivered or given up) created before `before`; returns how many.
+    pub async fn prune_deliveries(&self, before: i64) -> Result<u64, StoreError> {
+        let result =
+            sqlx::query!("DELETE FROM webhook_deliveries WHERE next_attempt_at IS NULL AND created_at < ?", before)
+                .execute(&self.writer)
+                .await?;
+        Ok(result.rows_affected())
+    }
+
+    /// The files the clean-up's next `mark_expired_files_deleted(now, used_up_before)` hides (the
+    /// same condition), read just before it, for their `file.expired` events.
+    pub async fn files_about_to_expire(&self, now: i64, used_up_before: i64) -> Result<Vec<ExpiringFile>, StoreError> {
+        Ok(sqlx::query_as!(
+            ExpiringFile,
+            "SELECT id AS \"id!\", filename, file_size FROM files WHERE state = 'ready' AND (expires_at <= ?1 \
+             OR (download_count >= max_downloads AND last_download_at < ?2))",
+            now,
+            used_up_before,
+        )
+        .fetch_all(&self.reader)
+        .await?)
+    }
+}
