@@ -3,7 +3,7 @@
 
 use clap::{Parser, Subcommand};
 
-use crate::commands::{admin, backup, client, completions, healthcheck, import, man};
+use crate::commands::{admin, backup, client, completions, healthcheck, import, man, migrate};
 use crate::settings::Settings;
 
 #[derive(Debug, Parser)]
@@ -39,6 +39,9 @@ pub enum Command {
     Client(client::ClientCommand),
     /// Add the files of a bundle (.sqlite from /api/bundle) to the database (safe while the server runs).
     Import(import::ImportArgs),
+    /// Copy a stopped server's SQLite database into an empty PostgreSQL database (restartable;
+    /// every file's SHA-256 is checked at the end).
+    Migrate(migrate::MigrateArgs),
     /// Print the shell completion script, e.g. `blobdrop completions bash > ~/.local/share/bash-completion/completions/blobdrop`.
     Completions(completions::CompletionsArgs),
     /// Print the manual page (roff): `blobdrop man | man -l -`.

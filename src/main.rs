@@ -24,6 +24,7 @@ async fn main() -> std::process::ExitCode {
         Command::Admin(command) => commands::admin::run(command).await.map_err(Into::into),
         Command::Client(command) => commands::client::run(command).await.map_err(Into::into),
         Command::Import(args) => commands::import::import_command(&args).await.map_err(Into::into),
+        Command::Migrate(args) => commands::migrate::migrate(&args).await.map_err(Into::into),
         Command::Completions(args) => commands::completions::print(&args, Cli::command()).map_err(Into::into),
         Command::Man(args) => commands::man::print(&args, Cli::command()).map_err(Into::into),
     };

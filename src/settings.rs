@@ -8,7 +8,7 @@ use std::time::Duration;
 use clap::Args;
 
 use crate::domain::{ByteSize, PublicUrl, TrustedProxies};
-use crate::store::StoreOptions;
+use crate::store::{DatabaseLocation, StoreOptions};
 use crate::telemetry::LogFormat;
 
 #[derive(Debug, Clone, Args)]
@@ -75,6 +75,12 @@ pub struct Settings {
     #[arg(long, env = "BLOBDROP_GC_INTERVAL", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
     pub gc_interval_mins: u64,
 
+    /// Seconds an upload in flight stays safe from the clean-up of other instances sharing the
+    /// database without its instance renewing its lease (renewed every third of it); an instance
+    /// that died leaves its uploads to be purged that long after its last renewal. PostgreSQL only.
+    #[arg(long, env = "BLOBDROP_UPLOAD_LEASE", default_value_t = 60, value_parser = clap::value_parser!(u64).range(3..))]
+    pub upload_lease_secs: u64,
+
     /// Reverse proxies whose X-Forwarded-For is believed: comma-separated IPs or CIDR ranges
     /// (default: none, so the TCP peer is the client).
     #[arg(long, env = "BLOBDROP_TRUSTED_PROXIES", default_value = "")]
@@ -112,9 +118,10 @@ pub struct Settings {
 /// server and for every command that opens the database (backup, import, verify, vacuum).
 #[derive(Debug, Clone, Args)]
 pub struct DatabaseArgs {
-    /// SQLite database file; the server creates it (and missing folders), the commands need it.
+    /// SQLite database file (the server creates it and missing folders, the commands need it), or
+    /// a PostgreSQL URL, postgres://USER:PASSWORD@HOST/DATABASE (the database must exist).
     #[arg(long, env = "BLOBDROP_DB", default_value = "data/blobdrop.db")]
-    pub db: PathBuf,
+    pub db: DatabaseLocation,
 
     /// WAL pages after which a commit checkpoints the WAL into the database; 0 leaves checkpoints
     /// to another process (Litestream).
@@ -124,6 +131,11 @@ pub struct DatabaseArgs {
     /// Largest the database may grow, e.g. 50GiB; uploads beyond it get 507 (default: the disk's size).
     #[arg(long, env = "BLOBDROP_MAX_DB_SIZE")]
     pub max_db_size: Option<ByteSize>,
+
+    /// A file holding the PostgreSQL password (a Docker secret: /run/secrets/NAME), so the
+    /// BLOBDROP_DB URL needs none; PostgreSQL only.
+    #[arg(long, env = "BLOBDROP_DB_PASSWORD_FILE")]
+    pub db_password_file: Option<PathBuf>,
 }
 
 impl DatabaseArgs {
@@ -135,6 +147,33 @@ impl DatabaseArgs {
             min_free_space: None,
         }
     }
+}
+
+impl DatabaseArgs {
+    /// The database to open: `db`, with the password of `db_password_file` in a PostgreSQL URL.
+    pub fn location(&self) -> Result<DatabaseLocation, SecretFileError> {
+        let password = DB_PASSWORD.resolve(None, self.db_password_file.as_deref())?;
+        Ok(match (&self.db, password) {
+            (DatabaseLocation::Postgres(url), Some(password)) => {
+                DatabaseLocation::Postgres(with_password(url, &password))
+            }
+            (location, _) => location.clone(),
+        })
+    }
+}
+
+/// The PostgreSQL password's `_FILE` setting (there is no plain twin: the URL holds one).
+pub const DB_PASSWORD: SecretSetting = SecretSetting { name: "BLOBDROP_DB_PASSWORD", flag: "db-password" };
+
+/// `url` (`postgres://user[:old]@host/...`) with `password`, percent-encoded, as its password.
+fn with_password(url: &str, password: &str) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("postgres", url));
+    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let (authority, path) = rest.split_at(authority_end);
+    let (user, host) = authority.rsplit_once('@').map_or(("", authority), |(info, host)| (info, host));
+    let user = user.split(':').next().unwrap_or_default();
+    let password = percent_encoding::utf8_percent_encode(password, percent_encoding::NON_ALPHANUMERIC);
+    format!("{scheme}://{user}:{password}@{host}{path}")
 }
 
 /// The owner secret and its `_FILE` twin.
@@ -152,6 +191,10 @@ impl Settings {
 
     pub fn shutdown_timeout(&self) -> Duration {
         Duration::from_secs(self.shutdown_timeout_secs)
+    }
+
+    pub fn upload_lease(&self) -> Duration {
+        Duration::from_secs(self.upload_lease_secs)
     }
 
     pub fn webhook_timeout(&self) -> Duration {
@@ -218,6 +261,30 @@ impl SecretSetting {
 mod secret_file_tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    #[test]
+    fn the_postgres_password_file_goes_into_the_url_encoded() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("password");
+        std::fs::write(&path, "p@ss/w:rd\n").unwrap();
+        let args = |db: &str, file: Option<PathBuf>| DatabaseArgs {
+            db: db.parse().unwrap(),
+            wal_autocheckpoint: 0,
+            max_db_size: None,
+            db_password_file: file,
+        };
+        let with_file = args("postgres://blobdrop@db:5432/blobdrop?sslmode=disable", Some(path.clone()));
+        assert_eq!(
+            with_file.location().unwrap(),
+            DatabaseLocation::Postgres("postgres://blobdrop:p%40ss%2Fw%3Ard@db:5432/blobdrop?sslmode=disable".into())
+        );
+        let no_file = args("postgres://blobdrop:old@db/blobdrop", None);
+        assert_eq!(
+            no_file.location().unwrap(),
+            DatabaseLocation::Postgres("postgres://blobdrop:old@db/blobdrop".into())
+        );
+        assert_eq!(args("data/x.db", Some(path)).location().unwrap(), DatabaseLocation::Sqlite("data/x.db".into()));
+    }
 
     const SETTING: SecretSetting = SecretSetting { name: "BLOBDROP_SHARED_SECRET", flag: "shared-secret" };
 

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use crate::settings::DatabaseArgs;
+use crate::store::DatabaseLocation;
 
 #[derive(Debug, Clone, Args)]
 pub struct BackupArgs {
@@ -24,6 +25,10 @@ pub struct BackupArgs {
 pub enum BackupError {
     #[error("there is no database at {0}; pass --db or set BLOBDROP_DB")]
     NoDatabase(String),
+    #[error(
+        "{0} is a PostgreSQL database: back it up with PostgreSQL's own tools, e.g. `pg_dump --format=custom --file=blobdrop.dump URL` (blobdrop backup copies SQLite files only)"
+    )]
+    Postgres(String),
     #[error("{0} already exists; choose a new file name")]
     OutputExists(String),
     #[error("the copy failed")]
@@ -34,9 +39,11 @@ pub enum BackupError {
 
 /// Copies the database at `args.database.db` to the new file `args.out`.
 pub async fn backup(args: &BackupArgs) -> Result<(), BackupError> {
-    if !args.database.db.exists() {
-        return Err(BackupError::NoDatabase(args.database.db.display().to_string()));
-    }
+    let db = match &args.database.db {
+        DatabaseLocation::Sqlite(path) if path.exists() => path,
+        DatabaseLocation::Sqlite(path) => return Err(BackupError::NoDatabase(path.display().to_string())),
+        postgres @ DatabaseLocation::Postgres(_) => return Err(BackupError::Postgres(postgres.to_string())),
+    };
     if args.out.exists() {
         return Err(BackupError::OutputExists(args.out.display().to_string()));
     }
@@ -50,7 +57,7 @@ pub async fn backup(args: &BackupArgs) -> Result<(), BackupError> {
     // In OUT's own folder, so the final rename never crosses file systems.
     let partial = tempfile::Builder::new().prefix(&prefix).tempfile_in(&folder).map_err(write_error)?;
     // VACUUM INTO accepts an existing file only when it is empty, as this one is.
-    crate::store::copy_database(&args.database.db, partial.path()).await.map_err(BackupError::Copy)?;
+    crate::store::copy_database(db, partial.path()).await.map_err(BackupError::Copy)?;
     // VACUUM INTO writes without syncing; the copy must be on disk before it takes OUT's name.
     partial.as_file().sync_all().map_err(write_error)?;
     partial.persist_noclobber(&args.out).map_err(|error| {

@@ -44,7 +44,7 @@ pub enum ImportCommandError {
 /// and closes without a checkpoint of its own: the server's (or Litestream's) continue.
 pub async fn import_command(args: &ImportArgs) -> Result<(), ImportCommandError> {
     if !args.database.db.exists() {
-        return Err(ImportCommandError::NoDatabase(args.database.db.display().to_string()));
+        return Err(ImportCommandError::NoDatabase(args.database.db.to_string()));
     }
     let size = std::fs::metadata(&args.bundle)
         .map_err(|error| ImportCommandError::Read(args.bundle.display().to_string(), error))?

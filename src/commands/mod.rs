@@ -1,5 +1,5 @@
-//! Every subcommand but `serve`: the command-line client, the admin commands, backup, import, the
-//! health check, shell completions and the manual page.
+//! Every subcommand but `serve`: the command-line client, the admin commands, backup, import, the move
+//! to PostgreSQL (migrate), the health check, shell completions and the manual page.
 
 pub mod admin;
 pub mod backup;
@@ -8,3 +8,4 @@ pub mod completions;
 pub mod healthcheck;
 pub mod import;
 pub mod man;
+pub mod migrate;

@@ -9,10 +9,13 @@ use crate::routes::state::AppState;
 use crate::services::system;
 
 /// Sizes in bytes. `reclaimable_bytes` are free pages inside the database file that the clean-up
-/// gives back to the file system.
+/// gives back to the file system (on PostgreSQL: dead chunk rows' space, which its vacuum makes
+/// reusable); `free_disk_bytes` is null on PostgreSQL, whose disk is its server's.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 struct SystemJson {
     version: &'static str,
+    /// The database that runs: `sqlite` or `postgres`.
+    store: &'static str,
     files: i64,
     stored_bytes: i64,
     reclaimable_bytes: i64,
@@ -30,6 +33,7 @@ pub async fn show(_owner: Owner, state: web::Data<AppState>) -> Result<HttpRespo
     let unfinished = system::unfinished_uploads(&state.ctx).await?;
     Ok(HttpResponse::Ok().json(SystemJson {
         version: env!("CARGO_PKG_VERSION"),
+        store: system::store_kind(&state.ctx),
         files: usage.files,
         stored_bytes: usage.stored_bytes,
         reclaimable_bytes: usage.reclaimable_bytes,

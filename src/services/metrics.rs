@@ -15,6 +15,12 @@ use crate::services::uploads::UploadMemory;
 use crate::store::StoreError;
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct StoreLabels {
+    /// `sqlite` or `postgres`.
+    store: String,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RouteLabels {
     method: String,
     route: String,
@@ -32,6 +38,8 @@ pub struct Metrics {
     files: Gauge,
     stored_bytes: Gauge,
     reclaimable_bytes: Gauge,
+    database_bytes: Gauge,
+    store: Family<StoreLabels, Gauge>,
     upload_memory_bytes: Gauge,
     upload_memory_peak_bytes: Gauge,
     request_seconds: Family<RouteLabels, Histogram>,
@@ -52,6 +60,8 @@ impl Default for Metrics {
             files: Gauge::default(),
             stored_bytes: Gauge::default(),
             reclaimable_bytes: Gauge::default(),
+            database_bytes: Gauge::default(),
+            store: Family::default(),
             upload_memory_bytes: Gauge::default(),
             upload_memory_peak_bytes: Gauge::default(),
             request_seconds: Family::new_with_constructor(latency_histogram),
@@ -70,6 +80,12 @@ impl Default for Metrics {
             "Free space inside the database file, given back by the clean-up",
             metrics.reclaimable_bytes.clone(),
         );
+        registry.register(
+            "database_bytes",
+            "Size of the database (SQLite: its file; PostgreSQL: pg_database_size)",
+            metrics.database_bytes.clone(),
+        );
+        registry.register("store", "The database that runs, as a label (always 1)", metrics.store.clone());
         registry.register(
             "upload_memory_bytes",
             "Bytes of upload batches held in memory now (BLOBDROP_UPLOAD_MEMORY bounds them)",
@@ -98,6 +114,8 @@ impl Metrics {
         self.files.set(usage.files);
         self.stored_bytes.set(usage.stored_bytes);
         self.reclaimable_bytes.set(usage.reclaimable_bytes);
+        self.database_bytes.set(usage.database_bytes);
+        self.store.get_or_create(&StoreLabels { store: ctx.store.kind().to_owned() }).set(1);
         let mut text = String::new();
         // Writing into a String cannot fail.
         let _ = prometheus_client::encoding::text::encode(&mut text, &self.registry);

@@ -18,6 +18,11 @@ pub fn free_disk_bytes(ctx: &Context) -> Option<u64> {
     ctx.store.free_disk_bytes()
 }
 
+/// Which database runs: `sqlite` or `postgres`.
+pub fn store_kind(ctx: &Context) -> &'static str {
+    ctx.store.kind()
+}
+
 /// True when the database answers a query.
 pub async fn is_healthy(ctx: &Context) -> bool {
     ctx.store.is_healthy().await

@@ -28,7 +28,7 @@ use crate::services::uploads::UploadMemory;
 use crate::services::webhooks::{WebhookSettings, Webhooks};
 use crate::services::{Context, cleanup};
 use crate::settings::Settings;
-use crate::store::{OpenError, Store, StoreError, StoreOptions};
+use crate::store::{DatabaseLocation, OpenError, Store, StoreError, StoreOptions};
 use shutdown::StopSignals;
 
 /// How long each of the last two steps of a stop (clean-up, closing the database) may take.
@@ -60,6 +60,7 @@ pub struct Application {
     running: shutdown::Running,
     shutdown_timeout: std::time::Duration,
     gc: tokio::task::JoinHandle<()>,
+    leases: tokio::task::JoinHandle<()>,
     forget_failures: tokio::task::JoinHandle<()>,
     webhooks: Webhooks,
 }
@@ -79,11 +80,12 @@ impl Application {
             min_free_space: settings.min_free_space.map(|size| size.as_u64()),
             ..settings.database.store_options()
         };
-        let store = Store::open(&settings.database.db, store_options).await?;
+        let store = Store::open(settings.database.location()?, store_options).await?;
         let cleanup = cleanup::CleanupTrigger::default();
         // Events reported before the server is bound (the clean-up's below) wait in the channel.
         let (events, event_queue) = Webhooks::channel();
-        let ctx = Context::new(store.clone(), clock, cleanup).with_events(events);
+        let ctx =
+            Context::new(store.clone(), clock, cleanup).with_events(events).with_upload_lease(settings.upload_lease());
         match cleanup::purge_interrupted_uploads(&ctx).await {
             Ok(_) => {}
             // A disk filled from outside blobdrop: serve downloads and deletes all the same; the
@@ -125,7 +127,7 @@ impl Application {
             upload_memory,
             in_flight: InFlight::new(in_flight_limits(&settings)),
             idle_timeout: settings.idle_timeout(),
-            db_folder: settings.database.db.parent().map(std::path::Path::to_path_buf).unwrap_or_default(),
+            db_folder: scratch_folder(&settings.database.db),
             throttles: throttles.clone(),
             trusted_proxies: settings.trusted_proxies.clone(),
             grant_key: GrantKey::resolve(&store).await?,
@@ -185,14 +187,15 @@ impl Application {
         let client = webhook_client::WebhookClient::new(webhook_settings.timeout).map_err(StartupError::Webhooks)?;
         let webhooks = Webhooks::start(&ctx, event_queue, std::sync::Arc::new(client), webhook_settings);
         let gc = tokio::spawn(cleanup::run_periodically(ctx.clone(), settings.gc_interval()));
+        let leases = tokio::spawn(cleanup::renew_leases_periodically(ctx.clone()));
         let forget_failures = tokio::spawn(throttles.forget_periodically());
         let address = format!("{}:{port}", settings.bind);
-        tracing::info!(%address, port, db = %settings.database.db.display(), "blobdrop is listening");
+        tracing::info!(%address, port, db = %settings.database.db, store = store.kind(), "blobdrop is listening");
         if settings.public_url.is_none() && !settings.bind.is_loopback() {
             tracing::warn!(%address, "listening beyond loopback without BLOBDROP_PUBLIC_URL: links are built from each request's Host header, which any client chooses; set BLOBDROP_PUBLIC_URL");
         }
         let shutdown_timeout = settings.shutdown_timeout();
-        Ok(Application { port, server, ctx, store, running, shutdown_timeout, gc, forget_failures, webhooks })
+        Ok(Application { port, server, ctx, store, running, shutdown_timeout, gc, leases, forget_failures, webhooks })
     }
 
     pub fn port(&self) -> u16 {
@@ -216,6 +219,9 @@ impl Application {
         };
         let served = served.map_err(StartupError::Serve);
         self.gc.abort();
+        // No upload runs any more: the clean-up below removes those the stop cut off, which are
+        // in this instance's registry; another instance would once their leases lapse.
+        self.leases.abort();
         self.forget_failures.abort();
         // No request runs any more, so any upload still marked as running was cut off. Both steps
         // are bounded: the clean-up runs every deleted file's paced purge (minutes for gigabytes),
@@ -235,6 +241,15 @@ impl Application {
         }
         tracing::info!("blobdrop stopped");
         served
+    }
+}
+
+/// Where bundles are built and imports unpacked: beside a SQLite database (on its file system, whose
+/// space the reserve watches), else the system's temporary folder.
+fn scratch_folder(db: &DatabaseLocation) -> std::path::PathBuf {
+    match db.sqlite_path() {
+        Some(path) => path.parent().map(std::path::Path::to_path_buf).unwrap_or_default(),
+        None => std::env::temp_dir(),
     }
 }
 

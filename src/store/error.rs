@@ -18,8 +18,9 @@ pub enum StoreError {
 
 impl From<sqlx::Error> for StoreError {
     fn from(error: sqlx::Error) -> Self {
-        // SQLITE_FULL (13): the disk is full or max_page_count was reached.
-        let full = error.as_database_error().and_then(|e| e.code()).is_some_and(|code| code == "13");
+        // SQLITE_FULL (13): the disk is full or max_page_count was reached. PostgreSQL's
+        // disk_full (SQLSTATE 53100): the server's disk, not ours, but the same answer (507).
+        let full = error.as_database_error().and_then(|e| e.code()).is_some_and(|code| code == "13" || code == "53100");
         if full { StoreError::StorageFull } else { StoreError::Database(error) }
     }
 }

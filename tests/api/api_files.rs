@@ -27,8 +27,8 @@ async fn the_listing_is_the_stored_size_column_not_the_chunks() {
     let app = spawn_app().await;
     let url = app.upload("sized.bin", test_bytes(100_000)).await;
     // If the listing summed chunk lengths, changing the stored size would not show.
-    let db = sqlx::SqlitePool::connect(&format!("sqlite://{}", app.db_path.display())).await.unwrap();
-    sqlx::query("UPDATE files SET file_size = 12345 WHERE id = ?").bind(id_of(&url)).execute(&db).await.unwrap();
+    let db = app.writable_db().await;
+    db.execute(&format!("UPDATE files SET file_size = 12345 WHERE id = '{}'", id_of(&url))).await;
     db.close().await;
     assert_eq!(app.list().await[0]["size"], 12345);
 }

@@ -49,10 +49,7 @@ async fn downloads_need_no_secret() {
 async fn a_first_start_without_a_secret_generates_one_and_keeps_only_its_hash() {
     let app = crate::helpers::spawn_app_with(|settings| settings.shared_secret = None).await;
     let db = app.db().await;
-    let stored: String = sqlx::query_scalar("SELECT value FROM settings WHERE key = 'owner_secret_sha256'")
-        .fetch_one(&db)
-        .await
-        .unwrap();
+    let stored: String = db.scalar("SELECT value FROM settings WHERE key = 'owner_secret_sha256'").await;
     assert_eq!(stored.len(), 64, "a hex SHA-256");
     let refused = app.client.put(app.url("/x.txt")).bearer_auth(SECRET).body("x").send().await.unwrap();
     assert_eq!(refused.status(), StatusCode::UNAUTHORIZED);

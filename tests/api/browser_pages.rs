@@ -62,7 +62,7 @@ async fn signing_in_sets_a_strict_http_only_cookie_whose_token_is_stored_hashed(
     assert!(!cookie.contains("Secure"), "plain http must not set Secure: {cookie}");
     let token = cookie.split(';').next().unwrap().split_once('=').unwrap().1.to_owned();
     let db = app.db().await;
-    let stored: Vec<String> = sqlx::query_scalar("SELECT token_sha256 FROM sessions").fetch_all(&db).await.unwrap();
+    let stored: Vec<String> = db.scalars("SELECT token_sha256 FROM sessions").await;
     assert_eq!(stored, vec![sha256(token.as_bytes())]);
 }
 

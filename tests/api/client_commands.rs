@@ -7,7 +7,7 @@ use std::process::{Output, Stdio};
 use tokio::io::AsyncWriteExt;
 use tokio::process::Command;
 
-use crate::helpers::{SECRET, TestApp, id_of, sha256, spawn_app, test_bytes};
+use crate::helpers::{SECRET, TestApp, TestDb, id_of, sha256, spawn_app, test_bytes};
 
 /// Runs `blobdrop ARGS` in `folder` pointed at the app with the owner's token, feeding `stdin`.
 async fn blobdrop_with(app: &TestApp, folder: &Path, args: &[&str], token: &str, stdin: &[u8]) -> Output {
@@ -16,7 +16,7 @@ async fn blobdrop_with(app: &TestApp, folder: &Path, args: &[&str], token: &str,
         .current_dir(folder)
         .env("BLOBDROP_URL", &app.address)
         .env("BLOBDROP_TOKEN", token)
-        .env("BLOBDROP_DB", &app.db_path)
+        .env("BLOBDROP_DB", app.database.as_os_str())
         // Where `upload` keeps what it needs to resume: the test's folder, not the user's.
         .env("XDG_CACHE_HOME", folder.join(".cache"))
         .stdin(Stdio::piped())
@@ -190,12 +190,21 @@ async fn verify_passes_a_sound_database_and_names_a_corrupted_chunk_a_gap_and_an
     assert_eq!(report, "checked 4 file(s), 1.7 MiB: 0 problem(s)\n");
 
     // Same length, other bytes: only the hash can tell.
-    let db = &app.db_path;
-    sqlite3(db, &format!("UPDATE file_chunks SET data = zeroblob(32768) WHERE file_id = '{corrupted}' AND idx = 40;"))
-        .await;
-    sqlite3(db, &format!("DELETE FROM file_chunks WHERE file_id = '{gapped}' AND idx = 1;")).await;
-    sqlite3(db, "PRAGMA foreign_keys = OFF; INSERT INTO file_chunks (file_id, idx, data) VALUES ('ghost', 0, x'00');")
-        .await;
+    let db = app.writable_db().await;
+    let (zeros, one_byte, no_foreign_keys) = match db {
+        TestDb::Sqlite(_) => ("zeroblob(32768)", "x'00'", "PRAGMA foreign_keys = OFF"),
+        // A superuser's session that fires no foreign-key triggers (the test cluster's user is one).
+        TestDb::Postgres(_) => {
+            ("decode(repeat('00', 32768), 'hex')", "'\\x00'::bytea", "SET session_replication_role = replica")
+        }
+    };
+    db.execute(&format!("UPDATE file_chunks SET data = {zeros} WHERE file_id = '{corrupted}' AND idx = 40")).await;
+    db.execute(&format!("DELETE FROM file_chunks WHERE file_id = '{gapped}' AND idx = 1")).await;
+    db.execute(&format!(
+        "{no_foreign_keys}; INSERT INTO file_chunks (file_id, idx, data) VALUES ('ghost', 0, {one_byte})"
+    ))
+    .await;
+    db.close().await;
 
     let output = blobdrop_with(&app, folder.path(), &["verify"], SECRET, b"").await;
     let (stdout, stderr) = (String::from_utf8(output.stdout).unwrap(), String::from_utf8(output.stderr).unwrap());
@@ -213,6 +222,9 @@ async fn verify_passes_a_sound_database_and_names_a_corrupted_chunk_a_gap_and_an
 
 #[tokio::test]
 async fn vacuum_gives_free_space_back_beside_the_running_server() {
+    if crate::helpers::sqlite_only("free pages and their give-back are SQLite's") {
+        return;
+    }
     let app = spawn_app().await;
     let folder = tempfile::tempdir().unwrap();
     let kept = app.upload("kept.bin", test_bytes(300_000)).await;
@@ -224,7 +236,7 @@ async fn vacuum_gives_free_space_back_beside_the_running_server() {
     let freed: u64 = report.split_once('(').and_then(|(_, rest)| rest.split(' ').next()?.parse().ok()).unwrap();
     assert!(freed >= 5_000_000, "{report}");
     let db = app.db().await;
-    let free: i64 = sqlx::query_scalar("PRAGMA freelist_count").fetch_one(&db).await.unwrap();
+    let free: i64 = db.scalar("PRAGMA freelist_count").await;
     db.close().await;
     assert_eq!(free, 0, "{report}");
     assert_eq!(app.download(&kept).await, test_bytes(300_000));
@@ -237,4 +249,22 @@ async fn vacuum_gives_free_space_back_beside_the_running_server() {
     assert!(again.starts_with("freed 0 B (0 bytes)"), "{again}");
     let nowhere = blobdrop_fails(&app, folder.path(), &["vacuum", "--db", "missing.db"], SECRET).await;
     assert!(nowhere.contains("no database at missing.db"), "{nowhere}");
+}
+
+#[tokio::test]
+async fn on_postgresql_vacuum_runs_vacuum_and_backup_points_to_pg_dump() {
+    if !crate::helpers::on_postgres() {
+        println!("skipped on SQLite: this is PostgreSQL's vacuum and backup");
+        return;
+    }
+    let app = spawn_app().await;
+    let folder = tempfile::tempdir().unwrap();
+    let kept = app.upload("kept.bin", test_bytes(300_000)).await;
+    let report = blobdrop(&app, folder.path(), &["vacuum"]).await;
+    assert!(report.starts_with("ran VACUUM (ANALYZE)"), "{report}");
+    assert_eq!(app.download(&kept).await, test_bytes(300_000));
+    let out = folder.path().join("backup.db");
+    let refused = blobdrop_fails(&app, folder.path(), &["backup", out.to_str().unwrap()], SECRET).await;
+    assert!(refused.contains("pg_dump") && !refused.contains("blobdrop@"), "{refused}");
+    assert!(!out.exists());
 }

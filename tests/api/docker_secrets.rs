@@ -98,23 +98,37 @@ async fn the_client_reads_its_token_from_a_file() {
 
 #[tokio::test]
 async fn the_compose_files_hand_the_secret_over_as_a_docker_secret() {
-    // Parsed as YAML (there is no Docker engine here): each service that sets the _FILE variable
-    // mounts a secret declared at the top level, at the path the variable names.
+    // Parsed as YAML (there is no Docker engine here): each blobdrop service gets the owner secret
+    // from a file, and every `_FILE` variable of any service (the PostgreSQL password too) names a
+    // secret the service mounts and the file declares; no secret is written in the environment.
     let check = r#"
 import sys, yaml
+from urllib.parse import urlsplit
 for path in sys.argv[1:]:
     compose = yaml.safe_load(open(path))
     declared = compose.get("secrets", {})
-    service = compose["services"]["blobdrop"]
-    env = service["environment"]
-    assert "BLOBDROP_SHARED_SECRET" not in env, path
-    [name] = service["secrets"]
-    assert "file" in declared[name], path
-    assert env["BLOBDROP_SHARED_SECRET_FILE"] == "/run/secrets/" + name, path
+    blobdrops = [s for name, s in compose["services"].items() if name.startswith("blobdrop")]
+    assert blobdrops, path
+    for service in blobdrops:
+        env = service["environment"]
+        assert "BLOBDROP_SHARED_SECRET" not in env, path
+        assert "BLOBDROP_SHARED_SECRET_FILE" in env, path
+        assert urlsplit(env.get("BLOBDROP_DB", "")).password is None, path
+    for name, service in compose["services"].items():
+        env = service.get("environment", {})
+        assert "POSTGRES_PASSWORD" not in env, path
+        for variable, value in env.items():
+            if variable.endswith("_FILE"):
+                secret = value.removeprefix("/run/secrets/")
+                assert value == "/run/secrets/" + secret, (path, name, variable)
+                assert secret in service["secrets"], (path, name, variable)
+                assert "file" in declared[secret], (path, name, variable)
 "#;
     let root = env!("CARGO_MANIFEST_DIR");
+    let files = ["compose.yaml", "deploy/litestream/compose.yaml", "deploy/postgres/compose.yaml"];
     let output = Command::new("python3")
-        .args(["-c", check, &format!("{root}/compose.yaml"), &format!("{root}/deploy/litestream/compose.yaml")])
+        .args(["-c", check])
+        .args(files.map(|file| format!("{root}/{file}")))
         .output()
         .await
         .unwrap();

@@ -305,21 +305,33 @@ async fn a_disk_filling_up_during_the_upload_answers_507(kind: Kind) {
 
 #[tokio::test]
 async fn full_disk_during_a_put_with_content_length_answers_507_and_keeps_earlier_files() {
+    if crate::helpers::sqlite_only("a full disk of our own is SQLite's: PostgreSQL's disk is its server's") {
+        return;
+    }
     a_disk_filling_up_during_the_upload_answers_507(Kind::PutWithLength).await;
 }
 
 #[tokio::test]
 async fn full_disk_during_a_chunked_put_answers_507_and_keeps_earlier_files() {
+    if crate::helpers::sqlite_only("a full disk of our own is SQLite's: PostgreSQL's disk is its server's") {
+        return;
+    }
     a_disk_filling_up_during_the_upload_answers_507(Kind::PutChunked).await;
 }
 
 #[tokio::test]
 async fn full_disk_during_a_form_upload_answers_507_and_keeps_earlier_files() {
+    if crate::helpers::sqlite_only("a full disk of our own is SQLite's: PostgreSQL's disk is its server's") {
+        return;
+    }
     a_disk_filling_up_during_the_upload_answers_507(Kind::Form).await;
 }
 
 #[tokio::test]
 async fn full_disk_during_a_guest_upload_answers_507_and_keeps_earlier_files() {
+    if crate::helpers::sqlite_only("a full disk of our own is SQLite's: PostgreSQL's disk is its server's") {
+        return;
+    }
     a_disk_filling_up_during_the_upload_answers_507(Kind::Guest).await;
 }
 
@@ -327,6 +339,9 @@ async fn full_disk_during_a_guest_upload_answers_507_and_keeps_earlier_files() {
 /// uploads after it were answered 201 but never committed (links 404, rows invisible).
 #[tokio::test]
 async fn after_sqlite_itself_ran_out_of_disk_every_201_is_committed_and_downloadable() {
+    if crate::helpers::sqlite_only("a full disk of our own is SQLite's: PostgreSQL's disk is its server's") {
+        return;
+    }
     let disk = Tmpfs::mount("48m");
     let logs = tempfile::tempdir().unwrap();
     let server = Server::start(&disk, logs.path(), &[("BLOBDROP_MIN_FREE_SPACE", "0")]).await;
@@ -429,6 +444,9 @@ async fn assert_the_owner_can_help_himself(server: &Server, disk: &Tmpfs, files:
 
 #[tokio::test]
 async fn on_a_disk_full_of_user_data_the_owner_signs_in_lists_downloads_and_deletes_to_free_space() {
+    if crate::helpers::sqlite_only("a full disk of our own is SQLite's: PostgreSQL's disk is its server's") {
+        return;
+    }
     let disk = Tmpfs::mount("48m");
     let logs = tempfile::tempdir().unwrap();
     let server = Server::start(&disk, logs.path(), &[]).await;
@@ -439,6 +457,9 @@ async fn on_a_disk_full_of_user_data_the_owner_signs_in_lists_downloads_and_dele
 
 #[tokio::test]
 async fn a_restart_on_a_disk_full_of_user_data_starts_serves_and_deletes() {
+    if crate::helpers::sqlite_only("a full disk of our own is SQLite's: PostgreSQL's disk is its server's") {
+        return;
+    }
     let disk = Tmpfs::mount("48m");
     let logs = tempfile::tempdir().unwrap();
     let server = Server::start(&disk, logs.path(), &[]).await;
@@ -455,6 +476,9 @@ async fn a_restart_on_a_disk_full_of_user_data_starts_serves_and_deletes() {
 /// soon as the other program's file is gone.
 #[tokio::test]
 async fn a_disk_filled_from_outside_still_starts_serves_downloads_and_deletes() {
+    if crate::helpers::sqlite_only("a full disk of our own is SQLite's: PostgreSQL's disk is its server's") {
+        return;
+    }
     let disk = Tmpfs::mount("48m");
     let logs = tempfile::tempdir().unwrap();
     let server = Server::start(&disk, logs.path(), &[]).await;
@@ -485,6 +509,9 @@ async fn a_disk_filled_from_outside_still_starts_serves_downloads_and_deletes() 
 /// chunks until the next start. The running server now purges them once there is room.
 #[tokio::test]
 async fn a_failed_upload_that_could_not_clean_up_is_purged_once_space_returns_without_a_restart() {
+    if crate::helpers::sqlite_only("a full disk of our own is SQLite's: PostgreSQL's disk is its server's") {
+        return;
+    }
     let disk = Tmpfs::mount("48m");
     let logs = tempfile::tempdir().unwrap();
     // No reserve, so that SQLite itself runs the disk full and the upload's delete fails too.
@@ -518,6 +545,9 @@ async fn concurrent_uploads_are_refused(server: &Server, name: &str, size: usize
 
 #[tokio::test]
 async fn concurrent_uploads_into_a_filling_disk_leave_the_reserve_to_the_owner() {
+    if crate::helpers::sqlite_only("a full disk of our own is SQLite's: PostgreSQL's disk is its server's") {
+        return;
+    }
     let disk = Tmpfs::mount("48m");
     let logs = tempfile::tempdir().unwrap();
     let server = Server::start(&disk, logs.path(), &[]).await;
@@ -539,6 +569,9 @@ async fn concurrent_uploads_into_a_filling_disk_leave_the_reserve_to_the_owner()
 /// those steps lag, and the next upload got 507 on a disk whose database had room inside.
 #[tokio::test]
 async fn room_freed_inside_the_database_takes_the_next_upload_before_the_clean_up_returns_it() {
+    if crate::helpers::sqlite_only("a full disk of our own is SQLite's: PostgreSQL's disk is its server's") {
+        return;
+    }
     use blobdrop::domain::{Clock, FileName, UploadOptions};
     use blobdrop::services::Context;
     use blobdrop::services::uploads::{Upload, UploadError, UploadMemory, UploadMeta};
@@ -576,6 +609,9 @@ async fn room_freed_inside_the_database_takes_the_next_upload_before_the_clean_u
 /// and terminating it gives the space back.
 #[tokio::test]
 async fn full_disk_during_a_tus_patch_answers_507_and_keeps_what_was_committed() {
+    if crate::helpers::sqlite_only("a full disk of our own is SQLite's: PostgreSQL's disk is its server's") {
+        return;
+    }
     let disk = Tmpfs::mount("48m");
     let logs = tempfile::tempdir().unwrap();
     let server = Server::start(&disk, logs.path(), &[]).await;

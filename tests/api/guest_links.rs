@@ -411,7 +411,7 @@ async fn concurrent_uploads_through_a_one_upload_link_store_exactly_one() {
     assert_eq!(app.list().await.len(), 1);
     assert_file_rows(&app, 1).await;
     let db = app.db().await;
-    let chunks: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM file_chunks").fetch_one(&db).await.unwrap();
+    let chunks: i64 = db.scalar("SELECT COUNT(*) FROM file_chunks").await;
     assert_eq!(chunks, 32, "only the stored file's chunks are left");
     let link: Value = show_link(&app, id(&link)).await;
     assert_eq!((link["uploads"].as_i64(), link["status"].as_str()), (Some(1), Some("used up")));

@@ -1,19 +1,150 @@
 //! `spawn_app()` and typed helpers that read like what a user does.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use blobdrop::settings::{DatabaseArgs, Settings};
 use blobdrop::startup::Application;
+use blobdrop::store::DatabaseLocation;
 use reqwest::{Client, RequestBuilder, Response, StatusCode};
 use sha2::{Digest, Sha256};
-use sqlx::SqlitePool;
+use sqlx::{Connection, Executor, PgPool, SqlitePool};
 
 pub const SECRET: &str = "test-owner-secret";
+
+/// Set to the URL of a PostgreSQL server whose user may create databases (`scripts/pg-cluster
+/// url`), and every test app runs on PostgreSQL, each on a fresh database of its own; unset, on
+/// SQLite. `scripts/test` runs the suite both ways.
+pub const TEST_DATABASE_URL: &str = "BLOBDROP_TEST_DATABASE_URL";
+
+/// The one place the store of a test app is chosen: the app whose data folder is `folder` runs on
+/// `folder/blobdrop.db`, or (with `TEST_DATABASE_URL`) on the PostgreSQL database named after the
+/// folder, created here when missing, so an app started again on the same folder finds its data.
+pub fn test_database(folder: &Path) -> DatabaseLocation {
+    let Ok(server) = std::env::var(TEST_DATABASE_URL) else {
+        return DatabaseLocation::Sqlite(folder.join("blobdrop.db"));
+    };
+    let name = format!("t_{}", &sha256(folder.as_os_str().as_encoded_bytes())[..24]);
+    let url = with_database(&server, &name);
+    on_a_runtime_of_its_own(async move {
+        let mut admin = sqlx::PgConnection::connect(&server).await.expect("the test PostgreSQL server answers");
+        let exists: bool = sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)")
+            .bind(&name)
+            .fetch_one(&mut admin)
+            .await
+            .unwrap();
+        if !exists {
+            admin.execute(format!("CREATE DATABASE {name}").as_str()).await.unwrap();
+        }
+        admin.close().await.unwrap();
+    });
+    DatabaseLocation::Postgres(url)
+}
+
+/// True (after printing why) when the suite runs on PostgreSQL and the calling test is about SQLite
+/// itself (its WAL, the free-space reserve, its file formats on disk): `if sqlite_only("..") { return; }`.
+pub fn sqlite_only(reason: &str) -> bool {
+    let skip = on_postgres();
+    if skip {
+        println!("skipped on PostgreSQL: {reason}");
+    }
+    skip
+}
+
+/// True when the suite runs on PostgreSQL, for a test of what only PostgreSQL does.
+pub fn on_postgres() -> bool {
+    std::env::var_os(TEST_DATABASE_URL).is_some()
+}
+
+/// `server` (a URL) with its database replaced by `name`, its query string kept.
+fn with_database(server: &str, name: &str) -> String {
+    let (base, query) = server.split_once('?').map_or((server, None), |(base, query)| (base, Some(query)));
+    let authority_end = base.find("://").map_or(0, |at| at + 3);
+    let base = base[authority_end..].find('/').map_or(base, |slash| &base[..authority_end + slash]);
+    match query {
+        Some(query) => format!("{base}/{name}?{query}"),
+        None => format!("{base}/{name}"),
+    }
+}
+
+/// Runs `work` to its end on a thread and runtime of its own, for setup and teardown that cannot
+/// be async (`test_settings`, `Drop`).
+fn on_a_runtime_of_its_own<T: Send>(work: impl Future<Output = T> + Send) -> T {
+    std::thread::scope(|scope| {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        scope.spawn(move || runtime.block_on(work)).join().unwrap()
+    })
+}
+
+/// A look at what a test app stored, on whichever database it runs. Statements are plain SQL that
+/// both engines read alike (no placeholders: embed the ids, which are URL-safe).
+pub enum TestDb {
+    Sqlite(SqlitePool),
+    Postgres(PgPool),
+}
+
+impl TestDb {
+    /// The first column of the first row.
+    pub async fn scalar<T>(&self, sql: &str) -> T
+    where
+        T: for<'r> sqlx::Decode<'r, sqlx::Sqlite> + sqlx::Type<sqlx::Sqlite>,
+        T: for<'r> sqlx::Decode<'r, sqlx::Postgres> + sqlx::Type<sqlx::Postgres>,
+        T: Send + Unpin,
+    {
+        match self {
+            TestDb::Sqlite(pool) => sqlx::query_scalar(sql).fetch_one(pool).await,
+            TestDb::Postgres(pool) => sqlx::query_scalar(sql).fetch_one(pool).await,
+        }
+        .unwrap_or_else(|error| panic!("{sql}: {error}"))
+    }
+
+    /// The first column of every row.
+    pub async fn scalars<T>(&self, sql: &str) -> Vec<T>
+    where
+        T: for<'r> sqlx::Decode<'r, sqlx::Sqlite> + sqlx::Type<sqlx::Sqlite>,
+        T: for<'r> sqlx::Decode<'r, sqlx::Postgres> + sqlx::Type<sqlx::Postgres>,
+        T: Send + Unpin,
+    {
+        match self {
+            TestDb::Sqlite(pool) => sqlx::query_scalar(sql).fetch_all(pool).await,
+            TestDb::Postgres(pool) => sqlx::query_scalar(sql).fetch_all(pool).await,
+        }
+        .unwrap_or_else(|error| panic!("{sql}: {error}"))
+    }
+
+    /// Runs a statement that changes what is stored (on a `writable_db`).
+    pub async fn execute(&self, sql: &str) {
+        match self {
+            TestDb::Sqlite(pool) => pool.execute(sql).await.map(drop),
+            TestDb::Postgres(pool) => pool.execute(sql).await.map(drop),
+        }
+        .unwrap_or_else(|error| panic!("{sql}: {error}"))
+    }
+
+    /// Every chunk of a file, in order, with its index.
+    pub async fn chunks(&self, file_id: &str) -> Vec<(i64, Vec<u8>)> {
+        let sql = format!("SELECT idx, data FROM file_chunks WHERE file_id = '{file_id}' ORDER BY idx");
+        match self {
+            TestDb::Sqlite(pool) => sqlx::query_as(&sql).fetch_all(pool).await,
+            TestDb::Postgres(pool) => sqlx::query_as(&sql).fetch_all(pool).await,
+        }
+        .unwrap()
+    }
+
+    pub async fn close(self) {
+        match self {
+            TestDb::Sqlite(pool) => pool.close().await,
+            TestDb::Postgres(pool) => pool.close().await,
+        }
+    }
+}
 
 pub struct TestApp {
     pub address: String,
     pub client: Client,
+    /// The database file on SQLite; on PostgreSQL where it would be (no file is there).
     pub db_path: PathBuf,
+    /// The database the app runs on (`test_database`).
+    pub database: DatabaseLocation,
     /// The clock the app's rules read: `app.clock.advance(..)` instead of sleeping.
     pub clock: blobdrop::domain::Clock,
     /// Kept so the data folder lives as long as the app.
@@ -25,7 +156,12 @@ pub fn test_settings(folder: &std::path::Path) -> Settings {
     Settings {
         bind: [127, 0, 0, 1].into(),
         port: 0,
-        database: DatabaseArgs { db: folder.join("blobdrop.db"), wal_autocheckpoint: 1000, max_db_size: None },
+        database: DatabaseArgs {
+            db: test_database(folder),
+            wal_autocheckpoint: 1000,
+            max_db_size: None,
+            db_password_file: None,
+        },
         public_url: None,
         max_upload: None,
         // Small, so that every test app's reserve file costs little; the full-disk tests set their own.
@@ -40,6 +176,7 @@ pub fn test_settings(folder: &std::path::Path) -> Settings {
         idle_timeout_secs: 60,
         log_format: Default::default(),
         gc_interval_mins: 10,
+        upload_lease_secs: 60,
         trusted_proxies: Default::default(),
         // Tests that send wrong secrets on purpose are not throttled unless they ask to be.
         auth_burst: 1000,
@@ -74,7 +211,8 @@ pub async fn spawn_app_with(configure: impl FnOnce(&mut Settings)) -> TestApp {
 /// Starts the app on an existing folder, as a restart after a stop or a crash would.
 pub async fn spawn_app_on(folder: tempfile::TempDir, settings: Settings) -> TestApp {
     blobdrop::telemetry::init(blobdrop::telemetry::LogFormat::Text);
-    let db_path = settings.database.db.clone();
+    let database = settings.database.db.clone();
+    let db_path = database.sqlite_path().map_or_else(|| folder.path().join("blobdrop.db"), Path::to_path_buf);
     let clock = blobdrop::domain::Clock::adjustable();
     let app = Application::build_with_clock(settings, clock.clone()).await.expect("the app starts");
     let address = format!("http://127.0.0.1:{}", app.port());
@@ -82,7 +220,7 @@ pub async fn spawn_app_on(folder: tempfile::TempDir, settings: Settings) -> Test
         app.run_until_stopped().await.expect("the app runs");
     });
     let client = Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
-    TestApp { address, client, db_path, clock, _folder: folder }
+    TestApp { address, client, db_path, database, clock, _folder: folder }
 }
 
 impl TestApp {
@@ -139,21 +277,37 @@ impl TestApp {
         response.json().await.unwrap()
     }
 
-    /// A read-only look at the database, for checking what is stored.
-    pub async fn db(&self) -> SqlitePool {
-        SqlitePool::connect(&format!("sqlite://{}?mode=ro", self.db_path.display())).await.unwrap()
+    /// A look at the database, for checking what is stored (read-only on SQLite).
+    pub async fn db(&self) -> TestDb {
+        match &self.database {
+            DatabaseLocation::Sqlite(path) => {
+                TestDb::Sqlite(SqlitePool::connect(&format!("sqlite://{}?mode=ro", path.display())).await.unwrap())
+            }
+            DatabaseLocation::Postgres(url) => TestDb::Postgres(PgPool::connect(url).await.unwrap()),
+        }
+    }
+
+    /// A connection that may change what is stored, for a test that sets up damage or what older
+    /// versions left.
+    pub async fn writable_db(&self) -> TestDb {
+        match &self.database {
+            DatabaseLocation::Sqlite(path) => {
+                TestDb::Sqlite(SqlitePool::connect(&format!("sqlite://{}", path.display())).await.unwrap())
+            }
+            DatabaseLocation::Postgres(_) => self.db().await,
+        }
     }
 
     pub async fn chunk_rows(&self) -> i64 {
         let db = self.db().await;
-        let count = sqlx::query_scalar("SELECT COUNT(*) FROM file_chunks").fetch_one(&db).await.unwrap();
+        let count = db.scalar("SELECT COUNT(*) FROM file_chunks").await;
         db.close().await;
         count
     }
 
     pub async fn file_rows(&self) -> i64 {
         let db = self.db().await;
-        let count = sqlx::query_scalar("SELECT COUNT(*) FROM files").fetch_one(&db).await.unwrap();
+        let count = db.scalar("SELECT COUNT(*) FROM files").await;
         db.close().await;
         count
     }
@@ -167,6 +321,25 @@ impl TestApp {
             tokio::time::sleep(std::time::Duration::from_millis(100)).await;
         }
         panic!("{} file rows and {} chunk rows are still stored", self.file_rows().await, self.chunk_rows().await);
+    }
+}
+
+/// A PostgreSQL test database goes with its app (SQLite's goes with the folder).
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        let DatabaseLocation::Postgres(url) = &self.database else { return };
+        let (Ok(server), Some((_, name))) =
+            (std::env::var(TEST_DATABASE_URL), url.split('?').next().and_then(|u| u.rsplit_once('/')))
+        else {
+            return;
+        };
+        let statement = format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)");
+        on_a_runtime_of_its_own(async move {
+            if let Ok(mut admin) = sqlx::PgConnection::connect(&server).await {
+                let _ = admin.execute(statement.as_str()).await;
+                let _ = admin.close().await;
+            }
+        });
     }
 }
 

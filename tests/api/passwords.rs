@@ -78,7 +78,7 @@ async fn the_owner_and_the_listing_never_need_the_password_and_never_see_its_has
     assert!(listing.contains("\"password_protected\":true"), "{listing}");
     assert!(!listing.contains("argon2"), "{listing}");
     let db = app.db().await;
-    let stored: String = sqlx::query_scalar("SELECT password_hash FROM files").fetch_one(&db).await.unwrap();
+    let stored: String = db.scalar("SELECT password_hash FROM files").await;
     assert!(stored.starts_with("$argon2id$") && !stored.contains(PASSWORD), "{stored}");
 }
 

@@ -26,7 +26,7 @@ async fn preview_src(app: &TestApp, browser: &Browser, url: &str) -> String {
 
 async fn download_history_rows(app: &TestApp) -> i64 {
     let db = app.db().await;
-    let rows = sqlx::query_scalar("SELECT COUNT(*) FROM downloads").fetch_one(&db).await.unwrap();
+    let rows = db.scalar("SELECT COUNT(*) FROM downloads").await;
     db.close().await;
     rows
 }

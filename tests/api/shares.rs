@@ -11,7 +11,7 @@ use crate::shell_shapes::run;
 /// The CRC-32 stored with a file, `None` while unknown.
 async fn stored_crc32(app: &crate::helpers::TestApp, id: &str) -> Option<i64> {
     let db = app.db().await;
-    let crc = sqlx::query_scalar("SELECT crc32 FROM files WHERE id = ?").bind(id).fetch_one(&db).await.unwrap();
+    let crc = db.scalar(&format!("SELECT crc32 FROM files WHERE id = '{id}'")).await;
     db.close().await;
     crc
 }
@@ -286,11 +286,6 @@ async fn hostile_folder_names_never_leave_the_archive_root() {
     assert_eq!(folders, ["up", "abs"]);
 }
 
-/// A writable connection to the app's database, for setting up what older versions left.
-async fn writable_db(app: &TestApp) -> sqlx::SqlitePool {
-    sqlx::SqlitePool::connect(&format!("sqlite://{}", app.db_path.display())).await.unwrap()
-}
-
 async fn share_json(app: &TestApp, share: &Value) -> Value {
     let path = format!("/api/shares/{}", share["id"].as_str().unwrap());
     let response = app.owner(Method::GET, &path).send().await.unwrap();
@@ -304,8 +299,8 @@ async fn files_uploaded_before_crc32s_were_stored_get_one_before_their_first_zip
     let bytes = test_bytes(1_500_000); // several read batches
     let share = upload_share(&app, "Old", &[("old.bin", bytes.clone()), ("new.txt", b"x".to_vec())]).await;
     let old_id = share["files"][0]["id"].as_str().unwrap().to_owned();
-    let db = writable_db(&app).await;
-    sqlx::query("UPDATE files SET crc32 = NULL").execute(&db).await.unwrap();
+    let db = app.writable_db().await;
+    db.execute("UPDATE files SET crc32 = NULL").await;
     db.close().await;
 
     let zip = app.download(&app.url(&zip_path(&share))).await;
@@ -341,11 +336,7 @@ async fn a_file_deleted_while_its_zip_streams_cuts_the_stream_off() {
     assert_eq!(deleted.status(), StatusCode::NO_CONTENT);
     let db = app.db().await;
     for _ in 0..100 {
-        let chunks: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM file_chunks WHERE file_id = ?")
-            .bind(&second)
-            .fetch_one(&db)
-            .await
-            .unwrap();
+        let chunks: i64 = db.scalar(&format!("SELECT COUNT(*) FROM file_chunks WHERE file_id = '{second}'")).await;
         if chunks == 0 {
             break;
         }
@@ -576,8 +567,8 @@ async fn a_file_that_expires_while_its_zip_streams_cuts_the_stream_off() {
 
     let mut response = app.get(&url).await;
     let mut received = response.chunk().await.unwrap().unwrap().to_vec();
-    let db = writable_db(&app).await;
-    sqlx::query("UPDATE files SET expires_at = 1 WHERE id = ?").bind(&second).execute(&db).await.unwrap();
+    let db = app.writable_db().await;
+    db.execute(&format!("UPDATE files SET expires_at = 1 WHERE id = '{second}'")).await;
     db.close().await;
     let ended = read_to_the_end(&mut response, &mut received).await;
     assert!(ended.is_err(), "the response must be cut off, not end as if complete");
@@ -785,6 +776,9 @@ async fn shares_are_in_the_sqlite_listing_and_in_bundles_that_import_them_again(
 
 #[tokio::test]
 async fn a_backup_keeps_the_shares_and_their_members() {
+    if crate::helpers::sqlite_only("blobdrop backup copies SQLite files; PostgreSQL's is pg_dump") {
+        return;
+    }
     let app = spawn_app().await;
     let share = upload_share(&app, "Kept", &[("x/a.bin", test_bytes(10)), ("b.bin", test_bytes(20))]).await;
     let folder = tempfile::tempdir().unwrap();

@@ -270,7 +270,11 @@ async fn blobdrop_import_adds_a_bundle_next_to_the_running_server_and_refuses_a_
     std::fs::write(&bad, spoiled_bundle(&app, folder.path(), "CREATE VIEW v AS SELECT 1;").await).unwrap();
 
     let import = |bundle: &Path| {
-        Command::new(env!("CARGO_BIN_EXE_blobdrop")).args(["import", "--db"]).arg(&app.db_path).arg(bundle).output()
+        Command::new(env!("CARGO_BIN_EXE_blobdrop"))
+            .args(["import", "--db"])
+            .arg(app.database.as_os_str())
+            .arg(bundle)
+            .output()
     };
     let refused = import(&bad).unwrap();
     assert!(!refused.status.success());

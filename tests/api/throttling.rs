@@ -121,7 +121,7 @@ async fn forwarded_for_from_a_trusted_proxy_names_the_client() {
 
 async fn history_ips(app: &TestApp) -> Vec<String> {
     let db = app.db().await;
-    let ips = sqlx::query_scalar("SELECT client_ip FROM downloads").fetch_all(&db).await.unwrap();
+    let ips = db.scalars("SELECT client_ip FROM downloads").await;
     db.close().await;
     ips
 }

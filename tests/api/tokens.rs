@@ -33,7 +33,7 @@ async fn a_token_works_like_the_secret_with_basic_and_bearer_until_it_is_revoked
     assert!(tokens[0].get("token").is_none(), "{tokens:?}");
     assert!(tokens[0]["last_used"].is_string(), "{tokens:?}");
     let db = app.db().await;
-    let stored: Vec<String> = sqlx::query_scalar("SELECT token_sha256 FROM api_tokens").fetch_all(&db).await.unwrap();
+    let stored: Vec<String> = db.scalars("SELECT token_sha256 FROM api_tokens").await;
     assert_eq!(stored, vec![sha256(token.as_bytes())]);
 
     let id = created["id"].as_i64().unwrap();

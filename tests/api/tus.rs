@@ -75,13 +75,9 @@ async fn wait_for_offset(app: &TestApp, url: &str, at_least: u64) -> u64 {
 /// Every chunk row of a file and its stored size and SHA-256.
 async fn stored(app: &TestApp, id: &str) -> (Vec<(i64, Vec<u8>)>, i64, String) {
     let db = app.db().await;
-    let chunks = sqlx::query_as("SELECT idx, data FROM file_chunks WHERE file_id = ? ORDER BY idx")
-        .bind(id)
-        .fetch_all(&db)
-        .await
-        .unwrap();
-    let (size, sha): (i64, String) =
-        sqlx::query_as("SELECT file_size, sha256 FROM files WHERE id = ?").bind(id).fetch_one(&db).await.unwrap();
+    let chunks = db.chunks(id).await;
+    let size: i64 = db.scalar(&format!("SELECT file_size FROM files WHERE id = '{id}'")).await;
+    let sha: String = db.scalar(&format!("SELECT sha256 FROM files WHERE id = '{id}'")).await;
     db.close().await;
     (chunks, size, sha)
 }

@@ -148,15 +148,9 @@ async fn clean_up_removes_used_up_files_once_their_last_download_had_time_to_fin
     let url = request.send().await.unwrap().text().await.unwrap().trim_end().to_owned();
     app.download(&url).await;
     let other = app.upload("other.txt", b"x".to_vec()).await;
-    let db = sqlx::SqlitePool::connect(&format!("sqlite://{}", app.db_path.display())).await.unwrap();
-    let count_burned = || async {
-        let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM files WHERE id = ?")
-            .bind(id_of(&url))
-            .fetch_one(&db)
-            .await
-            .unwrap();
-        n
-    };
+    let db = app.db().await;
+    let burned = format!("SELECT COUNT(*) FROM files WHERE id = '{}'", id_of(&url));
+    let count_burned = || db.scalar::<i64>(&burned);
 
     // A delete wakes the clean-up; the used-up file stays while its last download may still run.
     let delete = |id: String| app.owner(reqwest::Method::DELETE, &format!("/api/files/{id}")).send();

@@ -4,11 +4,10 @@ mod error;
 mod vacuum;
 mod verify;
 
-use std::path::{Path, PathBuf};
-
 use clap::Subcommand;
 
 use crate::settings::DatabaseArgs;
+use crate::store::DatabaseLocation;
 
 pub use error::AdminError;
 pub use verify::{ChunkCheck, Problem};
@@ -31,6 +30,6 @@ pub async fn run(command: AdminCommand) -> Result<(), AdminError> {
 }
 
 /// Refuses a path with no database instead of creating an empty one there.
-fn existing(db: &Path) -> Result<PathBuf, AdminError> {
-    if db.is_file() { Ok(db.to_owned()) } else { Err(AdminError::NoDatabase(db.display().to_string())) }
+fn existing(db: &DatabaseLocation) -> Result<DatabaseLocation, AdminError> {
+    if db.exists() { Ok(db.clone()) } else { Err(AdminError::NoDatabase(db.to_string())) }
 }

@@ -1,13 +1,12 @@
 //! `blobdrop verify`: every file's bytes read back from its chunks, a batch at a time, and checked.
 
 use std::fmt;
-use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
 use super::error::AdminError;
 use crate::domain::human_size;
-use crate::store::{FileToVerify, ReadOnlyDatabase, StoreError};
+use crate::store::{DatabaseLocation, FileToVerify, ReadOnlyDatabase, StoreError};
 
 /// Chunks read per SELECT (1 MiB at 32 KiB chunks): memory stays at one batch whatever the file.
 const BATCH_CHUNKS: i64 = 32;
@@ -112,8 +111,8 @@ impl ChunkCheck {
 }
 
 /// Verifies every finalized file and looks for orphaned chunks; prints one line per problem.
-pub async fn verify(db: &Path) -> Result<(), AdminError> {
-    let read_error = |source| AdminError::Read { path: db.display().to_string(), source };
+pub async fn verify(db: &DatabaseLocation) -> Result<(), AdminError> {
+    let read_error = |source| AdminError::Read { path: db.to_string(), source };
     let database = ReadOnlyDatabase::open(db).await.map_err(read_error)?;
     let result = verify_all(&database).await.map_err(read_error);
     database.close().await;

@@ -11,6 +11,7 @@ use tokio::sync::Semaphore;
 use super::connection::{Role, StoreOptions, rusqlite_open};
 use crate::domain::FileId;
 use crate::store::StoreError;
+use crate::store::rules::{whole_read, whole_read_end};
 
 /// The only SELECT of chunk bytes.
 pub(super) const SELECT_CHUNKS: &str =
@@ -110,24 +111,10 @@ impl ChunkReaders {
         first: i64,
         last: i64,
         state: T,
-        mut take: impl FnMut(&mut T, i64, &[u8]) -> Result<(), StoreError> + Send + 'static,
+        take: impl FnMut(&mut T, i64, &[u8]) -> Result<(), StoreError> + Send + 'static,
     ) -> Result<T, StoreError> {
-        let id = file_id.to_string();
-        let damaged = move |idx| StoreError::DamagedFile { file_id: id.clone(), idx };
-        let damaged_here = damaged.clone();
-        let (state, next) = self
-            .read_existing(file_id.as_str(), first, last, (state, first), move |(state, expected), idx, data| {
-                if idx != *expected {
-                    return Err(damaged_here(*expected));
-                }
-                *expected += 1;
-                take(state, idx, data)
-            })
-            .await?;
-        if next != last + 1 {
-            return Err(damaged(next));
-        }
-        Ok(state)
+        let read = self.read_existing(file_id.as_str(), first, last, (state, first), whole_read(file_id, take)).await?;
+        whole_read_end(file_id, read, last)
     }
 }
 

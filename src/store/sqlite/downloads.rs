@@ -3,9 +3,7 @@
 use super::store::Store;
 use crate::domain::{DownloadRecord, FileId};
 use crate::store::StoreError;
-
-/// Longest user agent kept; the rest is cut (clients can send anything).
-const MAX_USER_AGENT: usize = 512;
+use crate::store::rules::kept_user_agent;
 
 impl Store {
     pub async fn record_download(
@@ -15,11 +13,7 @@ impl Store {
         client_ip: &str,
         user_agent: &str,
     ) -> Result<(), StoreError> {
-        let mut end = user_agent.len().min(MAX_USER_AGENT);
-        while !user_agent.is_char_boundary(end) {
-            end -= 1;
-        }
-        let (file_id, user_agent) = (file_id.as_str(), &user_agent[..end]);
+        let (file_id, user_agent) = (file_id.as_str(), kept_user_agent(user_agent));
         sqlx::query!(
             "INSERT INTO downloads (file_id, at, client_ip, user_agent) VALUES (?, ?, ?, ?)",
             file_id,

@@ -1,37 +1,13 @@
 //! File metadata rows: create, finalize, find, list, edit, delete, count downloads.
 
-use super::live_uploads::{LiveUpload, Outcome};
 use super::returned;
 use super::rows::{FileRow, record, records};
 use super::store::Store;
 use crate::domain::{FileChanges, FileListing, FileRecord, FileSort};
 use crate::domain::{FileId, FileName, GuestLinkId};
-use crate::store::StoreError;
-
-/// The metadata of an upload that is about to start.
-#[derive(Debug, Clone)]
-pub struct NewFile<'a> {
-    pub id: &'a FileId,
-    pub filename: &'a FileName,
-    pub content_type: &'a str,
-    pub chunk_size: i64,
-    pub created_at: i64,
-    pub expires_at: Option<i64>,
-    pub max_downloads: Option<i64>,
-    /// SHA-256 of the file's deletion token, stored with the row so that no visible file is ever
-    /// without its deletion link.
-    pub deletion_token_sha256: &'a str,
-}
-
-/// An upload whose bytes are all stored, waiting to be made visible with others (an import).
-#[derive(Debug, Clone)]
-pub struct SealedFile {
-    pub id: FileId,
-    pub file_size: i64,
-    pub sha256: String,
-    pub crc32: u32,
-    pub note: Option<String>,
-}
+use crate::store::live_uploads::LiveUpload;
+use crate::store::rules::{contains_pattern, register_upload};
+use crate::store::{NewFile, SealedFile, StoreError};
 
 /// The fixed SQL expression each sort column maps to, never user text.
 fn sort_column(sort: FileSort) -> &'static str {
@@ -134,7 +110,7 @@ impl Store {
     /// column, with the total count for pagination. Metadata only, like `list_files`.
     #[tracing::instrument(skip(self))]
     pub async fn browse_files(&self, now: i64, listing: &FileListing) -> Result<(Vec<FileRecord>, i64), StoreError> {
-        let pattern = format!("%{}%", listing.filter.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_"));
+        let pattern = contains_pattern(&listing.filter);
         let files = sqlx::query_as::<_, FileRow>(&browse_sql(listing.sort, listing.descending))
             .bind(now)
             .bind(&pattern)
@@ -347,8 +323,7 @@ impl Store {
     /// Registers an upload as live. Call it before its row is created, so the clean-up never
     /// sees the row without the registration.
     pub fn register_upload(&self, id: &FileId) -> LiveUpload {
-        self.live_uploads.registry().live.insert(id.to_string());
-        LiveUpload { uploads: self.live_uploads.clone(), id: id.to_string(), outcome: Outcome::Unsettled }
+        register_upload(&self.live_uploads, id)
     }
 
     /// Resolves when an upload has ended without becoming a file: its pages are to be given back,

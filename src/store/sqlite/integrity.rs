@@ -1,4 +1,4 @@
-//! Read-only access for `blobdrop verify`: file rows, their chunks a batch at a time, orphans.
+//! SQLite's read-only access for `blobdrop verify`: file rows, their chunks a batch at a time, orphans.
 //!
 //! It opens its own read-only connections (never the server's pools), so it can run beside a
 //! running server: each statement is its own short read, and nothing here can write.
@@ -10,25 +10,7 @@ use sqlx::sqlite::SqlitePoolOptions;
 
 use super::chunk_readers::ChunkReaders;
 use super::connection::{Role, StoreOptions, sqlx_options};
-use crate::store::StoreError;
-
-/// A finalized file as verify needs it. The id stays a string: a damaged row is reported, not refused.
-#[derive(Debug, Clone)]
-pub struct FileToVerify {
-    pub id: String,
-    pub filename: String,
-    pub file_size: i64,
-    pub chunk_size: i64,
-    pub sha256: String,
-}
-
-/// Chunks whose file row does not exist.
-#[derive(Debug, Clone)]
-pub struct OrphanChunks {
-    pub file_id: String,
-    pub chunks: i64,
-    pub bytes: i64,
-}
+use crate::store::{FileToVerify, OrphanChunks, StoreError};
 
 /// Read-only connections to a database file: one for metadata, the chunk reader for chunks.
 #[derive(Debug)]

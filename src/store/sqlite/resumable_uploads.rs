@@ -3,64 +3,13 @@
 use bytes::Bytes;
 
 use super::chunks::chunk_insert;
-use super::files::{NewFile, make_visible};
+use super::files::make_visible;
 use super::guest_links::claim_guest_upload;
 use super::returned;
 use super::rows::{ResumableRow, record};
 use super::store::Store;
 use crate::domain::{FileId, FileRecord, GuestLinkId};
-use crate::store::StoreError;
-
-/// An unfinished resumable upload as stored. Times are unix seconds.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ResumableRecord {
-    pub file_id: FileId,
-    pub upload_offset: i64,
-    /// `None` until the client says it (Upload-Defer-Length).
-    pub upload_length: Option<i64>,
-    pub metadata: String,
-    pub file_lifetime_secs: Option<i64>,
-    pub guest_link_id: Option<String>,
-    pub created_at: i64,
-    pub expires_at: i64,
-    /// A partial upload (tus concatenation): finished, it waits to be joined into a final one.
-    pub is_partial: bool,
-}
-
-/// What a resumable upload holds beside its file row.
-#[derive(Debug, Clone)]
-pub struct NewResumable<'a> {
-    pub file: NewFile<'a>,
-    pub note: Option<&'a str>,
-    pub upload_length: Option<i64>,
-    pub metadata: &'a str,
-    pub file_lifetime_secs: Option<i64>,
-    pub guest_link: Option<&'a GuestLinkId>,
-    pub expires_at: i64,
-    pub is_partial: bool,
-}
-
-/// How a finished resumable upload becomes a file.
-#[derive(Debug, Clone)]
-pub struct FinishedResumable<'a> {
-    pub file_size: i64,
-    pub sha256: &'a str,
-    pub crc32: u32,
-    /// A fresh deletion token's hash: the one stored at creation was never shown to anyone.
-    pub deletion_token_sha256: &'a str,
-    pub expires_at: Option<i64>,
-    /// The guest link whose count the upload takes, and the time it is checked at.
-    pub guest_link: Option<(&'a GuestLinkId, i64)>,
-    /// For a final upload: its `Upload-Concat`, and the partial uploads it consumes.
-    pub concatenation: Option<(&'a str, &'a [FileId])>,
-}
-
-/// Unfinished resumable uploads and the bytes they hold, for the system page.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ResumableUsage {
-    pub uploads: i64,
-    pub bytes: i64,
-}
+use crate::store::{FinishedResumable, NewResumable, ResumableRecord, ResumableUsage, StoreError};
 
 impl Store {
     /// Records an invisible file and its resumable row in one transaction.

@@ -1,14 +1,7 @@
 //! Browser sessions: only the SHA-256 of each token is stored.
 
 use super::store::Store;
-use crate::store::StoreError;
-
-/// A live session, as far as a request needs to know.
-#[derive(Debug, Clone, sqlx::FromRow)]
-pub struct SessionRecord {
-    pub csrf_token: String,
-    pub expires_at: i64,
-}
+use crate::store::{SessionRecord, StoreError};
 
 impl Store {
     pub async fn create_session(

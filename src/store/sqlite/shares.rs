@@ -7,18 +7,7 @@ use crate::domain::{
     FileId, FileName, FileRecord, FolderPath, ShareChanges, ShareId, ShareMember, ShareMembership, ShareRecord,
     ShareWrite,
 };
-use crate::store::StoreError;
-
-/// A share about to be created.
-#[derive(Debug, Clone)]
-pub struct NewShare<'a> {
-    pub id: &'a ShareId,
-    pub name: &'a FileName,
-    pub note: Option<&'a str>,
-    pub expires_at: Option<i64>,
-    pub max_downloads: Option<i64>,
-    pub password_hash: Option<&'a str>,
-}
+use crate::store::{NewShare, StoreError};
 
 impl Store {
     /// Creates a share holding `files` in this order, in one transaction; `NoFile` if one of them

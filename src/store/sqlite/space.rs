@@ -6,7 +6,7 @@ use super::runtime_sql::{
 };
 use super::store::Store;
 use crate::domain::Usage;
-use crate::store::StoreError;
+use crate::store::{StoreError, Vacuumed};
 
 impl Store {
     /// Shrinks the database file by its free pages, one paced step at a time. Returns the pages freed.
@@ -37,17 +37,6 @@ impl Store {
     async fn free_pages(&self) -> Result<i64, StoreError> {
         Ok(sqlx::query_scalar(FREELIST_COUNT).fetch_one(&self.writer).await?)
     }
-}
-
-/// What `blobdrop vacuum` did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Vacuumed {
-    pub freed_bytes: i64,
-    /// Size of the database (pages times page size) afterwards.
-    pub database_bytes: i64,
-    /// False when the database was created without incremental auto_vacuum: then nothing can be
-    /// given back in steps, only by a full `VACUUM` with the server stopped.
-    pub incremental: bool,
 }
 
 impl Store {

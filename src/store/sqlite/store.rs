@@ -10,9 +10,9 @@ use sqlx::sqlite::SqlitePoolOptions;
 
 use super::chunk_readers::ChunkReaders;
 use super::connection::{READ_POOL_SIZE, Role, StoreOptions, sqlx_options};
-use super::live_uploads::LiveUploads;
 use super::reserve::DiskReserve;
 use super::runtime_sql::{CHECKPOINT_TRUNCATE, VACUUM_INTO};
+use crate::store::live_uploads::LiveUploads;
 use crate::store::{OpenError, StoreError};
 
 #[derive(Clone, Debug)]
@@ -51,7 +51,7 @@ impl Store {
             .connect_with(sqlx_options(path, Role::Writer, store_options))
             .await
             .map_err(open_error)?;
-        sqlx::migrate!("./migrations").run(&writer).await?;
+        sqlx::migrate!("./migrations/sqlite").run(&writer).await?;
         let reader = SqlitePoolOptions::new()
             .max_connections(READ_POOL_SIZE)
             .connect_with(sqlx_options(path, Role::Reader, store_options))

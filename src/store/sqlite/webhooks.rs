@@ -3,69 +3,8 @@
 use super::returned;
 use super::store::Store;
 use crate::domain::{DeliveryRecord, WebhookEvents, WebhookFormat, WebhookRecord};
-use crate::store::StoreError;
-
-/// A webhook's row, turned into its record once, here.
-struct WebhookRow {
-    id: i64,
-    url: String,
-    events: String,
-    format: String,
-    created_at: i64,
-}
-
-impl From<WebhookRow> for WebhookRecord {
-    fn from(row: WebhookRow) -> Self {
-        WebhookRecord {
-            id: row.id,
-            url: row.url,
-            events: WebhookEvents::from_stored(&row.events),
-            // The table's CHECK allows the four formats only.
-            format: WebhookFormat::parse(&row.format).unwrap_or_default(),
-            created_at: row.created_at,
-        }
-    }
-}
-
-/// A webhook as a delivery needs it: where, how, and the key to sign with.
-#[derive(Debug, Clone)]
-pub struct WebhookTarget {
-    pub id: i64,
-    pub url: String,
-    pub format: WebhookFormat,
-    pub secret: String,
-}
-
-/// A delivery to queue.
-#[derive(Debug, Clone)]
-pub struct NewDelivery {
-    pub id: String,
-    pub webhook_id: i64,
-    pub event: &'static str,
-    pub payload: String,
-    pub created_at: i64,
-}
-
-/// A delivery claimed for one attempt.
-#[derive(Debug, Clone)]
-pub struct DueDelivery {
-    pub id: String,
-    pub webhook_id: i64,
-    pub event: String,
-    pub payload: String,
-    /// Attempts made before this one.
-    pub attempts: i64,
-}
-
-/// How an attempt went, to record on its delivery.
-#[derive(Debug, Clone)]
-pub struct Attempt<'a> {
-    pub status: Option<i64>,
-    pub error: Option<&'a str>,
-    /// `None`: delivered or given up.
-    pub next_attempt_at: Option<i64>,
-    pub delivered_at: Option<i64>,
-}
+use crate::store::rows::WebhookRow;
+use crate::store::{Attempt, DueDelivery, ExpiringFile, NewDelivery, StoreError, WebhookTarget};
 
 impl Store {
     pub async fn create_webhook(
@@ -276,12 +215,4 @@ impl Store {
         .fetch_all(&self.reader)
         .await?)
     }
-}
-
-/// A file the clean-up is about to hide, as its `file.expired` event names it.
-#[derive(Debug, Clone)]
-pub struct ExpiringFile {
-    pub id: String,
-    pub filename: String,
-    pub file_size: i64,
 }

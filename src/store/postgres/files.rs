@@ -1,0 +1,362 @@
+//! File metadata rows on PostgreSQL: create, finalize, find, list, edit, delete, count downloads.
+
+use sqlx::{PgExecutor, Postgres, Transaction};
+
+use super::store::Store;
+use crate::domain::{FileChanges, FileListing, FileRecord, FileSort};
+use crate::domain::{FileId, FileName, GuestLinkId};
+use crate::store::live_uploads::LiveUpload;
+use crate::store::rows::{FileRow, record, records};
+use crate::store::rules::{contains_pattern, register_upload};
+use crate::store::{NewFile, SealedFile, StoreError};
+
+pub(super) const INSERT_UPLOAD: &str = "INSERT INTO files (id, filename, content_type, file_size, chunk_size, \
+     created_at, expires_at, max_downloads, state) VALUES ($1, $2, $3, 0, $4, $5, $6, $7, 'uploading')";
+pub(super) const INSERT_DELETION_TOKEN: &str = "INSERT INTO deletion_tokens (file_id, token_sha256) VALUES ($1, $2)";
+pub(super) const FINISH_TOGETHER: &str = "UPDATE files SET state = 'ready', file_size = $1, sha256 = $2, crc32 = $3, \
+     note = $4 WHERE id = $5 AND state = 'uploading'";
+pub(super) const MAKE_VISIBLE: &str = concat!(
+    "UPDATE files SET state = 'ready', file_size = $1, sha256 = $2, crc32 = $5, guest_link_id = $3 \
+     WHERE id = $4 AND state = 'uploading' RETURNING ",
+    file_columns!()
+);
+pub(super) const FIND_FILE: &str =
+    concat!("SELECT ", file_columns!(), " FROM files WHERE files.id = $2 AND ", visible!());
+pub(super) const FILE_PASSWORD_HASH: &str =
+    concat!("SELECT password_hash FROM files WHERE files.id = $2 AND ", visible!());
+/// The listing: the metadata table only (see `the_listing_reads_no_chunks`).
+pub(super) const LIST_FILES: &str = concat!(
+    "SELECT ",
+    file_columns!(),
+    " FROM files WHERE ",
+    visible!(),
+    " ORDER BY files.created_at DESC, files.id LIMIT $2 OFFSET $3"
+);
+/// `$2`: the LIKE pattern. ILIKE: SQLite's LIKE ignores case too.
+pub(super) const BROWSE_WHERE: &str =
+    concat!(" FROM files WHERE ", visible!(), " AND files.filename ILIKE $2 ESCAPE '\\'");
+pub(super) const BROWSE_COUNT: &str =
+    concat!("SELECT COUNT(*) FROM files WHERE ", visible!(), " AND files.filename ILIKE $2 ESCAPE '\\'");
+/// One statement: when two instances race for the last allowed download, PostgreSQL makes the
+/// second wait for the first's row lock and then re-checks the WHERE on the row as it is now.
+pub(super) const COUNT_DOWNLOAD: &str = concat!(
+    "UPDATE files SET download_count = download_count + 1, last_download_at = $1 WHERE files.id = $2 AND ",
+    visible!(),
+    " RETURNING ",
+    file_columns!()
+);
+pub(super) const UPDATE_FILE: &str = concat!(
+    "UPDATE files SET \
+       filename = COALESCE($3, filename), \
+       content_type = COALESCE($8, content_type), \
+       note = CASE WHEN $4 THEN $5 ELSE note END, \
+       expires_at = CASE WHEN $6 THEN $7 ELSE expires_at END, \
+       password_hash = CASE WHEN $9 THEN $10 ELSE password_hash END \
+     WHERE files.id = $2 AND ",
+    visible!(),
+    " RETURNING ",
+    file_columns!()
+);
+pub(super) const DELETE_FILE: &str = concat!("UPDATE files SET state = 'deleted' WHERE files.id = $2 AND ", visible!());
+pub(super) const MARK_INTERRUPTED: &str = "UPDATE files SET state = 'deleted' WHERE state = 'uploading' \
+     AND id NOT IN (SELECT file_id FROM resumable_uploads)";
+pub(super) const MARK_EXPIRED: &str = "UPDATE files SET state = 'deleted' WHERE state = 'ready' AND (expires_at <= $1 \
+     OR (download_count >= max_downloads AND last_download_at < $2))";
+pub(super) const DELETED_FILES: &str = "SELECT id FROM files WHERE state = 'deleted'";
+pub(super) const PURGE_FILE_ROW: &str = "DELETE FROM files WHERE id = $1 AND state = 'deleted'";
+pub(super) const MARK_UPLOAD_DELETED: &str = "UPDATE files SET state = 'deleted' WHERE id = $1 AND state = 'uploading'";
+pub(super) const DELETE_WITH_TOKEN: &str = concat!(
+    "UPDATE files SET state = 'deleted' WHERE files.id = $2 AND ",
+    visible!(),
+    " AND EXISTS (SELECT 1 FROM deletion_tokens WHERE file_id = files.id AND token_sha256 = $3)"
+);
+pub(super) const SET_CRC32: &str = "UPDATE files SET crc32 = $1 WHERE id = $2 AND crc32 IS NULL";
+pub(super) const FILE_WITHOUT_CRC32: &str =
+    concat!("SELECT ", file_columns!(), " FROM files WHERE files.id = $2 AND files.crc32 IS NULL AND ", visible!());
+
+/// The fixed SQL expression each sort column maps to, never user text.
+fn sort_column(sort: FileSort) -> &'static str {
+    match sort {
+        // SQLite sorts with NOCASE (ASCII case folded); lower() folds all of Unicode.
+        FileSort::Name => "lower(files.filename)",
+        FileSort::Size => "files.file_size",
+        FileSort::Created => "files.created_at",
+        // Files that never expire sort after every dated one.
+        FileSort::Expires => "COALESCE(files.expires_at, 9223372036854775807)",
+        FileSort::Downloads => "files.download_count",
+    }
+}
+
+/// The files page's SELECT, its ORDER BY chosen from fixed SQL. `$1` now, `$2` the LIKE pattern,
+/// `$3` limit, `$4` offset.
+pub(super) fn browse_sql(sort: FileSort, descending: bool) -> String {
+    let direction = if descending { "DESC" } else { "ASC" };
+    let order = sort_column(sort);
+    let columns = file_columns!();
+    format!("SELECT {columns}{BROWSE_WHERE} ORDER BY {order} {direction}, files.id {direction} LIMIT $3 OFFSET $4")
+}
+
+impl Store {
+    /// Records an upload in the invisible 'uploading' state so its chunks have a parent row.
+    #[tracing::instrument(skip_all, fields(file_id = %file.id))]
+    pub async fn create_upload(&self, file: &NewFile<'_>) -> Result<(), StoreError> {
+        let mut transaction = self.pool.begin().await?;
+        insert_upload_row(&mut transaction, file).await?;
+        transaction.commit().await?;
+        Ok(())
+    }
+
+    /// Makes a fully written upload visible, with its size and hash.
+    #[tracing::instrument(skip(self))]
+    pub async fn finish_upload(
+        &self,
+        id: &FileId,
+        file_size: i64,
+        sha256: &str,
+        crc32: u32,
+    ) -> Result<FileRecord, StoreError> {
+        make_visible(&self.pool, id, file_size, sha256, crc32, None).await
+    }
+
+    /// Makes a set of fully written uploads visible in one transaction: all of them or none.
+    #[tracing::instrument(skip_all, fields(files = files.len()))]
+    pub async fn finish_uploads_together(&self, files: &[SealedFile]) -> Result<(), StoreError> {
+        let mut transaction = self.pool.begin().await?;
+        for file in files {
+            let finished = sqlx::query(FINISH_TOGETHER)
+                .bind(file.file_size)
+                .bind(&file.sha256)
+                .bind(i64::from(file.crc32))
+                .bind(&file.note)
+                .bind(file.id.as_str())
+                .execute(&mut *transaction)
+                .await?;
+            if finished.rows_affected() != 1 {
+                return Err(StoreError::Database(sqlx::Error::RowNotFound)); // dropping the transaction rolls back
+            }
+        }
+        transaction.commit().await?;
+        Ok(())
+    }
+
+    /// A file anyone with its link may see, or `None`.
+    #[tracing::instrument(skip(self))]
+    pub async fn find_file(&self, id: &FileId, now: i64) -> Result<Option<FileRecord>, StoreError> {
+        let row =
+            sqlx::query_as::<_, FileRow>(FIND_FILE).bind(now).bind(id.as_str()).fetch_optional(&self.pool).await?;
+        record(row)
+    }
+
+    /// The download password hash of a visible file; `None` when it has no password (or is gone).
+    #[tracing::instrument(skip(self))]
+    pub async fn file_password_hash(&self, id: &FileId, now: i64) -> Result<Option<String>, StoreError> {
+        let hash: Option<Option<String>> =
+            sqlx::query_scalar(FILE_PASSWORD_HASH).bind(now).bind(id.as_str()).fetch_optional(&self.pool).await?;
+        Ok(hash.flatten())
+    }
+
+    /// Visible files, newest first. Reads the metadata table only.
+    #[tracing::instrument(skip(self))]
+    pub async fn list_files(&self, now: i64, limit: i64, offset: i64) -> Result<Vec<FileRecord>, StoreError> {
+        let rows =
+            sqlx::query_as::<_, FileRow>(LIST_FILES).bind(now).bind(limit).bind(offset).fetch_all(&self.pool).await?;
+        records(rows)
+    }
+
+    /// One page of visible files for the files page, with the total count. Metadata only.
+    #[tracing::instrument(skip(self))]
+    pub async fn browse_files(&self, now: i64, listing: &FileListing) -> Result<(Vec<FileRecord>, i64), StoreError> {
+        let pattern = contains_pattern(&listing.filter);
+        let files = sqlx::query_as::<_, FileRow>(&browse_sql(listing.sort, listing.descending))
+            .bind(now)
+            .bind(&pattern)
+            .bind(listing.limit)
+            .bind(listing.offset)
+            .fetch_all(&self.pool)
+            .await?;
+        let total: i64 = sqlx::query_scalar(BROWSE_COUNT).bind(now).bind(&pattern).fetch_one(&self.pool).await?;
+        Ok((records(files)?, total))
+    }
+
+    /// Counts one download and returns the file, atomically across instances (see `COUNT_DOWNLOAD`).
+    #[tracing::instrument(skip(self))]
+    pub async fn count_download(&self, id: &FileId, now: i64) -> Result<Option<FileRecord>, StoreError> {
+        let row =
+            sqlx::query_as::<_, FileRow>(COUNT_DOWNLOAD).bind(now).bind(id.as_str()).fetch_optional(&self.pool).await?;
+        record(row)
+    }
+
+    /// Applies an owner's edit to a visible file and returns it as it is now.
+    #[tracing::instrument(skip(self, changes))]
+    pub async fn update_file(
+        &self,
+        id: &FileId,
+        changes: &FileChanges,
+        now: i64,
+    ) -> Result<Option<FileRecord>, StoreError> {
+        let filename = changes.filename.as_ref().map(FileName::as_str);
+        let (new_note, note) = (changes.note.is_some(), changes.note.clone().flatten());
+        let (new_expiry, expires_at) = (changes.expires_at.is_some(), changes.expires_at.flatten());
+        let content_type = changes.content_type.as_deref();
+        let (new_password, password_hash) = (changes.password_hash.is_some(), changes.password_hash.clone().flatten());
+        let row = sqlx::query_as::<_, FileRow>(UPDATE_FILE)
+            .bind(now)
+            .bind(id.as_str())
+            .bind(filename)
+            .bind(new_note)
+            .bind(note)
+            .bind(new_expiry)
+            .bind(expires_at)
+            .bind(content_type)
+            .bind(new_password)
+            .bind(password_hash)
+            .fetch_optional(&self.pool)
+            .await?;
+        record(row)
+    }
+
+    /// Hides a visible file at once; its chunks are purged afterwards by `purge_deleted_files`.
+    #[tracing::instrument(skip(self))]
+    pub async fn delete_file(&self, id: &FileId, now: i64) -> Result<bool, StoreError> {
+        let result = sqlx::query(DELETE_FILE).bind(now).bind(id.as_str()).execute(&self.pool).await?;
+        Ok(result.rows_affected() == 1)
+    }
+
+    /// Hides a visible file whose deletion token has this hash, in one statement (hashes compared,
+    /// never tokens).
+    #[tracing::instrument(skip(self, token_sha256))]
+    pub async fn delete_file_with_token(&self, id: &FileId, token_sha256: &str, now: i64) -> Result<bool, StoreError> {
+        let result =
+            sqlx::query(DELETE_WITH_TOKEN).bind(now).bind(id.as_str()).bind(token_sha256).execute(&self.pool).await?;
+        Ok(result.rows_affected() == 1)
+    }
+
+    /// Marks an unfinished upload deleted (it failed or was cancelled) and purges its chunks.
+    #[tracing::instrument(skip(self))]
+    pub async fn abandon_upload(&self, id: &FileId) -> Result<(), StoreError> {
+        if self.mark_upload_deleted(id.as_str()).await? == 1 { self.purge_file(id.as_str()).await } else { Ok(()) }
+    }
+
+    /// Every 'uploading' row but resumable uploads'. Not called on PostgreSQL's start (the clean-up
+    /// asks `is_shared`): the rows may be other instances' uploads in flight.
+    pub async fn mark_interrupted_uploads_deleted(&self) -> Result<u64, StoreError> {
+        Ok(sqlx::query(MARK_INTERRUPTED).execute(&self.pool).await?.rows_affected())
+    }
+
+    /// Marks as deleted the expired files and the used-up ones whose last download started before
+    /// `used_up_before`. Returns how many.
+    pub async fn mark_expired_files_deleted(&self, now: i64, used_up_before: i64) -> Result<u64, StoreError> {
+        Ok(sqlx::query(MARK_EXPIRED).bind(now).bind(used_up_before).execute(&self.pool).await?.rows_affected())
+    }
+
+    /// Removes the chunks and rows of every deleted file, a batch of chunks at a time.
+    pub async fn purge_deleted_files(&self) -> Result<u64, StoreError> {
+        let ids: Vec<String> = sqlx::query_scalar(DELETED_FILES).fetch_all(&self.pool).await?;
+        for id in &ids {
+            self.purge_file(id).await?;
+        }
+        Ok(ids.len() as u64)
+    }
+
+    /// Removes a deleted file's chunks, then its row (only rows in state 'deleted').
+    async fn purge_file(&self, id: &str) -> Result<(), StoreError> {
+        self.delete_chunks(id).await?;
+        sqlx::query(PURGE_FILE_ROW).bind(id).execute(&self.pool).await?;
+        Ok(())
+    }
+
+    /// Records the CRC-32 of a file stored before CRC-32s were.
+    #[tracing::instrument(skip(self))]
+    pub async fn set_crc32(&self, id: &FileId, crc32: u32) -> Result<(), StoreError> {
+        sqlx::query(SET_CRC32).bind(i64::from(crc32)).bind(id.as_str()).execute(&self.pool).await?;
+        Ok(())
+    }
+
+    /// The visible files among `ids` whose CRC-32 is still unknown.
+    #[tracing::instrument(skip_all, fields(files = ids.len()))]
+    pub async fn files_without_crc32(&self, ids: &[FileId], now: i64) -> Result<Vec<FileRecord>, StoreError> {
+        let mut missing = Vec::new();
+        for id in ids {
+            let row = sqlx::query_as::<_, FileRow>(FILE_WITHOUT_CRC32)
+                .bind(now)
+                .bind(id.as_str())
+                .fetch_optional(&self.pool)
+                .await?;
+            if let Some(row) = row {
+                missing.push(row.try_into()?);
+            }
+        }
+        Ok(missing)
+    }
+}
+
+/// The 'uploading' row of a new upload and its deletion token, inside `transaction`.
+pub(super) async fn insert_upload_row(
+    transaction: &mut Transaction<'_, Postgres>,
+    file: &NewFile<'_>,
+) -> Result<(), StoreError> {
+    sqlx::query(INSERT_UPLOAD)
+        .bind(file.id.as_str())
+        .bind(file.filename.as_str())
+        .bind(file.content_type)
+        .bind(file.chunk_size)
+        .bind(file.created_at)
+        .bind(file.expires_at)
+        .bind(file.max_downloads)
+        .execute(&mut **transaction)
+        .await?;
+    sqlx::query(INSERT_DELETION_TOKEN)
+        .bind(file.id.as_str())
+        .bind(file.deletion_token_sha256)
+        .execute(&mut **transaction)
+        .await?;
+    Ok(())
+}
+
+/// Turns an 'uploading' row 'ready' with its size and hash (and the guest link it came through).
+pub(super) async fn make_visible(
+    executor: impl PgExecutor<'_>,
+    id: &FileId,
+    file_size: i64,
+    sha256: &str,
+    crc32: u32,
+    guest_link: Option<&GuestLinkId>,
+) -> Result<FileRecord, StoreError> {
+    let row = sqlx::query_as::<_, FileRow>(MAKE_VISIBLE)
+        .bind(file_size)
+        .bind(sha256)
+        .bind(guest_link.map(GuestLinkId::as_str))
+        .bind(id.as_str())
+        .bind(i64::from(crc32))
+        .fetch_one(executor)
+        .await?;
+    row.try_into()
+}
+
+/// The uploads this process runs (`live_uploads`), for the clean-up.
+impl Store {
+    pub fn register_upload(&self, id: &FileId) -> LiveUpload {
+        register_upload(&self.live_uploads, id)
+    }
+
+    /// Resolves when an upload has ended without becoming a file.
+    pub async fn upload_abandoned(&self) {
+        self.live_uploads.abandoned.notified().await;
+    }
+
+    /// Marks deleted every upload of this process that ended unsettled. Returns how many. Other
+    /// 'uploading' rows may be other instances' uploads in flight: `leases` decides when they go.
+    pub async fn mark_abandoned_uploads_deleted(&self) -> Result<u64, StoreError> {
+        let abandoned: Vec<String> = self.live_uploads.registry().abandoned.iter().cloned().collect();
+        let mut marked = 0;
+        for id in abandoned {
+            marked += self.mark_upload_deleted(&id).await?;
+            self.live_uploads.registry().abandoned.remove(&id);
+        }
+        Ok(marked)
+    }
+
+    pub(super) async fn mark_upload_deleted(&self, id: &str) -> Result<u64, StoreError> {
+        Ok(sqlx::query(MARK_UPLOAD_DELETED).bind(id).execute(&self.pool).await?.rows_affected())
+    }
+}

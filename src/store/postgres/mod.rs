@@ -1,0 +1,24 @@
+//! The PostgreSQL store: the same tables and rules as SQLite's, on the engine several instances can
+//! share. Its statements are runtime `sqlx::query`/`query_as` strings, each a `const` in its module:
+//! sqlx's compile-time checks cover one database per build (`DATABASE_URL` is one URL, and it is
+//! SQLite's), so `statements`' test prepares every one of them against a migrated PostgreSQL instead.
+
+// First: its column macros are used by the modules below.
+#[macro_use]
+mod sql;
+mod accounts;
+mod chunks;
+mod files;
+mod guest_links;
+mod integrity;
+mod leases;
+mod resumable_uploads;
+mod shares;
+mod space;
+#[cfg(test)]
+mod statements;
+mod store;
+mod webhooks;
+
+pub use integrity::ReadOnlyDatabase;
+pub use store::Store;

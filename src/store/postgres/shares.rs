@@ -1,0 +1,234 @@
+//! Share rows and their member files on PostgreSQL. Counts and total sizes come from the files'
+//! stored sizes, never from chunk rows.
+
+use sqlx::{PgConnection, Postgres, Transaction};
+
+use super::store::Store;
+use crate::domain::ShareMembership;
+use crate::domain::{FileId, FileName, FolderPath, ShareChanges, ShareId, ShareMember, ShareRecord, ShareWrite};
+use crate::store::rows::{ShareMemberRow, ShareRow, decode_error, record, records};
+use crate::store::{NewShare, StoreError};
+
+pub(super) const CREATE_SHARE: &str = "INSERT INTO shares (id, name, note, created_at, updated_at, expires_at, \
+     max_downloads, password_hash) VALUES ($1, $2, $3, $4, $4, $5, $6, $7)";
+pub(super) const FIND_SHARE: &str =
+    concat!("SELECT ", share_columns!(), " FROM shares WHERE shares.id = $2 AND ", share_visible!());
+/// A share whatever its state, read after an edit.
+pub(super) const SHARE_AS_IS: &str = concat!("SELECT ", share_columns!(), " FROM shares WHERE shares.id = $2");
+pub(super) const SHARE_PASSWORD_HASH: &str =
+    concat!("SELECT password_hash FROM shares WHERE shares.id = $2 AND ", share_visible!());
+/// The share listing: metadata only (see `the_share_listing_reads_no_chunks`).
+pub(super) const LIST_SHARES: &str = concat!(
+    "SELECT ",
+    share_columns!(),
+    " FROM shares WHERE ",
+    share_visible!(),
+    " ORDER BY shares.created_at DESC, shares.id"
+);
+/// Which visible file is in which visible share, every share's members in its order, newest share first.
+pub(super) const SHARE_MEMBERSHIPS: &str = concat!(
+    "SELECT shares.id, share_files.file_id, share_files.folder FROM shares \
+     JOIN share_files ON share_files.share_id = shares.id JOIN files ON files.id = share_files.file_id \
+     WHERE ",
+    share_visible!(),
+    " AND ",
+    visible!(),
+    " ORDER BY shares.created_at DESC, shares.id, share_files.position, files.id"
+);
+pub(super) const SHARE_MEMBERS: &str = concat!(
+    "SELECT ",
+    file_columns!(),
+    ", files.crc32, share_files.folder FROM share_files JOIN files ON files.id = share_files.file_id \
+     WHERE share_files.share_id = $2 AND ",
+    visible!(),
+    " ORDER BY share_files.position, files.id"
+);
+pub(super) const UPDATE_SHARE: &str = concat!(
+    "UPDATE shares SET \
+       name = COALESCE($3, name), \
+       note = CASE WHEN $4 THEN $5 ELSE note END, \
+       expires_at = CASE WHEN $6 THEN $7 ELSE expires_at END, \
+       max_downloads = CASE WHEN $8 THEN $9 ELSE max_downloads END, \
+       password_hash = CASE WHEN $10 THEN $11 ELSE password_hash END, \
+       updated_at = CASE WHEN $12 THEN GREATEST(updated_at + 1, $1) ELSE updated_at END \
+     WHERE shares.id = $2 AND ",
+    share_visible!()
+);
+pub(super) const REMOVE_MEMBER: &str = "DELETE FROM share_files WHERE share_id = $1 AND file_id = $2";
+/// Appends a visible file after the share's last position (a file already in it moves to its new folder).
+pub(super) const ADD_MEMBER: &str = concat!(
+    "INSERT INTO share_files (share_id, file_id, position, folder) \
+     SELECT $2, files.id, (SELECT COALESCE(MAX(position) + 1, 0) FROM share_files WHERE share_id = $2), $4 \
+     FROM files WHERE files.id = $3 AND ",
+    visible!(),
+    " ON CONFLICT (share_id, file_id) DO UPDATE SET folder = EXCLUDED.folder"
+);
+pub(super) const DELETE_SHARE_FILES: &str = concat!(
+    "UPDATE files SET state = 'deleted' WHERE ",
+    visible!(),
+    " AND files.id IN (SELECT file_id FROM share_files WHERE share_id = $2)"
+);
+pub(super) const DELETE_SHARE: &str = "DELETE FROM shares WHERE id = $1";
+/// One statement, atomic against the limit across instances (like `COUNT_DOWNLOAD`).
+pub(super) const COUNT_SHARE_DOWNLOAD: &str = concat!(
+    "UPDATE shares SET download_count = download_count + 1, last_download_at = $1 WHERE shares.id = $2 AND ",
+    share_visible!()
+);
+
+impl Store {
+    /// Creates a share holding `files` in this order, in one transaction; `NoFile` if one of them
+    /// is not a visible file (then nothing is stored).
+    #[tracing::instrument(skip_all, fields(share_id = %share.id, files = files.len()))]
+    pub async fn create_share(
+        &self,
+        share: &NewShare<'_>,
+        files: &[(FileId, FolderPath)],
+        now: i64,
+    ) -> Result<ShareWrite, StoreError> {
+        let mut transaction = self.pool.begin().await?;
+        sqlx::query(CREATE_SHARE)
+            .bind(share.id.as_str())
+            .bind(share.name.as_str())
+            .bind(share.note)
+            .bind(now)
+            .bind(share.expires_at)
+            .bind(share.max_downloads)
+            .bind(share.password_hash)
+            .execute(&mut *transaction)
+            .await?;
+        if let Some(missing) = add_members(&mut transaction, share.id, files, now).await? {
+            transaction.rollback().await?;
+            return Ok(ShareWrite::NoFile(missing));
+        }
+        transaction.commit().await?;
+        Ok(self.find_share(share.id, now).await?.map_or(ShareWrite::NoShare, ShareWrite::Done))
+    }
+
+    /// A share anyone with its link may see, or `None`.
+    #[tracing::instrument(skip(self))]
+    pub async fn find_share(&self, id: &ShareId, now: i64) -> Result<Option<ShareRecord>, StoreError> {
+        record(sqlx::query_as::<_, ShareRow>(FIND_SHARE).bind(now).bind(id.as_str()).fetch_optional(&self.pool).await?)
+    }
+
+    /// The password hash of a visible share; `None` when it has none (or is gone).
+    #[tracing::instrument(skip(self))]
+    pub async fn share_password_hash(&self, id: &ShareId, now: i64) -> Result<Option<String>, StoreError> {
+        let hash: Option<Option<String>> =
+            sqlx::query_scalar(SHARE_PASSWORD_HASH).bind(now).bind(id.as_str()).fetch_optional(&self.pool).await?;
+        Ok(hash.flatten())
+    }
+
+    /// Visible shares, newest first. Metadata only.
+    #[tracing::instrument(skip(self))]
+    pub async fn list_shares(&self, now: i64) -> Result<Vec<ShareRecord>, StoreError> {
+        records(sqlx::query_as::<_, ShareRow>(LIST_SHARES).bind(now).fetch_all(&self.pool).await?)
+    }
+
+    /// Which visible file is in which visible share, under which folder, in one read.
+    #[tracing::instrument(skip(self))]
+    pub async fn share_memberships(&self, now: i64) -> Result<Vec<ShareMembership>, StoreError> {
+        let rows: Vec<(String, String, String)> =
+            sqlx::query_as(SHARE_MEMBERSHIPS).bind(now).fetch_all(&self.pool).await?;
+        rows.into_iter()
+            .map(|(share_id, file_id, folder)| {
+                Ok(ShareMembership {
+                    share_id: ShareId::try_from(share_id).map_err(|e| decode_error("share_id", e))?,
+                    file_id: FileId::try_from(file_id).map_err(|e| decode_error("file_id", e))?,
+                    folder,
+                })
+            })
+            .collect()
+    }
+
+    /// The visible files of a share, in its order.
+    #[tracing::instrument(skip(self))]
+    pub async fn share_members(&self, id: &ShareId, now: i64) -> Result<Vec<ShareMember>, StoreError> {
+        let rows = sqlx::query_as::<_, ShareMemberRow>(SHARE_MEMBERS)
+            .bind(now)
+            .bind(id.as_str())
+            .fetch_all(&self.pool)
+            .await?;
+        records(rows)
+    }
+
+    /// Applies an owner's edit in one transaction.
+    #[tracing::instrument(skip(self, changes))]
+    pub async fn update_share(&self, id: &ShareId, changes: &ShareChanges, now: i64) -> Result<ShareWrite, StoreError> {
+        let mut transaction = self.pool.begin().await?;
+        let set_changes = !changes.add.is_empty() || !changes.remove.is_empty();
+        let (set_note, note) = (changes.note.is_some(), changes.note.clone().flatten());
+        let (set_expiry, expires_at) = (changes.expires_at.is_some(), changes.expires_at.flatten());
+        let (set_limit, max_downloads) = (changes.max_downloads.is_some(), changes.max_downloads.flatten());
+        let (set_password, password_hash) = (changes.password_hash.is_some(), changes.password_hash.clone().flatten());
+        let updated = sqlx::query(UPDATE_SHARE)
+            .bind(now)
+            .bind(id.as_str())
+            .bind(changes.name.as_ref().map(FileName::as_str))
+            .bind(set_note)
+            .bind(note)
+            .bind(set_expiry)
+            .bind(expires_at)
+            .bind(set_limit)
+            .bind(max_downloads)
+            .bind(set_password)
+            .bind(password_hash)
+            .bind(set_changes)
+            .execute(&mut *transaction)
+            .await?;
+        if updated.rows_affected() != 1 {
+            return Ok(ShareWrite::NoShare); // dropping the transaction rolls back
+        }
+        for file in &changes.remove {
+            sqlx::query(REMOVE_MEMBER).bind(id.as_str()).bind(file.as_str()).execute(&mut *transaction).await?;
+        }
+        if let Some(missing) = add_members(&mut transaction, id, &changes.add, now).await? {
+            return Ok(ShareWrite::NoFile(missing));
+        }
+        transaction.commit().await?;
+        let row =
+            sqlx::query_as::<_, ShareRow>(SHARE_AS_IS).bind(now).bind(id.as_str()).fetch_optional(&self.pool).await?;
+        Ok(record(row)?.map_or(ShareWrite::NoShare, ShareWrite::Done))
+    }
+
+    /// Deletes a share; its files stay unless `with_files` (then hidden in the same transaction).
+    #[tracing::instrument(skip(self))]
+    pub async fn delete_share(&self, id: &ShareId, with_files: bool, now: i64) -> Result<bool, StoreError> {
+        let mut transaction = self.pool.begin().await?;
+        if with_files {
+            sqlx::query(DELETE_SHARE_FILES).bind(now).bind(id.as_str()).execute(&mut *transaction).await?;
+        }
+        let deleted = sqlx::query(DELETE_SHARE).bind(id.as_str()).execute(&mut *transaction).await?;
+        transaction.commit().await?;
+        Ok(deleted.rows_affected() == 1)
+    }
+
+    /// Counts one download of a share's zip, atomically against its limit.
+    #[tracing::instrument(skip(self))]
+    pub async fn count_share_download(&self, id: &ShareId, now: i64) -> Result<bool, StoreError> {
+        let counted = sqlx::query(COUNT_SHARE_DOWNLOAD).bind(now).bind(id.as_str()).execute(&self.pool).await?;
+        Ok(counted.rows_affected() == 1)
+    }
+}
+
+/// Appends `files` to a share after its last position. Returns the first file that is not visible.
+async fn add_members(
+    transaction: &mut Transaction<'_, Postgres>,
+    share: &ShareId,
+    files: &[(FileId, FolderPath)],
+    now: i64,
+) -> Result<Option<FileId>, StoreError> {
+    let connection: &mut PgConnection = transaction;
+    for (file, folder) in files {
+        let added = sqlx::query(ADD_MEMBER)
+            .bind(now)
+            .bind(share.as_str())
+            .bind(file.as_str())
+            .bind(folder.as_str())
+            .execute(&mut *connection)
+            .await?;
+        if added.rows_affected() == 0 {
+            return Ok(Some(file.clone()));
+        }
+    }
+    Ok(None)
+}

@@ -1,0 +1,203 @@
+//! Webhooks and their queue of deliveries on PostgreSQL. Several instances share the queue: a due
+//! delivery is claimed with `FOR UPDATE SKIP LOCKED`, so two instances never take the same one.
+
+use super::store::Store;
+use crate::domain::{DeliveryRecord, WebhookEvents, WebhookFormat, WebhookRecord};
+use crate::store::rows::WebhookRow;
+use crate::store::{Attempt, DueDelivery, ExpiringFile, NewDelivery, StoreError, WebhookTarget};
+
+pub(super) const CREATE_WEBHOOK: &str = "INSERT INTO webhooks (url, events, format, secret, created_at) \
+     VALUES ($1, $2, $3, $4, $5) RETURNING id, url, events, format, created_at";
+pub(super) const LIST_WEBHOOKS: &str = "SELECT id, url, events, format, created_at FROM webhooks ORDER BY id";
+pub(super) const FIND_WEBHOOK: &str = "SELECT id, url, events, format, created_at FROM webhooks WHERE id = $1";
+pub(super) const UPDATE_WEBHOOK: &str = "UPDATE webhooks SET url = COALESCE($1, url), events = COALESCE($2, events), \
+     format = COALESCE($3, format) WHERE id = $4 RETURNING id, url, events, format, created_at";
+pub(super) const DELETE_WEBHOOK: &str = "DELETE FROM webhooks WHERE id = $1";
+pub(super) const WEBHOOK_TARGETS: &str = "SELECT id, url, format, secret FROM webhooks";
+/// A delivery of a webhook deleted meanwhile is left out (its foreign key would refuse the batch).
+pub(super) const ENQUEUE_DELIVERY: &str = "INSERT INTO webhook_deliveries (id, webhook_id, event, payload, created_at, next_attempt_at) \
+     SELECT $1, id, $3, $4, $5, $5 FROM webhooks WHERE id = $2";
+pub(super) const CLAIM_DUE: &str = "UPDATE webhook_deliveries SET next_attempt_at = $2 WHERE id IN \
+     (SELECT id FROM webhook_deliveries WHERE next_attempt_at <= $1 ORDER BY next_attempt_at LIMIT $3 \
+      FOR UPDATE SKIP LOCKED) RETURNING id, webhook_id, event, payload, attempts";
+pub(super) const RELEASE_DELIVERY: &str =
+    "UPDATE webhook_deliveries SET next_attempt_at = $2 WHERE id = $1 AND next_attempt_at IS NOT NULL";
+pub(super) const NEXT_DUE: &str =
+    "SELECT MIN(next_attempt_at) FROM webhook_deliveries WHERE next_attempt_at IS NOT NULL";
+pub(super) const RECORD_ATTEMPT: &str = "UPDATE webhook_deliveries SET attempts = attempts + 1, last_status = $2, \
+     last_error = $3, next_attempt_at = $4, delivered_at = $5 WHERE id = $1";
+pub(super) const WEBHOOK_DELIVERIES: &str = "SELECT id, webhook_id, event, created_at, attempts, next_attempt_at, \
+     last_status, last_error, delivered_at FROM webhook_deliveries WHERE webhook_id = $1 \
+     ORDER BY created_at DESC, queued DESC LIMIT $2";
+pub(super) const PRUNE_DELIVERIES: &str =
+    "DELETE FROM webhook_deliveries WHERE next_attempt_at IS NULL AND created_at < $1";
+/// The same condition as `files::MARK_EXPIRED`.
+pub(super) const ABOUT_TO_EXPIRE: &str = "SELECT id, filename, file_size FROM files WHERE state = 'ready' \
+     AND (expires_at <= $1 OR (download_count >= max_downloads AND last_download_at < $2))";
+
+type DeliveryRow = (String, i64, String, i64, i64, Option<i64>, Option<i64>, Option<String>, Option<i64>);
+
+impl Store {
+    pub async fn create_webhook(
+        &self,
+        url: &str,
+        events: &WebhookEvents,
+        format: WebhookFormat,
+        secret: &str,
+        now: i64,
+    ) -> Result<WebhookRecord, StoreError> {
+        let row = sqlx::query_as::<_, WebhookRow>(CREATE_WEBHOOK)
+            .bind(url)
+            .bind(events.to_stored())
+            .bind(format.as_str())
+            .bind(secret)
+            .bind(now)
+            .fetch_one(&self.pool)
+            .await?;
+        Ok(row.into())
+    }
+
+    /// Every webhook, oldest first.
+    pub async fn list_webhooks(&self) -> Result<Vec<WebhookRecord>, StoreError> {
+        let rows = sqlx::query_as::<_, WebhookRow>(LIST_WEBHOOKS).fetch_all(&self.pool).await?;
+        Ok(rows.into_iter().map(Into::into).collect())
+    }
+
+    pub async fn find_webhook(&self, id: i64) -> Result<Option<WebhookRecord>, StoreError> {
+        let row = sqlx::query_as::<_, WebhookRow>(FIND_WEBHOOK).bind(id).fetch_optional(&self.pool).await?;
+        Ok(row.map(Into::into))
+    }
+
+    /// Changes what is given; `None` when there is no such webhook.
+    pub async fn update_webhook(
+        &self,
+        id: i64,
+        url: Option<&str>,
+        events: Option<&WebhookEvents>,
+        format: Option<WebhookFormat>,
+    ) -> Result<Option<WebhookRecord>, StoreError> {
+        let row = sqlx::query_as::<_, WebhookRow>(UPDATE_WEBHOOK)
+            .bind(url)
+            .bind(events.map(WebhookEvents::to_stored))
+            .bind(format.map(WebhookFormat::as_str))
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(row.map(Into::into))
+    }
+
+    /// Deletes the webhook and its deliveries; false when there was none.
+    pub async fn delete_webhook(&self, id: i64) -> Result<bool, StoreError> {
+        Ok(sqlx::query(DELETE_WEBHOOK).bind(id).execute(&self.pool).await?.rows_affected() == 1)
+    }
+
+    /// Every webhook with its key, for the deliveries being sent.
+    pub async fn webhook_targets(&self) -> Result<Vec<WebhookTarget>, StoreError> {
+        let rows: Vec<(i64, String, String, String)> = sqlx::query_as(WEBHOOK_TARGETS).fetch_all(&self.pool).await?;
+        Ok(rows
+            .into_iter()
+            .map(|(id, url, format, secret)| WebhookTarget {
+                id,
+                url,
+                format: WebhookFormat::parse(&format).unwrap_or_default(),
+                secret,
+            })
+            .collect())
+    }
+
+    /// Queues `deliveries` in one transaction, due at once.
+    pub async fn enqueue_deliveries(&self, deliveries: &[NewDelivery]) -> Result<(), StoreError> {
+        let mut transaction = self.pool.begin().await?;
+        for delivery in deliveries {
+            sqlx::query(ENQUEUE_DELIVERY)
+                .bind(&delivery.id)
+                .bind(delivery.webhook_id)
+                .bind(delivery.event)
+                .bind(&delivery.payload)
+                .bind(delivery.created_at)
+                .execute(&mut *transaction)
+                .await?;
+        }
+        transaction.commit().await?;
+        Ok(())
+    }
+
+    /// Takes up to `limit` deliveries due at `now`, oldest first, and moves their next attempt to
+    /// `lease_until`, skipping those another instance is claiming at the same moment.
+    pub async fn claim_due_deliveries(
+        &self,
+        now: i64,
+        lease_until: i64,
+        limit: i64,
+    ) -> Result<Vec<DueDelivery>, StoreError> {
+        Ok(sqlx::query_as(CLAIM_DUE).bind(now).bind(lease_until).bind(limit).fetch_all(&self.pool).await?)
+    }
+
+    /// Gives back a claimed delivery whose attempt was cut off by a stop: due again at `now`.
+    pub async fn release_delivery(&self, id: &str, now: i64) -> Result<(), StoreError> {
+        sqlx::query(RELEASE_DELIVERY).bind(id).bind(now).execute(&self.pool).await?;
+        Ok(())
+    }
+
+    /// When the next delivery is due (unix seconds), if any is pending.
+    pub async fn next_delivery_due(&self) -> Result<Option<i64>, StoreError> {
+        Ok(sqlx::query_scalar(NEXT_DUE).fetch_one(&self.pool).await?)
+    }
+
+    /// Counts one attempt of a delivery and what came of it.
+    pub async fn record_attempt(&self, id: &str, attempt: &Attempt<'_>) -> Result<(), StoreError> {
+        sqlx::query(RECORD_ATTEMPT)
+            .bind(id)
+            .bind(attempt.status)
+            .bind(attempt.error)
+            .bind(attempt.next_attempt_at)
+            .bind(attempt.delivered_at)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// A webhook's latest deliveries, newest first.
+    pub async fn webhook_deliveries(&self, webhook_id: i64, limit: i64) -> Result<Vec<DeliveryRecord>, StoreError> {
+        let rows: Vec<DeliveryRow> =
+            sqlx::query_as(WEBHOOK_DELIVERIES).bind(webhook_id).bind(limit).fetch_all(&self.pool).await?;
+        Ok(rows
+            .into_iter()
+            .map(
+                |(
+                    id,
+                    webhook_id,
+                    event,
+                    created_at,
+                    attempts,
+                    next_attempt_at,
+                    last_status,
+                    last_error,
+                    delivered_at,
+                )| {
+                    DeliveryRecord {
+                        id,
+                        webhook_id,
+                        event,
+                        created_at,
+                        attempts,
+                        next_attempt_at,
+                        last_status,
+                        last_error,
+                        delivered_at,
+                    }
+                },
+            )
+            .collect())
+    }
+
+    /// Removes finished deliveries (delivered or given up) created before `before`; returns how many.
+    pub async fn prune_deliveries(&self, before: i64) -> Result<u64, StoreError> {
+        Ok(sqlx::query(PRUNE_DELIVERIES).bind(before).execute(&self.pool).await?.rows_affected())
+    }
+
+    /// The files the clean-up's next `mark_expired_files_deleted(now, used_up_before)` hides.
+    pub async fn files_about_to_expire(&self, now: i64, used_up_before: i64) -> Result<Vec<ExpiringFile>, StoreError> {
+        Ok(sqlx::query_as(ABOUT_TO_EXPIRE).bind(now).bind(used_up_before).fetch_all(&self.pool).await?)
+    }
+}

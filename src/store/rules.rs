@@ -1,0 +1,58 @@
+//! What both stores do the same way around their SQL: the LIKE pattern of a name filter, the part
+//! of a user agent kept, registering a live upload, and the check that a read is whole.
+
+use std::sync::Arc;
+
+use super::StoreError;
+use super::live_uploads::{LiveUpload, LiveUploads, Outcome};
+use crate::domain::FileId;
+
+/// Longest user agent kept; the rest is cut (clients can send anything).
+const MAX_USER_AGENT: usize = 512;
+
+/// The `LIKE` pattern (with `\` as its escape) that finds `filter` anywhere in a name, literally.
+pub(super) fn contains_pattern(filter: &str) -> String {
+    format!("%{}%", filter.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_"))
+}
+
+/// The part of a user agent the download history keeps: its first `MAX_USER_AGENT` bytes, cut at
+/// a character boundary.
+pub(super) fn kept_user_agent(user_agent: &str) -> &str {
+    let mut end = user_agent.len().min(MAX_USER_AGENT);
+    while !user_agent.is_char_boundary(end) {
+        end -= 1;
+    }
+    &user_agent[..end]
+}
+
+/// Registers an upload as live in `uploads` until the returned guard is settled or dropped.
+pub(super) fn register_upload(uploads: &Arc<LiveUploads>, id: &FileId) -> LiveUpload {
+    uploads.registry().live.insert(id.to_string());
+    LiveUpload { uploads: uploads.clone(), id: id.to_string(), outcome: Outcome::Unsettled }
+}
+
+/// Wraps a chunk reader's `take` for a file that must be whole from `first` on: the state it
+/// builds carries the next index expected, and a gap fails as `DamagedFile`. `whole_read_end`
+/// checks the last chunk came.
+#[allow(clippy::type_complexity)]
+pub(super) fn whole_read<T>(
+    file_id: &FileId,
+    mut take: impl FnMut(&mut T, i64, &[u8]) -> Result<(), StoreError> + Send + 'static,
+) -> impl FnMut(&mut (T, i64), i64, &[u8]) -> Result<(), StoreError> + Send + 'static {
+    let id = file_id.to_string();
+    move |(state, expected), idx, data| {
+        if idx != *expected {
+            return Err(StoreError::DamagedFile { file_id: id.clone(), idx: *expected });
+        }
+        *expected += 1;
+        take(state, idx, data)
+    }
+}
+
+/// The state of a `whole_read` of chunks up to `last`, or `DamagedFile` where the chunks stopped early.
+pub(super) fn whole_read_end<T>(file_id: &FileId, (state, next): (T, i64), last: i64) -> Result<T, StoreError> {
+    if next != last + 1 {
+        return Err(StoreError::DamagedFile { file_id: file_id.to_string(), idx: next });
+    }
+    Ok(state)
+}
