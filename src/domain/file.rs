@@ -25,6 +25,15 @@ pub struct FileRecord {
     pub password_protected: bool,
 }
 
+impl FileRecord {
+    /// The file has its own gate (a password, or a download limit it counts): only its own link
+    /// may serve it. A share's archive and previews, which count the share, leave it out; serving it
+    /// there would get around the gate.
+    pub fn has_own_gate(&self) -> bool {
+        self.password_protected || self.max_downloads.is_some()
+    }
+}
+
 /// Columns the files page sorts by (the store maps each to a fixed SQL expression).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -474,10 +474,9 @@ const SHARE_TEXT_PREVIEW: usize = 4 * 1024;
 /// thousand text files does not read a thousand of them.
 const MAX_PREVIEWS: usize = 50;
 
-/// Whether a member may be previewed from its share: not when the file has its own password or
-/// download limit, which an uncounted preview of a share's visitor would get around.
+/// Whether a member may be previewed from its share (see `FileRecord::has_own_gate`).
 fn previewable(file: &FileRecord) -> bool {
-    !file.password_protected && file.max_downloads.is_none()
+    !file.has_own_gate()
 }
 
 #[derive(Template)]

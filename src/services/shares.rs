@@ -202,18 +202,25 @@ impl ShareZip {
         Self::prepare_as(ctx, share, ArchiveFormat::Zip(limits), now).await
     }
 
-    /// Lays out the `format` archive of `share`'s visible files (the zip's CRC-32s filled in first).
+    /// Lays out the `format` archive of `share`'s visible files that have no gate of their own (the
+    /// zip's CRC-32s filled in first).
     pub async fn prepare_as(
         ctx: &Context,
         share: ShareRecord,
         format: ArchiveFormat,
         now: i64,
     ) -> Result<Self, StoreError> {
-        let mut members = ctx.store.share_members(&share.id, now).await?;
+        // A member with its own password or download limit is served by its own link only.
+        let open_members = async || -> Result<Vec<ShareMember>, StoreError> {
+            let mut members = ctx.store.share_members(&share.id, now).await?;
+            members.retain(|member| !member.file.has_own_gate());
+            Ok(members)
+        };
+        let mut members = open_members().await?;
         if members.iter().any(|member| member.crc32.is_none()) {
             let ids: Vec<FileId> = members.iter().map(|member| member.file.id.clone()).collect();
             fill_missing_crc32(ctx, &ids, now).await?;
-            members = ctx.store.share_members(&share.id, now).await?;
+            members = open_members().await?;
         }
         let paths: Vec<String> = members
             .iter()
@@ -292,7 +299,9 @@ async fn send_member(
     sender: &mpsc::Sender<Result<Bytes, ShareError>>,
 ) -> bool {
     let same = match ctx.store.find_file(&file.id, ctx.now()).await {
-        Ok(found) => found.is_some_and(|found| found.sha256 == file.sha256 && found.file_size == file.file_size),
+        Ok(found) => found.is_some_and(|found| {
+            found.sha256 == file.sha256 && found.file_size == file.file_size && !found.has_own_gate()
+        }),
         Err(error) => {
             let _ = sender.send(Err(error.into())).await;
             return false;

@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use reqwest::{Method, StatusCode};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::helpers::{TestApp, id_of, spawn_app, spawn_app_with, test_bytes};
 use crate::shell_shapes::run;
@@ -892,4 +892,32 @@ async fn a_shares_tar_lists_extracts_and_resumes_after_a_cut_to_the_same_bytes()
         assert_eq!(crate::helpers::sha256(&resumed), crate::helpers::sha256(&whole), "cut at {cut}");
     }
     assert_eq!(app.download(&url).await, whole, "the same share gives the same tar every time");
+}
+
+/// A member with its own password, or its own download limit, is served by its own link only: a
+/// share's zip and tar (which count the share, not the file) leave it out, or anyone with the
+/// share's link would get around the file's gate.
+#[tokio::test]
+async fn files_with_their_own_password_or_download_limit_stay_out_of_the_shares_archives() {
+    let app = spawn_app().await;
+    let share =
+        upload_share(&app, "Mixed", &[("open.txt", b"open".to_vec()), ("secret.txt", b"secret".to_vec())]).await;
+    let secret = share["files"][1]["id"].as_str().unwrap();
+    let locked = app.owner(Method::PATCH, &format!("/api/files/{secret}")).json(&json!({ "password": "pp" }));
+    assert_eq!(locked.send().await.unwrap().status(), StatusCode::OK);
+    let limited = app.owner(Method::PUT, "/limited.txt").header("Max-Downloads", "1").body("limited");
+    let limited = limited.send().await.unwrap().text().await.unwrap();
+    let added = app.owner(Method::PATCH, &format!("/api/shares/{}", share["id"].as_str().unwrap()));
+    let added = added.json(&json!({ "add": [id_of(limited.trim_end())] }));
+    assert_eq!(added.send().await.unwrap().status(), StatusCode::OK);
+
+    let folder = tempfile::tempdir().unwrap();
+    std::fs::write(folder.path().join("mixed.zip"), app.download(&app.url(&zip_path(&share))).await).unwrap();
+    let members = check_with_four_tools(&app, folder.path(), "mixed.zip").await;
+    assert_eq!(members.iter().map(|m| m.0.as_str()).collect::<Vec<_>>(), ["open.txt"]);
+    let tar = app.download(&app.url(&format!("/s/{}/tar", share["id"].as_str().unwrap()))).await;
+    std::fs::write(folder.path().join("mixed.tar"), tar).unwrap();
+    assert_eq!(run(&app, folder.path(), "tar -tf mixed.tar").await.trim(), "open.txt");
+    // The limited file's one download is still there for its own link.
+    assert_eq!(app.download(limited.trim_end()).await, b"limited");
 }
