@@ -252,6 +252,12 @@ async fn create(
             {
                 return Err(AppError::BadRequest("a final upload (Upload-Concat: final) takes no body".into()));
             }
+            // Its length is its parts' (tus 1.0, Concatenation: the client must not send one).
+            if req.headers().contains_key("upload-length") || req.headers().contains_key("upload-defer-length") {
+                return Err(AppError::BadRequest(
+                    "a final upload's length is its parts': send no Upload-Length".into(),
+                ));
+            }
             let concatenation = Concatenation { parts, upload_concat, metadata };
             let joined =
                 match state.resumable.concatenate(sender.uploader(), &concatenation, sender.max_size(state)).await {
@@ -507,9 +513,16 @@ fn text<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     headers.get(name).and_then(|value| value.to_str().ok()).map(str::trim)
 }
 
-/// A header holding a byte count, if sent; 400 if it is not one.
+/// A header holding a byte count, if sent; 400 if it is not one. Counts are stored as SQL's signed
+/// 64-bit integers, so one past `i64::MAX` is refused here (it answered 500, or was acknowledged
+/// as a negative length).
 fn number(headers: &HeaderMap, name: &str) -> Result<Option<u64>, AppError> {
     text(headers, name)
-        .map(|raw| raw.parse::<u64>().map_err(|_| AppError::BadRequest(format!("{name} must be a number of bytes"))))
+        .map(|raw| {
+            raw.parse::<u64>()
+                .ok()
+                .filter(|&count| i64::try_from(count).is_ok())
+                .ok_or_else(|| AppError::BadRequest(format!("{name} must be a number of bytes below 2^63")))
+        })
         .transpose()
 }

@@ -872,3 +872,31 @@ async fn a_guest_final_upload_counts_once_against_the_link() {
     assert_eq!(files.len(), 1);
     assert_eq!(files[0]["guest_link_id"], link.as_str());
 }
+
+/// Lengths and offsets past what a signed 64-bit count holds are bad input (they answered 500,
+/// and a deferred length was acknowledged as a negative one and never stored), and a final upload
+/// sent with a length of its own is refused (tus: its length is its parts').
+#[tokio::test]
+async fn lengths_past_2_63_and_a_final_upload_with_a_length_get_400() {
+    let app = spawn_app().await;
+    let too_long = "9223372036854775808";
+    let created = tus(&app, Method::POST, &app.url("/api/uploads")).header("Upload-Length", too_long).send().await;
+    let created = created.unwrap();
+    assert_eq!(created.status(), StatusCode::BAD_REQUEST);
+    assert!(created.text().await.unwrap().contains("upload-length must be a number of bytes below 2^63"));
+
+    let deferred = tus(&app, Method::POST, &app.url("/api/uploads")).header("Upload-Defer-Length", "1").send().await;
+    let url = deferred.unwrap().headers()["location"].to_str().unwrap().to_owned();
+    let declared = patch_request(&app, &url, 0).header("Upload-Length", too_long).body(Vec::new()).send().await;
+    assert_eq!(declared.unwrap().status(), StatusCode::BAD_REQUEST);
+    assert_eq!(offset_of(&app, &url).await.headers()["upload-defer-length"], "1");
+
+    let part = create_partial(tus(&app, Method::POST, &app.url("/api/uploads")), 3).await;
+    assert_eq!(patch(&app, &part, 0, b"abc").await.status(), StatusCode::NO_CONTENT);
+    let with_length = tus(&app, Method::POST, &app.url("/api/uploads")).header("Upload-Length", "999");
+    let refused = concatenate(with_length, &[&part]).await;
+    assert_eq!(refused.status(), StatusCode::BAD_REQUEST);
+    assert!(refused.text().await.unwrap().contains("no Upload-Length"));
+    let joined = concatenate(tus(&app, Method::POST, &app.url("/api/uploads")), &[&part]).await;
+    assert_eq!(joined.status(), StatusCode::CREATED, "the part is still there");
+}
