@@ -363,12 +363,33 @@ async fn discord_slack_and_ntfy_get_one_line_about_the_file_in_their_own_format(
     let received = receiver.wait_for(3).await;
     let by_path: HashMap<&str, &Received> = received.iter().map(|r| (r.path.as_str(), r)).collect();
     let line = format!("holiday.jpg (2.0 KiB) was uploaded: {link}");
-    assert_eq!(by_path["/discord"].json(), json!({ "content": line }));
+    assert_eq!(by_path["/discord"].json(), json!({ "content": line, "allowed_mentions": { "parse": [] } }));
     assert_eq!(by_path["/slack"].json(), json!({ "text": line }));
     let ntfy = by_path["/ntfy"];
     assert_eq!(String::from_utf8_lossy(&ntfy.body), line);
     assert_eq!(ntfy.header("title"), "blobdrop: file.uploaded");
     assert!(received.iter().all(|r| r.header("x-blobdrop-signature-256").is_empty()));
+}
+
+/// A guest names the file; in the owner's chat that name is text, never a mention of everyone, a
+/// channel ping or a link dressed as something else.
+#[tokio::test]
+async fn a_guests_file_name_cannot_ping_or_link_in_discord_or_slack() {
+    let app = spawn_app().await;
+    let receiver = Receiver::start(Mode::Answer(200)).await;
+    for format in ["discord", "slack"] {
+        let body = json!({ "url": receiver.url(&format!("/{format}")), "events": ["file.uploaded"], "format": format });
+        add_webhook(&app, body).await;
+    }
+    app.upload("@everyone <!channel> [pay](https:evil.example).txt", b"x".to_vec()).await;
+    let received = receiver.wait_for(2).await;
+    let by_path: HashMap<&str, &Received> = received.iter().map(|r| (r.path.as_str(), r)).collect();
+    let discord = by_path["/discord"].json();
+    assert_eq!(discord["allowed_mentions"], json!({ "parse": [] }));
+    let content = discord["content"].as_str().unwrap();
+    assert!(content.starts_with(r"\@everyone \<!channel\> \[pay\]\(https\:evil.example\).txt"), "{content}");
+    let text = by_path["/slack"].json()["text"].as_str().unwrap().to_owned();
+    assert!(text.starts_with("@everyone &lt;!channel&gt; [pay](https:evil.example).txt"), "{text}");
 }
 
 #[tokio::test]

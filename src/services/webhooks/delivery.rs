@@ -206,15 +206,21 @@ fn request(target: &WebhookTarget, delivery: &DueDelivery) -> Result<Outgoing, S
             headers.push(("X-Blobdrop-Signature-256", signature(&target.secret, delivery.payload.as_bytes())));
             delivery.payload.clone().into_bytes()
         }
-        WebhookFormat::Discord | WebhookFormat::Slack => {
+        // Names in a message come from whoever uploaded (a guest too): they are quoted so they
+        // stay text, and Discord is told to ping nobody whatever the text says.
+        WebhookFormat::Discord => {
             headers.push(("Content-Type", "application/json".into()));
-            let field = if target.format == WebhookFormat::Discord { "content" } else { "text" };
-            json(serde_json::json!({ field: message(delivery)? }))
+            let content = message(delivery, discord_text)?;
+            json(serde_json::json!({ "content": content, "allowed_mentions": { "parse": [] } }))
+        }
+        WebhookFormat::Slack => {
+            headers.push(("Content-Type", "application/json".into()));
+            json(serde_json::json!({ "text": message(delivery, slack_text)? }))
         }
         WebhookFormat::Ntfy => {
             headers.push(("Title", format!("blobdrop: {}", delivery.event)));
             headers.push(("Content-Type", "text/plain; charset=utf-8".into()));
-            message(delivery)?.into_bytes()
+            message(delivery, str::to_owned)?.into_bytes()
         }
     };
     Ok(Outgoing { url: target.url.clone(), headers, body })
@@ -229,8 +235,26 @@ pub fn signature(secret: &str, body: &[u8]) -> String {
     format!("sha256={}", hex::encode(mac.finalize().into_bytes()))
 }
 
-/// The event in one line for a chat: `report.pdf (1.2 MiB) was downloaded by 203.0.113.9: LINK`.
-fn message(delivery: &DueDelivery) -> Result<String, String> {
+/// Text shown as itself in a Discord message: every Markdown and mention character escaped.
+fn discord_text(text: &str) -> String {
+    text.chars().fold(String::with_capacity(text.len()), |mut quoted, c| {
+        if "\\*_~`|>[]()#@<:-".contains(c) {
+            quoted.push('\\');
+        }
+        quoted.push(c);
+        quoted
+    })
+}
+
+/// Text shown as itself in a Slack message: `&`, `<` and `>` escaped as Slack documents, so no
+/// `<!channel>` or `<URL|label>` can be written by a file name.
+fn slack_text(text: &str) -> String {
+    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+}
+
+/// The event in one line for a chat: `report.pdf (1.2 MiB) was downloaded by 203.0.113.9: LINK`;
+/// `quote` makes names (chosen by uploaders, guests included) plain text in the chat's markup.
+fn message(delivery: &DueDelivery, quote: fn(&str) -> String) -> Result<String, String> {
     let payload: Payload =
         serde_json::from_str(&delivery.payload).map_err(|error| format!("the queued event is unreadable: {error}"))?;
     let verb = WebhookEvent::ALL
@@ -239,12 +263,12 @@ fn message(delivery: &DueDelivery) -> Result<String, String> {
         .find(|event| event.as_str() == payload.event)
         .map_or("happened", WebhookEvent::verb);
     let mut line = match (&payload.file, &payload.share) {
-        (_, Some(share)) => format!("Share “{}” {verb}", share.name),
-        (Some(file), None) => format!("{} ({}) {verb}", file.name, human_size(file.size)),
+        (_, Some(share)) => format!("Share “{}” {verb}", quote(&share.name)),
+        (Some(file), None) => format!("{} ({}) {verb}", quote(&file.name), human_size(file.size)),
         (None, None) => format!("{} {verb}", payload.event),
     };
     if let Some(link) = &payload.guest_link {
-        line.push_str(&format!(" “{}”", link.label));
+        line.push_str(&format!(" “{}”", quote(&link.label)));
     }
     if let Some(address) = &payload.client_address {
         line.push_str(&format!(" by {address}"));
@@ -289,6 +313,22 @@ mod tests {
             payload: payload.into(),
             attempts: 0,
         };
-        assert_eq!(message(&delivery).unwrap(), "a.pdf (2.0 KiB) was downloaded by 203.0.113.9: https://h/f/X/a.pdf");
+        assert_eq!(
+            message(&delivery, str::to_owned).unwrap(),
+            "a.pdf (2.0 KiB) was downloaded by 203.0.113.9: https://h/f/X/a.pdf"
+        );
+    }
+
+    #[test]
+    fn names_stay_plain_text_in_discord_and_slack() {
+        let name = "@everyone <!channel> **FREE** [pay](https:evil.example) <@&1>.txt";
+        assert_eq!(
+            discord_text(name),
+            r"\@everyone \<!channel\> \*\*FREE\*\* \[pay\]\(https\:evil.example\) \<\@&1\>.txt"
+        );
+        assert_eq!(
+            slack_text(name),
+            "@everyone &lt;!channel&gt; **FREE** [pay](https:evil.example) &lt;@&amp;1&gt;.txt"
+        );
     }
 }
