@@ -104,6 +104,7 @@ impl From<StoreError> for AppError {
     fn from(error: StoreError) -> Self {
         match error {
             StoreError::StorageFull => AppError::StorageFull,
+            gone @ StoreError::PartGone { .. } => AppError::NotFoundBecause(gone.to_string()),
             other => AppError::internal(other),
         }
     }

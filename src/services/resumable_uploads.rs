@@ -306,6 +306,13 @@ impl ResumableUploads {
                     tracing::warn!(file_id = %id, ?error, "could not delete a failed final upload");
                 }
                 self.forget(&id);
+                // A part that another final upload consumed while this one read it: its chunks
+                // were purged under the reader. That is the part gone, not a damaged file.
+                for part in parts {
+                    if matches!(self.ctx.store.find_resumable_upload(part).await, Ok(None)) {
+                        return Err(StoreError::PartGone { part: part.to_string() }.into());
+                    }
+                }
                 match (appended, failed) {
                     (_, Some(error)) => Err(error.into()),
                     (Err(error), None) => Err(error),

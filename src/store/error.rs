@@ -6,6 +6,10 @@ pub enum StoreError {
     StorageFull,
     #[error("a chunk of file {file_id} is missing or damaged at index {idx}")]
     DamagedFile { file_id: String, idx: i64 },
+    /// A final upload's part was consumed meanwhile, by another final upload (perhaps through
+    /// another instance): the file is not made, and its parts stay with the one that got them.
+    #[error("the partial upload {part} is gone: another final upload joined it")]
+    PartGone { part: String },
     #[error("database error")]
     Database(#[source] sqlx::Error),
     #[error("database error in a chunk reader")]

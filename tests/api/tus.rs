@@ -900,3 +900,58 @@ async fn lengths_past_2_63_and_a_final_upload_with_a_length_get_400() {
     let joined = concatenate(tus(&app, Method::POST, &app.url("/api/uploads")), &[&part]).await;
     assert_eq!(joined.status(), StatusCode::CREATED, "the part is still there");
 }
+
+/// Two final uploads naming the same part (another instance, or a request that made this one
+/// forget its lock): the part is consumed once. The later one fails and makes no file; before, both
+/// commits "consumed" it and two files came from one part.
+#[tokio::test]
+async fn a_part_consumed_by_one_final_upload_fails_another_final_that_names_it() {
+    use blobdrop::domain::{FileId, FileName};
+    use blobdrop::store::{FinishedResumable, NewFile, NewResumable, Store, StoreError, StoreOptions};
+
+    let folder = tempfile::tempdir().unwrap();
+    let store = Store::open(crate::helpers::test_database(folder.path()), StoreOptions::default()).await.unwrap();
+    let name = FileName::parse("joined.bin").unwrap();
+    let create = async |is_partial: bool| {
+        let id = FileId::random();
+        let file = NewFile {
+            id: &id,
+            filename: &name,
+            content_type: "application/octet-stream",
+            chunk_size: 32_768,
+            created_at: 0,
+            expires_at: None,
+            max_downloads: None,
+            deletion_token_sha256: &format!("token-of-{id}"),
+        };
+        let upload = NewResumable {
+            file,
+            note: None,
+            upload_length: Some(0),
+            metadata: "",
+            file_lifetime_secs: None,
+            guest_link: None,
+            expires_at: i64::MAX,
+            is_partial,
+        };
+        store.create_resumable_upload(&upload).await.unwrap();
+        id
+    };
+    let part = create(true).await;
+    let (first, second) = (create(false).await, create(false).await);
+    let parts = [part.clone()];
+    let finished = |token: &'static str| FinishedResumable {
+        file_size: 0,
+        sha256: "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+        crc32: 0,
+        deletion_token_sha256: token,
+        expires_at: None,
+        guest_link: None,
+        concatenation: Some(("final;/api/uploads/part", &parts)),
+    };
+    assert!(store.finish_resumable_upload(&first, &finished("first")).await.unwrap().is_some());
+    let again = store.finish_resumable_upload(&second, &finished("second")).await;
+    assert!(matches!(&again, Err(StoreError::PartGone { part: gone }) if *gone == part.to_string()), "{again:?}");
+    assert!(store.find_file(&second, 1).await.unwrap().is_none(), "no file from a part already consumed");
+    store.close().await;
+}

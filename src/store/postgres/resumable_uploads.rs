@@ -178,7 +178,10 @@ impl Store {
             sqlx::query(INSERT_CONCATENATED).bind(file_id).bind(upload_concat).execute(&mut *transaction).await?;
             // Consumed with the commit that makes the file visible: never both, never neither.
             for part in parts {
-                sqlx::query(CONSUME_PART).bind(part.as_str()).execute(&mut *transaction).await?;
+                let consumed = sqlx::query(CONSUME_PART).bind(part.as_str()).execute(&mut *transaction).await?;
+                if consumed.rows_affected() != 1 {
+                    return Err(StoreError::PartGone { part: part.to_string() }); // dropped: rolled back
+                }
                 sqlx::query(DELETE_RESUMABLE).bind(part.as_str()).execute(&mut *transaction).await?;
             }
         }

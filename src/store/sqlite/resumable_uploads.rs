@@ -207,12 +207,17 @@ impl Store {
             .execute(&mut *transaction)
             .await?;
             // Consumed with the commit that makes the file visible: never both, never neither. The
-            // clean-up purges their chunks; the caller holds their locks, so none is taken twice.
+            // clean-up purges their chunks. A part another final upload consumed first fails this
+            // one, whatever the locks in memory did (another instance holds its own).
             for part in parts {
                 let part = part.as_str();
-                sqlx::query!("UPDATE files SET state = 'deleted' WHERE id = ? AND state = 'uploading'", part)
-                    .execute(&mut *transaction)
-                    .await?;
+                let consumed =
+                    sqlx::query!("UPDATE files SET state = 'deleted' WHERE id = ? AND state = 'uploading'", part)
+                        .execute(&mut *transaction)
+                        .await?;
+                if consumed.rows_affected() != 1 {
+                    return Err(StoreError::PartGone { part: part.to_owned() }); // dropped: rolled back
+                }
                 sqlx::query!("DELETE FROM resumable_uploads WHERE file_id = ?", part)
                     .execute(&mut *transaction)
                     .await?;
