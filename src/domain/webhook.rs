@@ -172,6 +172,14 @@ impl WebhookUrl {
         if url.chars().any(|c| c.is_whitespace() || c.is_control()) {
             return Err("the webhook URL must not contain spaces");
         }
+        // Read as the delivering client reads it (the WHATWG URL rules reqwest uses), so a URL
+        // no delivery could ever reach (port 99999, a broken IPv6 literal, 256.256.256.256, bad
+        // percent-escapes in the host) is refused now, not retried for an hour.
+        let parsed =
+            url::Url::parse(url).map_err(|_| "the webhook URL is not a valid URL (check its host and port)")?;
+        if parsed.host().is_none() || !parsed.username().is_empty() || parsed.password().is_some() {
+            return Err("the webhook URL needs a host (and no user name in it)");
+        }
         Ok(WebhookUrl(url.to_owned()))
     }
 
@@ -225,6 +233,7 @@ mod tests {
     fn only_http_and_https_urls_with_a_host_are_receivers() {
         assert!(WebhookUrl::parse("https://discord.com/api/webhooks/1/abc").is_ok());
         assert!(WebhookUrl::parse("HTTP://127.0.0.1:8080/hook").is_ok());
+        assert!(WebhookUrl::parse("http://[::1]:8080/hook?x=1").is_ok());
         for bad in [
             "ftp://example.com/",
             "file:///etc/passwd",
@@ -234,6 +243,12 @@ mod tests {
             "https://user@example.com/",
             "example.com/hook",
             "https://exa mple.com/",
+            // Found by an attack run: accepted, then every delivery failed for an hour.
+            "http://host:99999/",
+            "http://[::1/",
+            "http://x:y/",
+            "http://a%zz/",
+            "http://256.256.256.256/",
         ] {
             assert!(WebhookUrl::parse(bad).is_err(), "{bad}");
         }
