@@ -53,6 +53,9 @@ pub enum AppError {
         "this is a deletion link: delete the file with curl -X DELETE followed by this URL, or open it in a browser"
     )]
     DeleteOnly,
+    /// A method the path does not take (what actix answers on its own with an empty 405).
+    #[error("this path does not take the {0} method")]
+    WrongMethod(String),
     #[error("the upload stalled for longer than the idle timeout")]
     Timeout,
     #[error("the upload is larger than the limit of {0}")]
@@ -214,7 +217,7 @@ impl ResponseError for AppError {
             AppError::SignInFirst => StatusCode::SEE_OTHER,
             AppError::NotFound | AppError::UnknownGuestLink | AppError::NotFoundBecause(_) => StatusCode::NOT_FOUND,
             AppError::Gone(_) => StatusCode::GONE,
-            AppError::DeleteOnly => StatusCode::METHOD_NOT_ALLOWED,
+            AppError::DeleteOnly | AppError::WrongMethod(_) => StatusCode::METHOD_NOT_ALLOWED,
             AppError::Timeout => StatusCode::REQUEST_TIMEOUT,
             AppError::TooLarge(_) | AppError::TooManyFiles(_) => StatusCode::PAYLOAD_TOO_LARGE,
             AppError::RangeNotSatisfiable { .. } => StatusCode::RANGE_NOT_SATISFIABLE,

@@ -27,7 +27,7 @@ pub use body::{idle_timeout_on_bodies, remember_peer_socket};
 pub use error::AppError;
 pub use expect_continue::service as expect_continue;
 pub use files::api::FileJson;
-pub use pages::{html_errors, unauthorized};
+pub use pages::{html_errors, method_not_allowed, unauthorized};
 pub use request_guard::screen_requests;
 pub use state::AppState;
 

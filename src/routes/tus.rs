@@ -486,9 +486,19 @@ fn upload_id(url: &str) -> Result<FileId, String> {
     };
     let path = path.split(['?', '#']).next().unwrap_or_default();
     let mut segments = path.trim_end_matches('/').rsplit('/');
+    let shown = shortened(url);
     match (segments.next(), segments.next()) {
-        (Some(id), Some("uploads")) => FileId::parse(id).ok_or_else(|| format!("{url} is not an upload's URL")),
-        _ => Err(format!("{url} is not an upload's URL (…/uploads/ID)")),
+        (Some(id), Some("uploads")) => FileId::parse(id).ok_or_else(|| format!("{shown} is not an upload's URL")),
+        _ => Err(format!("{shown} is not an upload's URL (…/uploads/ID)")),
+    }
+}
+
+/// At most the first 100 characters of what a client sent, for a one-line reason (a 20 KB header
+/// came back whole).
+fn shortened(sent: &str) -> String {
+    match sent.char_indices().nth(100) {
+        Some((end, _)) => format!("{}…", &sent[..end]),
+        None => sent.to_owned(),
     }
 }
 

@@ -152,6 +152,7 @@ impl Application {
                     .wrap(
                         ErrorHandlers::new()
                             .handler(StatusCode::UNAUTHORIZED, routes::unauthorized)
+                            .handler(StatusCode::METHOD_NOT_ALLOWED, routes::method_not_allowed)
                             .default_handler(routes::html_errors),
                     )
                     .wrap(middleware::security_headers())

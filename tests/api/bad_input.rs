@@ -106,3 +106,39 @@ async fn a_stalled_upload_times_out_and_stores_nothing() {
     assert_eq!(response.status(), StatusCode::REQUEST_TIMEOUT);
     app.assert_nothing_stored().await;
 }
+
+/// A method a path does not take gets 405 with a one-line reason, like every other refusal (actix
+/// answered these with an empty body); a browser gets the error page.
+#[tokio::test]
+async fn a_method_a_path_does_not_take_gets_405_with_a_reason() {
+    let app = spawn_app().await;
+    let link = app.owner(Method::POST, "/api/guest-links").json(&serde_json::json!({ "label": "m" }));
+    let link: serde_json::Value = link.send().await.unwrap().json().await.unwrap();
+    let guest_upload = format!("/g/{}/uploads/{}", link["id"].as_str().unwrap(), "AAAAAAAAAAAAAAAAAAAAAA");
+    for (method, path) in
+        [(Method::GET, guest_upload.as_str()), (Method::PATCH, "/api/bundle"), (Method::DELETE, "/api/bundle")]
+    {
+        let response = app.owner(method.clone(), path).send().await.unwrap();
+        let reason = assert_one_line_reason(response, StatusCode::METHOD_NOT_ALLOWED).await;
+        assert_eq!(reason, format!("this path does not take the {method} method\n"), "{method} {path}");
+    }
+    let page = app.owner(Method::PATCH, "/api/bundle").header("accept", "text/html").send().await.unwrap();
+    assert_eq!(page.status(), StatusCode::METHOD_NOT_ALLOWED);
+    assert!(page.text().await.unwrap().contains("<h1>405"));
+}
+
+/// A reason quotes at most the first 100 characters of what a client sent.
+#[tokio::test]
+async fn a_reason_never_echoes_a_huge_header_whole() {
+    let app = spawn_app().await;
+    let huge = format!("final;{}", "x".repeat(20_000));
+    let response = app
+        .owner(Method::POST, "/api/uploads")
+        .header("Tus-Resumable", "1.0.0")
+        .header("Upload-Concat", huge)
+        .send()
+        .await
+        .unwrap();
+    let reason = assert_one_line_reason(response, StatusCode::BAD_REQUEST).await;
+    assert!(reason.len() < 200, "{} bytes", reason.len());
+}

@@ -1,10 +1,13 @@
 //! Error pages in the site's style for browsers; scripts keep the one-line text answers.
 
+use actix_web::HttpResponse;
+use actix_web::body::{BodySize, BoxBody, MessageBody};
 use actix_web::dev::ServiceResponse;
 use actix_web::http::header;
 use actix_web::middleware::ErrorHandlerResponse;
 use askama::Template;
 
+use crate::routes::error::AppError;
 use crate::routes::pages::views::{ErrorPage, Layout};
 
 /// `ErrorHandlers` default handler: turns an error answer into an HTML page when the request asks
@@ -33,6 +36,30 @@ pub fn html_errors<B: 'static>(res: ServiceResponse<B>) -> actix_web::Result<Err
     let mut res = res.set_body(html).map_into_boxed_body();
     res.headers_mut().insert(header::CONTENT_TYPE, header::HeaderValue::from_static("text/html; charset=utf-8"));
     Ok(ErrorHandlerResponse::Response(ServiceResponse::new(req, res).map_into_right_body()))
+}
+
+/// `ErrorHandlers` handler for 405: actix answers a method a resource does not route with an empty
+/// body; it gets the one-line reason every other refusal has (and a browser its error page).
+pub fn method_not_allowed<B: MessageBody + 'static>(
+    res: ServiceResponse<B>,
+) -> actix_web::Result<ErrorHandlerResponse<B>> {
+    let empty =
+        res.response().error().is_none() && matches!(res.response().body().size(), BodySize::Sized(0) | BodySize::None);
+    if !empty {
+        return html_errors(res);
+    }
+    let method = res.request().method().to_string();
+    let (req, _) = res.into_parts();
+    let reasoned: ServiceResponse<BoxBody> =
+        ServiceResponse::new(req, HttpResponse::from_error(AppError::WrongMethod(method)));
+    Ok(match html_errors(reasoned)? {
+        ErrorHandlerResponse::Response(res) => {
+            ErrorHandlerResponse::Response(res.map_into_boxed_body().map_into_right_body())
+        }
+        ErrorHandlerResponse::Future(future) => ErrorHandlerResponse::Future(Box::pin(async move {
+            future.await.map(|res| res.map_into_boxed_body().map_into_right_body())
+        })),
+    })
 }
 
 /// True when the request asks for HTML (a browser navigating), not a script or curl.

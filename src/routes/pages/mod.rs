@@ -10,4 +10,4 @@ pub mod sign_in;
 pub mod tokens;
 pub mod views;
 
-pub use errors::{accepts_html, html_errors, unauthorized};
+pub use errors::{accepts_html, html_errors, method_not_allowed, unauthorized};
