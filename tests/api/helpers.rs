@@ -365,21 +365,29 @@ pub fn test_bytes(len: usize) -> Vec<u8> {
         .collect()
 }
 
-/// Writes, straight through the store, what a crash mid-upload leaves: a row marked 'uploading'
-/// and its first `chunks` chunks.
-pub async fn store_partial_upload(store: &blobdrop::store::Store, chunks: usize) -> blobdrop::domain::FileId {
-    let (id, name) = (blobdrop::domain::FileId::random(), blobdrop::domain::FileName::parse("partial.bin").unwrap());
-    let file = blobdrop::store::NewFile {
-        id: &id,
-        filename: &name,
+/// A file row as an upload starts it, for tests that write straight through the store.
+pub fn new_file<'a>(
+    id: &'a blobdrop::domain::FileId,
+    filename: &'a blobdrop::domain::FileName,
+    deletion_token_sha256: &'a str,
+) -> blobdrop::store::NewFile<'a> {
+    blobdrop::store::NewFile {
+        id,
+        filename,
         content_type: "application/octet-stream",
         chunk_size: 32_768,
         created_at: 0,
         expires_at: None,
         max_downloads: None,
-        deletion_token_sha256: "the-hash-of-its-deletion-token",
-    };
-    store.create_upload(&file).await.unwrap();
+        deletion_token_sha256,
+    }
+}
+
+/// Writes, straight through the store, what a crash mid-upload leaves: a row marked 'uploading'
+/// and its first `chunks` chunks.
+pub async fn store_partial_upload(store: &blobdrop::store::Store, chunks: usize) -> blobdrop::domain::FileId {
+    let (id, name) = (blobdrop::domain::FileId::random(), blobdrop::domain::FileName::parse("partial.bin").unwrap());
+    store.create_upload(&new_file(&id, &name, "the-hash-of-its-deletion-token")).await.unwrap();
     let chunks: Vec<bytes::Bytes> = (0..chunks).map(|i| bytes::Bytes::from(test_bytes(32_768 + i))).collect();
     store.insert_chunks(&id, 0, chunks).await.unwrap();
     id

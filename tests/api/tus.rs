@@ -907,25 +907,16 @@ async fn lengths_past_2_63_and_a_final_upload_with_a_length_get_400() {
 #[tokio::test]
 async fn a_part_consumed_by_one_final_upload_fails_another_final_that_names_it() {
     use blobdrop::domain::{FileId, FileName};
-    use blobdrop::store::{FinishedResumable, NewFile, NewResumable, Store, StoreError, StoreOptions};
+    use blobdrop::store::{FinishedResumable, NewResumable, Store, StoreError, StoreOptions};
 
     let folder = tempfile::tempdir().unwrap();
     let store = Store::open(crate::helpers::test_database(folder.path()), StoreOptions::default()).await.unwrap();
     let name = FileName::parse("joined.bin").unwrap();
     let create = async |is_partial: bool| {
         let id = FileId::random();
-        let file = NewFile {
-            id: &id,
-            filename: &name,
-            content_type: "application/octet-stream",
-            chunk_size: 32_768,
-            created_at: 0,
-            expires_at: None,
-            max_downloads: None,
-            deletion_token_sha256: &format!("token-of-{id}"),
-        };
+        let token = format!("token-of-{id}");
         let upload = NewResumable {
-            file,
+            file: crate::helpers::new_file(&id, &name, &token),
             note: None,
             upload_length: Some(0),
             metadata: "",
