@@ -1,5 +1,5 @@
 """The baselines without HTTP: raw SQLite storing the same chunks as the server, and the disk's own dd rate."""
-import os, sqlite3, subprocess, time
+import multiprocessing, os, sqlite3, subprocess, time
 
 from .constants import BATCH, CHUNK, MIB, pragma_statements
 from .measure import written_bytes
@@ -7,12 +7,15 @@ from .measure import written_bytes
 
 class RawSqlite:
     """Python's sqlite3 storing files as blobdrop does: 32 KiB chunks, BATCH per INSERT, one short
-    transaction each, the server's schema, page size and pragmas (read from its source)."""
+    transaction each, the server's schema, page size and pragmas (read from its source); `journal`
+    replaces the server's journal mode (the journal scenario's rollback journal)."""
 
-    def __init__(self, path: str):
+    def __init__(self, path: str, journal: str | None = None):
         self.path = path
         self.db = sqlite3.connect(path, isolation_level=None)
         for pragma in pragma_statements():
+            if journal and pragma.startswith("journal_mode"):
+                pragma = f"journal_mode={journal}"
             self.db.execute(f"PRAGMA {pragma}")
         self.db.execute("CREATE TABLE files (id TEXT PRIMARY KEY NOT NULL) STRICT")
         self.db.execute("CREATE TABLE file_chunks (file_id TEXT NOT NULL REFERENCES files (id) ON DELETE CASCADE, "
@@ -55,9 +58,49 @@ class RawSqlite:
 
     def close(self) -> None:
         self.db.close()
-        for suffix in ("", "-wal", "-shm"):
+        for suffix in ("", "-wal", "-shm", "-journal"):
             if os.path.exists(self.path + suffix):
                 os.remove(self.path + suffix)
+
+
+def _read_until_stopped(path: str, file_id: str, chunks: int, stop, answer) -> None:
+    """In a process of its own: reads a file over and over in the batches downloads use, on a
+    connection with the server's pragmas, until `stop` is set; answers the bytes read, the seconds
+    it read for, and the slowest batch in seconds."""
+    db = sqlite3.connect(path, isolation_level=None)
+    for pragma in pragma_statements():
+        if not pragma.startswith(("journal_mode", "page_size", "auto_vacuum")):
+            db.execute(f"PRAGMA {pragma}")
+    done, slowest, start = 0, 0.0, time.perf_counter()
+    while not stop.is_set():
+        for first in range(0, chunks, BATCH):
+            began = time.perf_counter()
+            rows = db.execute("SELECT data FROM file_chunks WHERE file_id=? AND idx BETWEEN ? AND ? ORDER BY idx",
+                              (file_id, first, first + BATCH - 1)).fetchall()
+            slowest = max(slowest, time.perf_counter() - began)
+            done += sum(len(row[0]) for row in rows)
+            if stop.is_set():
+                break
+    answer.put((done, time.perf_counter() - start, slowest))
+    db.close()
+
+
+class Reader:
+    """A second process reading a stored file over and over while this one writes (see
+    `_read_until_stopped`); `stop()` answers its MiB/s and its slowest batch in ms."""
+
+    def __init__(self, path: str, file_id: str, chunks: int):
+        context = multiprocessing.get_context("fork")
+        self.stop_event, self.answer = context.Event(), context.Queue()
+        self.process = context.Process(target=_read_until_stopped,
+                                       args=(path, file_id, chunks, self.stop_event, self.answer))
+        self.process.start()
+
+    def stop(self) -> tuple[float, float]:
+        self.stop_event.set()
+        done, seconds, slowest = self.answer.get(timeout=120)
+        self.process.join(timeout=60)
+        return done / MIB / seconds, slowest * 1000
 
 
 def raw_sqlite(source: str, folder: str) -> tuple[float, float, float, float]:

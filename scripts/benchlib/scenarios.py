@@ -1,7 +1,7 @@
 """Each scenario of the benchmark: it measures blobdrop beside its baseline and adds its figures to `bench.r`."""
 import base64, hashlib, http.client, json, os, shutil, subprocess, time, urllib.parse
 
-from .baseline import DD_MIB, RawSqlite, dd_rate, raw_sqlite
+from .baseline import DD_MIB, RawSqlite, Reader, dd_rate, raw_sqlite
 from .constants import AUTH, MIB, SECRET
 from .measure import (CURL_CPU, curl, download, get_latencies, log, med, percentile, put_small, session_cookie,
                       sha256_of_url, system, upload, written_bytes)
@@ -314,6 +314,37 @@ def growth(b: Bench) -> None:
     b.r["growth"] = rows
     b.r["growth_dd"] = dd
     b.r["growth_dd_mib"] = dd_mib
+
+
+# The server's journal (None: as its pragmas say) and the one that writes appended pages once.
+JOURNALS = (("WAL (the server's)", None), ("rollback, TRUNCATE", "TRUNCATE"))
+
+
+def journal(b: Bench) -> None:
+    """Why the server keeps WAL: raw SQLite stores the large file with the server's pragmas in WAL
+    and with a rollback journal (TRUNCATE) in turns, RUNS times each, each into a fresh database
+    that holds the small file, which a second process reads in download batches meanwhile. For
+    each: the write's MiB/s, CPU seconds per GiB and bytes written per byte stored, and what the
+    reader got meanwhile: MiB/s and its slowest batch."""
+    small, _ = b.source("small", b.args.small)
+    large, _ = b.source("large", b.args.large)
+    runs: dict[str, list] = {label: [] for label, _ in JOURNALS}
+    for i in range(b.args.runs):
+        for label, mode in JOURNALS:
+            log(f"journal: {label}, run {i + 1} ...")
+            raw_db = RawSqlite(os.path.join(b.work, "journal.db"), mode)
+            try:
+                stored = raw_db.insert(small, "small")
+                reader = Reader(raw_db.path, "small", stored["chunks"])
+                try:
+                    row = raw_db.insert(large, "large")
+                finally:
+                    read, slowest = reader.stop()
+            finally:
+                raw_db.close()
+            os.sync()
+            runs[label].append((row["rate"], row["cpu"], row["written"], read, slowest))
+    b.r["journal"] = {label: [med(column) for column in zip(*rows)] for label, rows in runs.items()}
 
 
 def rustypaste(b: Bench) -> None:
