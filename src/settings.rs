@@ -123,8 +123,8 @@ pub struct DatabaseArgs {
     #[arg(long, env = "BLOBDROP_DB", default_value = "data/blobdrop.db")]
     pub db: DatabaseLocation,
 
-    /// WAL pages after which a commit checkpoints the WAL into the database; 0 leaves checkpoints
-    /// to another process (Litestream).
+    /// WAL pages after which a commit checkpoints the WAL into the database (a thread copies pages
+    /// ahead of it); 0 leaves every checkpoint to another process (Litestream).
     #[arg(long, env = "BLOBDROP_WAL_AUTOCHECKPOINT", default_value_t = crate::store::WAL_AUTOCHECKPOINT)]
     pub wal_autocheckpoint: u32,
 

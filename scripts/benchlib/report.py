@@ -186,7 +186,7 @@ def growth_section(args, r: dict) -> list[str]:
 
 
 def journal_section(args, r: dict) -> list[str]:
-    out = ["", "### Journal mode", "",
+    out = ["### Journal mode", "",
            f"Raw SQLite storing the {human(args.large)} file with the server's pragmas, in WAL and with a rollback journal, "
            f"in turns, each into a fresh database holding the {human(args.small)} file, which a second process reads "
            "in download batches all the while; medians of "
@@ -195,7 +195,7 @@ def journal_section(args, r: dict) -> list[str]:
            "|---|---:|---:|---:|---:|---:|"]
     for label, (rate, cpu, written, read, slowest) in r["journal"].items():
         out.append(f"| {label} | {rate:.0f} | {cpu:.2f} | {written:.2f} | {read:.0f} | {slowest:.1f} |")
-    return out
+    return out + [""]
 
 
 def rustypaste_section(args, r: dict) -> list[str]:

@@ -9,11 +9,13 @@ use sqlx::sqlite::SqliteConnectOptions;
 /// 259 at 4 KiB, 6% space overhead against 14% at 32 KiB). Fixed when the database is created.
 pub const PAGE_SIZE: u32 = 16 * 1024;
 
-/// WAL pages per checkpoint (4 MiB of 16 KiB pages), a quarter of SQLite's default 1000. The commit
-/// that crosses it runs the checkpoint on the one write connection, and every other write waits:
-/// 1 KiB uploads during a large upload waited up to 50-120 ms at 1000 pages, 20 ms at 250, with no
-/// loss of upload throughput (scripts/bench, BENCHMARKS.md).
-pub const WAL_AUTOCHECKPOINT: u32 = 250;
+/// WAL pages per checkpoint on the write connection (16 MiB of 16 KiB pages, SQLite's default).
+/// The commit that crosses it runs that checkpoint, and every other write waits for it; the WAL
+/// starts over after it. The checkpoints ahead of the writer (`checkpoints`) have copied most of
+/// those pages by then, so it is short: 1 KiB uploads during a 1 GiB upload waited 20-25 ms at p99,
+/// and the upload ran 12-16% faster than with 250 pages copied by the writer itself (BENCHMARKS.md,
+/// tuning log). Without them, 1000 pages made those uploads wait 50-120 ms.
+pub const WAL_AUTOCHECKPOINT: u32 = 1000;
 
 pub(super) const READ_POOL_SIZE: u32 = 8;
 /// Page cache of each reader, in KiB. Downloads read every page once, so a large cache only holds
@@ -49,6 +51,8 @@ pub(super) enum Role {
     Reader,
     /// The rusqlite chunk readers of the server: downloads, previews, bundles.
     ChunkReader,
+    /// The rusqlite connection that checkpoints ahead of the writer (`checkpoints`).
+    Checkpointer,
     /// A connection to an existing database that can never write, of either driver: `verify`
     /// (metadata with sqlx, chunks with rusqlite) and `backup`, beside a running server.
     ReadOnly,

@@ -1,12 +1,15 @@
-//! The SQLite store. sqlx runs every statement but three kinds, which use rusqlite because sqlx
-//! cannot: serializing a listing database (`export`), incremental BLOB I/O (`import` of bundles)
-//! and borrowed chunk rows without a copy per chunk (`chunk_readers`, the one chunk reader of
-//! downloads, previews, bundles and `verify`). Both drivers open connections by `connection`'s recipe.
+//! The SQLite store. sqlx runs every statement but four kinds, which use rusqlite because sqlx
+//! cannot (or not on a thread of their own): serializing a listing database (`export`), incremental
+//! BLOB I/O (`import` of bundles), borrowed chunk rows without a copy per chunk (`chunk_readers`,
+//! the one chunk reader of downloads, previews, bundles and `verify`) and the checkpoints ahead of
+//! the writer, which wait on syncs (`checkpoints`). Both drivers open connections by `connection`'s
+//! recipe.
 
 // First: its `sql!` macro is used by the modules below.
 #[macro_use]
 mod rows;
 mod api_tokens;
+mod checkpoints;
 mod chunk_readers;
 mod chunks;
 mod connection;

@@ -8,6 +8,7 @@ use std::time::Duration;
 use sqlx::SqlitePool;
 use sqlx::sqlite::SqlitePoolOptions;
 
+use super::checkpoints::CheckpointsAhead;
 use super::chunk_readers::ChunkReaders;
 use super::connection::{READ_POOL_SIZE, Role, StoreOptions, sqlx_options};
 use super::reserve::DiskReserve;
@@ -23,6 +24,8 @@ pub struct Store {
     pub(super) reserve: Arc<DiskReserve>,
     /// False when another process (Litestream) makes every checkpoint.
     pub(super) wal_checkpoints: bool,
+    /// Copies committed pages into the database file beside the writer; `None` without checkpoints.
+    checkpoints: Option<CheckpointsAhead>,
     pub(super) live_uploads: Arc<LiveUploads>,
 }
 
@@ -39,6 +42,10 @@ impl Store {
         reserve.release_if_disk_is_full();
         let before_write = reserve.clone();
         let open_error = |source| OpenError::Open { path: display.clone(), source };
+        let wal_checkpoints = store_options.wal_autocheckpoint != 0;
+        // Started once the writer has created the file; woken each time the writer is given back.
+        let checkpoints = Arc::new(std::sync::OnceLock::<CheckpointsAhead>::new());
+        let after_write = checkpoints.clone();
         // The writer connects first: it creates the file with the page size and auto_vacuum mode.
         let writer = SqlitePoolOptions::new()
             .max_connections(1)
@@ -47,11 +54,22 @@ impl Store {
                 before_write.release_if_disk_is_full();
                 Box::pin(async { Ok(true) })
             })
-            .after_release(|connection, _| Box::pin(async move { Ok(writer_is_sound(connection)) }))
+            .after_release(move |connection, _| {
+                let sound = writer_is_sound(connection);
+                if let Some(checkpoints) = after_write.get() {
+                    checkpoints.wake();
+                }
+                Box::pin(async move { Ok(sound) })
+            })
             .connect_with(sqlx_options(path, Role::Writer, store_options))
             .await
             .map_err(open_error)?;
         sqlx::migrate!("./migrations/sqlite").run(&writer).await?;
+        if wal_checkpoints {
+            let started = CheckpointsAhead::start(path, store_options)
+                .map_err(|source| OpenError::Open { path: display.clone(), source: source.into() })?;
+            let _ = checkpoints.set(started);
+        }
         let reader = SqlitePoolOptions::new()
             .max_connections(READ_POOL_SIZE)
             .connect_with(sqlx_options(path, Role::Reader, store_options))
@@ -62,7 +80,8 @@ impl Store {
             reader,
             chunk_readers: ChunkReaders::new(path, Role::ChunkReader, store_options),
             reserve,
-            wal_checkpoints: store_options.wal_autocheckpoint != 0,
+            wal_checkpoints,
+            checkpoints: checkpoints.get().cloned(),
             live_uploads: Arc::new(LiveUploads::new()),
         })
     }
@@ -75,6 +94,7 @@ impl Store {
     /// Waits for running statements, moves everything from the WAL into the database file and
     /// closes every connection, so the database file alone holds all data after a stop.
     pub async fn close(&self) {
+        self.stop_checkpoints_ahead().await;
         self.chunk_readers.close();
         self.reader.close().await;
         // A reader dropped while its runtime shut down may still be closing on its own thread, and
@@ -88,9 +108,20 @@ impl Store {
     /// Closes every connection without a checkpoint: for a command that ran beside a server,
     /// whose own checkpoints continue (a forced one would block its writes while readers finish).
     pub async fn close_beside_server(&self) {
+        self.stop_checkpoints_ahead().await;
         self.chunk_readers.close();
         self.reader.close().await;
         self.writer.close().await;
+    }
+}
+
+impl Store {
+    /// Stops the checkpoints ahead of the writer and closes their connection (on the blocking
+    /// pool: a running checkpoint finishes first).
+    async fn stop_checkpoints_ahead(&self) {
+        if let Some(checkpoints) = self.checkpoints.clone() {
+            let _ = tokio::task::spawn_blocking(move || checkpoints.stop()).await;
+        }
     }
 }
 
