@@ -41,6 +41,14 @@ pub enum AppError {
     NotFound,
     #[error("no such guest link")]
     UnknownGuestLink,
+    #[error("no such share")]
+    UnknownShare,
+    #[error("no such webhook")]
+    UnknownWebhook,
+    #[error("no such API token")]
+    UnknownToken,
+    #[error("no such upload")]
+    UnknownUpload,
     /// Something a request names that is not there, with the reason (a final upload's part).
     #[error("{0}")]
     NotFoundBecause(String),
@@ -127,7 +135,7 @@ impl From<ResumableError> for AppError {
     fn from(error: ResumableError) -> Self {
         let reason = error.to_string();
         match error {
-            ResumableError::NotFound => AppError::NotFound,
+            ResumableError::NotFound => AppError::UnknownUpload,
             ResumableError::Expired => AppError::Gone("this upload expired before it was finished; start a new one"),
             ResumableError::WrongOffset(_) => AppError::Conflict(reason),
             ResumableError::Busy => AppError::Locked(reason),
@@ -215,7 +223,13 @@ impl ResponseError for AppError {
             AppError::TooManyAttempts(_) | AppError::Busy(_) => StatusCode::TOO_MANY_REQUESTS,
             AppError::Forbidden(_) => StatusCode::FORBIDDEN,
             AppError::SignInFirst => StatusCode::SEE_OTHER,
-            AppError::NotFound | AppError::UnknownGuestLink | AppError::NotFoundBecause(_) => StatusCode::NOT_FOUND,
+            AppError::NotFound
+            | AppError::UnknownGuestLink
+            | AppError::UnknownShare
+            | AppError::UnknownWebhook
+            | AppError::UnknownToken
+            | AppError::UnknownUpload
+            | AppError::NotFoundBecause(_) => StatusCode::NOT_FOUND,
             AppError::Gone(_) => StatusCode::GONE,
             AppError::DeleteOnly | AppError::WrongMethod(_) => StatusCode::METHOD_NOT_ALLOWED,
             AppError::Timeout => StatusCode::REQUEST_TIMEOUT,

@@ -17,7 +17,9 @@ use time::OffsetDateTime;
 use crate::domain::{
     FileId, FileName, FilePassword, FolderPath, MAX_NOTE_LEN, ShareId, human_size, parse_time, relative_time, unix_time,
 };
-use crate::domain::{FileRecord, GuestLinkId, GuestLinkRecord, ShareChanges, ShareMember, ShareRecord, ShareWrite};
+use crate::domain::{
+    FileRecord, GuestLinkId, GuestLinkRecord, GuestLinkStatus, ShareChanges, ShareMember, ShareRecord, ShareWrite,
+};
 use crate::routes::error::AppError;
 use crate::routes::files::api::{FileJson, present};
 use crate::routes::files::download::{Conditional, DownloadQuery, Version, send_preview};
@@ -34,13 +36,13 @@ use crate::services::shares::{self, ArchiveFormat, NewShareOptions, ShareError, 
 const GRANT_COOKIE: &str = "blobdrop_share";
 
 fn parse_share_id(raw: &str) -> Result<ShareId, AppError> {
-    ShareId::parse(raw).ok_or(AppError::NotFound)
+    ShareId::parse(raw).ok_or(AppError::UnknownShare)
 }
 
 /// The visible share a path names, or 404.
 async fn visible_share(state: &AppState, raw_id: &str) -> Result<ShareRecord, AppError> {
     let id = parse_share_id(raw_id)?;
-    shares::find(&state.ctx, &id).await?.ok_or(AppError::NotFound)
+    shares::find(&state.ctx, &id).await?.ok_or(AppError::UnknownShare)
 }
 
 impl From<ShareError> for AppError {
@@ -178,7 +180,7 @@ fn parse_password(raw: &str) -> Result<FilePassword, AppError> {
 fn written(write: ShareWrite) -> Result<ShareRecord, AppError> {
     match write {
         ShareWrite::Done(share) => Ok(share),
-        ShareWrite::NoShare => Err(AppError::NotFound),
+        ShareWrite::NoShare => Err(AppError::UnknownShare),
         ShareWrite::NoFile(id) => Err(bad(format!("there is no file {id}"))),
     }
 }
@@ -320,7 +322,7 @@ pub async fn delete(
 ) -> Result<HttpResponse, AppError> {
     let id = parse_share_id(&id)?;
     if !shares::delete(&state.ctx, &id, query.files).await? {
-        return Err(AppError::NotFound);
+        return Err(AppError::UnknownShare);
     }
     Ok(HttpResponse::NoContent().finish())
 }
@@ -414,8 +416,13 @@ pub async fn guest_share(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
     let link = guest_links::find(&state.ctx, &link).await?.ok_or(AppError::UnknownGuestLink)?;
-    if link.disabled {
-        return Err(AppError::Forbidden("this guest link is disabled; ask its owner to enable it"));
+    // A disabled or expired link shares nothing, as it takes no upload; one used up by the
+    // batch's last file still shares the batch.
+    let now = state.ctx.now();
+    if link.status(now) != GuestLinkStatus::UsedUp
+        && let Some(refused) = guest_links::refusal(&link, now)
+    {
+        return Err(refused.into());
     }
     if !link.share_batches {
         return Err(AppError::Forbidden("this guest link gives a link per file, not shares"));
@@ -603,7 +610,7 @@ async fn archive(
     if req.method() == Method::GET && counts {
         // Also re-checks the limit atomically: the loser of a race for the last download gets 404.
         if !shares::count_download(&state.ctx, &zip.share, &state.client_ip(&req).to_string()).await? {
-            return Err(AppError::NotFound);
+            return Err(AppError::UnknownShare);
         }
         state.metrics.downloads.inc();
     }

@@ -203,7 +203,9 @@ pub async fn owner_show(
 ) -> Result<HttpResponse, AppError> {
     match state.resumable.progress(Uploader::Owner, &id).await? {
         Progress::Finished(file) => Ok(HttpResponse::Ok().json(FileJson::new(&req, &state, &file))),
-        Progress::Unfinished(_) => Err(AppError::NotFound),
+        Progress::Unfinished(_) => {
+            Err(AppError::NotFoundBecause("the upload is not finished; HEAD it for its offset".into()))
+        }
     }
 }
 

@@ -136,8 +136,9 @@ pub async fn edit(
         body.url.as_deref().map(WebhookUrl::parse).transpose().map_err(|reason| AppError::BadRequest(reason.into()))?;
     let events = body.events.as_deref().map(webhooks::parse_events).transpose()?;
     let format = body.format.as_deref().map(webhooks::parse_format).transpose()?;
-    let record =
-        webhooks::update(&state.ctx, *id, url.as_ref(), events.as_ref(), format).await?.ok_or(AppError::NotFound)?;
+    let record = webhooks::update(&state.ctx, *id, url.as_ref(), events.as_ref(), format)
+        .await?
+        .ok_or(AppError::UnknownWebhook)?;
     Ok(HttpResponse::Ok().json(WebhookJson::new(&record, None)))
 }
 
@@ -147,7 +148,7 @@ pub async fn edit(
 pub async fn delete(owner: Owner, id: web::Path<i64>, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
     not_a_token(&owner)?;
     if !webhooks::delete(&state.ctx, *id).await? {
-        return Err(AppError::NotFound);
+        return Err(AppError::UnknownWebhook);
     }
     Ok(HttpResponse::NoContent().finish())
 }
@@ -169,7 +170,8 @@ pub async fn test(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
     not_a_token(&owner)?;
-    let delivery = webhooks::send_test(&state.ctx, *id, &state.base_url(&req)).await?.ok_or(AppError::NotFound)?;
+    let delivery =
+        webhooks::send_test(&state.ctx, *id, &state.base_url(&req)).await?.ok_or(AppError::UnknownWebhook)?;
     Ok(HttpResponse::Accepted().json(TestDelivery { delivery }))
 }
 
@@ -181,7 +183,7 @@ pub async fn deliveries(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
     not_a_token(&owner)?;
-    webhooks::find(&state.ctx, *id).await?.ok_or(AppError::NotFound)?;
+    webhooks::find(&state.ctx, *id).await?.ok_or(AppError::UnknownWebhook)?;
     let deliveries = webhooks::deliveries(&state.ctx, *id).await?;
     Ok(HttpResponse::Ok().json(deliveries.iter().map(DeliveryJson::from).collect::<Vec<_>>()))
 }

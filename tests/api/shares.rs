@@ -364,7 +364,9 @@ async fn deleting_a_share_keeps_its_files_unless_asked() {
     assert_eq!(app.owner(Method::DELETE, &with_files).send().await.unwrap().status(), StatusCode::NO_CONTENT);
     let names: Vec<String> = app.list().await.iter().map(|f| f["filename"].as_str().unwrap().to_owned()).collect();
     assert_eq!(names, ["a.txt"]);
-    assert_eq!(app.owner(Method::DELETE, &path(&gone)).send().await.unwrap().status(), StatusCode::NOT_FOUND);
+    let again = app.owner(Method::DELETE, &path(&gone)).send().await.unwrap();
+    assert_eq!(again.status(), StatusCode::NOT_FOUND);
+    assert!(again.text().await.unwrap().contains("no such share"), "the reason names a share, not a file");
 }
 
 #[tokio::test]
@@ -689,6 +691,36 @@ async fn the_guest_pages_batch_sent_file_by_file_becomes_one_share() {
     );
     let edit_page = browser.get(&app, &format!("/guest-links/{link_id}")).await.text().await.unwrap();
     assert!(edit_page.contains("name=\"share_batches\" type=\"checkbox\" checked"), "the box shows the option");
+}
+
+#[tokio::test]
+async fn an_expired_guest_link_makes_no_share_and_a_used_up_one_still_shares_its_last_batch() {
+    let app = spawn_app().await;
+    let soon = app.clock.now() + time::Duration::seconds(60);
+    let soon = soon.replace_nanosecond(0).unwrap().format(&time::format_description::well_known::Rfc3339).unwrap();
+    let body = serde_json::json!({ "label": "Ana", "share_batches": true, "expires": soon, "max_uploads": 2 });
+    let link: Value =
+        app.owner(Method::POST, "/api/guest-links").json(&body).send().await.unwrap().json().await.unwrap();
+    let link = link["url"].as_str().unwrap().to_owned();
+    let mut ids = Vec::new();
+    for name in ["one.txt", "two.txt"] {
+        let put = app.client.put(format!("{link}/{name}")).body(name.as_bytes().to_vec()).send().await.unwrap();
+        assert_eq!(put.status(), StatusCode::CREATED);
+        ids.push(id_of(put.text().await.unwrap().trim_end()));
+    }
+    let share_at = format!("{link}/share");
+
+    // Its two uploads used the link up; the share of the batch they make still comes.
+    let batch = serde_json::json!({ "files": [ids[0]] });
+    assert_eq!(app.client.post(&share_at).json(&batch).send().await.unwrap().status(), StatusCode::CREATED);
+    // Once it has expired, a guest who kept the files' ids makes no share of them.
+    app.clock.advance(std::time::Duration::from_secs(61));
+    let late = serde_json::json!({ "files": [ids[0], ids[1]] });
+    let refused = app.client.post(&share_at).json(&late).send().await.unwrap();
+    assert_eq!(refused.status(), StatusCode::GONE);
+    assert!(refused.text().await.unwrap().contains("expired"));
+    let listed: Vec<Value> = app.owner(Method::GET, "/api/shares").send().await.unwrap().json().await.unwrap();
+    assert_eq!(listed.len(), 1, "only the share made in time");
 }
 
 /// The rows `sql` gives in the SQLite file `bytes`, each column as text (numbers in decimal).

@@ -46,6 +46,7 @@ async fn a_token_works_like_the_secret_with_basic_and_bearer_until_it_is_revoked
     assert_eq!(app.list().await.len(), 1, "the revoked token stored nothing");
     let again = app.owner(Method::DELETE, &format!("/api/tokens/{id}")).send().await.unwrap();
     assert_eq!(again.status(), StatusCode::NOT_FOUND);
+    assert!(again.text().await.unwrap().contains("no such API token"));
 }
 
 #[tokio::test]

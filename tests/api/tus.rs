@@ -219,7 +219,12 @@ async fn requests_tus_refuses_get_412_415_404_and_413() {
     assert_eq!(wrong_type.send().await.unwrap().status(), StatusCode::UNSUPPORTED_MEDIA_TYPE);
     let unknown = app.url("/api/uploads/AAAAAAAAAAAAAAAAAAAAAA");
     assert_eq!(offset_of(&app, &unknown).await.status(), StatusCode::NOT_FOUND);
-    assert_eq!(patch(&app, &unknown, 0, b"x").await.status(), StatusCode::NOT_FOUND);
+    let unknown_patch = patch(&app, &unknown, 0, b"x").await;
+    assert_eq!(unknown_patch.status(), StatusCode::NOT_FOUND);
+    assert_eq!(unknown_patch.text().await.unwrap(), "no such upload\n", "the reason names an upload");
+    let unfinished = app.client.get(&url).basic_auth("", Some(SECRET)).send().await.unwrap();
+    assert_eq!(unfinished.status(), StatusCode::NOT_FOUND);
+    assert!(unfinished.text().await.unwrap().contains("not finished"));
     let too_large = tus(&app, Method::POST, &app.url("/api/uploads")).header("Upload-Length", 2 << 20);
     assert_eq!(too_large.send().await.unwrap().status(), StatusCode::PAYLOAD_TOO_LARGE);
     let stranger = app.client.head(&url).header("Tus-Resumable", "1.0.0").send().await.unwrap();

@@ -431,6 +431,7 @@ async fn webhooks_refuse_urls_that_are_not_http_unknown_events_and_api_tokens() 
     assert!(edited.get("secret").is_none());
     let unknown = app.owner(Method::DELETE, "/api/webhooks/999").send().await.unwrap();
     assert_eq!(unknown.status(), StatusCode::NOT_FOUND);
+    assert!(unknown.text().await.unwrap().contains("no such webhook"), "the reason names a webhook, not a file");
 
     let token = app.owner(Method::POST, "/api/tokens").json(&json!({ "label": "uploads" })).send().await.unwrap();
     let token = token.json::<Value>().await.unwrap()["token"].as_str().unwrap().to_owned();
