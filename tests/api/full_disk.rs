@@ -91,7 +91,12 @@ impl Server {
             .kill_on_drop(true)
             .spawn()
             .unwrap();
-        let client = Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+        // A connection per request, as scripts running curl make them. actix-web closes an idle
+        // connection 5 s after its last request *began*, so one a long refused upload used can
+        // close soon after its answer; a pooled one reused then was reset mid-body (BrokenPipe,
+        // 2 runs in 5 on 2026-12-01), and a client does not resend a request with a body.
+        let client =
+            Client::builder().redirect(reqwest::redirect::Policy::none()).pool_max_idle_per_host(0).build().unwrap();
         let mut server = Server { child, port: 0, client, log };
         let deadline = Instant::now() + Duration::from_secs(20);
         while Instant::now() < deadline {
@@ -130,7 +135,8 @@ impl Server {
     }
 
     async fn put(&self, name: &str, body: impl Into<reqwest::Body>) -> reqwest::Response {
-        self.owner(Method::PUT, &format!("/{name}")).body(body).send().await.unwrap()
+        let sent = self.owner(Method::PUT, &format!("/{name}")).body(body).send().await;
+        sent.unwrap_or_else(|error| panic!("PUT /{name}: {error:?}\n{}", self.log()))
     }
 
     /// Uploads and returns the link; the upload must be acknowledged.
