@@ -39,16 +39,9 @@ pub enum AppError {
     SignInFirst,
     #[error("file not found")]
     NotFound,
-    #[error("no such guest link")]
-    UnknownGuestLink,
-    #[error("no such share")]
-    UnknownShare,
-    #[error("no such webhook")]
-    UnknownWebhook,
-    #[error("no such API token")]
-    UnknownToken,
-    #[error("no such upload")]
-    UnknownUpload,
+    /// Something a path names that is not there: a guest link, share, webhook, API token or upload.
+    #[error("no such {0}")]
+    Unknown(&'static str),
     /// Something a request names that is not there, with the reason (a final upload's part).
     #[error("{0}")]
     NotFoundBecause(String),
@@ -135,7 +128,7 @@ impl From<ResumableError> for AppError {
     fn from(error: ResumableError) -> Self {
         let reason = error.to_string();
         match error {
-            ResumableError::NotFound => AppError::UnknownUpload,
+            ResumableError::NotFound => AppError::Unknown("upload"),
             ResumableError::Expired => AppError::Gone("this upload expired before it was finished; start a new one"),
             ResumableError::WrongOffset(_) => AppError::Conflict(reason),
             ResumableError::Busy => AppError::Locked(reason),
@@ -199,7 +192,7 @@ impl From<guest_links::Refusal> for AppError {
     fn from(refusal: guest_links::Refusal) -> Self {
         use guest_links::Refusal;
         match refusal {
-            Refusal::Unknown => AppError::UnknownGuestLink,
+            Refusal::Unknown => AppError::Unknown("guest link"),
             Refusal::Disabled(reason) => AppError::Forbidden(reason),
             Refusal::Closed(reason) => AppError::Gone(reason),
             Refusal::TooLarge(limit) => AppError::TooLarge(limit),
@@ -223,13 +216,7 @@ impl ResponseError for AppError {
             AppError::TooManyAttempts(_) | AppError::Busy(_) => StatusCode::TOO_MANY_REQUESTS,
             AppError::Forbidden(_) => StatusCode::FORBIDDEN,
             AppError::SignInFirst => StatusCode::SEE_OTHER,
-            AppError::NotFound
-            | AppError::UnknownGuestLink
-            | AppError::UnknownShare
-            | AppError::UnknownWebhook
-            | AppError::UnknownToken
-            | AppError::UnknownUpload
-            | AppError::NotFoundBecause(_) => StatusCode::NOT_FOUND,
+            AppError::NotFound | AppError::Unknown(_) | AppError::NotFoundBecause(_) => StatusCode::NOT_FOUND,
             AppError::Gone(_) => StatusCode::GONE,
             AppError::DeleteOnly | AppError::WrongMethod(_) => StatusCode::METHOD_NOT_ALLOWED,
             AppError::Timeout => StatusCode::REQUEST_TIMEOUT,

@@ -48,7 +48,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         // A path whose id is not one: 404, in the words of the resource it names.
         .app_data(web::PathConfig::default().error_handler(|_, req| {
             let guest_link = ["/g/", "/guest-links/", "/api/guest-links/"].iter().any(|at| req.path().starts_with(at));
-            if guest_link { AppError::UnknownGuestLink } else { AppError::NotFound }.into()
+            if guest_link { AppError::Unknown("guest link") } else { AppError::NotFound }.into()
         }))
         // The upload page, and uploads to the root.
         .route("/", web::get().to(home::index))

@@ -17,9 +17,7 @@ use time::OffsetDateTime;
 use crate::domain::{
     FileId, FileName, FilePassword, FolderPath, MAX_NOTE_LEN, ShareId, human_size, parse_time, relative_time, unix_time,
 };
-use crate::domain::{
-    FileRecord, GuestLinkId, GuestLinkRecord, GuestLinkStatus, ShareChanges, ShareMember, ShareRecord, ShareWrite,
-};
+use crate::domain::{FileRecord, GuestLinkId, GuestLinkRecord, ShareChanges, ShareMember, ShareRecord, ShareWrite};
 use crate::routes::error::AppError;
 use crate::routes::files::api::{FileJson, present};
 use crate::routes::files::download::{Conditional, DownloadQuery, Version, send_preview};
@@ -36,13 +34,13 @@ use crate::services::shares::{self, ArchiveFormat, NewShareOptions, ShareError, 
 const GRANT_COOKIE: &str = "blobdrop_share";
 
 fn parse_share_id(raw: &str) -> Result<ShareId, AppError> {
-    ShareId::parse(raw).ok_or(AppError::UnknownShare)
+    ShareId::parse(raw).ok_or(AppError::Unknown("share"))
 }
 
 /// The visible share a path names, or 404.
 async fn visible_share(state: &AppState, raw_id: &str) -> Result<ShareRecord, AppError> {
     let id = parse_share_id(raw_id)?;
-    shares::find(&state.ctx, &id).await?.ok_or(AppError::UnknownShare)
+    shares::find(&state.ctx, &id).await?.ok_or(AppError::Unknown("share"))
 }
 
 impl From<ShareError> for AppError {
@@ -180,7 +178,7 @@ fn parse_password(raw: &str) -> Result<FilePassword, AppError> {
 fn written(write: ShareWrite) -> Result<ShareRecord, AppError> {
     match write {
         ShareWrite::Done(share) => Ok(share),
-        ShareWrite::NoShare => Err(AppError::UnknownShare),
+        ShareWrite::NoShare => Err(AppError::Unknown("share")),
         ShareWrite::NoFile(id) => Err(bad(format!("there is no file {id}"))),
     }
 }
@@ -322,7 +320,7 @@ pub async fn delete(
 ) -> Result<HttpResponse, AppError> {
     let id = parse_share_id(&id)?;
     if !shares::delete(&state.ctx, &id, query.files).await? {
-        return Err(AppError::UnknownShare);
+        return Err(AppError::Unknown("share"));
     }
     Ok(HttpResponse::NoContent().finish())
 }
@@ -407,21 +405,16 @@ pub struct GuestBatch {
 
 /// `POST /g/{id}/share`: the browser's batch through a link with `share_batches` (its files were
 /// sent one by one, resumably) becomes one share; 201 with the share's JSON. Every file must have
-/// come through this link. A link that ran out or expired with this very batch still takes it;
-/// a disabled link or one without the option does not.
+/// come through this link. A link used up by this very batch's last file still takes it; a
+/// disabled or expired link, or one without the option, does not (`guest_links::share_refusal`).
 pub async fn guest_share(
     req: HttpRequest,
     link: web::Path<GuestLinkId>,
     body: web::Json<GuestBatch>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    let link = guest_links::find(&state.ctx, &link).await?.ok_or(AppError::UnknownGuestLink)?;
-    // A disabled or expired link shares nothing, as it takes no upload; one used up by the
-    // batch's last file still shares the batch.
-    let now = state.ctx.now();
-    if link.status(now) != GuestLinkStatus::UsedUp
-        && let Some(refused) = guest_links::refusal(&link, now)
-    {
+    let link = guest_links::find(&state.ctx, &link).await?.ok_or(AppError::Unknown("guest link"))?;
+    if let Some(refused) = guest_links::share_refusal(&link, state.ctx.now()) {
         return Err(refused.into());
     }
     if !link.share_batches {
@@ -610,7 +603,7 @@ async fn archive(
     if req.method() == Method::GET && counts {
         // Also re-checks the limit atomically: the loser of a race for the last download gets 404.
         if !shares::count_download(&state.ctx, &zip.share, &state.client_ip(&req).to_string()).await? {
-            return Err(AppError::UnknownShare);
+            return Err(AppError::Unknown("share"));
         }
         state.metrics.downloads.inc();
     }

@@ -68,7 +68,7 @@ pub async fn create(new: OwnerJson<NewToken>, state: web::Data<AppState>) -> Res
 pub async fn revoke(owner: Owner, id: web::Path<i64>, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
     owner.not_a_token()?;
     if !tokens::revoke(&state.ctx, *id).await? {
-        return Err(AppError::UnknownToken);
+        return Err(AppError::Unknown("API token"));
     }
     Ok(HttpResponse::NoContent().finish())
 }

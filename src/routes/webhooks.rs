@@ -138,7 +138,7 @@ pub async fn edit(
     let format = body.format.as_deref().map(webhooks::parse_format).transpose()?;
     let record = webhooks::update(&state.ctx, *id, url.as_ref(), events.as_ref(), format)
         .await?
-        .ok_or(AppError::UnknownWebhook)?;
+        .ok_or(AppError::Unknown("webhook"))?;
     Ok(HttpResponse::Ok().json(WebhookJson::new(&record, None)))
 }
 
@@ -148,7 +148,7 @@ pub async fn edit(
 pub async fn delete(owner: Owner, id: web::Path<i64>, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
     not_a_token(&owner)?;
     if !webhooks::delete(&state.ctx, *id).await? {
-        return Err(AppError::UnknownWebhook);
+        return Err(AppError::Unknown("webhook"));
     }
     Ok(HttpResponse::NoContent().finish())
 }
@@ -171,7 +171,7 @@ pub async fn test(
 ) -> Result<HttpResponse, AppError> {
     not_a_token(&owner)?;
     let delivery =
-        webhooks::send_test(&state.ctx, *id, &state.base_url(&req)).await?.ok_or(AppError::UnknownWebhook)?;
+        webhooks::send_test(&state.ctx, *id, &state.base_url(&req)).await?.ok_or(AppError::Unknown("webhook"))?;
     Ok(HttpResponse::Accepted().json(TestDelivery { delivery }))
 }
 
@@ -183,7 +183,7 @@ pub async fn deliveries(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
     not_a_token(&owner)?;
-    webhooks::find(&state.ctx, *id).await?.ok_or(AppError::UnknownWebhook)?;
+    webhooks::find(&state.ctx, *id).await?.ok_or(AppError::Unknown("webhook"))?;
     let deliveries = webhooks::deliveries(&state.ctx, *id).await?;
     Ok(HttpResponse::Ok().json(deliveries.iter().map(DeliveryJson::from).collect::<Vec<_>>()))
 }

@@ -42,7 +42,19 @@ pub async fn open(ctx: &Context, raw_id: &str) -> Result<GuestLinkRecord, Refusa
 
 /// Why `link` takes no upload at `now`, if it does not.
 pub fn refusal(link: &GuestLinkRecord, now: i64) -> Option<Refusal> {
-    let status = link.status(now);
+    refusal_at(link.status(now))
+}
+
+/// Why `link` makes no share of a guest's batch at `now`, if it does not: as for an upload, except
+/// that a link used up by the batch's last file still shares that batch.
+pub fn share_refusal(link: &GuestLinkRecord, now: i64) -> Option<Refusal> {
+    match link.status(now) {
+        GuestLinkStatus::UsedUp => None,
+        status => refusal_at(status),
+    }
+}
+
+fn refusal_at(status: GuestLinkStatus) -> Option<Refusal> {
     let reason = status.refusal()?;
     Some(match status {
         GuestLinkStatus::Disabled => Refusal::Disabled(reason),

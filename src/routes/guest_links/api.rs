@@ -199,8 +199,9 @@ pub async fn edit(
         edit.file_lifetime_days.unwrap_or(link.file_lifetime_days),
     )?;
     terms.share_batches = edit.share_batches.unwrap_or(link.share_batches);
-    let link =
-        guest_links::update(&state.ctx, &link.id, &terms, edit.disabled).await?.ok_or(AppError::UnknownGuestLink)?;
+    let link = guest_links::update(&state.ctx, &link.id, &terms, edit.disabled)
+        .await?
+        .ok_or(AppError::Unknown("guest link"))?;
     Ok(HttpResponse::Ok().json(GuestLinkJson::new(&req, &state, &link, now)))
 }
 
@@ -213,12 +214,12 @@ pub async fn delete(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
     if !guest_links::delete(&state.ctx, &id).await? {
-        return Err(AppError::UnknownGuestLink);
+        return Err(AppError::Unknown("guest link"));
     }
     Ok(HttpResponse::NoContent().finish())
 }
 
 /// The link a path names, in any state, or 404.
 pub async fn find(state: &AppState, id: &GuestLinkId) -> Result<GuestLinkRecord, AppError> {
-    guest_links::find(&state.ctx, id).await?.ok_or(AppError::UnknownGuestLink)
+    guest_links::find(&state.ctx, id).await?.ok_or(AppError::Unknown("guest link"))
 }

@@ -110,7 +110,7 @@ pub async fn edit(
     let link = find(&state, &id).await?;
     let now = state.ctx.now();
     let terms = form.fields.terms(Some(&link), now)?;
-    guest_links::update(&state.ctx, &link.id, &terms, None).await?.ok_or(AppError::UnknownGuestLink)?;
+    guest_links::update(&state.ctx, &link.id, &terms, None).await?.ok_or(AppError::Unknown("guest link"))?;
     Ok(see_other("/guest-links"))
 }
 
@@ -131,7 +131,7 @@ pub async fn enable(
 }
 
 async fn set_disabled(state: &AppState, id: &GuestLinkId, disabled: bool) -> Result<HttpResponse, AppError> {
-    guest_links::set_disabled(&state.ctx, id, disabled).await?.ok_or(AppError::UnknownGuestLink)?;
+    guest_links::set_disabled(&state.ctx, id, disabled).await?.ok_or(AppError::Unknown("guest link"))?;
     Ok(see_other("/guest-links"))
 }
 
@@ -141,7 +141,7 @@ pub async fn delete(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
     if !guest_links::delete(&state.ctx, &id).await? {
-        return Err(AppError::UnknownGuestLink);
+        return Err(AppError::Unknown("guest link"));
     }
     Ok(see_other("/guest-links"))
 }

@@ -53,7 +53,7 @@ pub async fn revoke(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
     if !tokens::revoke(&state.ctx, *id).await? {
-        return Err(AppError::UnknownToken);
+        return Err(AppError::Unknown("API token"));
     }
     Ok(see_other("/tokens"))
 }

@@ -59,7 +59,7 @@ impl Drop for Thread {
 }
 
 impl CheckpointsAhead {
-    /// Starts the thread on its own connection to the database at `path` (created by the writer).
+    /// Starts the thread that checkpoints the database at `path` on a connection of its own.
     pub(super) fn start(path: &Path, options: StoreOptions) -> std::io::Result<Self> {
         let shared = Arc::new(Shared::default());
         let (path, on_thread) = (path.to_path_buf(), shared.clone());
@@ -85,8 +85,12 @@ impl CheckpointsAhead {
 }
 
 /// The thread: a passive checkpoint (it waits for no reader and no writer) after each wake-up, at
-/// most one per `PAUSE`, until stopped.
+/// most one per `PAUSE`, until stopped. Its connection opens at the first wake-up: by then the
+/// writer has created the database file.
 fn run(path: &Path, options: StoreOptions, shared: &Shared) {
+    if !wait_for_a_write(shared) {
+        return;
+    }
     let connection = match rusqlite_open(path, Role::Checkpointer, options) {
         Ok(connection) => connection,
         Err(error) => {
@@ -95,7 +99,7 @@ fn run(path: &Path, options: StoreOptions, shared: &Shared) {
         }
     };
     let mut failing = false;
-    while wait_for_a_write(shared) {
+    loop {
         // A checkpoint that fails (a full disk) leaves every page in the WAL, committed; the
         // writer's own checkpoint and the next one here try again.
         match connection.query_row(CHECKPOINT_PASSIVE, [], |_| Ok(())) {
@@ -107,6 +111,9 @@ fn run(path: &Path, options: StoreOptions, shared: &Shared) {
             Err(_) => {}
         }
         std::thread::sleep(PAUSE);
+        if !wait_for_a_write(shared) {
+            return;
+        }
     }
 }
 

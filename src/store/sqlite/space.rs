@@ -28,7 +28,7 @@ impl Store {
         // The file shrinks only when a checkpoint copies the truncation in: without one, small
         // steps that stay under the autocheckpoint left the space in the WAL, and uploads
         // refused for the reserve stayed refused. Passive: it waits for no reader.
-        if released > 0 && self.wal_checkpoints {
+        if released > 0 && self.wal_checkpoints() {
             sqlx::query(CHECKPOINT_PASSIVE).execute(&self.writer).await?;
         }
         Ok(released)

@@ -22,9 +22,8 @@ pub struct Store {
     pub(super) reader: SqlitePool,
     pub(super) chunk_readers: ChunkReaders,
     pub(super) reserve: Arc<DiskReserve>,
-    /// False when another process (Litestream) makes every checkpoint.
-    pub(super) wal_checkpoints: bool,
-    /// Copies committed pages into the database file beside the writer; `None` without checkpoints.
+    /// Copies committed pages into the database file beside the writer; `None` when another
+    /// process (Litestream) makes every checkpoint.
     checkpoints: Option<CheckpointsAhead>,
     pub(super) live_uploads: Arc<LiveUploads>,
 }
@@ -42,9 +41,12 @@ impl Store {
         reserve.release_if_disk_is_full();
         let before_write = reserve.clone();
         let open_error = |source| OpenError::Open { path: display.clone(), source };
-        let wal_checkpoints = store_options.wal_autocheckpoint != 0;
-        // Started once the writer has created the file; woken each time the writer is given back.
-        let checkpoints = Arc::new(std::sync::OnceLock::<CheckpointsAhead>::new());
+        // Woken each time the writer is given back; none when another process (Litestream) makes
+        // every checkpoint.
+        let checkpoints = (store_options.wal_autocheckpoint != 0)
+            .then(|| CheckpointsAhead::start(path, store_options))
+            .transpose()
+            .map_err(|source| OpenError::Open { path: display.clone(), source: source.into() })?;
         let after_write = checkpoints.clone();
         // The writer connects first: it creates the file with the page size and auto_vacuum mode.
         let writer = SqlitePoolOptions::new()
@@ -56,7 +58,7 @@ impl Store {
             })
             .after_release(move |connection, _| {
                 let sound = writer_is_sound(connection);
-                if let Some(checkpoints) = after_write.get() {
+                if let Some(checkpoints) = &after_write {
                     checkpoints.wake();
                 }
                 Box::pin(async move { Ok(sound) })
@@ -65,11 +67,6 @@ impl Store {
             .await
             .map_err(open_error)?;
         sqlx::migrate!("./migrations/sqlite").run(&writer).await?;
-        if wal_checkpoints {
-            let started = CheckpointsAhead::start(path, store_options)
-                .map_err(|source| OpenError::Open { path: display.clone(), source: source.into() })?;
-            let _ = checkpoints.set(started);
-        }
         let reader = SqlitePoolOptions::new()
             .max_connections(READ_POOL_SIZE)
             .connect_with(sqlx_options(path, Role::Reader, store_options))
@@ -80,8 +77,7 @@ impl Store {
             reader,
             chunk_readers: ChunkReaders::new(path, Role::ChunkReader, store_options),
             reserve,
-            wal_checkpoints,
-            checkpoints: checkpoints.get().cloned(),
+            checkpoints,
             live_uploads: Arc::new(LiveUploads::new()),
         })
     }
@@ -116,6 +112,11 @@ impl Store {
 }
 
 impl Store {
+    /// False when another process (Litestream) makes every checkpoint.
+    pub(super) fn wal_checkpoints(&self) -> bool {
+        self.checkpoints.is_some()
+    }
+
     /// Stops the checkpoints ahead of the writer and closes their connection (on the blocking
     /// pool: a running checkpoint finishes first).
     async fn stop_checkpoints_ahead(&self) {
