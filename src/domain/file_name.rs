@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+use unicode_normalization::UnicodeNormalization;
+
 /// Longest stored name, in bytes; longer names are cut, keeping a short extension.
 pub const MAX_LEN: usize = 255;
 
@@ -18,11 +20,13 @@ pub enum FileNameError {
 impl FileName {
     /// Cleans a name the client sent: keeps only its last path component, drops control and
     /// invisible formatting characters, trims spaces and leading dots, and cuts it to 255 bytes.
+    /// A character that Windows' best-fit mapping turns into a slash, a backslash or dots
+    /// (fullwidth `．．／`) counts as one, so no tool can read a path out of a cleaned name.
     pub fn parse(raw: &str) -> Result<Self, FileNameError> {
-        let last = raw.rsplit(['/', '\\']).next().unwrap_or_default();
+        let last = raw.rsplit(is_separator).next().unwrap_or_default();
         let cleaned: String = last.chars().filter(|c| !is_hidden_char(*c)).collect();
         // Dots and spaces in any order: `. .` must not leave `.`, nor `. ..` leave `..`.
-        let trimmed = cleaned.trim_start_matches(|c: char| c == '.' || c.is_whitespace()).trim_end();
+        let trimmed = cleaned.trim_start_matches(|c: char| is_dot(c) || c.is_whitespace()).trim_end();
         if trimmed.is_empty() {
             return Err(FileNameError::Empty);
         }
@@ -72,10 +76,57 @@ impl fmt::Display for FileName {
     }
 }
 
-/// Control characters, and the format characters that can disguise a name (bidi overrides, zero widths).
+/// Control characters, and the format characters that can disguise a name: bidi marks and
+/// overrides (U+061C, U+200E-F, U+202A-E, U+2066-9), zero widths, the soft hyphen, the Mongolian
+/// vowel separator, tag characters (U+E0000-E007F, invisible, can spell hidden text) and the
+/// other default-ignorable fillers. Variation selectors stay: emoji need them.
 fn is_hidden_char(c: char) -> bool {
     c.is_control()
-        || matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2069}' | '\u{FEFF}')
+        || matches!(
+            c,
+            '\u{00AD}'
+                | '\u{034F}'
+                | '\u{061C}'
+                | '\u{115F}'..='\u{1160}'
+                | '\u{17B4}'..='\u{17B5}'
+                | '\u{180B}'..='\u{180F}'
+                | '\u{200B}'..='\u{200F}'
+                | '\u{202A}'..='\u{202E}'
+                | '\u{2060}'..='\u{206F}'
+                | '\u{3164}'
+                | '\u{FEFF}'
+                | '\u{FFA0}'
+                | '\u{FFF0}'..='\u{FFF8}'
+                | '\u{1BCA0}'..='\u{1BCA3}'
+                | '\u{1D173}'..='\u{1D17A}'
+                | '\u{E0000}'..='\u{E0FFF}'
+        )
+}
+
+/// What its compatibility form (NFKC, which Windows' best-fit mapping follows) spells.
+fn compatible(c: char) -> impl Iterator<Item = char> {
+    std::iter::once(c).nfkc()
+}
+
+/// `/`, `\`, or a character whose compatibility form holds one (fullwidth `／` `＼`, `℀`):
+/// a path separator wherever a name or folder is split.
+pub(super) fn is_separator(c: char) -> bool {
+    matches!(c, '/' | '\\') || (!c.is_ascii() && compatible(c).any(|c| matches!(c, '/' | '\\')))
+}
+
+/// `.`, or a character whose compatibility form is only dots (fullwidth `．`, `‥`): trimmed from
+/// the start of a name like a dot, so `．．` cannot become `..`.
+fn is_dot(c: char) -> bool {
+    c == '.' || (!c.is_ascii() && compatible(c).all(|c| c == '.'))
+}
+
+/// The form two names are compared in when they must not clash in one archive or folder: the
+/// compatibility form (NFKC: `é` composed or not, fullwidth or not, are one name), case folded
+/// (upper then lower case, which folds `ß`/`SS` and the final sigma alike), as extractors on
+/// case-insensitive or normalizing file systems (Windows, macOS) would merge them.
+pub fn comparable(name: &str) -> String {
+    let compatible: String = name.nfkc().collect();
+    compatible.to_uppercase().to_lowercase().nfkc().collect()
 }
 
 fn truncate(name: &str) -> String {
@@ -146,6 +197,35 @@ mod tests {
         assert_eq!(name.ascii_fallback(), "a_b _.txt");
     }
 
+    #[test]
+    fn invisible_characters_that_disguise_a_name_are_dropped() {
+        assert_eq!(clean("in\u{00AD}voice.pdf"), "invoice.pdf");
+        assert_eq!(clean("a\u{061C}b\u{180E}c.txt"), "abc.txt");
+        assert_eq!(clean("x\u{E0041}\u{E0042}\u{E007F}.txt"), "x.txt");
+        assert_eq!(clean("a\u{2064}\u{3164}b.txt"), "ab.txt");
+        assert_eq!(clean("❤\u{FE0F}.txt"), "❤\u{FE0F}.txt", "variation selectors stay");
+    }
+
+    /// Windows' best-fit mapping turns fullwidth `．．／` into `../`: they are separators and dots here.
+    #[test]
+    fn fullwidth_dots_and_slashes_are_read_as_what_windows_makes_of_them() {
+        assert_eq!(clean("\u{FF0E}\u{FF0E}\u{FF0F}\u{FF0E}\u{FF0E}\u{FF0F}evil.txt"), "evil.txt");
+        assert_eq!(clean("a\u{FF3C}b.txt"), "b.txt");
+        assert_eq!(clean("\u{2025}x"), "x");
+        assert_eq!(FileName::parse("\u{FF0E}\u{FF0E}"), Err(FileNameError::Empty));
+        assert_eq!(clean("café．txt"), "café．txt", "a fullwidth dot inside a name stays");
+    }
+
+    #[test]
+    fn composed_decomposed_fullwidth_and_cased_spellings_compare_equal() {
+        assert_eq!(comparable("caf\u{E9}.txt"), comparable("cafe\u{301}.txt"));
+        assert_eq!(comparable("CAFÉ.TXT"), comparable("café.txt"));
+        assert_eq!(comparable("\u{FF21}.txt"), comparable("a.txt"));
+        assert_eq!(comparable("STRASSE"), comparable("straße"));
+        assert_eq!(comparable("ΟΔΟΣ"), comparable("οδοσ"));
+        assert_ne!(comparable("a.txt"), comparable("b.txt"));
+    }
+
     /// Found by the property below: dots and spaces in turn at the start survived the cleaning.
     #[test]
     fn dots_and_spaces_in_turn_at_the_start_are_all_dropped() {
@@ -173,6 +253,8 @@ mod tests {
             let tricky = prop_oneof![
                 prop::sample::select(vec!['/', '\\', '.', ' ', '\0', '\r', '\n', '\t', '"', '\u{202E}', '\u{200B}']),
                 prop::sample::select(vec!['\u{FEFF}', '\u{3000}', '\u{85}', 'é', '日', '😀']),
+                prop::sample::select(vec!['\u{AD}', '\u{61C}', '\u{180E}', '\u{E0041}', '\u{FF0E}', '\u{FF0F}']),
+                prop::sample::select(vec!['\u{FF3C}', '\u{2025}', '\u{2024}', '\u{2100}', 'e', '\u{301}']),
                 prop::char::range('a', 'z'),
                 any::<char>(),
             ];
@@ -194,8 +276,11 @@ mod tests {
         fn assert_clean(name: &FileName) -> Result<(), TestCaseError> {
             let text = name.as_str();
             prop_assert!(!text.is_empty() && text.len() <= MAX_LEN, "{:?}", text);
-            prop_assert!(!text.contains(['/', '\\']) && !text.chars().any(is_hidden_char), "{:?}", text);
-            prop_assert!(!text.starts_with('.') && text.trim() == text, "{:?}", text);
+            prop_assert!(!text.chars().any(is_separator) && !text.chars().any(is_hidden_char), "{:?}", text);
+            prop_assert!(!text.starts_with(is_dot) && text.trim() == text, "{:?}", text);
+            // What Windows' best-fit mapping makes of it is no path and does not start with a dot.
+            let fitted: String = text.nfkc().collect();
+            prop_assert!(!fitted.contains(['/', '\\']) && !fitted.starts_with('.'), "{:?}", fitted);
             // Names are cleaned again when read back from the database: that must change nothing.
             prop_assert_eq!(&FileName::parse(text), &Ok(name.clone()));
             let fallback = name.ascii_fallback();

@@ -43,6 +43,7 @@ pub use limits::{CHUNK_SIZE, MAX_BUNDLE_IDS, MAX_NOTE_LEN};
 pub use links::{PATH_SEGMENT, PublicUrl};
 pub use share::{
     FolderPath, MalformedShareId, ShareChanges, ShareId, ShareMember, ShareMembership, ShareRecord, ShareWrite,
+    member_key,
 };
 pub use tar_layout::tar_layout;
 pub use timestamp::parse_time;

@@ -1,7 +1,9 @@
-//! A share's id and the folder path each of its files sits under.
+//! A share's id, the folder path each of its files sits under, and the name its links give each.
+
+use sha2::{Digest, Sha256};
 
 use super::file_id::random_id;
-use super::file_name::FileName;
+use super::file_name::{FileName, is_separator};
 use super::{FileId, FileRecord};
 
 random_id!(
@@ -10,6 +12,19 @@ random_id!(
     MalformedShareId,
     "share id"
 );
+
+/// The name a share's links give one of its files (`/s/{share}/f/{key}/{name}`): derived from both
+/// ids, so it names that file inside that share only and gives nothing away of the file's own id,
+/// whose `/f/` link would skip the share's password, expiry and download limit. 128 bits, hex.
+pub fn member_key(share: &ShareId, file: &FileId) -> String {
+    let digest = Sha256::new()
+        .chain_update(b"blobdrop share member\0")
+        .chain_update(share.as_str())
+        .chain_update(b"\0")
+        .chain_update(file.as_str())
+        .finalize();
+    hex::encode(&digest[..16])
+}
 
 /// Most folder levels kept under a share's root; deeper ones are joined into the last.
 const MAX_DEPTH: usize = 32;
@@ -24,7 +39,7 @@ pub struct FolderPath(String);
 impl FolderPath {
     pub fn parse(raw: &str) -> Self {
         let mut parts: Vec<String> = raw
-            .split(['/', '\\'])
+            .split(is_separator)
             .enumerate()
             .filter(|(index, part)| !(*index == 0 && is_drive(part)))
             .filter_map(|(_, part)| FileName::parse(part).ok())
@@ -40,7 +55,7 @@ impl FolderPath {
     /// The folder and the file name of an uploaded path such as `photos/2024/a.jpg` (a browser's
     /// folder upload); `None` when the path holds no usable name.
     pub fn split_upload_path(raw: &str) -> Option<(FolderPath, FileName)> {
-        let (folder, name) = raw.rsplit_once(['/', '\\']).unwrap_or(("", raw));
+        let (folder, name) = raw.rsplit_once(is_separator).unwrap_or(("", raw));
         Some((FolderPath::parse(folder), FileName::parse(name).ok()?))
     }
 
@@ -53,9 +68,10 @@ impl FolderPath {
     }
 }
 
-/// `C:`, which Windows tools would read as a drive.
+/// `C:` (or fullwidth `Ｃ：`), which Windows tools would read as a drive.
 fn is_drive(part: &str) -> bool {
-    let bytes = part.as_bytes();
+    let fitted = super::file_name::comparable(part);
+    let bytes = fitted.as_bytes();
     bytes.len() == 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':'
 }
 
@@ -76,6 +92,10 @@ mod tests {
             ("..\u{0}/x\u{1}y", "xy"),
             ("...", ""),
             ("\u{202E}evil", "evil"),
+            ("\u{FF0E}\u{FF0E}\u{FF0F}\u{FF0E}\u{FF0E}\u{FF0F}etc", "etc"),
+            ("a\u{FF3C}\u{FF0E}\u{FF0E}\u{FF3C}b", "a/b"),
+            ("\u{FF23}\u{FF1A}\u{FF3C}x", "x"),
+            ("\u{AD}\u{E0041}/x", "x"),
         ] {
             assert_eq!(FolderPath::parse(raw).as_str(), cleaned, "{raw:?}");
         }

@@ -153,9 +153,17 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 .route(web::post().to(shares::unlock)),
         )
         .service(
-            web::resource("/s/{id}/preview/{file}")
+            web::resource("/s/{id}/preview/{key}")
                 .route(web::get().to(shares::preview))
                 .route(web::head().to(shares::preview)),
+        )
+        // One file through its share (behind the share's password, expiry and limit); the form
+        // of a protected share posts its password back here.
+        .service(
+            web::resource(["/s/{id}/f/{key}", "/s/{id}/f/{key}/{name}"])
+                .route(web::get().to(shares::member))
+                .route(web::head().to(shares::member))
+                .route(web::post().to(shares::unlock)),
         )
         .service(
             web::resource("/s/{id}/zip")

@@ -15,12 +15,13 @@ use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
 use crate::domain::{
-    FileId, FileName, FilePassword, FolderPath, MAX_NOTE_LEN, ShareId, human_size, parse_time, relative_time, unix_time,
+    FileId, FileName, FilePassword, FolderPath, MAX_NOTE_LEN, ShareId, human_size, member_key, parse_time,
+    relative_time, unix_time,
 };
 use crate::domain::{FileRecord, GuestLinkId, GuestLinkRecord, ShareChanges, ShareMember, ShareRecord, ShareWrite};
 use crate::routes::error::AppError;
 use crate::routes::files::api::{FileJson, present};
-use crate::routes::files::download::{Conditional, DownloadQuery, Version, send_preview};
+use crate::routes::files::download::{Conditional, DownloadQuery, Version, send_from_share, send_preview};
 use crate::routes::files::protected::{Unlock, check_form_password, gate_by_password, grant_and_return};
 use crate::routes::owner::{Owner, OwnerJson};
 use crate::routes::pages::page::{page, see_other};
@@ -457,14 +458,17 @@ pub(super) async fn list_rows(req: &HttpRequest, state: &AppState, now: i64) -> 
 
 /// A file of the share page.
 struct ShareRow {
-    id: String,
+    /// The file's name in the share's links (`member_key`), never its own id.
+    key: String,
     folder: String,
     name: String,
     size: String,
     content_type: String,
+    /// `/s/{id}/f/{key}/{name}`; empty for a file with its own password or download limit,
+    /// which the share does not serve.
     url: String,
     preview: Preview,
-    /// `/s/{id}/preview/{file}`, which never counts a download.
+    /// `/s/{id}/preview/{key}`, which never counts a download.
     preview_url: String,
 }
 
@@ -473,10 +477,21 @@ const SHARE_TEXT_PREVIEW: usize = 4 * 1024;
 /// Members previewed on the share page; the rest get their link only, so that a page of a
 /// thousand text files does not read a thousand of them.
 const MAX_PREVIEWS: usize = 50;
+/// Largest file a share previews (an image, a clip, a PDF): previews are not counted, so they
+/// must not be a way to fetch whole large files past the share's counting. Larger ones get their
+/// download link only.
+const MAX_PREVIEW_BYTES: i64 = 20 * 1024 * 1024;
 
-/// Whether a member may be previewed from its share (see `FileRecord::has_own_gate`).
+/// Whether a share shows previews at all: not when it has a download limit, whose files leave it
+/// only through counted downloads.
+fn previews_allowed(share: &ShareRecord) -> bool {
+    share.max_downloads.is_none()
+}
+
+/// Whether a member may be previewed from its share: not one with a gate of its own (see
+/// `FileRecord::has_own_gate`), nor a large one.
 fn previewable(file: &FileRecord) -> bool {
-    !file.has_own_gate()
+    !file.has_own_gate() && file.file_size <= MAX_PREVIEW_BYTES
 }
 
 #[derive(Template)]
@@ -494,33 +509,36 @@ struct SharePage {
     rows: Vec<ShareRow>,
 }
 
-/// `GET`/`HEAD /s/{id}`: every file with its folder, size, type and link, and "Download all".
+/// `GET`/`HEAD /s/{id}`: every file with its folder, size, type and link through the share, and
+/// "Download all".
 pub async fn share_page(req: HttpRequest, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
-    let share = visible_share(&state, req.match_info().get("id").unwrap_or_default()).await?;
-    if share.password_protected
-        && let Some(form) = gate(&req, &state, &share).await?
-    {
-        return Ok(form);
-    }
+    let share = match passed_gate(&req, &state).await? {
+        Ok(share) => share,
+        Err(form) => return Ok(form),
+    };
     let zip = ShareZip::prepare(&state.ctx, share, state.zip64, state.ctx.now()).await?;
     let share = &zip.share;
     let members = shares::members(&state.ctx, &share.id).await?;
     let mut rows = Vec::with_capacity(members.len());
     for (index, member) in members.iter().enumerate() {
         let file = &member.file;
-        let preview = match index < MAX_PREVIEWS && previewable(file) {
+        let preview = match index < MAX_PREVIEWS && previews_allowed(share) && previewable(file) {
             true => Preview::of(&state.ctx, file, SHARE_TEXT_PREVIEW).await?,
             false => Preview::None,
         };
+        let key = member_key(&share.id, &file.id);
         rows.push(ShareRow {
-            id: file.id.to_string(),
             folder: FolderPath::parse(&member.folder).as_str().to_owned(),
             name: file.filename.as_str().to_owned(),
             size: human_size(file.file_size),
             content_type: file.content_type.clone(),
-            url: state.download_url(&req, &file.id, &file.filename),
+            url: match file.has_own_gate() {
+                true => String::new(),
+                false => state.share_member_url(&req, &share.id, &file.id, &file.filename),
+            },
             preview,
-            preview_url: format!("/s/{}/preview/{}", share.id, file.id),
+            preview_url: format!("/s/{}/preview/{key}", share.id),
+            key,
         });
     }
     let mut response = page(&SharePage {
@@ -529,7 +547,7 @@ pub async fn share_page(req: HttpRequest, state: web::Data<AppState>) -> Result<
         note: share.note.clone().unwrap_or_default(),
         file_count: share.file_count,
         total_size: human_size(share.total_size),
-        zip_size: human_size(zip.layout.len() as i64),
+        zip_size: human_size(zip.archive.layout.len() as i64),
         expires: share.expires_at.map(crate::domain::date_time).unwrap_or_default(),
         zip_url: format!("/s/{}/zip", share.id),
         share_id: share.id.to_string(),
@@ -541,25 +559,55 @@ pub async fn share_page(req: HttpRequest, state: web::Data<AppState>) -> Result<
     Ok(response)
 }
 
-/// `GET`/`HEAD /s/{id}/preview/{file}`: what the share page embeds for one of its files, as the
-/// file page's preview does: the download's answer, never counted. Only for a member of the
-/// visible share (behind the share's password) that has no password or download limit of its own.
-pub async fn preview(
+/// The visible share a path names, once the request passed its gate: `Err` with the password form
+/// (or 401) when it did not.
+async fn passed_gate(req: &HttpRequest, state: &AppState) -> Result<Result<ShareRecord, HttpResponse>, AppError> {
+    let share = visible_share(state, req.match_info().get("id").unwrap_or_default()).await?;
+    if share.password_protected
+        && let Some(form) = gate(req, state, &share).await?
+    {
+        return Ok(Err(form));
+    }
+    Ok(Ok(share))
+}
+
+/// `GET`/`HEAD /s/{id}/f/{key}[/{name}]`: one file of the share, as its own link would send it
+/// (Range, ETag, conditional requests, the sandbox), but behind the share's password, expiry and
+/// download limit, and counted against the share as its zip is. `key` is the file's name in this
+/// share (`member_key`); a file with its own password or limit is not served here (404).
+pub async fn member(
     req: HttpRequest,
-    path: web::Path<(String, String)>,
     query: web::Query<DownloadQuery>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    let (share_id, file_id) = path.into_inner();
-    let share = visible_share(&state, &share_id).await?;
-    if share.password_protected
-        && let Some(form) = gate(&req, &state, &share).await?
-    {
-        return Ok(form);
+    let share = match passed_gate(&req, &state).await? {
+        Ok(share) => share,
+        Err(form) => return Ok(form),
+    };
+    let key = req.match_info().get("key").unwrap_or_default();
+    let file = shares::open_member(&state.ctx, &share.id, key).await?.ok_or(AppError::Unknown("file"))?;
+    send_from_share(&req, &state, file, &query, &share).await
+}
+
+/// `GET`/`HEAD /s/{id}/preview/{key}`: what the share page embeds for one of its files (an image,
+/// audio, a video or a PDF of at most `MAX_PREVIEW_BYTES`), as the file page's preview does: never
+/// counted. Behind the share's gate, and only for a share without a download limit and a member
+/// without a gate of its own; every other type is the download link's business.
+pub async fn preview(
+    req: HttpRequest,
+    query: web::Query<DownloadQuery>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let share = match passed_gate(&req, &state).await? {
+        Ok(share) => share,
+        Err(form) => return Ok(form),
+    };
+    if !previews_allowed(&share) {
+        return Err(AppError::NotFound);
     }
-    let file_id = FileId::parse(&file_id).ok_or(AppError::NotFound)?;
-    let members = shares::members(&state.ctx, &share.id).await?;
-    let file = members.into_iter().map(|member| member.file).find(|file| file.id == file_id && previewable(file));
+    let key = req.match_info().get("key").unwrap_or_default();
+    let file = shares::open_member(&state.ctx, &share.id, key).await?;
+    let file = file.filter(|file| previewable(file) && Preview::embeds_media(&file.content_type));
     send_preview(&req, &state, file.ok_or(AppError::NotFound)?, &query).await
 }
 
@@ -580,21 +628,19 @@ async fn archive(
     state: web::Data<AppState>,
     format: ArchiveFormat,
 ) -> Result<HttpResponse, AppError> {
-    let share = visible_share(&state, req.match_info().get("id").unwrap_or_default()).await?;
-    if share.password_protected
-        && let Some(form) = gate(&req, &state, &share).await?
-    {
-        return Ok(form);
-    }
+    let share = match passed_gate(&req, &state).await? {
+        Ok(share) => share,
+        Err(form) => return Ok(form),
+    };
     let zip = Arc::new(ShareZip::prepare_as(&state.ctx, share, format, state.ctx.now()).await?);
     // A date names no version of a zip (a file leaving the share by expiry changes it without a
     // new date): If-Range holds by the tag only, which covers every byte.
     let version = Version {
-        etag: EntityTag::new_strong(zip.etag.clone()),
+        etag: EntityTag::new_strong(zip.archive.etag.clone()),
         last_modified: SystemTime::UNIX_EPOCH + Duration::from_secs(zip.share.modified_at().max(0) as u64),
         dated: false,
     };
-    let size = zip.layout.len();
+    let size = zip.archive.layout.len();
     let (status, range) = match version.conditional_range(&req, size)? {
         Conditional::NotModified(answer) => return Ok(answer),
         Conditional::Send { status, range } => (status, range),

@@ -8,7 +8,7 @@ use actix_web::http::header::{self, HeaderMap};
 use actix_web::http::{Method, Version};
 
 use crate::domain::{ByteSize, FileId, FileName, ForwardingHeaders, ShareId, TrustedProxies};
-use crate::domain::{PATH_SEGMENT, PublicUrl};
+use crate::domain::{PATH_SEGMENT, PublicUrl, member_key};
 use crate::services::Context;
 use crate::services::auth::passwords::GrantKey;
 use crate::services::auth::secret::OwnerSecret;
@@ -96,6 +96,13 @@ impl AppState {
     /// A share's link, `/s/{id}`.
     pub fn share_url(&self, req: &HttpRequest, id: &ShareId) -> String {
         format!("{}/s/{id}", self.base_url(req))
+    }
+
+    /// A file's link through a share, `/s/{share}/f/{key}/{name}`: behind the share's password,
+    /// expiry and download limit, unlike the file's own `/f/` link.
+    pub fn share_member_url(&self, req: &HttpRequest, share: &ShareId, file: &FileId, filename: &FileName) -> String {
+        let name = percent_encoding::utf8_percent_encode(filename.as_str(), PATH_SEGMENT);
+        format!("{}/s/{share}/f/{}/{name}", self.base_url(req), member_key(share, file))
     }
 
     /// The link that deletes a file without the owner's secret (`DELETE`; see `delete_link`).

@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use crate::domain::Clock;
 use crate::services::cleanup::CleanupTrigger;
+use crate::services::shares::ArchiveCache;
 use crate::services::webhooks::Events;
 use crate::store::Store;
 
@@ -19,6 +20,8 @@ pub struct Context {
     pub(in crate::services) upload_lease: Duration,
     /// Where events for webhooks go; nowhere unless `with_events` connected a writer.
     pub(in crate::services) events: Events,
+    /// Share archives laid out lately (`shares::ShareZip::prepare_as`).
+    pub(in crate::services) archives: ArchiveCache,
 }
 
 /// The default of `BLOBDROP_UPLOAD_LEASE`.
@@ -26,7 +29,14 @@ pub const UPLOAD_LEASE: Duration = Duration::from_secs(60);
 
 impl Context {
     pub fn new(store: Store, clock: Clock, cleanup: CleanupTrigger) -> Self {
-        Context { store, clock, cleanup, upload_lease: UPLOAD_LEASE, events: Events::default() }
+        Context {
+            store,
+            clock,
+            cleanup,
+            upload_lease: UPLOAD_LEASE,
+            events: Events::default(),
+            archives: ArchiveCache::default(),
+        }
     }
 
     /// The same context with another upload lease (`BLOBDROP_UPLOAD_LEASE`).

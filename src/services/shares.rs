@@ -1,7 +1,8 @@
 //! Shares: several files under one link, and their deterministic zip, laid out from stored
 //! metadata and streamed by byte range out of the members' chunk rows.
 
-use std::sync::Arc;
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
@@ -10,7 +11,7 @@ use tokio::sync::mpsc;
 
 use crate::domain::{
     ByteRange, FileId, FileName, FilePassword, FolderPath, GuestLinkId, Piece, ShareId, Zip64Limits, ZipLayout,
-    ZipMember, tar_layout, unique_paths,
+    ZipMember, member_key, tar_layout, unique_paths,
 };
 use crate::domain::{FileRecord, ShareChanges, ShareMember, ShareRecord, ShareWrite};
 use crate::services::Context;
@@ -27,6 +28,9 @@ pub enum ShareError {
     /// A member was deleted (or expired) while its zip was being sent: the zip is cut off.
     #[error("file {0} of the share is gone")]
     FileGone(FileId),
+    /// The blocking task that lays an archive out ended without a layout.
+    #[error("laying out a share's archive failed")]
+    Layout(#[from] tokio::task::JoinError),
 }
 
 /// What a new share is called and allows.
@@ -121,6 +125,16 @@ pub async fn members(ctx: &Context, id: &ShareId) -> Result<Vec<ShareMember>, St
     ctx.store.share_members(id, ctx.now()).await
 }
 
+/// The visible member of a share that its links name `key` (`member_key`), if it is one the share
+/// serves: not one with a password or download limit of its own, which only its own link serves.
+pub async fn open_member(ctx: &Context, id: &ShareId, key: &str) -> Result<Option<FileRecord>, StoreError> {
+    let members = ctx.store.share_members(id, ctx.now()).await?;
+    Ok(members
+        .into_iter()
+        .map(|member| member.file)
+        .find(|file| !file.has_own_gate() && member_key(id, &file.id) == key))
+}
+
 /// Deletes a share (with its files when `with_files`, which the clean-up then purges); false
 /// when there was none.
 pub async fn delete(ctx: &Context, id: &ShareId, with_files: bool) -> Result<bool, StoreError> {
@@ -131,8 +145,8 @@ pub async fn delete(ctx: &Context, id: &ShareId, with_files: bool) -> Result<boo
     Ok(deleted)
 }
 
-/// Counts one download of a share's zip, re-checking its limit in the same statement: false for
-/// the loser of a race for the last one.
+/// Counts one download through a share (its zip, its tar, or one of its files), re-checking its
+/// limit in the same statement: false for the loser of a race for the last one.
 /// A counted download is reported to the webhooks with the client's address.
 pub async fn count_download(ctx: &Context, share: &ShareRecord, client_ip: &str) -> Result<bool, StoreError> {
     let counted = ctx.store.count_share_download(&share.id, ctx.now()).await?;
@@ -178,15 +192,27 @@ async fn crc32_of(ctx: &Context, file: &FileRecord) -> Result<u32, StoreError> {
     Ok(hasher.finalize())
 }
 
-/// A share's zip (or tar) as it is now: its layout, its members, and the tag that names this version.
+/// A share's zip (or tar) as it is now: the share, and the archive of its members.
 #[derive(Debug)]
 pub struct ShareZip {
     pub share: ShareRecord,
+    pub archive: Arc<Archive>,
+}
+
+/// One version of a share's archive: its layout, its members, and the tag that names it. The
+/// same for every request until a member, its name, folder, size or bytes change.
+pub struct Archive {
     pub layout: ZipLayout,
     /// Hex SHA-256 of the central directory (names, sizes, CRCs, times, offsets) and of each
     /// member's id and SHA-256: any change to the set, its order, a name or a byte changes it.
     pub etag: String,
     members: Vec<FileRecord>,
+}
+
+impl std::fmt::Debug for Archive {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Archive").field("len", &self.layout.len()).field("members", &self.members.len()).finish()
+    }
 }
 
 /// Which archive of a share: its zip (ZIP64 from the given limits) or its tar.
@@ -196,20 +222,124 @@ pub enum ArchiveFormat {
     Tar,
 }
 
+/// Archives laid out lately: one HEAD of a share of 10,000 files lays out 10,000 headers, and
+/// every anonymous request for its page, zip or tar needs the layout. Few entries: a share's
+/// page and its zip share one, and a share that changes gets a new one under a new version.
+const CACHED_ARCHIVES: usize = 16;
+
+/// The archives laid out lately, by share, format and version (`version_of`), newest last.
+#[derive(Clone, Default)]
+pub struct ArchiveCache(Arc<Mutex<CachedArchives>>);
+
+type CachedArchives = VecDeque<(CacheKey, Arc<Archive>)>;
+
+impl std::fmt::Debug for ArchiveCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ArchiveCache")
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct CacheKey {
+    share: ShareId,
+    format: ArchiveFormat,
+    version: [u8; 32],
+}
+
+impl ArchiveCache {
+    /// The archive of `members` in `format`, laid out now unless it is in the cache. CPU work
+    /// (tens of milliseconds for thousands of members): call it off the async workers.
+    fn get_or_lay_out(&self, share: &ShareId, members: Vec<ShareMember>, format: ArchiveFormat) -> Arc<Archive> {
+        let key = CacheKey { share: share.clone(), format, version: version_of(&members) };
+        let found = self.entries().iter().find(|(cached, _)| *cached == key).map(|(_, archive)| archive.clone());
+        if let Some(archive) = found {
+            return archive;
+        }
+        let archive = Arc::new(lay_out(members, format));
+        let mut entries = self.entries();
+        entries.retain(|(cached, _)| cached.share != key.share || cached.format != key.format);
+        if entries.len() >= CACHED_ARCHIVES {
+            entries.pop_front();
+        }
+        entries.push_back((key, archive.clone()));
+        archive
+    }
+
+    fn entries(&self) -> std::sync::MutexGuard<'_, CachedArchives> {
+        // A panic while holding the lock leaves whole entries behind: the cache stays usable.
+        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// Everything about `members` their archive is made of: ids, names, folders, sizes, CRC-32s,
+/// times and SHA-256s, in order. Equal versions lay out to the same bytes.
+fn version_of(members: &[ShareMember]) -> [u8; 32] {
+    let mut version = Sha256::new();
+    for member in members {
+        let file = &member.file;
+        for part in [file.id.as_str(), file.filename.as_str(), member.folder.as_str(), file.sha256.as_str()] {
+            version.update((part.len() as u64).to_le_bytes());
+            version.update(part);
+        }
+        for number in [file.file_size, file.created_at, member.crc32.unwrap_or(-1)] {
+            version.update(number.to_le_bytes());
+        }
+    }
+    version.finalize().into()
+}
+
+/// The archive of `members`, in their order, with unique paths.
+fn lay_out(members: Vec<ShareMember>, format: ArchiveFormat) -> Archive {
+    let paths: Vec<String> = members
+        .iter()
+        .map(|member| {
+            let folder = FolderPath::parse(&member.folder);
+            let name = member.file.filename.as_str();
+            if folder.is_root() { name.to_owned() } else { format!("{}/{name}", folder.as_str()) }
+        })
+        .collect();
+    let zip_members: Vec<ZipMember> = unique_paths(&paths)
+        .into_iter()
+        .zip(&members)
+        .map(|(path, member)| ZipMember {
+            path,
+            size: member.file.file_size as u64,
+            crc32: member.crc32.unwrap_or_default() as u32,
+            modified: member.file.created_at,
+        })
+        .collect();
+    let layout = match format {
+        ArchiveFormat::Zip(limits) => ZipLayout::new(&zip_members, limits),
+        ArchiveFormat::Tar => tar_layout(&zip_members),
+    };
+    let mut tag = Sha256::new();
+    if format == ArchiveFormat::Tar {
+        tag.update(b"tar"); // never the zip's tag, whatever its headers
+    }
+    tag.update(layout.central_directory());
+    for member in &members {
+        tag.update(member.file.id.as_str());
+        tag.update(&member.file.sha256);
+    }
+    let etag = hex::encode(tag.finalize());
+    Archive { layout, etag, members: members.into_iter().map(|member| member.file).collect() }
+}
+
 impl ShareZip {
     /// Lays out the zip of `share`'s visible files, filling in missing CRC-32s first.
-    pub async fn prepare(ctx: &Context, share: ShareRecord, limits: Zip64Limits, now: i64) -> Result<Self, StoreError> {
+    pub async fn prepare(ctx: &Context, share: ShareRecord, limits: Zip64Limits, now: i64) -> Result<Self, ShareError> {
         Self::prepare_as(ctx, share, ArchiveFormat::Zip(limits), now).await
     }
 
-    /// Lays out the `format` archive of `share`'s visible files that have no gate of their own (the
-    /// zip's CRC-32s filled in first).
+    /// The `format` archive of `share`'s visible files that have no gate of their own (the zip's
+    /// CRC-32s filled in first): from the cache when this version was laid out before, else laid
+    /// out on a blocking thread, so a large share never stalls the async workers.
     pub async fn prepare_as(
         ctx: &Context,
         share: ShareRecord,
         format: ArchiveFormat,
         now: i64,
-    ) -> Result<Self, StoreError> {
+    ) -> Result<Self, ShareError> {
         // A member with its own password or download limit is served by its own link only.
         let open_members = async || -> Result<Vec<ShareMember>, StoreError> {
             let mut members = ctx.store.share_members(&share.id, now).await?;
@@ -222,43 +352,13 @@ impl ShareZip {
             fill_missing_crc32(ctx, &ids, now).await?;
             members = open_members().await?;
         }
-        let paths: Vec<String> = members
-            .iter()
-            .map(|member| {
-                let folder = FolderPath::parse(&member.folder);
-                let name = member.file.filename.as_str();
-                if folder.is_root() { name.to_owned() } else { format!("{}/{name}", folder.as_str()) }
-            })
-            .collect();
-        let zip_members: Vec<ZipMember> = unique_paths(&paths)
-            .into_iter()
-            .zip(&members)
-            .map(|(path, member)| ZipMember {
-                path,
-                size: member.file.file_size as u64,
-                crc32: member.crc32.unwrap_or_default() as u32,
-                modified: member.file.created_at,
-            })
-            .collect();
-        let layout = match format {
-            ArchiveFormat::Zip(limits) => ZipLayout::new(&zip_members, limits),
-            ArchiveFormat::Tar => tar_layout(&zip_members),
-        };
-        let mut tag = Sha256::new();
-        if format == ArchiveFormat::Tar {
-            tag.update(b"tar"); // never the zip's tag, whatever its headers
-        }
-        tag.update(layout.central_directory());
-        for member in &members {
-            tag.update(member.file.id.as_str());
-            tag.update(&member.file.sha256);
-        }
-        let etag = hex::encode(tag.finalize());
-        Ok(ShareZip { share, layout, etag, members: members.into_iter().map(|member| member.file).collect() })
+        let (cache, id) = (ctx.archives.clone(), share.id.clone());
+        let archive = tokio::task::spawn_blocking(move || cache.get_or_lay_out(&id, members, format)).await?;
+        Ok(ShareZip { share, archive })
     }
 
     pub fn members(&self) -> &[FileRecord] {
-        &self.members
+        &self.archive.members
     }
 }
 
@@ -275,10 +375,10 @@ pub fn stream_zip(
 ) -> impl Stream<Item = Result<Bytes, ShareError>> + 'static {
     let (sender, receiver) = mpsc::channel(QUEUED_PIECES);
     tokio::spawn(async move {
-        for piece in zip.layout.pieces(range) {
+        for piece in zip.archive.layout.pieces(range) {
             let sent = match piece {
                 Piece::Bytes(bytes) => sender.send(Ok(bytes)).await.is_ok(),
-                Piece::File { index, range } => send_member(&ctx, &zip.members[index], range, &sender).await,
+                Piece::File { index, range } => send_member(&ctx, &zip.members()[index], range, &sender).await,
             };
             if !sent {
                 return;

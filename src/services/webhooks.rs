@@ -9,6 +9,7 @@
 //! the moment between an event and that commit (one write, well under a second) can lose it; the
 //! upload or download the event tells of is unaffected either way.
 
+mod coalescing;
 mod delivery;
 
 use std::sync::Arc;
@@ -18,14 +19,16 @@ use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 use tokio::sync::{Notify, mpsc};
 
+use crate::domain::{Clock, FileRecord, ShareRecord};
 use crate::domain::{
     DeliveryRecord, PATH_SEGMENT, WebhookEvent, WebhookEvents, WebhookFormat, WebhookRecord, WebhookUrl,
 };
-use crate::domain::{FileRecord, ShareRecord};
 use crate::services::Context;
 use crate::services::auth::secret::generate_secret;
 use crate::store::{ExpiringFile, NewDelivery, Store, StoreError};
 
+use coalescing::Coalescer;
+pub use coalescing::DOWNLOAD_WINDOW;
 pub use delivery::{DeliveryWorker, MAX_ATTEMPTS, Outgoing, Transport, backoff};
 
 /// Events waiting for the writer. Far more than a burst of downloads produces between two of its
@@ -48,11 +51,13 @@ pub struct Event {
     share: Option<(String, String)>,
     guest_link: Option<(String, String)>,
     client_address: Option<String>,
+    /// For downloads folded together (`coalescing`): how many this one event stands for.
+    downloads: Option<u64>,
 }
 
 impl Event {
     fn new(kind: WebhookEvent, at: OffsetDateTime) -> Self {
-        Event { kind, at, file: None, share: None, guest_link: None, client_address: None }
+        Event { kind, at, file: None, share: None, guest_link: None, client_address: None, downloads: None }
     }
 
     fn about(mut self, file: &FileRecord) -> Self {
@@ -73,9 +78,14 @@ pub struct Payload {
     pub share: Option<SharePayload>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub guest_link: Option<GuestLinkPayload>,
-    /// Who downloaded (the TCP peer, or X-Forwarded-For from a trusted proxy): downloads only.
+    /// Who downloaded (the TCP peer, or X-Forwarded-For from a trusted proxy): downloads only;
+    /// for folded downloads, the last one's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_address: Option<String>,
+    /// How many downloads this delivery tells of, when several were folded into one (a file's
+    /// or share's downloads after the first one reported within `DOWNLOAD_WINDOW`); absent: one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub downloads: Option<u64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -128,6 +138,7 @@ impl Event {
                 .as_ref()
                 .map(|(id, label)| GuestLinkPayload { id: id.clone(), label: label.clone() }),
             client_address: self.client_address.clone(),
+            downloads: self.downloads,
         }
     }
 }
@@ -226,6 +237,7 @@ impl Webhooks {
         let stop_writer = Arc::new(Notify::new());
         let writer = tokio::spawn(write_events(
             ctx.store.clone(),
+            ctx.clock.clone(),
             queue,
             settings.base_url,
             ctx.events.wake.clone(),
@@ -245,30 +257,43 @@ impl Webhooks {
     }
 }
 
-/// Waits for events, then writes every one that has piled up meanwhile, until told to stop;
-/// then writes what is left and ends.
+/// How often the writer looks for folded downloads whose window has closed.
+const FOLD_CHECK: Duration = Duration::from_secs(1);
+
+/// Waits for events, then writes every one that has piled up meanwhile (downloads folded by
+/// `Coalescer`, whose folded counts go out as their windows close), until told to stop; then
+/// writes what is left, folded counts included, and ends.
 async fn write_events(
     store: Store,
+    clock: Clock,
     mut queue: mpsc::Receiver<Event>,
     base_url: String,
     wake_worker: Arc<Notify>,
     stop: Arc<Notify>,
 ) {
-    let mut events = Vec::with_capacity(WRITE_BATCH);
+    let mut received = Vec::with_capacity(WRITE_BATCH);
+    let mut coalescer = Coalescer::default();
+    let mut fold_check = tokio::time::interval(FOLD_CHECK);
+    fold_check.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         let stopping = tokio::select! {
-            received = queue.recv_many(&mut events, WRITE_BATCH) => received == 0,
+            count = queue.recv_many(&mut received, WRITE_BATCH) => count == 0,
+            _ = fold_check.tick() => false,
             () = stop.notified() => true,
         };
         if stopping {
             queue.close();
             while let Ok(event) = queue.try_recv() {
-                events.push(event);
+                received.push(event);
             }
         }
+        let mut events: Vec<Event> = received.drain(..).filter_map(|event| coalescer.admit(event)).collect();
+        events.extend(match stopping {
+            true => coalescer.drain(),
+            false => coalescer.due(clock.now()),
+        });
         if !events.is_empty() {
             write_batch(&store, &events, &base_url).await;
-            events.clear();
             wake_worker.notify_one();
         }
         if stopping {

@@ -3,9 +3,12 @@
 
 use std::sync::Arc;
 
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
+
 use super::StoreError;
 use super::live_uploads::{LiveUpload, LiveUploads, Outcome};
-use crate::domain::FileId;
+use crate::domain::{FileId, FolderPath};
 
 /// Longest user agent kept; the rest is cut (clients can send anything).
 const MAX_USER_AGENT: usize = 512;
@@ -23,6 +26,27 @@ pub(super) fn kept_user_agent(user_agent: &str) -> &str {
         end -= 1;
     }
     &user_agent[..end]
+}
+
+/// Members a share's INSERT adds at once: a few hundred keep each statement short (about a
+/// millisecond) while 10,000 members take 20 statements, not 10,000.
+pub(super) const MEMBER_BATCH: usize = 500;
+
+/// The `(file id, folder)` pairs to add to a share, each file once: a file listed twice keeps its
+/// first place and takes its last folder, as adding them one by one did.
+pub(super) fn distinct_members(files: &[(FileId, FolderPath)]) -> Vec<(&str, &str)> {
+    let mut at: HashMap<&str, usize> = HashMap::with_capacity(files.len());
+    let mut members: Vec<(&str, &str)> = Vec::with_capacity(files.len());
+    for (file, folder) in files {
+        match at.entry(file.as_str()) {
+            Entry::Occupied(entry) => members[*entry.get()].1 = folder.as_str(),
+            Entry::Vacant(entry) => {
+                entry.insert(members.len());
+                members.push((file.as_str(), folder.as_str()));
+            }
+        }
+    }
+    members
 }
 
 /// Registers an upload as live in `uploads` until the returned guard is settled or dropped.

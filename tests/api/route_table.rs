@@ -20,7 +20,8 @@ const METHODS: [Method; 7] =
 /// `tokens_api::configure`) with a real id and with a malformed one, and a path no pattern
 /// matches: the status for GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS, each sent with an empty
 /// body. `{file}` is an uploaded file, `{deletion}` its deletion token, `{link}` a guest link and
-/// `{token}` an API token's id, `{share}` a share of the file, `{webhook}` a webhook's id; `malformed-id` is no id (file and guest-link ids are 22 base64url
+/// `{token}` an API token's id, `{share}` a share of the file, `{member}` the file's name in the
+/// share's links (`member_key`; a text file, so it has no preview), `{webhook}` a webhook's id; `malformed-id` is no id (file and guest-link ids are 22 base64url
 /// characters, token ids are numbers). Pasted from what the code answered when the test was written:
 /// a changed row is a changed answer, wanted or not. One change was wanted: ids are typed in the path
 /// extractor, so a malformed id is 404 before any other check, also for the routes whose owner
@@ -158,8 +159,18 @@ const TABLE: &[(&str, Who, [u16; 7])] = &[
     ("/s/{share}",                      Owner,    [200, 200, 415, 405, 405, 405, 405]),
     ("/s/malformed-id",                 Stranger, [404, 404, 415, 405, 405, 405, 405]),
     ("/s/malformed-id",                 Owner,    [404, 404, 415, 405, 405, 405, 405]),
-    ("/s/{share}/preview/{file}",       Stranger, [200, 200, 405, 405, 405, 405, 405]),
-    ("/s/{share}/preview/{file}",       Owner,    [200, 200, 405, 405, 405, 405, 405]),
+    ("/s/{share}/preview/{file}",       Stranger, [404, 404, 405, 405, 405, 405, 405]),
+    ("/s/{share}/preview/{file}",       Owner,    [404, 404, 405, 405, 405, 405, 405]),
+    ("/s/{share}/preview/{member}",     Stranger, [404, 404, 405, 405, 405, 405, 405]),
+    ("/s/{share}/preview/{member}",     Owner,    [404, 404, 405, 405, 405, 405, 405]),
+    ("/s/{share}/f/{member}",           Stranger, [200, 200, 415, 405, 405, 405, 405]),
+    ("/s/{share}/f/{member}",           Owner,    [200, 200, 415, 405, 405, 405, 405]),
+    ("/s/{share}/f/{member}/x.txt",     Stranger, [200, 200, 415, 405, 405, 405, 405]),
+    ("/s/{share}/f/{member}/x.txt",     Owner,    [200, 200, 415, 405, 405, 405, 405]),
+    ("/s/{share}/f/{file}",             Stranger, [404, 404, 415, 405, 405, 405, 405]),
+    ("/s/{share}/f/{file}",             Owner,    [404, 404, 415, 405, 405, 405, 405]),
+    ("/s/malformed-id/f/{member}",      Stranger, [404, 404, 415, 405, 405, 405, 405]),
+    ("/s/malformed-id/f/{member}",      Owner,    [404, 404, 415, 405, 405, 405, 405]),
     ("/s/malformed-id/preview/{file}",  Stranger, [404, 404, 405, 405, 405, 405, 405]),
     ("/s/malformed-id/preview/{file}",  Owner,    [404, 404, 405, 405, 405, 405, 405]),
     ("/s/{share}/tar",                  Stranger, [200, 200, 415, 405, 405, 405, 405]),
@@ -212,6 +223,7 @@ struct Fixtures {
     link: String,
     token: String,
     share: String,
+    member: String,
     webhook: String,
 }
 
@@ -238,7 +250,11 @@ async fn create_fixtures(app: &TestApp) -> Fixtures {
     let response = app.owner(Method::POST, "/api/webhooks").json(&body).send().await.unwrap();
     assert_eq!(response.status(), StatusCode::CREATED);
     let webhook = response.json::<serde_json::Value>().await.unwrap()["id"].as_i64().unwrap().to_string();
-    Fixtures { file, deletion, link, token, share, webhook }
+    let member = blobdrop::domain::member_key(
+        &blobdrop::domain::ShareId::parse(&share).unwrap(),
+        &blobdrop::domain::FileId::parse(&file).unwrap(),
+    );
+    Fixtures { file, deletion, link, token, share, member, webhook }
 }
 
 impl Fixtures {
@@ -248,6 +264,7 @@ impl Fixtures {
             .replace("{link}", &self.link)
             .replace("{token}", &self.token)
             .replace("{share}", &self.share)
+            .replace("{member}", &self.member)
             .replace("{webhook}", &self.webhook)
     }
 }

@@ -479,3 +479,34 @@ async fn guest_uploads_share_downloads_and_expiry_are_events_too() {
     assert_eq!(by_event["file.expired"]["file"]["name"], "short-lived.txt");
     assert_eq!(received.len(), 3, "only the events the webhook wants");
 }
+
+/// Issue 32 item 12: 3,003 anonymous `Range: bytes=0-0` GETs in 44 s queued 3,003 deliveries. The
+/// first download is delivered at once; the rest of the window's are one delivery with their count.
+#[tokio::test]
+async fn a_burst_of_one_byte_downloads_is_one_delivery_then_one_count() {
+    let app = spawn_app().await;
+    let receiver = Receiver::start(Mode::Answer(204)).await;
+    let body = json!({ "url": receiver.url("/hook"), "events": ["file.downloaded"] });
+    let (webhook, _) = add_webhook(&app, body).await;
+    let link = app.upload("report.pdf", b"quarterly numbers".to_vec()).await;
+    for _ in 0..50 {
+        let response = app.client.get(&link).header("Range", "bytes=0-0").send().await.unwrap();
+        assert_eq!(response.status(), StatusCode::PARTIAL_CONTENT);
+    }
+    let first = receiver.wait_for(1).await;
+    assert_eq!(first[0].json()["event"], "file.downloaded");
+    assert_eq!(first[0].json().get("downloads"), None, "the first one stands for itself");
+    // Nothing more until the window closes; then the other 49 in one delivery.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(receiver.received().len(), 1, "{:?}", receiver.received());
+    app.clock.advance(blobdrop::services::webhooks::DOWNLOAD_WINDOW + Duration::from_secs(1));
+    let both = receiver.wait_for(2).await;
+    assert_eq!(both[1].json()["downloads"], 49);
+    assert_eq!(both[1].json()["file"]["name"], "report.pdf");
+    let deliveries = wait_for_deliveries(&app, webhook, "two deliveries", |list| list.len() >= 2).await;
+    assert_eq!(deliveries.len(), 2);
+    // The downloads were all counted all the same.
+    let file: Value =
+        app.owner(Method::GET, &format!("/api/files/{}", id_of(&link))).send().await.unwrap().json().await.unwrap();
+    assert_eq!(file["downloads"], 50);
+}

@@ -20,14 +20,14 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use futures_util::StreamExt;
 use serde::Deserialize;
 
-use crate::domain::FileRecord;
 use crate::domain::{ByteRange, FileId, RangeRequest};
+use crate::domain::{FileRecord, ShareRecord};
 use crate::routes::error::AppError;
 use crate::routes::files::link::FileLink;
 use crate::routes::owner::Owner;
 use crate::routes::state::AppState;
 use crate::services::downloads::{self, stream_range};
-use crate::services::files;
+use crate::services::{files, shares};
 
 /// Types a browser may show in place. Everything else (HTML, SVG, XML, JavaScript, ...) is sent as
 /// an attachment, and every download is sandboxed anyway.
@@ -57,11 +57,13 @@ impl DownloadQuery {
     }
 }
 
-/// Who the bytes go to. Only a visitor's download counts; the owner's preview never does.
+/// Who the bytes go to. A visitor's download counts against the file, one through a share
+/// against the share; the owner's preview (and a share's) never counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Audience {
+enum Audience<'a> {
     Visitor,
     Owner,
+    Share(&'a ShareRecord),
 }
 
 pub async fn download(
@@ -103,6 +105,19 @@ pub(crate) async fn send_preview(
     send(req, state, file, query, Audience::Owner).await
 }
 
+/// A file's bytes through a share (`/s/{id}/f/{key}`), which the request has passed the gate of:
+/// counted against the share by the same rule as a file's own link (the first byte, or every GET
+/// with bytes when the share has a limit), atomically against its limit.
+pub(crate) async fn send_from_share(
+    req: &HttpRequest,
+    state: &AppState,
+    file: FileRecord,
+    query: &DownloadQuery,
+    share: &ShareRecord,
+) -> Result<HttpResponse, AppError> {
+    send(req, state, file, query, Audience::Share(share)).await
+}
+
 /// The one answer with a file's bytes: conditional requests, Range and If-Range, the headers
 /// that sandbox it, and the count for a visitor.
 async fn send(
@@ -110,7 +125,7 @@ async fn send(
     state: &AppState,
     mut file: FileRecord,
     query: &DownloadQuery,
-    audience: Audience,
+    audience: Audience<'_>,
 ) -> Result<HttpResponse, AppError> {
     let version =
         Version { etag: EntityTag::new_strong(file.sha256.clone()), last_modified: modified_time(&file), dated: true };
@@ -120,15 +135,29 @@ async fn send(
         Conditional::Send { status, range } => (status, range),
     };
 
-    let counts = file.max_downloads.is_some() || range.is_none_or(|r| r.first == 0);
-    if audience == Audience::Visitor && req.method() == Method::GET && counts {
-        // Counting also re-checks the limit atomically: the loser of a race for the last download gets 404.
-        file = downloads::count(&state.ctx, &file.id).await?.ok_or(AppError::NotFound)?;
-        state.metrics.downloads.inc();
-        record_history(req, state, &file).await;
+    let from_start = range.is_none_or(|r| r.first == 0);
+    let get = req.method() == Method::GET;
+    match audience {
+        Audience::Visitor if get && (file.max_downloads.is_some() || from_start) => {
+            // Counting also re-checks the limit atomically: the loser of a race for the last download gets 404.
+            file = downloads::count(&state.ctx, &file.id).await?.ok_or(AppError::NotFound)?;
+            state.metrics.downloads.inc();
+            record_history(req, state, &file).await;
+        }
+        Audience::Share(share) if get && (share.max_downloads.is_some() || from_start) => {
+            if !shares::count_download(&state.ctx, share, &state.client_ip(req).to_string()).await? {
+                return Err(AppError::Unknown("share"));
+            }
+            state.metrics.downloads.inc();
+        }
+        _ => {}
     }
-    // Only the browser that proved the password, or the owner, may keep these bytes: never a shared cache.
-    let private = file.password_protected || audience == Audience::Owner;
+    // Only the browser that proved a password, or the owner, may keep these bytes: never a shared cache.
+    let private = match audience {
+        Audience::Owner => true,
+        Audience::Share(share) => share.password_protected || file.password_protected,
+        Audience::Visitor => file.password_protected,
+    };
 
     let mut response = HttpResponse::build(status);
     response

@@ -153,12 +153,10 @@ impl Preview {
         text_bytes: usize,
     ) -> Result<Preview, crate::routes::error::AppError> {
         let kind = file.content_type.as_str();
+        if let Some(media) = Preview::media(kind) {
+            return Ok(media);
+        }
         Ok(match kind {
-            "image/svg+xml" => Preview::None, // never rendered in the app's origin
-            _ if kind.starts_with("image/") => Preview::Image,
-            _ if kind.starts_with("audio/") => Preview::Audio,
-            _ if kind.starts_with("video/") => Preview::Video,
-            "application/pdf" => Preview::Pdf,
             _ if kind.starts_with("text/") || kind == "application/json" => {
                 let bytes = crate::services::files::first_bytes(ctx, file, text_bytes).await?;
                 Preview::Text {
@@ -168,6 +166,26 @@ impl Preview {
             }
             _ => Preview::None,
         })
+    }
+}
+
+impl Preview {
+    /// The preview a page embeds from a preview link (image, audio, video, PDF), if `kind` has one.
+    fn media(kind: &str) -> Option<Preview> {
+        match kind {
+            "image/svg+xml" => None, // never rendered in the app's origin
+            _ if kind.starts_with("image/") => Some(Preview::Image),
+            _ if kind.starts_with("audio/") => Some(Preview::Audio),
+            _ if kind.starts_with("video/") => Some(Preview::Video),
+            "application/pdf" => Some(Preview::Pdf),
+            _ => None,
+        }
+    }
+
+    /// Whether a page embeds a file of type `kind` from its preview link: the only types a
+    /// preview route may send.
+    pub fn embeds_media(kind: &str) -> bool {
+        Preview::media(kind).is_some()
     }
 }
 

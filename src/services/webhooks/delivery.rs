@@ -252,7 +252,8 @@ fn slack_text(text: &str) -> String {
     text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
 }
 
-/// The event in one line for a chat: `report.pdf (1.2 MiB) was downloaded by 203.0.113.9: LINK`;
+/// The event in one line for a chat: `report.pdf (1.2 MiB) was downloaded by 203.0.113.9: LINK`
+/// (`... was downloaded 41 more times, last by 203.0.113.9: LINK` for downloads folded together);
 /// `quote` makes names (chosen by uploaders, guests included) plain text in the chat's markup.
 fn message(delivery: &DueDelivery, quote: fn(&str) -> String) -> Result<String, String> {
     let payload: Payload =
@@ -270,8 +271,11 @@ fn message(delivery: &DueDelivery, quote: fn(&str) -> String) -> Result<String, 
     if let Some(link) = &payload.guest_link {
         line.push_str(&format!(" “{}”", quote(&link.label)));
     }
-    if let Some(address) = &payload.client_address {
-        line.push_str(&format!(" by {address}"));
+    match (payload.downloads, &payload.client_address) {
+        (Some(times), Some(address)) => line.push_str(&format!(" {times} more times, last by {address}")),
+        (Some(times), None) => line.push_str(&format!(" {times} more times")),
+        (None, Some(address)) => line.push_str(&format!(" by {address}")),
+        (None, None) => {}
     }
     let link = payload.share.as_ref().map(|share| &share.link).or(payload.file.as_ref().map(|file| &file.link));
     // A deleted or expired file's link answers 404; only live files get theirs.

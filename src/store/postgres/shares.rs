@@ -7,6 +7,7 @@ use super::store::Store;
 use crate::domain::ShareMembership;
 use crate::domain::{FileId, FileName, FolderPath, ShareChanges, ShareId, ShareMember, ShareRecord, ShareWrite};
 use crate::store::rows::{ShareMemberRow, ShareRow, decode_error, record, records};
+use crate::store::rules::{MEMBER_BATCH, distinct_members};
 use crate::store::{NewShare, StoreError};
 
 pub(super) const CREATE_SHARE: &str = "INSERT INTO shares (id, name, note, created_at, updated_at, expires_at, \
@@ -55,11 +56,22 @@ pub(super) const UPDATE_SHARE: &str = concat!(
     share_visible!()
 );
 pub(super) const REMOVE_MEMBER: &str = "DELETE FROM share_files WHERE share_id = $1 AND file_id = $2";
-/// Appends a visible file after the share's last position (a file already in it moves to its new folder).
-pub(super) const ADD_MEMBER: &str = concat!(
+/// The position after a share's last one.
+pub(super) const NEXT_POSITION: &str = "SELECT COALESCE(MAX(position) + 1, 0) FROM share_files WHERE share_id = $1";
+/// The first of a batch of file ids (`$2`, in order) that is not a visible file.
+pub(super) const FIRST_MISSING_MEMBER: &str = concat!(
+    "SELECT batch.file_id FROM unnest($2::text[]) WITH ORDINALITY AS batch(file_id, ord) \
+     WHERE NOT EXISTS (SELECT 1 FROM files WHERE files.id = batch.file_id AND ",
+    visible!(),
+    ") ORDER BY batch.ord LIMIT 1"
+);
+/// Appends a batch of visible files (`$4` ids, `$5` folders) from position `$3` in their order (a
+/// file already in the share moves to its new folder and keeps its place).
+pub(super) const ADD_MEMBERS: &str = concat!(
     "INSERT INTO share_files (share_id, file_id, position, folder) \
-     SELECT $2, files.id, (SELECT COALESCE(MAX(position) + 1, 0) FROM share_files WHERE share_id = $2), $4 \
-     FROM files WHERE files.id = $3 AND ",
+     SELECT $2, files.id, $3 + batch.ord - 1, batch.folder \
+     FROM unnest($4::text[], $5::text[]) WITH ORDINALITY AS batch(file_id, folder, ord) \
+     JOIN files ON files.id = batch.file_id WHERE ",
     visible!(),
     " ON CONFLICT (share_id, file_id) DO UPDATE SET folder = EXCLUDED.folder"
 );
@@ -210,7 +222,8 @@ impl Store {
     }
 }
 
-/// Appends `files` to a share after its last position. Returns the first file that is not visible.
+/// Appends `files` to a share after its last position, a batch per statement (see the SQLite
+/// store's `add_members`). Returns the first file that is not visible.
 async fn add_members(
     transaction: &mut Transaction<'_, Postgres>,
     share: &ShareId,
@@ -218,17 +231,23 @@ async fn add_members(
     now: i64,
 ) -> Result<Option<FileId>, StoreError> {
     let connection: &mut PgConnection = transaction;
-    for (file, folder) in files {
-        let added = sqlx::query(ADD_MEMBER)
+    let mut position: i64 = sqlx::query_scalar(NEXT_POSITION).bind(share.as_str()).fetch_one(&mut *connection).await?;
+    for batch in distinct_members(files).chunks(MEMBER_BATCH) {
+        let (ids, folders): (Vec<&str>, Vec<&str>) = batch.iter().copied().unzip();
+        let missing: Option<String> =
+            sqlx::query_scalar(FIRST_MISSING_MEMBER).bind(now).bind(&ids).fetch_optional(&mut *connection).await?;
+        if let Some(missing) = missing {
+            return Ok(Some(FileId::try_from(missing).map_err(|e| decode_error("file_id", e))?));
+        }
+        sqlx::query(ADD_MEMBERS)
             .bind(now)
             .bind(share.as_str())
-            .bind(file.as_str())
-            .bind(folder.as_str())
+            .bind(position)
+            .bind(&ids)
+            .bind(&folders)
             .execute(&mut *connection)
             .await?;
-        if added.rows_affected() == 0 {
-            return Ok(Some(file.clone()));
-        }
+        position += batch.len() as i64;
     }
     Ok(None)
 }

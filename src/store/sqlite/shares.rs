@@ -7,6 +7,7 @@ use crate::domain::{
     FileId, FileName, FileRecord, FolderPath, ShareChanges, ShareId, ShareMember, ShareMembership, ShareRecord,
     ShareWrite,
 };
+use crate::store::rules::{MEMBER_BATCH, distinct_members};
 use crate::store::{NewShare, StoreError};
 
 impl Store {
@@ -267,7 +268,9 @@ impl Store {
 }
 
 /// Appends `files` to a share after its last position (a file already in it moves to its new
-/// folder and keeps its place). Returns the first file that is not visible, if any.
+/// folder and keeps its place). Returns the first file that is not visible, if any. A batch of
+/// members per statement and the last position read once: 10,000 members, one INSERT and a MAX
+/// over the share each, held the writer about 40 s.
 async fn add_members(
     transaction: &mut sqlx::SqliteConnection,
     share: &ShareId,
@@ -275,26 +278,42 @@ async fn add_members(
     now: i64,
 ) -> Result<Option<FileId>, StoreError> {
     let share = share.as_str();
-    for (file, folder) in files {
-        let (file_id, folder) = (file.as_str(), folder.as_str());
-        let added = sql!(
+    let mut position = sqlx::query_scalar!(
+        "SELECT COALESCE(MAX(position) + 1, 0) AS \"next!: i64\" FROM share_files WHERE share_id = ?",
+        share
+    )
+    .fetch_one(&mut *transaction)
+    .await?;
+    for batch in distinct_members(files).chunks(MEMBER_BATCH) {
+        // `[[file id, folder], ...]`, read back by json_each in the batch's order.
+        let batch_json =
+            serde_json::to_string(batch).map_err(|error| StoreError::Database(sqlx::Error::Encode(Box::new(error))))?;
+        let missing = sql!(
+            query_scalar,
+            [
+                "SELECT batch.value ->> '$[0]' AS \"file_id!: String\" FROM json_each(?2) AS batch                  WHERE NOT EXISTS (SELECT 1 FROM files WHERE files.id = batch.value ->> '$[0]' AND " VISIBLE ")                  ORDER BY batch.key LIMIT 1"
+            ],
+            now,
+            batch_json
+        )
+        .fetch_optional(&mut *transaction)
+        .await?;
+        if let Some(missing) = missing {
+            return Ok(Some(FileId::try_from(missing).map_err(|e| decode_error("file_id", e))?));
+        }
+        sql!(
             query,
             [
-                "INSERT INTO share_files (share_id, file_id, position, folder) \
-                 SELECT ?2, id, (SELECT COALESCE(MAX(position) + 1, 0) FROM share_files WHERE share_id = ?2), ?4 \
-                 FROM files WHERE id = ?3 AND " VISIBLE
-                " ON CONFLICT (share_id, file_id) DO UPDATE SET folder = excluded.folder"
+                "INSERT INTO share_files (share_id, file_id, position, folder)                  SELECT ?2, files.id, ?3 + batch.key, batch.value ->> '$[1]'                  FROM json_each(?4) AS batch JOIN files ON files.id = batch.value ->> '$[0]'                  WHERE true ON CONFLICT (share_id, file_id) DO UPDATE SET folder = excluded.folder"
             ],
             now,
             share,
-            file_id,
-            folder
+            position,
+            batch_json
         )
         .execute(&mut *transaction)
         .await?;
-        if added.rows_affected() == 0 {
-            return Ok(Some(file.clone()));
-        }
+        position += batch.len() as i64;
     }
     Ok(None)
 }
