@@ -285,6 +285,10 @@ def summary(name: str, args, r: dict) -> str:
         one, zipped = r["share_zip"]
         return (f"download of {args.share_mib} MiB, medians of {args.runs}: one file {one:.0f} MiB/s, the zip of a share "
                 f"of {args.share_files} files of the same bytes {zipped:.0f} MiB/s: {zipped / one:.2f}x (target >= 0.9x)")
+    if name == "share_names":
+        made, first, second = r["share_names"]
+        return (f"a share of {args.share_names} files all named photo.jpg: made in {made:.2f} s, the first HEAD of its zip "
+                f"(laid out, duplicates renamed) {first:.2f} s, the second (cached) {second:.3f} s")
     sections = {"raw": None, "uploads": uploads_section, "downloads": downloads_section, "listings": listings_section,
                 "growth": growth_section, "journal": journal_section, "rustypaste": rustypaste_section}
     if sections.get(name):

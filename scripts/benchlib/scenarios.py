@@ -417,6 +417,31 @@ def share_zip(b: Bench) -> None:
     b.r["share_zip"] = (med(one), med(zipped))
 
 
+def share_names(b: Bench) -> None:
+    """A share of `--share-names` empty files all named `photo.jpg` (uploaded as forms of 1,000):
+    seconds to make the share (`POST /api/shares`), to answer the first `HEAD` of its zip (lays it
+    out, renaming the duplicates) and the second (the same version: from the cache)."""
+    count = b.args.share_names
+    empty = os.path.join(b.work, "photo.jpg")
+    open(empty, "wb").close()
+    with Server(os.path.join(b.work, "share-names")) as server:
+        ids = []
+        for start in range(0, count, 1000):
+            log(f"share names: uploading files {start + 1} to {min(start + 1000, count)} ...")
+            parts = [arg for _ in range(min(1000, count - start)) for arg in ("-F", f"f=@{empty};filename=photo.jpg")]
+            _, answer = curl(["-u", f":{SECRET}", "-H", "Accept: application/json", *parts, f"{server.base}/"])
+            ids.extend(file["id"] for file in json.loads(answer))
+        body = os.path.join(b.work, "share-names.json")
+        with open(body, "w") as f:
+            json.dump({"name": "same names", "files": ids}, f)
+        made, answer = curl(["-u", f":{SECRET}", "-H", "Content-Type: application/json", "-d", f"@{body}",
+                             f"{server.base}/api/shares"])
+        zip_url = json.loads(answer)["zip_url"]
+        heads = [curl(["-I", zip_url])[0] for _ in range(2)]
+    shutil.rmtree(os.path.join(b.work, "share-names"))
+    b.r["share_names"] = (made, heads[0], heads[1])
+
+
 def tus(b: Bench) -> None:
     """A `--tus-mib` MiB upload through tus in `--tus-patch` MiB PATCHes against `curl -T` of the same
     file, RUNS pairs back to back, each pair on a fresh server, the order switched every run (the
