@@ -40,10 +40,11 @@ impl FolderPath {
     pub fn parse(raw: &str) -> Self {
         let mut parts: Vec<String> = raw
             .split(is_separator)
-            .enumerate()
-            .filter(|(index, part)| !(*index == 0 && is_drive(part)))
-            .filter_map(|(_, part)| FileName::parse(part).ok())
+            .filter_map(|part| FileName::parse(part).ok())
             .map(|name| name.as_str().to_owned())
+            // Once cleaned (`C\u{AD}:` is `C:`), and anywhere, not only first: `/C:/x` kept
+            // `C:` (both found by the property below).
+            .filter(|part| !is_drive(part))
             .collect();
         if parts.len() > MAX_DEPTH {
             let rest = parts.split_off(MAX_DEPTH - 1).join("_");
@@ -96,8 +97,54 @@ mod tests {
             ("a\u{FF3C}\u{FF0E}\u{FF0E}\u{FF3C}b", "a/b"),
             ("\u{FF23}\u{FF1A}\u{FF3C}x", "x"),
             ("\u{AD}\u{E0041}/x", "x"),
+            ("/C:\u{FF0F}", ""),
+            ("a/D:/b", "a/b"),
+            ("C\u{AD}:\\x", "x"),
         ] {
             assert_eq!(FolderPath::parse(raw).as_str(), cleaned, "{raw:?}");
+        }
+    }
+
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+        use unicode_normalization::UnicodeNormalization;
+
+        /// Folders made of what decides a path: separators, dots and their fullwidth and
+        /// compatibility look-alikes, drive letters, invisible characters.
+        fn tricky_folder() -> impl Strategy<Value = String> {
+            let tricky = prop_oneof![
+                prop::sample::select(vec!['/', '\\', '.', ' ', ':', 'C', 'a', '\u{FF0E}', '\u{FF0F}', '\u{FF3C}']),
+                prop::sample::select(vec![
+                    '\u{FF1A}',
+                    '\u{FF23}',
+                    '\u{2024}',
+                    '\u{2025}',
+                    '\u{2215}',
+                    '\u{AD}',
+                    '\u{E0041}'
+                ]),
+                any::<char>(),
+            ];
+            prop::collection::vec(tricky, 0..60).prop_map(String::from_iter)
+        }
+
+        proptest! {
+            #![proptest_config(crate::domain::properties::config())]
+
+            /// No component of a cleaned folder is empty, a dot or dots, in its own spelling or
+            /// in what Windows' best-fit mapping makes of it; cleaning it again changes nothing.
+            #[test]
+            fn a_cleaned_folder_never_climbs_out_and_cleans_to_itself(raw in prop_oneof![any::<String>(), tricky_folder()]) {
+                let folder = FolderPath::parse(&raw);
+                let fitted: String = folder.as_str().nfkc().collect();
+                if !folder.is_root() {
+                    for part in fitted.split(['/', '\\']) {
+                        prop_assert!(!part.is_empty() && !part.starts_with('.'), "{:?} from {:?}", fitted, raw);
+                    }
+                }
+                prop_assert_eq!(FolderPath::parse(folder.as_str()), folder);
+            }
         }
     }
 

@@ -568,4 +568,52 @@ mod tests {
         assert_eq!(unique.iter().map(|p| comparable(p)).collect::<HashSet<_>>().len(), mixed.len());
         assert!(tried <= 3 * mixed.len(), "{tried} candidates for {} names", mixed.len());
     }
+
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+
+        /// Paths of a few spellings that clash: case, composed and decomposed accents, fullwidth
+        /// letters, numbered names, folders.
+        fn clashing_paths() -> impl Strategy<Value = Vec<String>> {
+            let part = prop::sample::select(vec![
+                "a",
+                "A",
+                "\u{FF21}",
+                "caf\u{E9}",
+                "cafe\u{301}",
+                "CAF\u{C9}",
+                "a (2)",
+                "d",
+                "D",
+                "x.txt",
+                "X.TXT",
+            ]);
+            let path = prop::collection::vec(part, 0..3).prop_map(|parts| parts.join("/"));
+            prop::collection::vec(path, 0..40)
+        }
+
+        proptest! {
+            #![proptest_config(crate::domain::properties::config())]
+
+            /// No two paths, nor a path and a folder of another, are one name to an extractor
+            /// that compares as `comparable` does; every path is kept or numbered, in order.
+            #[test]
+            fn unique_paths_never_clash_as_extractors_compare(paths in clashing_paths()) {
+                let unique = unique_paths(&paths);
+                prop_assert_eq!(unique.len(), paths.len());
+                let keys: HashSet<String> = unique.iter().map(|path| comparable(path)).collect();
+                prop_assert_eq!(keys.len(), unique.len(), "{:?}", unique);
+                for path in &unique {
+                    let parts: Vec<&str> = path.split('/').collect();
+                    for n in 1..parts.len() {
+                        let folder = comparable(&parts[..n].join("/"));
+                        prop_assert!(unique.iter().all(|other| comparable(other) != folder), "{:?}", unique);
+                    }
+                }
+                let (_, tried) = unique_paths_counting(&paths);
+                prop_assert!(tried <= 3 * paths.len() + 1, "{} candidates for {:?}", tried, paths);
+            }
+        }
+    }
 }

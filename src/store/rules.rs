@@ -80,3 +80,19 @@ pub(super) fn whole_read_end<T>(file_id: &FileId, (state, next): (T, i64), last:
     }
     Ok(state)
 }
+
+#[cfg(test)]
+mod member_tests {
+    use super::*;
+
+    #[test]
+    fn a_file_listed_twice_keeps_its_first_place_and_takes_its_last_folder() {
+        let (a, b) = (FileId::random(), FileId::random());
+        let files = vec![
+            (a.clone(), FolderPath::parse("one")),
+            (b.clone(), FolderPath::parse("")),
+            (a.clone(), FolderPath::parse("two")),
+        ];
+        assert_eq!(distinct_members(&files), [(a.as_str(), "two"), (b.as_str(), "")]);
+    }
+}
