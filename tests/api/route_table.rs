@@ -371,12 +371,16 @@ enum Credential {
     Session,
     /// A live API token, by Bearer.
     ApiToken,
+    /// The token of a file's deletion link, by Bearer: it deletes its file through its link only.
+    DeletionToken,
+    /// A file's download password, by Basic (`curl -u :PASSWORD`): it opens its own file only.
+    FilePassword,
     /// No Authorization, and a guest link's id wherever the path has an id: a guest link opens its
     /// own `/g/` routes and nothing else.
     GuestLinkId,
 }
 
-const CREDENTIALS: [Credential; 8] = [
+const CREDENTIALS: [Credential; 10] = [
     Credential::Nothing,
     Credential::WrongSecret,
     Credential::SecretByBasic,
@@ -384,6 +388,8 @@ const CREDENTIALS: [Credential; 8] = [
     Credential::SessionWithoutCsrf,
     Credential::Session,
     Credential::ApiToken,
+    Credential::DeletionToken,
+    Credential::FilePassword,
     Credential::GuestLinkId,
 ];
 
@@ -401,7 +407,9 @@ fn takes_a_token(method: &Method, path: &str) -> bool {
 fn expected(credential: Credential, method: &Method, path: &str, stranger: u16, owner: u16) -> u16 {
     let looks_at_credentials = stranger != owner;
     match credential {
-        Credential::Nothing | Credential::WrongSecret => stranger,
+        Credential::Nothing | Credential::WrongSecret | Credential::DeletionToken | Credential::FilePassword => {
+            stranger
+        }
         Credential::SecretByBasic | Credential::SecretByBearer | Credential::Session => owner,
         Credential::SessionWithoutCsrf if looks_at_credentials && is_change(method) => 403,
         Credential::SessionWithoutCsrf => owner,
@@ -426,6 +434,9 @@ struct Credentials {
     browser: Browser,
     token: String,
     link: String,
+    /// Of a file of their own, outside the fixtures.
+    deletion: String,
+    password: String,
 }
 
 async fn send_with(
@@ -449,6 +460,8 @@ async fn send_with(
             request.header("cookie", &credentials.browser.cookie).header("x-csrf-token", &credentials.browser.csrf)
         }
         Credential::ApiToken => request.bearer_auth(&credentials.token),
+        Credential::DeletionToken => request.bearer_auth(&credentials.deletion),
+        Credential::FilePassword => request.basic_auth("", Some(&credentials.password)),
     };
     let response = request.send().await.unwrap();
     let status = response.status().as_u16();
@@ -475,8 +488,9 @@ fn patterns() -> Vec<(&'static str, [u16; 7], [u16; 7])> {
 }
 
 /// Every route of the table, with every method, under every kind of credential: the secret (Basic
-/// and Bearer) and a session with its CSRF token may do what the owner may; nothing, a wrong secret
-/// and a guest link's id get what a stranger gets; a session without its CSRF token changes nothing;
+/// and Bearer) and a session with its CSRF token may do what the owner may; nothing, a wrong secret,
+/// a guest link's id, a deletion link's token and a file's password get what a stranger gets (none
+/// of these routes is their own); a session without its CSRF token changes nothing;
 /// an API token is refused (403) by every page and by the API of tokens and webhooks. The routes come
 /// from `TABLE`, which `every_route_of_the_route_table_is_in_the_table` keeps whole.
 #[tokio::test]
@@ -486,8 +500,16 @@ async fn every_route_answers_every_kind_of_credential_as_the_security_model_says
     let created = app.owner(Method::POST, "/api/tokens").json(&serde_json::json!({ "label": "credentials" }));
     let created: serde_json::Value = created.send().await.unwrap().json().await.unwrap();
     let token = created["token"].as_str().unwrap().to_owned();
+    let guarded = app.put("guarded.txt", "guarded").await;
+    let deletion = guarded.headers()["x-url-delete"].to_str().unwrap().rsplit('/').next().unwrap().to_owned();
+    let guarded = id_of(guarded.text().await.unwrap().trim_end());
+    let password = "the-files-own-password".to_owned();
+    let body = serde_json::json!({ "password": password });
+    let protect = app.owner(Method::PATCH, &format!("/api/files/{guarded}")).json(&body).send().await.unwrap();
+    assert_eq!(protect.status(), StatusCode::OK);
     let mut fixtures = create_fixtures(&app).await;
-    let mut credentials = Credentials { browser: sign_in(&app).await, token, link: fixtures.link.clone() };
+    let browser = sign_in(&app).await;
+    let mut credentials = Credentials { browser, token, link: fixtures.link.clone(), deletion, password };
     let mut mismatches = Vec::new();
     let mut sent = 0;
     for (path, stranger, owner) in patterns() {
