@@ -137,8 +137,10 @@ enum Destination {
     /// The rows of a new file, from chunk 0.
     NewFile,
     /// The rows of a resumable upload from chunk `first_idx` on, completing a partly filled chunk
-    /// there; with `record_offset` each batch also moves the upload's committed offset.
-    Resumable { first_idx: i64, record_offset: bool },
+    /// there; with `record_offset` each batch also moves the upload's committed offset. Each batch
+    /// is stored only while the committed offset is where this writer left it (`start` before
+    /// its first batch, and all along without `record_offset`).
+    Resumable { first_idx: i64, start: i64, record_offset: bool },
 }
 
 /// Where a resumable upload continues: its committed bytes end in chunk `first_idx`, of which
@@ -242,7 +244,9 @@ impl Upload {
     pub fn resume(ctx: &Context, id: &FileId, from: Resume, max_size: Option<ByteSize>, memory: &UploadMemory) -> Self {
         let store = &ctx.store;
         let (batches, queue) = mpsc::channel(QUEUED_BATCHES);
-        let destination = Destination::Resumable { first_idx: from.first_idx, record_offset: from.record_offset };
+        let start = from.first_idx * CHUNK_SIZE as i64 + from.partial.len() as i64;
+        let destination =
+            Destination::Resumable { first_idx: from.first_idx, start, record_offset: from.record_offset };
         let writer = tokio::spawn(write_batches(store.clone(), id.clone(), queue, destination, from.hasher));
         let mut partial_chunk = BytesMut::with_capacity(CHUNK_SIZE);
         partial_chunk.extend_from_slice(&from.partial);
@@ -441,13 +445,19 @@ async fn write_batches(
     };
     // Every chunk but an upload's last is whole, so the bytes stored end here after each batch.
     let mut offset = next_idx * CHUNK_SIZE as i64;
+    let mut committed = match destination {
+        Destination::NewFile => 0,
+        Destination::Resumable { start, .. } => start,
+    };
     while let Some(Batch { chunks, _room }) = hashed.recv().await {
         let count = chunks.len() as i64;
         offset += chunks.iter().map(|chunk| chunk.len() as i64).sum::<i64>();
         match destination {
             Destination::NewFile => store.insert_chunks(&id, next_idx, chunks).await?,
             Destination::Resumable { record_offset, .. } => {
-                store.insert_resumable_chunks(&id, next_idx, chunks, record_offset.then_some(offset)).await?
+                let moved_to = record_offset.then_some(offset);
+                store.insert_resumable_chunks(&id, next_idx, chunks, committed, moved_to).await?;
+                committed = moved_to.unwrap_or(committed);
             }
         }
         next_idx += count;
