@@ -9,6 +9,7 @@
 //! goes on.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use bytes::Bytes;
@@ -470,12 +471,11 @@ impl ResumableUploads {
             0 => Bytes::new(),
             len => self.ctx.store.partial_chunk(id, first_idx, len).await?,
         };
-        let resume = Resume {
-            first_idx,
-            partial: partial.clone(),
-            hasher: hashing.hasher.clone(),
-            record_offset: request.checksum.is_none(),
-        };
+        // Moved by each batch as it is stored, checksum or not: a batch that moved nothing could
+        // land beside another request's (on another instance) at the same offset.
+        let reached = Arc::new(AtomicI64::new(offset as i64));
+        let resume =
+            Resume { first_idx, partial: partial.clone(), hasher: hashing.hasher.clone(), committed: reached.clone() };
         let mut writer = Upload::resume(&self.ctx, id, resume, limit, &self.memory);
         let mut checksum = request.checksum.as_ref().map(|sent| ChecksumOf::new(sent.algorithm));
         let (mut received, mut accepted) = (0u64, 0u64);
@@ -508,7 +508,10 @@ impl ResumableUploads {
             upload.expires_at = expiry_before;
         }
         if discarded {
-            self.ctx.store.truncate_resumable_upload(id, first_idx, partial, offset as i64).await?;
+            let reached = reached.load(Ordering::SeqCst);
+            if reached != offset as i64 {
+                self.ctx.store.truncate_resumable_upload(id, first_idx, partial, reached, offset as i64).await?;
+            }
             written?;
             committed?;
             return Err(ResumableError::ChecksumMismatch);
@@ -520,9 +523,6 @@ impl ResumableUploads {
             Ok(hashes) => hashes,
             Err(error) => return Err(written.err().unwrap_or(error).into()),
         };
-        if request.checksum.is_some() {
-            self.ctx.store.set_resumable_offset(id, offset as i64, new_offset as i64).await?;
-        }
         *hashing = Hashing { whole_chunks: (new_offset / CHUNK_SIZE as u64) as i64, hasher: hashes.whole_chunks };
         upload.upload_offset = new_offset as i64;
         written?;

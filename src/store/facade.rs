@@ -171,10 +171,9 @@ delegate! {
     fn find_resumable_upload(&self, id: &FileId) -> Result<Option<ResumableRecord>, StoreError>;
     fn extend_resumable_upload(&self, id: &FileId, expires_at: i64) -> Result<bool, StoreError>;
     fn declare_resumable_length(&self, id: &FileId, length: i64) -> Result<bool, StoreError>;
-    /// Each only while the upload's committed offset is `expected` (else `OffsetMoved`).
-    fn insert_resumable_chunks(&self, file_id: &FileId, first_idx: i64, chunks: Vec<Bytes>, expected: i64, offset: Option<i64>) -> Result<(), StoreError>;
-    fn set_resumable_offset(&self, file_id: &FileId, expected: i64, offset: i64) -> Result<(), StoreError>;
-    fn truncate_resumable_upload(&self, file_id: &FileId, idx: i64, partial: Bytes, expected: i64) -> Result<(), StoreError>;
+    /// Both move the committed offset only from `expected`/`reached` (else `OffsetMoved`).
+    fn insert_resumable_chunks(&self, file_id: &FileId, first_idx: i64, chunks: Vec<Bytes>, expected: i64, offset: i64) -> Result<(), StoreError>;
+    fn truncate_resumable_upload(&self, file_id: &FileId, idx: i64, partial: Bytes, reached: i64, back_to: i64) -> Result<(), StoreError>;
     fn partial_chunk(&self, file_id: &FileId, idx: i64, len: usize) -> Result<Bytes, StoreError>;
     fn upload_concat(&self, id: &FileId) -> Result<Option<String>, StoreError>;
     fn finish_resumable_upload(&self, id: &FileId, finished: &FinishedResumable<'_>) -> Result<Option<FileRecord>, StoreError>;

@@ -1181,3 +1181,38 @@ async fn two_patches_at_one_offset_through_two_instances_store_only_one() {
     assert_eq!(first, StatusCode::CONFLICT, "the first PATCH found the offset moved and stored nothing");
     finish_and_compare(&other, &on_other, &second_bytes, half).await;
 }
+
+/// The same with checksums, whose bytes count only once verified: each PATCH's first batch was
+/// stored without moving the offset, so both landed at offset 0, and the first to end moved the
+/// offset over the other's chunks with its own hash. Each batch now moves the offset (and a
+/// refused checksum moves it back), so the second PATCH's first batch finds it moved.
+#[tokio::test]
+async fn two_checksum_patches_at_one_offset_through_two_instances_store_only_one() {
+    if !crate::helpers::on_postgres() {
+        println!("skipped on SQLite: several instances share only a PostgreSQL database");
+        return;
+    }
+    let app = spawn_app().await;
+    let other = crate::instances::second_instance(&app).await;
+    let part = (1 << 20) + 1000; // a whole write batch, then more
+    let (first_bytes, second_bytes) = (vec![0xAA; part], test_bytes(3 << 20));
+    let url = create(&app, second_bytes.len(), "checked.bin").await;
+    let on_other = url.replace(&app.address, &other.address);
+    let checksum = |bytes: &[u8]| format!("sha256 {}", STANDARD.encode(sha2::Sha256::digest(bytes)));
+    let held = |app: &TestApp, url: &str, bytes: &[u8]| {
+        let request = patch_request(app, url, 0).header("Upload-Checksum", checksum(bytes));
+        held_patch(request, bytes[..1 << 20].to_vec(), bytes[1 << 20..].to_vec())
+    };
+    let (first, release_first) = held(&app, &url, &first_bytes);
+    tokio::time::sleep(Duration::from_millis(700)).await; // its first batch is stored
+    let (second, release_second) = held(&other, &on_other, &second_bytes[..part]);
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    release_first.send(()).unwrap();
+    let first = first.await.unwrap().status();
+    let _ = release_second.send(());
+    let second = second.await.unwrap().status();
+    assert_eq!((first, second), (StatusCode::NO_CONTENT, StatusCode::CONFLICT));
+    let mut bytes = first_bytes;
+    bytes.extend_from_slice(&second_bytes[part..]);
+    finish_and_compare(&app, &url, &bytes, part).await;
+}

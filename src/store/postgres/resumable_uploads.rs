@@ -112,8 +112,8 @@ impl Store {
     }
 
     /// Stores consecutive chunks `first_idx..`, replacing a partly filled chunk at `first_idx`, and
-    /// with `offset` also moves the committed offset, in one transaction; only while the offset is
-    /// `expected` (else `OffsetMoved`, nothing stored), whichever instance moved it.
+    /// moves the committed offset to `offset`, in one transaction; only from `expected` (else
+    /// `OffsetMoved`, nothing stored), whichever instance moved it.
     #[tracing::instrument(skip_all, fields(file_id = %file_id, first_idx, chunks = chunks.len()))]
     pub async fn insert_resumable_chunks(
         &self,
@@ -121,7 +121,7 @@ impl Store {
         first_idx: i64,
         chunks: Vec<Bytes>,
         expected: i64,
-        offset: Option<i64>,
+        offset: i64,
     ) -> Result<(), StoreError> {
         if chunks.is_empty() {
             return Ok(());
@@ -129,31 +129,26 @@ impl Store {
         let mut transaction = self.pool.begin().await?;
         // The row stays locked until the commit: a request racing for the same offset waits, then
         // finds the offset moved.
-        move_offset(&mut *transaction, file_id, expected, offset.unwrap_or(expected)).await?;
+        move_offset(&mut *transaction, file_id, expected, offset).await?;
         insert(&mut *transaction, UPSERT_CHUNKS, file_id, first_idx, chunks).await?;
         transaction.commit().await?;
         Ok(())
     }
 
-    /// Records how far an upload got once the bytes of a request are verified (checksums), if it
-    /// still stands at `expected` (else `OffsetMoved`).
-    #[tracing::instrument(skip(self))]
-    pub async fn set_resumable_offset(&self, file_id: &FileId, expected: i64, offset: i64) -> Result<(), StoreError> {
-        move_offset(&self.pool, file_id, expected, offset).await
-    }
-
-    /// Throws away every chunk from `idx` on and puts back `partial`, if the upload still stands
-    /// at `expected` (else `OffsetMoved`).
+    /// Takes back a request's refused bytes: the offset from `reached` back to `back_to`, every
+    /// chunk from `idx` on deleted and `partial` put back; only while the upload stands at
+    /// `reached` (else `OffsetMoved`).
     #[tracing::instrument(skip(self, partial))]
     pub async fn truncate_resumable_upload(
         &self,
         file_id: &FileId,
         idx: i64,
         partial: Bytes,
-        expected: i64,
+        reached: i64,
+        back_to: i64,
     ) -> Result<(), StoreError> {
         let mut transaction = self.pool.begin().await?;
-        move_offset(&mut *transaction, file_id, expected, expected).await?;
+        move_offset(&mut *transaction, file_id, reached, back_to).await?;
         sqlx::query(DELETE_CHUNKS_FROM).bind(file_id.as_str()).bind(idx).execute(&mut *transaction).await?;
         if !partial.is_empty() {
             insert(&mut *transaction, INSERT_CHUNKS, file_id, idx, vec![partial]).await?;
@@ -265,8 +260,8 @@ async fn link_takes_upload(
     Ok(link.takes_unfinished(holds, new, now))
 }
 
-/// Moves an unfinished upload's committed offset from `expected` to `offset` (the same: only
-/// checks it); `OffsetMoved` when it does not stand at `expected`.
+/// Moves an unfinished upload's committed offset from `expected` to `offset`; `OffsetMoved` when
+/// it does not stand at `expected`.
 async fn move_offset(
     executor: impl PgExecutor<'_>,
     file_id: &FileId,

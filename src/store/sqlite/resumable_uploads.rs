@@ -96,10 +96,10 @@ impl Store {
     }
 
     /// Stores consecutive chunks `first_idx..` of a resumable upload, replacing a partly filled
-    /// chunk at `first_idx`, and with `offset` also moves its committed offset, in one
-    /// transaction: the offset never says more (or less) than the chunk rows hold. Only while the
-    /// committed offset is `expected` (else `OffsetMoved`, nothing stored): a request that lost
-    /// the upload to another, in this process or another instance, overwrites nothing.
+    /// chunk at `first_idx`, and moves its committed offset to `offset`, in one transaction: the
+    /// offset never says more (or less) than the chunk rows hold. Only from `expected` (else
+    /// `OffsetMoved`, nothing stored): a request that lost the upload to another, in this process
+    /// or another instance, overwrites nothing.
     #[tracing::instrument(skip_all, fields(file_id = %file_id, first_idx, chunks = chunks.len()))]
     pub async fn insert_resumable_chunks(
         &self,
@@ -107,7 +107,7 @@ impl Store {
         first_idx: i64,
         chunks: Vec<Bytes>,
         expected: i64,
-        offset: Option<i64>,
+        offset: i64,
     ) -> Result<(), StoreError> {
         if chunks.is_empty() {
             return Ok(());
@@ -119,35 +119,27 @@ impl Store {
         // As for every upload's batch, checked while holding the one write connection.
         self.room_for_batch(&mut writer, bytes).await?;
         let mut transaction = writer.begin().await?;
-        move_offset(&mut transaction, file_id, expected, offset.unwrap_or(expected)).await?;
+        move_offset(&mut transaction, file_id, expected, offset).await?;
         insert.build().persistent(true).execute(&mut *transaction).await?;
         transaction.commit().await?;
         Ok(())
     }
 
-    /// Records how far an upload got once the bytes of a request are verified (checksums), if it
-    /// still stands at `expected`, where the request began (else `OffsetMoved`).
-    #[tracing::instrument(skip(self))]
-    pub async fn set_resumable_offset(&self, file_id: &FileId, expected: i64, offset: i64) -> Result<(), StoreError> {
-        let mut transaction = self.writer.begin().await?;
-        move_offset(&mut transaction, file_id, expected, offset).await?;
-        transaction.commit().await?;
-        Ok(())
-    }
-
-    /// Throws away every chunk from `idx` on and puts back `partial` (the part of chunk `idx`
-    /// committed before), for a request whose bytes were refused after being written; only while
-    /// the upload still stands at `expected`, where that request began (else `OffsetMoved`).
+    /// Takes back a request's bytes refused after they were stored (a checksum that does not
+    /// match): the offset goes from `reached`, where they end, back to `back_to`; every chunk from
+    /// `idx` on goes and `partial` (the part of chunk `idx` committed before) is put back. Only
+    /// while the upload stands at `reached` (else `OffsetMoved`).
     #[tracing::instrument(skip(self, partial))]
     pub async fn truncate_resumable_upload(
         &self,
         file_id: &FileId,
         idx: i64,
         partial: Bytes,
-        expected: i64,
+        reached: i64,
+        back_to: i64,
     ) -> Result<(), StoreError> {
         let mut transaction = self.writer.begin().await?;
-        move_offset(&mut transaction, file_id, expected, expected).await?;
+        move_offset(&mut transaction, file_id, reached, back_to).await?;
         let id = file_id.as_str();
         sqlx::query!("DELETE FROM file_chunks WHERE file_id = ? AND idx >= ?", id, idx)
             .execute(&mut *transaction)
@@ -321,8 +313,8 @@ async fn link_takes_upload(
     Ok(link.takes_unfinished(holds, new, now))
 }
 
-/// Moves an unfinished upload's committed offset from `expected` to `offset` (the same: only
-/// checks it), in the caller's transaction; `OffsetMoved` when it does not stand at `expected`.
+/// Moves an unfinished upload's committed offset from `expected` to `offset`, in the caller's
+/// transaction; `OffsetMoved` when it does not stand at `expected`.
 async fn move_offset(
     transaction: &mut sqlx::SqliteConnection,
     file_id: &FileId,
