@@ -194,6 +194,63 @@ mod tests {
         assert!(UsedUp.refusal().is_some_and(|reason| !reason.contains('\n')));
     }
 
+    fn link(max_uploads: Option<i64>, upload_count: i64, max_file_size: Option<i64>) -> GuestLinkRecord {
+        GuestLinkRecord {
+            id: GuestLinkId::random(),
+            label: "x".into(),
+            created_at: 0,
+            expires_at: None,
+            max_file_size,
+            max_uploads,
+            upload_count,
+            file_lifetime_days: None,
+            disabled: false,
+            share_batches: false,
+        }
+    }
+
+    #[test]
+    fn unfinished_uploads_count_against_the_links_uploads_and_bytes() {
+        let ordinary = |length| NewUnfinished { length, is_partial: false, is_final: false };
+        let partial = |length| NewUnfinished { length: Some(length), is_partial: true, is_final: false };
+        let none = UnfinishedUploads::default();
+        // One upload of 10 MiB: one unfinished upload, of any declared length up to the limit.
+        let one = link(Some(1), 0, Some(10 << 20));
+        assert!(one.takes_unfinished(none, ordinary(Some(10 << 20)), 0));
+        assert!(one.takes_unfinished(none, ordinary(None), 0));
+        let holds_one = UnfinishedUploads { uploads: 1, declared_bytes: (10 << 20) - 1, undeclared: 0 };
+        assert!(!one.takes_unfinished(holds_one, ordinary(Some(1)), 0), "a second upload");
+        // Partial uploads take bytes, not uploads; their final upload takes the upload, not bytes.
+        let parts = UnfinishedUploads { uploads: 0, declared_bytes: 9 << 20, undeclared: 0 };
+        assert!(one.takes_unfinished(parts, partial(1 << 20), 0));
+        assert!(!one.takes_unfinished(parts, partial((1 << 20) + 1), 0), "parts past the bytes");
+        assert!(one.takes_unfinished(
+            parts,
+            NewUnfinished { length: Some(9 << 20), is_partial: false, is_final: true },
+            0
+        ));
+        let deferred = UnfinishedUploads { uploads: 0, declared_bytes: 0, undeclared: 1 };
+        assert!(!one.takes_unfinished(deferred, partial(1), 0), "a deferred length counts as the limit");
+        // Used up, or without limits.
+        assert!(!link(Some(1), 1, None).takes_unfinished(none, ordinary(Some(1)), 0));
+        let open = link(None, 7, Some(1));
+        assert!(open.takes_unfinished(
+            UnfinishedUploads { uploads: 1000, declared_bytes: 1000, undeclared: 0 },
+            ordinary(Some(1)),
+            0
+        ));
+        let three = link(Some(3), 1, None);
+        assert!(three.takes_unfinished(UnfinishedUploads { uploads: 1, ..none }, ordinary(Some(i64::MAX)), 0));
+        assert!(!three.takes_unfinished(UnfinishedUploads { uploads: 2, ..none }, ordinary(Some(1)), 0));
+        // No overflow at the largest limits.
+        let huge = link(Some(i64::from(u32::MAX)), 0, Some(i64::MAX));
+        assert!(huge.takes_unfinished(
+            UnfinishedUploads { uploads: 5, declared_bytes: i64::MAX, undeclared: 5 },
+            ordinary(None),
+            0
+        ));
+    }
+
     mod properties {
         use super::*;
         use proptest::prelude::*;
@@ -264,4 +321,46 @@ impl GuestLinkRecord {
     pub fn max_file_size(&self) -> Option<ByteSize> {
         self.max_file_size.map(|bytes| ByteSize::from_bytes(bytes.max(0) as u64))
     }
+
+    /// Whether the link takes one more unfinished upload at `now`, besides those it holds: a link
+    /// open for N more uploads holds at most N unfinished ones (partial uploads aside: they become
+    /// one upload), and with a size limit S, at most N x S bytes of declared lengths (a length not
+    /// yet declared counts as S). A final upload takes no bytes: its partial uploads hold them.
+    pub fn takes_unfinished(&self, holds: UnfinishedUploads, new: NewUnfinished, now: i64) -> bool {
+        if self.status(now) != GuestLinkStatus::Active {
+            return false;
+        }
+        let Some(max_uploads) = self.max_uploads else { return true };
+        let open = i128::from(max_uploads) - i128::from(self.upload_count);
+        let uploads = i128::from(holds.uploads) + i128::from(!new.is_partial);
+        if uploads > open {
+            return false;
+        }
+        match (self.max_file_size, new.is_final) {
+            (Some(size), false) => {
+                let held = i128::from(holds.declared_bytes) + i128::from(holds.undeclared) * i128::from(size);
+                held + i128::from(new.length.unwrap_or(size)) <= open * i128::from(size)
+            }
+            _ => true,
+        }
+    }
+}
+
+/// What a guest link's live unfinished uploads hold (those neither finished, deleted nor expired).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct UnfinishedUploads {
+    /// Unfinished uploads that will become a file each (partial uploads are not counted).
+    pub uploads: i64,
+    /// The declared lengths of all of them, partial ones included.
+    pub declared_bytes: i64,
+    /// How many were created without a length (Upload-Defer-Length).
+    pub undeclared: i64,
+}
+
+/// The upload a guest is creating, as the link's limits see it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NewUnfinished {
+    pub length: Option<i64>,
+    pub is_partial: bool,
+    pub is_final: bool,
 }

@@ -14,6 +14,7 @@ mod guest_link;
 mod lifetime;
 mod limits;
 mod links;
+mod note;
 mod share;
 mod tar_layout;
 mod timestamp;
@@ -36,11 +37,13 @@ pub use file_name::FileName;
 pub use file_name::FileNameError;
 pub use file_password::{FilePassword, FilePasswordError};
 pub use guest_link::{
-    GuestLinkError, GuestLinkId, GuestLinkRecord, GuestLinkStatus, GuestLinkTerms, MAX_LIFETIME_DAYS, future_expiry,
+    GuestLinkError, GuestLinkId, GuestLinkRecord, GuestLinkStatus, GuestLinkTerms, MAX_LIFETIME_DAYS, NewUnfinished,
+    UnfinishedUploads, future_expiry,
 };
 pub use lifetime::{Lifetime, LifetimeError};
 pub use limits::{CHUNK_SIZE, MAX_BUNDLE_IDS, MAX_NOTE_LEN};
 pub use links::{PATH_SEGMENT, PublicUrl};
+pub use note::{Note, NoteError, NulInText, without_nul};
 pub use share::{
     FolderPath, MalformedShareId, ShareChanges, ShareId, ShareMember, ShareMembership, ShareRecord, ShareWrite,
     member_key,

@@ -5,7 +5,8 @@ use actix_web::http::header::{self, HeaderValue};
 use actix_web::{HttpResponse, ResponseError};
 
 use crate::domain::{
-    ByteSize, FileNameError, FilePasswordError, GuestLinkError, LifetimeError, TokenLabelError, UploadOptionsError,
+    ByteSize, FileNameError, FilePasswordError, GuestLinkError, LifetimeError, NoteError, NulInText, TokenLabelError,
+    UploadOptionsError,
 };
 use crate::services::StoreError;
 use crate::services::files::EditError;
@@ -29,6 +30,10 @@ pub enum AppError {
     PasswordRequired,
     #[error("too many wrong attempts from your address; try again in {} s", .0.retry_after_secs())]
     TooManyAttempts(Refused),
+    /// Too many requests of a kind that creates something (guest uploads, guest shares) from one
+    /// address in a short time.
+    #[error("too many requests from your address; try again in {} s", .0.retry_after_secs())]
+    TooManyRequests(Refused),
     /// Too many guest uploads in flight through one link or from one address.
     #[error(transparent)]
     Busy(#[from] Busy),
@@ -109,6 +114,7 @@ impl From<StoreError> for AppError {
         match error {
             StoreError::StorageFull => AppError::StorageFull,
             gone @ StoreError::PartGone { .. } => AppError::NotFoundBecause(gone.to_string()),
+            moved @ StoreError::OffsetMoved { .. } => AppError::Conflict(moved.to_string()),
             other => AppError::internal(other),
         }
     }
@@ -137,6 +143,10 @@ impl From<ResumableError> for AppError {
             ResumableError::Upload(upload) => upload.into(),
             ResumableError::Store(store) => store.into(),
             ResumableError::GuestLinkRefused => AppError::Gone("this guest link takes no more uploads"),
+            ResumableError::GuestLinkFull => AppError::Forbidden(
+                "this guest link's uploads are all taken or under way: finish or delete an unfinished one \
+                 (tus DELETE), or wait until it expires",
+            ),
             ResumableError::Conflict(reason) => AppError::Conflict(reason),
             ResumableError::UnknownPart(_) => AppError::NotFoundBecause(reason),
             ResumableError::FinalTakesNoBytes => {
@@ -159,6 +169,8 @@ macro_rules! bad_request_from {
 
 bad_request_from!(
     FileNameError,
+    NoteError,
+    NulInText,
     FilePasswordError,
     GuestLinkError,
     LifetimeError,
@@ -172,7 +184,7 @@ bad_request_from!(
 impl From<EditError> for AppError {
     fn from(error: EditError) -> Self {
         match error {
-            EditError::NoteTooLong => AppError::BadRequest(error.to_string()),
+            EditError::Note(error) => error.into(),
             EditError::Password(error) => AppError::internal(error),
             EditError::Store(error) => error.into(),
         }
@@ -213,7 +225,9 @@ impl ResponseError for AppError {
         match self {
             AppError::BadRequest(_) => StatusCode::BAD_REQUEST,
             AppError::Unauthorized | AppError::PasswordRequired => StatusCode::UNAUTHORIZED,
-            AppError::TooManyAttempts(_) | AppError::Busy(_) => StatusCode::TOO_MANY_REQUESTS,
+            AppError::TooManyAttempts(_) | AppError::TooManyRequests(_) | AppError::Busy(_) => {
+                StatusCode::TOO_MANY_REQUESTS
+            }
             AppError::Forbidden(_) => StatusCode::FORBIDDEN,
             AppError::SignInFirst => StatusCode::SEE_OTHER,
             AppError::NotFound | AppError::Unknown(_) | AppError::NotFoundBecause(_) => StatusCode::NOT_FOUND,
@@ -250,7 +264,7 @@ impl ResponseError for AppError {
                     HeaderValue::from_static("Basic realm=\"blobdrop file\", charset=\"UTF-8\""),
                 ));
             }
-            AppError::TooManyAttempts(refused) => {
+            AppError::TooManyAttempts(refused) | AppError::TooManyRequests(refused) => {
                 response.insert_header((header::RETRY_AFTER, refused.retry_after_secs()));
             }
             AppError::Busy(_) => {

@@ -83,14 +83,15 @@ impl Sender {
         }
     }
 
-    /// The answer when the guest link turned a finished upload down: the link's own reason.
-    async fn refused(&self, state: &AppState) -> AppError {
+    /// The answer when the guest link turned an upload down (`error`): the link's own reason
+    /// when it is closed now (used up, expired, disabled), else `error`'s.
+    async fn refused(&self, state: &AppState, error: ResumableError) -> AppError {
         match self {
             Sender::Guest(link, _) => match guest_links::open(&state.ctx, link.id.as_str()).await {
                 Err(refusal) => refusal.into(),
-                Ok(_) => ResumableError::GuestLinkRefused.into(),
+                Ok(_) => error.into(),
             },
-            Sender::Owner => ResumableError::GuestLinkRefused.into(),
+            Sender::Owner => error.into(),
         }
     }
 }
@@ -117,7 +118,11 @@ pub async fn guest_create(
     link: web::Path<String>,
     state: web::Data<AppState>,
 ) -> HttpResponse {
-    let sender = guest(&req, &state, &link, true).await;
+    let sender = match state.throttles.guest_uploads.admit(state.client_ip(&req)) {
+        // Each creation holds a row until it finishes or expires: one client made 1,122 in 10 s.
+        Ok(()) => guest(&req, &state, &link, true).await,
+        Err(refused) => Err(AppError::TooManyRequests(refused)),
+    };
     create(&req, body, &state, sender).await
 }
 
@@ -264,7 +269,9 @@ async fn create(
             let joined =
                 match state.resumable.concatenate(sender.uploader(), &concatenation, sender.max_size(state)).await {
                     Ok(joined) => joined,
-                    Err(ResumableError::GuestLinkRefused) => return Err(sender.refused(state).await),
+                    Err(refused @ (ResumableError::GuestLinkRefused | ResumableError::GuestLinkFull)) => {
+                        return Err(sender.refused(state, refused).await);
+                    }
                     Err(error) => return Err(error.into()),
                 };
             state.metrics.uploads.inc();
@@ -285,9 +292,18 @@ async fn create(
         };
         if with_bytes {
             require_offset_octet_stream(req.headers())?;
+            // As a PATCH past the length is: refused before anything is stored (this made a
+            // visible empty file, answered 404, and took one of a guest link's uploads).
+            if length == Some(0) {
+                return Err(AppError::BadRequest("the body goes past Upload-Length 0: send no body".into()));
+            }
         }
         let creation = Creation { length, metadata, is_partial: concat == UploadConcat::Partial };
-        let created = state.resumable.create(sender.uploader(), &creation, sender.max_size(state)).await?;
+        let created = match state.resumable.create(sender.uploader(), &creation, sender.max_size(state)).await {
+            Ok(created) => created,
+            Err(refused @ ResumableError::GuestLinkFull) => return Err(sender.refused(state, refused).await),
+            Err(error) => return Err(error.into()),
+        };
         Ok((sender, created, with_bytes))
     };
     let (sender, created, with_bytes) = match checked.await {
@@ -400,7 +416,7 @@ async fn append(
             }
             Ok(appended)
         }
-        Err(ResumableError::GuestLinkRefused) => Err(sender.refused(state).await),
+        Err(refused @ ResumableError::GuestLinkRefused) => Err(sender.refused(state, refused).await),
         Err(error) => Err(error.into()),
     }
 }

@@ -1,7 +1,7 @@
 //! The owner's files: find, list, edit and delete them, their download history, and what a file's
 //! page previews of its text.
 
-use crate::domain::{CHUNK_SIZE, FileId, FileName, FilePassword, MAX_NOTE_LEN, ShareId, guess_content_type};
+use crate::domain::{CHUNK_SIZE, FileId, FileName, FilePassword, Note, NoteError, ShareId, guess_content_type};
 use crate::domain::{DownloadRecord, FileChanges, FileListing, FileRecord};
 use crate::services::Context;
 use crate::services::auth::passwords::{self, PasswordError};
@@ -19,8 +19,8 @@ pub struct FileEdit {
 
 #[derive(Debug, thiserror::Error)]
 pub enum EditError {
-    #[error("the note is longer than {MAX_NOTE_LEN} bytes")]
-    NoteTooLong,
+    #[error(transparent)]
+    Note(#[from] NoteError),
     #[error("cannot hash the new password")]
     Password(#[from] PasswordError),
     #[error(transparent)]
@@ -50,8 +50,8 @@ pub async fn browse(ctx: &Context, listing: &FileListing) -> Result<(Vec<FileRec
 /// Applies an edit to a visible file and returns the file as it is now (`None`: no such file).
 /// A new name with a known extension brings its type; a new password is hashed off the executor.
 pub async fn edit(ctx: &Context, id: &FileId, edit: FileEdit) -> Result<Option<FileRecord>, EditError> {
-    if edit.note.as_ref().and_then(Option::as_ref).is_some_and(|note| note.len() > MAX_NOTE_LEN) {
-        return Err(EditError::NoteTooLong);
+    if let Some(Some(note)) = &edit.note {
+        Note::parse(note)?;
     }
     let content_type = edit
         .filename

@@ -4,7 +4,7 @@
 use time::OffsetDateTime;
 
 use crate::domain::GuestLinkRecord;
-use crate::domain::{ByteSize, GuestLinkId, GuestLinkStatus, GuestLinkTerms, UploadOptions};
+use crate::domain::{ByteSize, FileId, GuestLinkId, GuestLinkStatus, GuestLinkTerms, UploadOptions};
 use crate::services::Context;
 use crate::store::StoreError;
 
@@ -92,6 +92,24 @@ pub async fn refused_at_finish(ctx: &Context, id: &GuestLinkId, received: u64) -
         },
         Ok(None) => Refusal::Unknown,
         Err(error) => error.into(),
+    }
+}
+
+/// Takes the files of a guest's batch for the one share the guest makes of them: false when one
+/// of them is shared already (or is not a visible file of the link). So a batch is shared once,
+/// and a link makes no more shares than the files it took, whatever a guest sends again.
+pub async fn claim_batch(ctx: &Context, link: &GuestLinkId, files: &[FileId]) -> Result<bool, StoreError> {
+    let mut distinct = files.to_vec();
+    distinct.sort_by(|a, b| a.as_str().cmp(b.as_str()));
+    distinct.dedup();
+    ctx.store.claim_guest_files(link, &distinct).await
+}
+
+/// Gives a batch back when its share was not made after all.
+pub async fn release_batch(ctx: &Context, files: &[FileId]) {
+    if let Err(error) = ctx.store.release_guest_files(files).await {
+        // The guest cannot share these files now; the owner still can.
+        tracing::warn!(?error, files = files.len(), "could not give a guest's batch back after its share failed");
     }
 }
 

@@ -9,6 +9,7 @@
 //! goes on.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use bytes::Bytes;
@@ -18,7 +19,7 @@ use time::OffsetDateTime;
 use tokio::sync::OwnedMutexGuard;
 
 use crate::domain::{
-    ByteSize, CHUNK_SIZE, ChecksumAlgorithm, FileId, FileName, Lifetime, MAX_NOTE_LEN, MaxDownloads, OptionHeaders,
+    ByteSize, CHUNK_SIZE, ChecksumAlgorithm, FileId, FileName, Lifetime, MaxDownloads, Note, OptionHeaders,
     UploadChecksum, UploadMetadata, UploadOptions, guess_content_type,
 };
 use crate::domain::{FileRecord, GuestLinkRecord};
@@ -64,6 +65,13 @@ pub enum ResumableError {
     /// The guest link no longer takes the finished upload; nothing of it was kept.
     #[error("the guest link refused the upload")]
     GuestLinkRefused,
+    /// The guest link's uploads are all taken or under way (unfinished uploads count against its
+    /// number of uploads and, with its size limit, their lengths against the bytes it allows).
+    #[error(
+        "this guest link's uploads are all taken or under way: finish or delete an unfinished one (tus DELETE), \
+         or wait until it expires"
+    )]
+    GuestLinkFull,
     /// A final upload names a partial upload that this sender has not (unknown, another's, gone).
     #[error("no partial upload {0} here: name the URLs the partial uploads' creation answered")]
     UnknownPart(String),
@@ -180,7 +188,7 @@ impl ResumableUploads {
         creation: &Creation,
         max_size: Option<ByteSize>,
     ) -> Result<Appended, ResumableError> {
-        let upload = self.create_row(who, creation, max_size).await?;
+        let upload = self.create_row(who, creation, max_size, false).await?;
         let finished = match creation.length {
             Some(0) if !creation.is_partial => Some(self.finish(who, &upload, Digests::default(), None).await?),
             _ => None,
@@ -188,12 +196,14 @@ impl ResumableUploads {
         Ok(Appended { upload, finished })
     }
 
-    /// Records a new upload's rows.
+    /// Records a new upload's rows; through a guest link, only if the link takes one more
+    /// unfinished upload (`GuestLinkFull`). `is_final`: a final upload, whose parts hold its bytes.
     async fn create_row(
         &self,
         who: Uploader<'_>,
         creation: &Creation,
         max_size: Option<ByteSize>,
+        is_final: bool,
     ) -> Result<ResumableRecord, ResumableError> {
         if let (Some(limit), Some(length)) = (max_size, creation.length)
             && length > limit.as_u64()
@@ -228,8 +238,9 @@ impl ResumableUploads {
             guest_link,
             expires_at: now + self.expiry.whole_seconds(),
             is_partial: creation.is_partial,
+            is_final,
         };
-        Ok(self.ctx.store.create_resumable_upload(&new).await?)
+        self.ctx.store.create_resumable_upload(&new).await?.ok_or(ResumableError::GuestLinkFull)
     }
 
     /// Joins finished partial uploads of `who` into one file (a final upload), in one request:
@@ -282,7 +293,7 @@ impl ResumableUploads {
             self.ctx.store.extend_resumable_upload(id, expires_at).await?;
         }
         let creation = Creation { length: Some(total), metadata: concatenation.metadata.clone(), is_partial: false };
-        let upload = self.create_row(who, &creation, max_size).await?;
+        let upload = self.create_row(who, &creation, max_size, true).await?;
         let id = upload.file_id.clone();
         let failure = std::sync::Mutex::new(None);
         let pieces = self.read_parts(parts, &lengths).scan((), |(), piece| {
@@ -442,9 +453,16 @@ impl ResumableUploads {
         {
             return Err(UploadError::TooLarge(limit).into());
         }
-        let expires_at = self.ctx.now() + self.expiry.whole_seconds();
-        self.ctx.store.extend_resumable_upload(id, expires_at).await?;
-        upload.expires_at = expires_at;
+        // Only bytes give an upload more time: an empty PATCH every so often kept one alive for
+        // ever. A body that may bring some gets it now, so the clean-up leaves the upload alone
+        // while they come, and gives it back should none be kept.
+        let expiry_before = upload.expires_at;
+        let extended = request.body_length != Some(0);
+        if extended {
+            let expires_at = self.ctx.now() + self.expiry.whole_seconds();
+            self.ctx.store.extend_resumable_upload(id, expires_at).await?;
+            upload.expires_at = expires_at;
+        }
 
         let first_idx = (offset / CHUNK_SIZE as u64) as i64;
         let partial_len = (offset % CHUNK_SIZE as u64) as usize;
@@ -453,12 +471,11 @@ impl ResumableUploads {
             0 => Bytes::new(),
             len => self.ctx.store.partial_chunk(id, first_idx, len).await?,
         };
-        let resume = Resume {
-            first_idx,
-            partial: partial.clone(),
-            hasher: hashing.hasher.clone(),
-            record_offset: request.checksum.is_none(),
-        };
+        // Moved by each batch as it is stored, checksum or not: a batch that moved nothing could
+        // land beside another request's (on another instance) at the same offset.
+        let reached = Arc::new(AtomicI64::new(offset as i64));
+        let resume =
+            Resume { first_idx, partial: partial.clone(), hasher: hashing.hasher.clone(), committed: reached.clone() };
         let mut writer = Upload::resume(&self.ctx, id, resume, limit, &self.memory);
         let mut checksum = request.checksum.as_ref().map(|sent| ChecksumOf::new(sent.algorithm));
         let (mut received, mut accepted) = (0u64, 0u64);
@@ -480,10 +497,21 @@ impl ResumableUploads {
         // Waits for the writer in every case, so nothing of this request lands after what follows.
         let committed = writer.commit().await;
         let new_offset = offset + accepted;
-        if let (Some(sent), Some(checksum)) = (&request.checksum, checksum)
-            && (committed.is_err() || cut || written.is_err() || checksum.finish() != sent.digest)
-        {
-            self.ctx.store.truncate_resumable_upload(id, first_idx, partial).await?;
+        let discarded = match (&request.checksum, checksum) {
+            (Some(sent), Some(checksum)) => {
+                committed.is_err() || cut || written.is_err() || checksum.finish() != sent.digest
+            }
+            _ => false,
+        };
+        if extended && (accepted == 0 || discarded) {
+            self.ctx.store.extend_resumable_upload(id, expiry_before).await?;
+            upload.expires_at = expiry_before;
+        }
+        if discarded {
+            let reached = reached.load(Ordering::SeqCst);
+            if reached != offset as i64 {
+                self.ctx.store.truncate_resumable_upload(id, first_idx, partial, reached, offset as i64).await?;
+            }
             written?;
             committed?;
             return Err(ResumableError::ChecksumMismatch);
@@ -495,9 +523,6 @@ impl ResumableUploads {
             Ok(hashes) => hashes,
             Err(error) => return Err(written.err().unwrap_or(error).into()),
         };
-        if request.checksum.is_some() {
-            self.ctx.store.set_resumable_offset(id, new_offset as i64).await?;
-        }
         *hashing = Hashing { whole_chunks: (new_offset / CHUNK_SIZE as u64) as i64, hasher: hashes.whole_chunks };
         upload.upload_offset = new_offset as i64;
         written?;
@@ -545,7 +570,10 @@ impl ResumableUploads {
                 }
                 Ok(upload)
             }
-            _ => {
+            // Someone else's upload is not found either, but its hashing state (the lock its own
+            // requests hold) stays: dropping it let a second PATCH run beside the first.
+            Some(_) => Err(ResumableError::NotFound),
+            None => {
                 self.forget(id);
                 Err(ResumableError::NotFound)
             }
@@ -667,10 +695,7 @@ impl FileOptions {
         // A client that names nothing still gets a file with a name.
         let filename = FileName::parse(text("filename")?.unwrap_or("upload")).map_err(|error| bad(&error))?;
         let content_type = guess_content_type(&filename, text("filetype")?);
-        let note = text("note")?.map(str::to_owned);
-        if note.as_ref().is_some_and(|note| note.len() > MAX_NOTE_LEN) {
-            return Err(ResumableError::BadRequest(format!("the note is longer than {MAX_NOTE_LEN} bytes")));
-        }
+        let note = text("note")?.map(Note::parse).transpose().map_err(|error| bad(&error))?.map(Note::into_string);
         let headers = OptionHeaders {
             max_downloads: text("max_downloads")?,
             expires_at: text("expires_at")?,

@@ -17,6 +17,7 @@ use crate::domain::{FileRecord, ShareChanges, ShareMember, ShareRecord, ShareWri
 use crate::services::Context;
 use crate::services::auth::passwords::{self, PasswordError};
 use crate::services::downloads::{READ_BATCH_CHUNKS, stream_range};
+use crate::services::guest_links;
 use crate::store::{NewShare, StoreError};
 
 #[derive(Debug, thiserror::Error)]
@@ -31,6 +32,9 @@ pub enum ShareError {
     /// The blocking task that lays an archive out ended without a layout.
     #[error("laying out a share's archive failed")]
     Layout(#[from] tokio::task::JoinError),
+    /// A guest's batch with a file the guest shared already: each goes into one share.
+    #[error("these files were shared already: a guest shares each batch once")]
+    SharedAlready,
 }
 
 /// What a new share is called and allows.
@@ -89,7 +93,15 @@ pub async fn create_for_guest(
     }
     let expires_at = expiries.into_iter().collect::<Option<Vec<_>>>().and_then(|all| all.into_iter().max());
     let options = NewShareOptions { name, note: None, expires_at, max_downloads: None, password: None };
-    create(ctx, options, files, now).await
+    let ids: Vec<FileId> = files.iter().map(|(id, _)| id.clone()).collect();
+    if !guest_links::claim_batch(ctx, link, &ids).await? {
+        return Err(ShareError::SharedAlready);
+    }
+    let created = create(ctx, options, files, now).await;
+    if !matches!(created, Ok(ShareWrite::Done(_))) {
+        guest_links::release_batch(ctx, &ids).await;
+    }
+    created
 }
 
 /// An owner's edit; `password`: `Some(None)` removes it, `Some(Some(_))` sets a new one.

@@ -1,6 +1,7 @@
-//! Throttling of wrong credentials per client address: a burst of failures, then one per period.
-//! Right credentials are never slowed, but while a client is refused even they are not accepted,
-//! so being refused tells a guesser nothing.
+//! Throttling per client address: of wrong credentials (a burst of failures, then one per period;
+//! right credentials are never slowed, but while a client is refused even they are not accepted,
+//! so being refused tells a guesser nothing), and of the requests through guest links that create
+//! something that stays (unfinished uploads, shares).
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -145,6 +146,60 @@ fn key(client: IpAddr) -> IpAddr {
     }
 }
 
+/// Requests of one kind per client: a burst, then one per period; every request counts.
+pub struct RateLimit {
+    /// What is limited, for the log.
+    kind: &'static str,
+    requests: DefaultKeyedRateLimiter<IpAddr>,
+}
+
+impl std::fmt::Debug for RateLimit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RateLimit").field("kind", &self.kind).field("clients", &self.requests.len()).finish()
+    }
+}
+
+impl RateLimit {
+    pub fn new(kind: &'static str, limits: ThrottleLimits) -> Self {
+        let quota = Quota::with_period(limits.period.max(Duration::from_nanos(1)))
+            .map(|quota| quota.allow_burst(limits.burst))
+            .unwrap_or_else(|| Quota::per_second(limits.burst));
+        RateLimit { kind, requests: RateLimiter::keyed(quota) }
+    }
+
+    /// Counts one request of `client`; refused past the burst until the next one is allowed.
+    pub fn admit(&self, client: IpAddr) -> Result<(), Refused> {
+        let not_until = match self.requests.check_key(&key(client)) {
+            Ok(()) => return Ok(()),
+            Err(not_until) => not_until,
+        };
+        let retry_after = not_until.wait_time_from(governor::clock::Clock::now(self.requests.clock()));
+        tracing::info!(%client, kind = self.kind, retry_after_ms = retry_after.as_millis() as u64, "rate limited");
+        Err(Refused { retry_after })
+    }
+
+    fn forget_old_requests(&self) {
+        self.requests.retain_recent();
+        self.requests.shrink_to_fit();
+    }
+}
+
+/// Creations of resumable uploads through guest links per client: a browser sends each file of a
+/// drop as one, so a folder of a few hundred files must pass at once; past that, five a second.
+/// (A link's limits bound what its unfinished uploads hold; this bounds links without limits.)
+pub const GUEST_UPLOADS: ThrottleLimits = ThrottleLimits { burst: burst(300), period: Duration::from_millis(200) };
+
+/// Shares made through guest links per client: one per batch a guest sends, so a few at once,
+/// then one every 10 s.
+pub const GUEST_SHARES: ThrottleLimits = ThrottleLimits { burst: burst(10), period: Duration::from_secs(10) };
+
+const fn burst(requests: u32) -> NonZeroU32 {
+    match NonZeroU32::new(requests) {
+        Some(requests) => requests,
+        None => NonZeroU32::MIN,
+    }
+}
+
 /// The throttles the server keeps, shared by all workers.
 #[derive(Debug, Clone)]
 pub struct Throttles {
@@ -152,6 +207,10 @@ pub struct Throttles {
     pub owner: Arc<Throttle>,
     /// Download passwords.
     pub passwords: Arc<Throttle>,
+    /// Resumable uploads created through guest links.
+    pub guest_uploads: Arc<RateLimit>,
+    /// Shares made through guest links.
+    pub guest_shares: Arc<RateLimit>,
 }
 
 impl Throttles {
@@ -159,6 +218,8 @@ impl Throttles {
         Throttles {
             owner: Arc::new(Throttle::new("owner credentials", limits)),
             passwords: Arc::new(Throttle::new("file passwords", limits)),
+            guest_uploads: Arc::new(RateLimit::new("guest uploads created", GUEST_UPLOADS)),
+            guest_shares: Arc::new(RateLimit::new("guest shares made", GUEST_SHARES)),
         }
     }
 
@@ -169,6 +230,8 @@ impl Throttles {
             ticker.tick().await;
             self.owner.forget_old_failures();
             self.passwords.forget_old_failures();
+            self.guest_uploads.forget_old_requests();
+            self.guest_shares.forget_old_requests();
         }
     }
 }
@@ -262,6 +325,23 @@ mod tests {
         assert_eq!(throttle.admit(client), Ok(()));
         throttle.forget_old_failures();
         assert!(throttle.refused().is_empty());
+    }
+
+    #[test]
+    fn a_rate_limit_takes_a_burst_per_client_then_refuses_until_the_period_passed() {
+        let limit = RateLimit::new(
+            "test",
+            ThrottleLimits { burst: NonZeroU32::new(3).unwrap(), period: Duration::from_millis(50) },
+        );
+        let client = ip("203.0.113.5");
+        for _ in 0..3 {
+            assert_eq!(limit.admit(client), Ok(()));
+        }
+        let refused = limit.admit(client).unwrap_err();
+        assert!(refused.retry_after <= Duration::from_millis(50), "{refused:?}");
+        assert_eq!(limit.admit(ip("203.0.113.6")), Ok(()), "another client is not affected");
+        std::thread::sleep(Duration::from_millis(80));
+        assert_eq!(limit.admit(client), Ok(()));
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! the file's size, and every chunk in memory holds a share of one budget for all uploads.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 
 use bytes::{Bytes, BytesMut};
 use sha2::{Digest, Sha256};
@@ -132,13 +132,14 @@ pub struct UploadMeta {
 }
 
 /// Where an upload's writer puts its chunks.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 enum Destination {
     /// The rows of a new file, from chunk 0.
     NewFile,
     /// The rows of a resumable upload from chunk `first_idx` on, completing a partly filled chunk
-    /// there; with `record_offset` each batch also moves the upload's committed offset.
-    Resumable { first_idx: i64, record_offset: bool },
+    /// there; each batch moves the upload's committed offset, from `committed` (where the request
+    /// began, then where this writer's last batch left it) and only from there, and records where.
+    Resumable { first_idx: i64, committed: Arc<AtomicI64> },
 }
 
 /// Where a resumable upload continues: its committed bytes end in chunk `first_idx`, of which
@@ -148,9 +149,10 @@ pub struct Resume {
     pub first_idx: i64,
     pub partial: Bytes,
     pub hasher: Digests,
-    /// Whether each batch moves the committed offset as it is stored; not when the request's bytes
-    /// must first be checked against a checksum.
-    pub record_offset: bool,
+    /// The committed offset the writer expects before its first batch (where the request began),
+    /// and after each batch the one it moved it to: where this request's bytes end in the
+    /// database, should they have to be taken back (a checksum that does not match).
+    pub committed: Arc<AtomicI64>,
 }
 
 /// The hash of everything an upload's writer stored, and of its whole chunks only (all but a
@@ -242,7 +244,7 @@ impl Upload {
     pub fn resume(ctx: &Context, id: &FileId, from: Resume, max_size: Option<ByteSize>, memory: &UploadMemory) -> Self {
         let store = &ctx.store;
         let (batches, queue) = mpsc::channel(QUEUED_BATCHES);
-        let destination = Destination::Resumable { first_idx: from.first_idx, record_offset: from.record_offset };
+        let destination = Destination::Resumable { first_idx: from.first_idx, committed: from.committed };
         let writer = tokio::spawn(write_batches(store.clone(), id.clone(), queue, destination, from.hasher));
         let mut partial_chunk = BytesMut::with_capacity(CHUNK_SIZE);
         partial_chunk.extend_from_slice(&from.partial);
@@ -435,19 +437,21 @@ async fn write_batches(
 ) -> Result<Hashed, UploadError> {
     let (to_insert, mut hashed) = mpsc::channel(1);
     let hashing = tokio::spawn(hash_batches(queue, to_insert, hasher));
-    let mut next_idx = match destination {
+    let mut next_idx = match &destination {
         Destination::NewFile => 0,
-        Destination::Resumable { first_idx, .. } => first_idx,
+        Destination::Resumable { first_idx, .. } => *first_idx,
     };
     // Every chunk but an upload's last is whole, so the bytes stored end here after each batch.
     let mut offset = next_idx * CHUNK_SIZE as i64;
     while let Some(Batch { chunks, _room }) = hashed.recv().await {
         let count = chunks.len() as i64;
         offset += chunks.iter().map(|chunk| chunk.len() as i64).sum::<i64>();
-        match destination {
+        match &destination {
             Destination::NewFile => store.insert_chunks(&id, next_idx, chunks).await?,
-            Destination::Resumable { record_offset, .. } => {
-                store.insert_resumable_chunks(&id, next_idx, chunks, record_offset.then_some(offset)).await?
+            Destination::Resumable { committed, .. } => {
+                let expected = committed.load(Ordering::SeqCst);
+                store.insert_resumable_chunks(&id, next_idx, chunks, expected, offset).await?;
+                committed.store(offset, Ordering::SeqCst);
             }
         }
         next_idx += count;

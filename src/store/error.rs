@@ -10,6 +10,10 @@ pub enum StoreError {
     /// another instance): the file is not made, and its parts stay with the one that got them.
     #[error("the partial upload {part} is gone: another final upload joined it")]
     PartGone { part: String },
+    /// A resumable upload's committed offset is not the one a request's write expected: another
+    /// request (perhaps on another instance) moved it, or the upload is gone. Nothing was stored.
+    #[error("another request moved this upload on (or it is gone); HEAD it for its offset")]
+    OffsetMoved { file_id: String },
     #[error("database error")]
     Database(#[source] sqlx::Error),
     #[error("database error in a chunk reader")]

@@ -147,6 +147,9 @@ delegate! {
     fn delete_guest_link(&self, id: &GuestLinkId) -> Result<bool, StoreError>;
     fn finish_guest_upload(&self, file_id: &FileId, file_size: i64, sha256: &str, crc32: u32, link: &GuestLinkId, now: i64) -> Result<Option<FileRecord>, StoreError>;
     fn withdraw_upload(&self, id: &FileId) -> Result<(), StoreError>;
+    /// A guest's batch: each file goes into at most one share the guest makes.
+    fn claim_guest_files(&self, link: &GuestLinkId, files: &[FileId]) -> Result<bool, StoreError>;
+    fn release_guest_files(&self, files: &[FileId]) -> Result<(), StoreError>;
 
     // Sessions, tokens, settings.
     fn create_session(&self, token_sha256: &str, csrf_token: &str, now: i64, expires_at: i64) -> Result<(), StoreError>;
@@ -163,13 +166,14 @@ delegate! {
     fn setting_or_insert(&self, key: &str, value: &str) -> Result<String, StoreError>;
 
     // Resumable uploads.
-    fn create_resumable_upload(&self, upload: &NewResumable<'_>) -> Result<ResumableRecord, StoreError>;
+    /// `None`: the guest link it comes through takes no more unfinished uploads.
+    fn create_resumable_upload(&self, upload: &NewResumable<'_>) -> Result<Option<ResumableRecord>, StoreError>;
     fn find_resumable_upload(&self, id: &FileId) -> Result<Option<ResumableRecord>, StoreError>;
     fn extend_resumable_upload(&self, id: &FileId, expires_at: i64) -> Result<bool, StoreError>;
     fn declare_resumable_length(&self, id: &FileId, length: i64) -> Result<bool, StoreError>;
-    fn insert_resumable_chunks(&self, file_id: &FileId, first_idx: i64, chunks: Vec<Bytes>, offset: Option<i64>) -> Result<(), StoreError>;
-    fn set_resumable_offset(&self, file_id: &FileId, offset: i64) -> Result<(), StoreError>;
-    fn truncate_resumable_upload(&self, file_id: &FileId, idx: i64, partial: Bytes) -> Result<(), StoreError>;
+    /// Both move the committed offset only from `expected`/`reached` (else `OffsetMoved`).
+    fn insert_resumable_chunks(&self, file_id: &FileId, first_idx: i64, chunks: Vec<Bytes>, expected: i64, offset: i64) -> Result<(), StoreError>;
+    fn truncate_resumable_upload(&self, file_id: &FileId, idx: i64, partial: Bytes, reached: i64, back_to: i64) -> Result<(), StoreError>;
     fn partial_chunk(&self, file_id: &FileId, idx: i64, len: usize) -> Result<Bytes, StoreError>;
     fn upload_concat(&self, id: &FileId) -> Result<Option<String>, StoreError>;
     fn finish_resumable_upload(&self, id: &FileId, finished: &FinishedResumable<'_>) -> Result<Option<FileRecord>, StoreError>;

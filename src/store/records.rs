@@ -54,6 +54,8 @@ pub struct NewResumable<'a> {
     pub guest_link: Option<&'a GuestLinkId>,
     pub expires_at: i64,
     pub is_partial: bool,
+    /// A final upload (Upload-Concat: final): its partial uploads hold its bytes.
+    pub is_final: bool,
 }
 
 /// How a finished resumable upload becomes a file.

@@ -142,3 +142,60 @@ async fn a_reason_never_echoes_a_huge_header_whole() {
     let reason = assert_one_line_reason(response, StatusCode::BAD_REQUEST).await;
     assert!(reason.len() < 200, "{} bytes", reason.len());
 }
+
+/// Issue 32 (10): PostgreSQL answered 500 to a NUL in a note (a guest can send one in tus
+/// metadata) or a search, and to page 2^63 - 1 of /files (the offset wrapped). Every text a client
+/// sends to be kept or searched refuses NUL with 400 and a reason, and nothing changes.
+#[tokio::test]
+async fn nul_in_a_note_or_a_search_and_a_page_past_any_gets_400_with_a_reason() {
+    use base64::Engine;
+    let app = spawn_app().await;
+    let url = app.upload("a.txt", b"a".to_vec()).await;
+    let id = crate::helpers::id_of(&url);
+    let edit = app.owner(Method::PATCH, &format!("/api/files/{id}")).json(&serde_json::json!({"note": "a\u{0}b"}));
+    let reason = assert_one_line_reason(edit.send().await.unwrap(), StatusCode::BAD_REQUEST).await;
+    assert!(reason.contains("NUL"), "{reason}");
+    let share = serde_json::json!({"name": "s", "files": [id], "note": "\u{0}"});
+    let refused = app.owner(Method::POST, "/api/shares").json(&share).send().await.unwrap();
+    assert_one_line_reason(refused, StatusCode::BAD_REQUEST).await;
+
+    let link: serde_json::Value = app
+        .owner(Method::POST, "/api/guest-links")
+        .json(&serde_json::json!({"label": "guest"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let note = base64::engine::general_purpose::STANDARD.encode("hello\0there");
+    let tus = app
+        .client
+        .post(format!("{}/uploads", link["url"].as_str().unwrap()))
+        .header("Tus-Resumable", "1.0.0")
+        .header("Upload-Length", 1)
+        .header(
+            "Upload-Metadata",
+            format!("filename {},note {note}", base64::engine::general_purpose::STANDARD.encode("n.txt")),
+        )
+        .send()
+        .await
+        .unwrap();
+    let reason = assert_one_line_reason(tus, StatusCode::BAD_REQUEST).await;
+    assert!(reason.contains("NUL"), "{reason}");
+
+    let browser = crate::browser_pages::sign_in(&app).await;
+    for path in ["/files?q=%00", "/files?q=a%00b", "/files?page=9223372036854775807", "/files?page=200000000000000000"]
+    {
+        assert_eq!(browser.get(&app, path).await.status(), StatusCode::BAD_REQUEST, "{path}");
+    }
+    assert_eq!(browser.get(&app, "/files?q=a&page=2").await.status(), StatusCode::OK);
+
+    let file: serde_json::Value =
+        app.owner(Method::GET, &format!("/api/files/{id}")).send().await.unwrap().json().await.unwrap();
+    assert!(file["note"].is_null(), "{file}");
+    let shares: Vec<serde_json::Value> =
+        app.owner(Method::GET, "/api/shares").send().await.unwrap().json().await.unwrap();
+    assert!(shares.is_empty());
+    assert_eq!(app.list().await.len(), 1, "the refused tus upload made nothing");
+}

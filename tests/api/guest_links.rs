@@ -561,3 +561,50 @@ async fn a_stranger_with_a_malformed_guest_link_body_gets_401_and_is_counted_by_
     }
     assert_eq!(last, StatusCode::TOO_MANY_REQUESTS);
 }
+
+/// Issue 32 (3): `POST /g/{id}/share` made 15,003 shares in 85 s from a link whose uploads were
+/// used up. A batch is shared once (its files go into one share), so a link makes no more shares
+/// than the files it took; and a client posting share after share is slowed down.
+#[tokio::test]
+async fn a_guests_batch_is_shared_once_and_a_flood_of_shares_is_slowed_down() {
+    let app = spawn_app().await;
+    let link = create_link(&app, json!({"label": "batches", "share_batches": true, "max_uploads": 3})).await;
+    let mut ids = Vec::new();
+    for name in ["a.txt", "b.txt", "c.txt"] {
+        let put = guest_put(&app, &link, name, name.as_bytes().to_vec()).await;
+        assert_eq!(put.status(), StatusCode::CREATED);
+        let file: Value = put.json().await.unwrap();
+        ids.push(file["id"].as_str().unwrap().to_owned());
+    }
+    let share_at = format!("{}/share", link["url"].as_str().unwrap());
+    let post = |files: Vec<&String>| app.client.post(&share_at).json(&json!({ "files": files })).send();
+
+    // Four at once of the same batch: one share.
+    let racing = futures_util::future::join_all((0..4).map(|_| post(vec![&ids[0], &ids[1]]))).await;
+    let statuses: Vec<StatusCode> = racing.iter().map(|response| response.as_ref().unwrap().status()).collect();
+    assert_eq!(statuses.iter().filter(|status| **status == StatusCode::CREATED).count(), 1, "{statuses:?}");
+    assert!(statuses.iter().all(|s| [StatusCode::CREATED, StatusCode::CONFLICT].contains(s)), "{statuses:?}");
+    // Nor again, nor a part of it, nor with another file; the other file alone is its own batch.
+    for files in [vec![&ids[0], &ids[1]], vec![&ids[1]], vec![&ids[1], &ids[2]]] {
+        let again = post(files).await.unwrap();
+        assert_eq!(again.status(), StatusCode::CONFLICT);
+        assert!(again.text().await.unwrap().contains("shared already"));
+    }
+    assert_eq!(post(vec![&ids[2]]).await.unwrap().status(), StatusCode::CREATED, "c was not taken by a refusal");
+    let shares: Vec<Value> = app.owner(Method::GET, "/api/shares").send().await.unwrap().json().await.unwrap();
+    assert_eq!(shares.len(), 2);
+
+    let mut slowed = None;
+    for _ in 0..20 {
+        let response = post(vec![&ids[2]]).await.unwrap();
+        if response.status() == StatusCode::TOO_MANY_REQUESTS {
+            slowed = Some(response);
+            break;
+        }
+        assert_eq!(response.status(), StatusCode::CONFLICT);
+    }
+    let slowed = slowed.expect("20 more shares in a row were all looked at");
+    assert!(slowed.headers().contains_key("retry-after"));
+    let shares: Vec<Value> = app.owner(Method::GET, "/api/shares").send().await.unwrap().json().await.unwrap();
+    assert_eq!(shares.len(), 2, "no share past the two batches");
+}

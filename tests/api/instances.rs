@@ -19,7 +19,7 @@ fn needs_postgres(app: &TestApp) -> bool {
 }
 
 /// A second instance on the same database as `app`, with a data folder of its own.
-async fn second_instance(app: &TestApp) -> TestApp {
+pub async fn second_instance(app: &TestApp) -> TestApp {
     let folder = tempfile::tempdir().unwrap();
     let mut settings = test_settings(folder.path());
     settings.database.db = app.database.clone();

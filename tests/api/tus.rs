@@ -427,7 +427,8 @@ async fn guest_uploads_follow_the_links_size_limit_count_and_file_lifetime() {
     assert_eq!(first.status(), StatusCode::CREATED);
     let first = first.headers()["location"].to_str().unwrap().to_owned();
     assert!(first.contains(&format!("/g/{link}/uploads/")), "{first}");
-    let second = guest_create(&app, &link, 50_000).await.headers()["location"].to_str().unwrap().to_owned();
+    // The link's one upload is under way: no second one meanwhile.
+    assert_eq!(guest_create(&app, &link, 50_000).await.status(), StatusCode::FORBIDDEN);
     // The owner's endpoint does not know a guest's upload, nor a guest the owner's.
     assert_eq!(
         offset_of(&app, &app.url(&format!("/api/uploads/{}", first.rsplit('/').next().unwrap()))).await.status(),
@@ -437,9 +438,7 @@ async fn guest_uploads_follow_the_links_size_limit_count_and_file_lifetime() {
     let as_guest = app.url(&format!("/g/{link}/uploads/{}", owners.rsplit('/').next().unwrap()));
     assert_eq!(guest(&app, Method::HEAD, &as_guest).send().await.unwrap().status(), StatusCode::NOT_FOUND);
 
-    // Both are under way; the count is taken only by the one that finishes first.
     let bytes = test_bytes(50_000);
-    assert_eq!(guest_patch(&app, &second, 0, &bytes[..20_000]).await.status(), StatusCode::NO_CONTENT);
     let done = guest_patch(&app, &first, 0, &bytes).await;
     assert_eq!(done.status(), StatusCode::NO_CONTENT);
     let file_url = done.headers()["x-file-url"].to_str().unwrap().to_owned();
@@ -447,9 +446,8 @@ async fn guest_uploads_follow_the_links_size_limit_count_and_file_lifetime() {
         app.owner(Method::GET, &format!("/api/files/{}", id_of(&file_url))).send().await.unwrap().json().await.unwrap();
     assert!(file["expires"].is_string(), "the link's file lifetime applies: {file}");
     assert_eq!(file["guest_link_id"], link.as_str());
-    // The link is used up now: the other upload cannot go on, and keeps nothing.
-    let refused = guest_patch(&app, &second, 20_000, &bytes[20_000..]).await;
-    assert_eq!(refused.status(), StatusCode::GONE);
+    // The link is used up now: it takes no new upload, and nothing more is kept.
+    assert_eq!(guest_create(&app, &link, 10).await.status(), StatusCode::GONE);
     assert_eq!(app.list().await.len(), 1);
 }
 
@@ -929,6 +927,7 @@ async fn a_part_consumed_by_one_final_upload_fails_another_final_that_names_it()
             guest_link: None,
             expires_at: i64::MAX,
             is_partial,
+            is_final: false,
         };
         store.create_resumable_upload(&upload).await.unwrap();
         id
@@ -950,4 +949,270 @@ async fn a_part_consumed_by_one_final_upload_fails_another_final_that_names_it()
     assert!(matches!(&again, Err(StoreError::PartGone { part: gone }) if *gone == part.to_string()), "{again:?}");
     assert!(store.find_file(&second, 1).await.unwrap().is_none(), "no file from a part already consumed");
     store.close().await;
+}
+
+/// The Location of a creation that must have succeeded.
+fn created(response: &Response) -> String {
+    assert_eq!(response.status(), StatusCode::CREATED);
+    response.headers()["location"].to_str().unwrap().to_owned()
+}
+
+/// Issue 32 (2): a link for 1 upload of 10 MiB let one client create 30 unfinished uploads of
+/// 10 MiB minus a byte. Now what a link's unfinished uploads hold counts against its limits when
+/// each is created, and is given back when one is deleted or expires.
+#[tokio::test]
+async fn a_guest_links_unfinished_uploads_count_against_its_uploads_and_bytes_until_given_back() {
+    let app = spawn_app_with(|settings| settings.resumable_expiry = "1h".parse().unwrap()).await;
+    let link = guest_link(&app, serde_json::json!({"label": "one", "max_uploads": 1, "max_file_size": 100_000})).await;
+    let endpoint = app.url(&format!("/g/{link}/uploads"));
+    let first = created(&guest_create(&app, &link, 99_999).await);
+    for _ in 0..3 {
+        let refused = guest_create(&app, &link, 99_999).await;
+        assert_eq!(refused.status(), StatusCode::FORBIDDEN);
+        assert!(refused.text().await.unwrap().contains("under way"));
+    }
+    let deferred = guest(&app, Method::POST, &endpoint).header("Upload-Defer-Length", "1").send().await.unwrap();
+    assert_eq!(deferred.status(), StatusCode::FORBIDDEN, "nor one of a length sent later");
+    let db = app.db().await;
+    let rows: i64 = db.scalar("SELECT COUNT(*) FROM resumable_uploads").await;
+    db.close().await;
+    assert_eq!(rows, 1, "the refused creations stored nothing");
+
+    // Deleted, its place is given back; partial uploads then hold bytes, up to the link's 100,000.
+    assert_eq!(guest(&app, Method::DELETE, &first).send().await.unwrap().status(), StatusCode::NO_CONTENT);
+    create_partial(guest(&app, Method::POST, &endpoint), 60_000).await;
+    create_partial(guest(&app, Method::POST, &endpoint), 40_000).await;
+    let past = guest(&app, Method::POST, &endpoint).header("Upload-Length", 1).header("Upload-Concat", "partial");
+    assert_eq!(past.send().await.unwrap().status(), StatusCode::FORBIDDEN, "a byte past the link's bytes");
+
+    // Expired, they are given back too (before the clean-up has purged them).
+    app.clock.advance(Duration::from_secs(3660));
+    let url = created(&guest_create(&app, &link, 100_000).await);
+    let bytes = test_bytes(100_000);
+    let done = guest_patch(&app, &url, 0, &bytes).await;
+    assert_eq!(done.status(), StatusCode::NO_CONTENT);
+    assert_eq!(app.download(done.headers()["x-file-url"].to_str().unwrap()).await, bytes);
+    assert_eq!(guest_create(&app, &link, 1).await.status(), StatusCode::GONE, "used up");
+}
+
+/// Two creations racing for a link's last upload cannot both take it; on PostgreSQL half of them
+/// go to a second instance on the same database.
+#[tokio::test]
+async fn creations_racing_for_a_guest_links_last_upload_make_one_upload() {
+    let app = spawn_app().await;
+    let other = match crate::helpers::on_postgres() {
+        true => Some(crate::instances::second_instance(&app).await),
+        false => None,
+    };
+    let link = guest_link(&app, serde_json::json!({"label": "race", "max_uploads": 2})).await;
+    let bytes = test_bytes(1000);
+    let first = created(&guest_create(&app, &link, bytes.len()).await);
+    assert_eq!(guest_patch(&app, &first, 0, &bytes).await.status(), StatusCode::NO_CONTENT);
+    let racing = (0..16).map(|n| {
+        let to = if n % 2 == 1 { other.as_ref().unwrap_or(&app) } else { &app };
+        guest_create(to, &link, 10)
+    });
+    let statuses: Vec<StatusCode> = futures_util::future::join_all(racing).await.iter().map(Response::status).collect();
+    assert_eq!(statuses.iter().filter(|status| **status == StatusCode::CREATED).count(), 1, "{statuses:?}");
+    assert!(
+        statuses.iter().all(|status| [StatusCode::CREATED, StatusCode::FORBIDDEN].contains(status)),
+        "{statuses:?}"
+    );
+}
+
+/// Each creation through a guest link holds a row until it finishes or expires: one client made
+/// 1,122 in 10 s through a link without limits. Past a burst, a client waits.
+#[tokio::test]
+async fn a_client_creating_uploads_through_a_guest_link_in_a_flood_is_slowed_down() {
+    let app = spawn_app().await;
+    let link = guest_link(&app, serde_json::json!({"label": "open"})).await;
+    let mut refused = None;
+    for _ in 0..400 {
+        let response = guest_create(&app, &link, 10).await;
+        if response.status() == StatusCode::TOO_MANY_REQUESTS {
+            refused = Some(response);
+            break;
+        }
+        assert_eq!(response.status(), StatusCode::CREATED);
+    }
+    let refused = refused.expect("400 creations in a row were all taken");
+    let retry_after: u64 = refused.headers()["retry-after"].to_str().unwrap().parse().unwrap();
+    assert!((1..=2).contains(&retry_after), "{retry_after}");
+    assert!(refused.text().await.unwrap().starts_with("too many requests"));
+    // The owner is not slowed.
+    create(&app, 10, "owner.bin").await;
+}
+
+/// An empty PATCH every 2 s kept an upload alive past BLOBDROP_RESUMABLE_EXPIRY for ever: only
+/// bytes give it more time.
+#[tokio::test]
+async fn an_empty_patch_does_not_keep_an_upload_from_expiring() {
+    let app = spawn_app_with(|settings| settings.resumable_expiry = "1h".parse().unwrap()).await;
+    let url = create(&app, 200_000, "idle.bin").await;
+    let sent = patch(&app, &url, 0, &test_bytes(1000)).await;
+    assert_eq!(sent.status(), StatusCode::NO_CONTENT);
+    let expires = sent.headers()["upload-expires"].clone();
+    for _ in 0..3 {
+        app.clock.advance(Duration::from_secs(1100));
+        let empty = patch(&app, &url, 1000, &[]).await;
+        assert_eq!(empty.status(), StatusCode::NO_CONTENT);
+        assert_eq!(empty.headers()["upload-expires"], expires, "an empty PATCH moved the expiry");
+        let chunked_empty = patch_request(&app, &url, 1000).body(futures_body(Vec::new())).send().await.unwrap();
+        assert_eq!(chunked_empty.headers()["upload-expires"], expires, "a chunked empty PATCH moved it");
+    }
+    app.clock.advance(Duration::from_secs(360)); // an hour after the bytes
+    assert_eq!(offset_of(&app, &url).await.status(), StatusCode::GONE);
+}
+
+/// Issue 32 (9): a creation of Upload-Length 0 with a body answered 404 but kept a visible file,
+/// and through a guest link used up one of its uploads.
+#[tokio::test]
+async fn a_creation_of_length_0_with_a_body_gets_400_and_stores_nothing() {
+    let app = spawn_app().await;
+    let link = guest_link(&app, serde_json::json!({"label": "zero", "max_uploads": 1})).await;
+    for endpoint in [app.url("/api/uploads"), app.url(&format!("/g/{link}/uploads"))] {
+        let response = tus(&app, Method::POST, &endpoint)
+            .header("Upload-Length", 0)
+            .header("Content-Type", "application/offset+octet-stream")
+            .body(b"surprise".to_vec())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::BAD_REQUEST, "{endpoint}");
+        assert!(response.text().await.unwrap().contains("Upload-Length 0"));
+    }
+    assert!(app.list().await.is_empty());
+    app.assert_nothing_stored().await;
+    let links: Vec<serde_json::Value> =
+        app.owner(Method::GET, "/api/guest-links").send().await.unwrap().json().await.unwrap();
+    assert_eq!(links[0]["uploads"], 0, "the link's upload is still there");
+    // An empty upload without a body is still a file.
+    let empty = guest_create(&app, &link, 0).await;
+    assert_eq!(empty.status(), StatusCode::CREATED);
+    assert_eq!(app.download(empty.headers()["x-file-url"].to_str().unwrap()).await, b"");
+}
+
+/// A PATCH that has begun and holds back the rest of its body until `release` is sent: returns
+/// the request's task and the sender of its remaining bytes.
+fn held_patch(
+    request: RequestBuilder,
+    head: Vec<u8>,
+    tail: Vec<u8>,
+) -> (tokio::task::JoinHandle<Response>, tokio::sync::oneshot::Sender<()>) {
+    let (release, released) = tokio::sync::oneshot::channel::<()>();
+    let length = head.len() + tail.len();
+    let pieces =
+        futures_util::stream::unfold((0, Some(released), head, tail), |(step, released, head, tail)| async move {
+            match step {
+                0 => Some((Ok::<_, std::io::Error>(head), (1, released, Vec::new(), tail))),
+                1 => {
+                    let _ = released?.await;
+                    Some((Ok(tail), (2, None, Vec::new(), Vec::new())))
+                }
+                _ => None,
+            }
+        });
+    let send = request.header("Content-Length", length).body(reqwest::Body::wrap_stream(pieces)).send();
+    (tokio::spawn(async move { send.await.unwrap() }), release)
+}
+
+/// Sends the second half of `bytes` and checks the file served is what the server hashed: the
+/// bytes of the PATCH that won.
+async fn finish_and_compare(app: &TestApp, url: &str, bytes: &[u8], half: usize) {
+    let last = patch(app, url, half, &bytes[half..]).await;
+    assert_eq!(last.status(), StatusCode::NO_CONTENT, "{:?}", last.text().await);
+    let file_url = last.headers()["x-file-url"].to_str().unwrap().to_owned();
+    let served = app.download(&file_url).await;
+    let (_, _, stored_sha256) = stored(app, &id_of(&file_url)).await;
+    assert_eq!(sha256(&served), stored_sha256, "the stored SHA-256 is that of the bytes served");
+    assert_eq!(served, bytes);
+}
+
+/// Issue 32 (8): a stranger's 404 (a guest asking for the owner's upload) dropped the lock a
+/// running PATCH held, so a second PATCH at the same offset ran beside it; both got 204 and the
+/// stored SHA-256 was that of the bytes of one while the chunks held the other's.
+#[tokio::test]
+async fn a_strangers_404_never_lets_a_second_patch_run_beside_a_running_one() {
+    let app = spawn_app().await;
+    let half = 1 << 20;
+    let (theirs, ours) = (vec![0xAA; half], test_bytes(2 * half));
+    let url = create(&app, ours.len(), "contested.bin").await;
+    let link = guest_link(&app, serde_json::json!({"label": "stranger"})).await;
+    let (running, release) = held_patch(patch_request(&app, &url, 0), theirs[..1000].to_vec(), theirs[1000..].to_vec());
+    tokio::time::sleep(Duration::from_millis(500)).await; // the PATCH holds the upload
+    let as_stranger = app.url(&format!("/g/{link}/uploads/{}", last_segment(&url)));
+    assert_eq!(guest(&app, Method::HEAD, &as_stranger).send().await.unwrap().status(), StatusCode::NOT_FOUND);
+    let second = patch(&app, &url, 0, &ours[..half]).await.status();
+    release.send(()).unwrap();
+    let first = running.await.unwrap().status();
+    assert!(
+        !(first == StatusCode::NO_CONTENT && second == StatusCode::NO_CONTENT),
+        "both PATCHes at offset 0 were acknowledged"
+    );
+    assert_eq!((first, second), (StatusCode::NO_CONTENT, StatusCode::LOCKED));
+    // The first PATCH won: the rest follows its bytes.
+    let mut bytes = theirs;
+    bytes.extend_from_slice(&ours[half..]);
+    finish_and_compare(&app, &url, &bytes, half).await;
+}
+
+/// On PostgreSQL each instance holds its own locks: two PATCHes at one offset through two
+/// instances both ran. The commit of each batch checks the offset it expects in the database, so
+/// the one that comes second stores nothing and gets 409.
+#[tokio::test]
+async fn two_patches_at_one_offset_through_two_instances_store_only_one() {
+    if !crate::helpers::on_postgres() {
+        println!("skipped on SQLite: several instances share only a PostgreSQL database");
+        return;
+    }
+    let app = spawn_app().await;
+    let other = crate::instances::second_instance(&app).await;
+    let half = 1 << 20;
+    let (first_bytes, second_bytes) = (vec![0xAA; half], test_bytes(2 * half));
+    let url = create(&app, second_bytes.len(), "contested.bin").await;
+    let (running, release) =
+        held_patch(patch_request(&app, &url, 0), first_bytes[..1000].to_vec(), first_bytes[1000..].to_vec());
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let on_other = url.replace(&app.address, &other.address);
+    let second = patch(&other, &on_other, 0, &second_bytes[..half]).await.status();
+    assert_eq!(second, StatusCode::NO_CONTENT, "the other instance knows nothing of the first PATCH");
+    release.send(()).unwrap();
+    let first = running.await.unwrap().status();
+    assert_eq!(first, StatusCode::CONFLICT, "the first PATCH found the offset moved and stored nothing");
+    finish_and_compare(&other, &on_other, &second_bytes, half).await;
+}
+
+/// The same with checksums, whose bytes count only once verified: each PATCH's first batch was
+/// stored without moving the offset, so both landed at offset 0, and the first to end moved the
+/// offset over the other's chunks with its own hash. Each batch now moves the offset (and a
+/// refused checksum moves it back), so the second PATCH's first batch finds it moved.
+#[tokio::test]
+async fn two_checksum_patches_at_one_offset_through_two_instances_store_only_one() {
+    if !crate::helpers::on_postgres() {
+        println!("skipped on SQLite: several instances share only a PostgreSQL database");
+        return;
+    }
+    let app = spawn_app().await;
+    let other = crate::instances::second_instance(&app).await;
+    let part = (1 << 20) + 1000; // a whole write batch, then more
+    let (first_bytes, second_bytes) = (vec![0xAA; part], test_bytes(3 << 20));
+    let url = create(&app, second_bytes.len(), "checked.bin").await;
+    let on_other = url.replace(&app.address, &other.address);
+    let checksum = |bytes: &[u8]| format!("sha256 {}", STANDARD.encode(sha2::Sha256::digest(bytes)));
+    let held = |app: &TestApp, url: &str, bytes: &[u8]| {
+        let request = patch_request(app, url, 0).header("Upload-Checksum", checksum(bytes));
+        held_patch(request, bytes[..1 << 20].to_vec(), bytes[1 << 20..].to_vec())
+    };
+    let (first, release_first) = held(&app, &url, &first_bytes);
+    tokio::time::sleep(Duration::from_millis(700)).await; // its first batch is stored
+    let (second, release_second) = held(&other, &on_other, &second_bytes[..part]);
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    release_first.send(()).unwrap();
+    let first = first.await.unwrap().status();
+    let _ = release_second.send(());
+    let second = second.await.unwrap().status();
+    assert_eq!((first, second), (StatusCode::NO_CONTENT, StatusCode::CONFLICT));
+    let mut bytes = first_bytes;
+    bytes.extend_from_slice(&second_bytes[part..]);
+    finish_and_compare(&app, &url, &bytes, part).await;
 }

@@ -3,7 +3,7 @@
 use actix_web::{HttpRequest, HttpResponse, web};
 use serde::Deserialize;
 
-use crate::domain::{FileId, FileName, FilePassword, date_input, date_time, human_size, relative_time};
+use crate::domain::{FileId, FileName, FilePassword, date_input, date_time, human_size, relative_time, without_nul};
 use crate::domain::{FileListing, FileRecord, FileSort};
 use crate::routes::error::AppError;
 use crate::routes::owner::{NoFields, Owner, OwnerForm};
@@ -52,12 +52,16 @@ pub async fn list(
     let now = state.ctx.now();
     let descending = query.descending();
     let page_number = query.page.unwrap_or(1).max(1);
+    // Checked: page 2^63 - 1 wrapped to a negative offset, which PostgreSQL answered with 500.
+    let offset = (page_number - 1)
+        .checked_mul(PAGE_SIZE)
+        .ok_or_else(|| AppError::BadRequest(format!("there is no page {page_number}")))?;
     let listing = FileListing {
-        filter: query.q.trim().to_owned(),
+        filter: without_nul("the search", query.q.trim())?.to_owned(),
         sort: query.sort,
         descending,
         limit: PAGE_SIZE,
-        offset: (page_number - 1) * PAGE_SIZE,
+        offset,
     };
     let (files, total) = files::browse(&state.ctx, &listing).await?;
     let pages = ((total + PAGE_SIZE - 1) / PAGE_SIZE).max(1);

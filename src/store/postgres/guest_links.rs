@@ -32,6 +32,11 @@ pub(super) const CLAIM_GUEST_UPLOAD: &str = "UPDATE guest_links SET upload_count
      AND (max_file_size IS NULL OR max_file_size >= $3) RETURNING id";
 pub(super) const WITHDRAW_FILE: &str =
     "UPDATE files SET state = 'deleted' WHERE id = $1 AND state = 'ready' RETURNING guest_link_id";
+/// Each statement takes the file's row lock: of two shares of one batch, on any instance, the
+/// second waits, then finds the file shared.
+pub(super) const CLAIM_GUEST_FILES: &str = "UPDATE files SET guest_shared = TRUE WHERE id = ANY($1) \
+     AND guest_link_id = $2 AND state = 'ready' AND NOT guest_shared";
+pub(super) const RELEASE_GUEST_FILES: &str = "UPDATE files SET guest_shared = FALSE WHERE id = ANY($1)";
 pub(super) const GIVE_UPLOAD_BACK: &str =
     "UPDATE guest_links SET upload_count = upload_count - 1 WHERE id = $1 AND upload_count > 0";
 
@@ -144,6 +149,31 @@ impl Store {
             sqlx::query(GIVE_UPLOAD_BACK).bind(link).execute(&mut *transaction).await?;
         }
         transaction.commit().await?;
+        Ok(())
+    }
+}
+
+impl Store {
+    /// Marks `files` (distinct ids) as shared by a guest of `link`, all or none: false (and
+    /// nothing marked) when one of them is not a visible file of that link or is shared already.
+    #[tracing::instrument(skip_all, fields(link = %link, files = files.len()))]
+    pub async fn claim_guest_files(&self, link: &GuestLinkId, files: &[FileId]) -> Result<bool, StoreError> {
+        let ids: Vec<&str> = files.iter().map(FileId::as_str).collect();
+        let mut transaction = self.pool.begin().await?;
+        let claimed = sqlx::query(CLAIM_GUEST_FILES).bind(&ids).bind(link.as_str()).execute(&mut *transaction).await?;
+        if claimed.rows_affected() != files.len() as u64 {
+            transaction.rollback().await?;
+            return Ok(false);
+        }
+        transaction.commit().await?;
+        Ok(true)
+    }
+
+    /// Gives `files` back to their guest for a share (the share they were marked for was not made).
+    #[tracing::instrument(skip_all, fields(files = files.len()))]
+    pub async fn release_guest_files(&self, files: &[FileId]) -> Result<(), StoreError> {
+        let ids: Vec<&str> = files.iter().map(FileId::as_str).collect();
+        sqlx::query(RELEASE_GUEST_FILES).bind(&ids).execute(&self.pool).await?;
         Ok(())
     }
 }

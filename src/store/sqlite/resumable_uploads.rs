@@ -6,16 +6,28 @@ use super::chunks::chunk_insert;
 use super::files::make_visible;
 use super::guest_links::claim_guest_upload;
 use super::returned;
-use super::rows::{ResumableRow, record};
+use super::rows::{GuestLinkRow, ResumableRow, record};
 use super::store::Store;
-use crate::domain::{FileId, FileRecord, GuestLinkId};
+use crate::domain::{FileId, FileRecord, GuestLinkId, GuestLinkRecord, NewUnfinished, UnfinishedUploads};
 use crate::store::{FinishedResumable, NewResumable, ResumableRecord, ResumableUsage, StoreError};
 
 impl Store {
-    /// Records an invisible file and its resumable row in one transaction.
+    /// Records an invisible file and its resumable row in one transaction. Through a guest link,
+    /// only if the link takes it besides the unfinished uploads it holds (`None`: it does not);
+    /// checked in the write transaction, which SQLite runs one at a time, so two creations racing
+    /// for a link's last upload cannot both take it.
     #[tracing::instrument(skip_all, fields(file_id = %upload.file.id))]
-    pub async fn create_resumable_upload(&self, upload: &NewResumable<'_>) -> Result<ResumableRecord, StoreError> {
+    pub async fn create_resumable_upload(
+        &self,
+        upload: &NewResumable<'_>,
+    ) -> Result<Option<ResumableRecord>, StoreError> {
         let mut transaction = self.writer.begin().await?;
+        if let Some(link) = upload.guest_link
+            && !link_takes_upload(&mut transaction, link, upload).await?
+        {
+            transaction.rollback().await?;
+            return Ok(None);
+        }
         super::files::insert_upload_row(&mut transaction, &upload.file).await?;
         let (id, guest_link) = (upload.file.id.as_str(), upload.guest_link.map(GuestLinkId::as_str));
         sqlx::query!("UPDATE files SET note = ? WHERE id = ?", upload.note, id).execute(&mut *transaction).await?;
@@ -38,7 +50,7 @@ impl Store {
         .await
         .and_then(returned::only_row)?;
         transaction.commit().await?;
-        row.try_into()
+        row.try_into().map(Some)
     }
 
     /// The unfinished upload `id`, expired or not (the caller tells 410 from 404).
@@ -84,55 +96,50 @@ impl Store {
     }
 
     /// Stores consecutive chunks `first_idx..` of a resumable upload, replacing a partly filled
-    /// chunk at `first_idx`, and with `offset` also moves its committed offset, in one
-    /// transaction: the offset never says more (or less) than the chunk rows hold.
+    /// chunk at `first_idx`, and moves its committed offset to `offset`, in one transaction: the
+    /// offset never says more (or less) than the chunk rows hold. Only from `expected` (else
+    /// `OffsetMoved`, nothing stored): a request that lost the upload to another, in this process
+    /// or another instance, overwrites nothing.
     #[tracing::instrument(skip_all, fields(file_id = %file_id, first_idx, chunks = chunks.len()))]
     pub async fn insert_resumable_chunks(
         &self,
         file_id: &FileId,
         first_idx: i64,
         chunks: Vec<Bytes>,
-        offset: Option<i64>,
+        expected: i64,
+        offset: i64,
     ) -> Result<(), StoreError> {
         if chunks.is_empty() {
             return Ok(());
         }
+        use sqlx::Connection;
         let bytes = chunks.iter().map(|chunk| chunk.len() as u64).sum();
         let mut insert = chunk_insert("INSERT OR REPLACE", file_id, first_idx, chunks);
         let mut writer = self.writer.acquire().await?;
         // As for every upload's batch, checked while holding the one write connection.
         self.room_for_batch(&mut writer, bytes).await?;
-        match offset {
-            None => {
-                insert.build().persistent(true).execute(&mut *writer).await?;
-            }
-            Some(offset) => {
-                use sqlx::Connection;
-                let mut transaction = writer.begin().await?;
-                insert.build().persistent(true).execute(&mut *transaction).await?;
-                set_offset(&mut *transaction, file_id, offset).await?;
-                transaction.commit().await?;
-            }
-        }
+        let mut transaction = writer.begin().await?;
+        move_offset(&mut transaction, file_id, expected, offset).await?;
+        insert.build().persistent(true).execute(&mut *transaction).await?;
+        transaction.commit().await?;
         Ok(())
     }
 
-    /// Records how far an upload got once the bytes of a request are verified (checksums).
-    #[tracing::instrument(skip(self))]
-    pub async fn set_resumable_offset(&self, file_id: &FileId, offset: i64) -> Result<(), StoreError> {
-        set_offset(&self.writer, file_id, offset).await
-    }
-
-    /// Throws away every chunk from `idx` on and puts back `partial` (the part of chunk `idx`
-    /// committed before), for a request whose bytes were refused after being written.
+    /// Takes back a request's bytes refused after they were stored (a checksum that does not
+    /// match): the offset goes from `reached`, where they end, back to `back_to`; every chunk from
+    /// `idx` on goes and `partial` (the part of chunk `idx` committed before) is put back. Only
+    /// while the upload stands at `reached` (else `OffsetMoved`).
     #[tracing::instrument(skip(self, partial))]
     pub async fn truncate_resumable_upload(
         &self,
         file_id: &FileId,
         idx: i64,
         partial: Bytes,
+        reached: i64,
+        back_to: i64,
     ) -> Result<(), StoreError> {
         let mut transaction = self.writer.begin().await?;
+        move_offset(&mut transaction, file_id, reached, back_to).await?;
         let id = file_id.as_str();
         sqlx::query!("DELETE FROM file_chunks WHERE file_id = ? AND idx >= ?", id, idx)
             .execute(&mut *transaction)
@@ -197,7 +204,17 @@ impl Store {
         )
         .execute(&mut *transaction)
         .await?;
-        sqlx::query!("DELETE FROM resumable_uploads WHERE file_id = ?", file_id).execute(&mut *transaction).await?;
+        // Only the request whose bytes brought the upload to its end finishes it.
+        let finishing = sqlx::query!(
+            "DELETE FROM resumable_uploads WHERE file_id = ? AND upload_offset = ?",
+            file_id,
+            finished.file_size
+        )
+        .execute(&mut *transaction)
+        .await?;
+        if finishing.rows_affected() != 1 {
+            return Err(StoreError::OffsetMoved { file_id: file_id.to_owned() }); // dropped: rolled back
+        }
         if let Some((upload_concat, parts)) = finished.concatenation {
             sqlx::query!(
                 "INSERT INTO concatenated_files (file_id, upload_concat) VALUES (?, ?)",
@@ -263,10 +280,59 @@ impl Store {
     }
 }
 
-async fn set_offset(executor: impl sqlx::SqliteExecutor<'_>, file_id: &FileId, offset: i64) -> Result<(), StoreError> {
-    let id = file_id.as_str();
-    sqlx::query!("UPDATE resumable_uploads SET upload_offset = ? WHERE file_id = ?", offset, id)
-        .execute(executor)
+/// Whether guest link `link` takes `upload` besides the live unfinished uploads it holds.
+async fn link_takes_upload(
+    transaction: &mut sqlx::SqliteConnection,
+    link: &GuestLinkId,
+    upload: &NewResumable<'_>,
+) -> Result<bool, StoreError> {
+    let id = link.as_str();
+    let row = sql!(query_as GuestLinkRow, ["SELECT " GUEST_LINK_COLUMNS " FROM guest_links WHERE id = ?"], id)
+        .fetch_optional(&mut *transaction)
         .await?;
+    let Some(link) = record::<_, GuestLinkRecord>(row)? else { return Ok(false) };
+    let now = upload.file.created_at;
+    // TOTAL rather than SUM, which fails past 2^63; the cast of the float saturates there.
+    let holds = sqlx::query!(
+        "SELECT COUNT(*) FILTER (WHERE NOT is_partial) AS \"uploads!: i64\", \
+         CAST(TOTAL(upload_length) AS INTEGER) AS \"declared_bytes!: i64\", \
+         COUNT(*) FILTER (WHERE upload_length IS NULL) AS \"undeclared!: i64\" \
+         FROM resumable_uploads JOIN files ON files.id = file_id \
+         WHERE resumable_uploads.guest_link_id = ?1 AND files.state = 'uploading' AND resumable_uploads.expires_at > ?2",
+        id,
+        now
+    )
+    .fetch_one(&mut *transaction)
+    .await?;
+    let holds = UnfinishedUploads {
+        uploads: holds.uploads,
+        declared_bytes: holds.declared_bytes,
+        undeclared: holds.undeclared,
+    };
+    let new = NewUnfinished { length: upload.upload_length, is_partial: upload.is_partial, is_final: upload.is_final };
+    Ok(link.takes_unfinished(holds, new, now))
+}
+
+/// Moves an unfinished upload's committed offset from `expected` to `offset`, in the caller's
+/// transaction; `OffsetMoved` when it does not stand at `expected`.
+async fn move_offset(
+    transaction: &mut sqlx::SqliteConnection,
+    file_id: &FileId,
+    expected: i64,
+    offset: i64,
+) -> Result<(), StoreError> {
+    let id = file_id.as_str();
+    let moved = sqlx::query!(
+        "UPDATE resumable_uploads SET upload_offset = ?1 WHERE file_id = ?2 AND upload_offset = ?3 \
+         AND EXISTS (SELECT 1 FROM files WHERE files.id = ?2 AND files.state = 'uploading')",
+        offset,
+        id,
+        expected
+    )
+    .execute(&mut *transaction)
+    .await?;
+    if moved.rows_affected() != 1 {
+        return Err(StoreError::OffsetMoved { file_id: id.to_owned() });
+    }
     Ok(())
 }
