@@ -1,5 +1,6 @@
 //! Types that validate request input once, at the edge, in the product's words.
 
+mod activity;
 mod api_token;
 mod byte_range;
 mod byte_size;
@@ -24,6 +25,7 @@ mod upload_options;
 mod webhook;
 mod zip_layout;
 
+pub use activity::{DAY_SECONDS, DayActivity, DayTotal, DiskSpace, activity_since, daily_activity};
 pub use api_token::ApiTokenRecord;
 pub use byte_range::{ByteRange, RangeRequest};
 pub use byte_size::ByteSize;

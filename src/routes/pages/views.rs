@@ -3,6 +3,7 @@
 use askama::Template;
 
 use crate::domain::{date_time, relative_time, rfc3339};
+use crate::routes::pages::charts::{DailyChart, LargeFile, StorageBar};
 
 /// What the base layout needs on every page.
 pub struct Layout {
@@ -269,8 +270,13 @@ pub struct TokensPage {
 #[template(path = "system.html")]
 pub struct SystemPage {
     pub layout: Layout,
+    pub storage: StorageBar,
+    /// `(id, heading, chart)`: files per day, then bytes per day.
+    pub charts: Vec<(&'static str, &'static str, DailyChart)>,
+    /// The same figures as a table: day, uploads, bytes uploaded, downloads, bytes downloaded.
+    pub days: Vec<(String, i64, String, i64, String)>,
+    pub largest: Vec<LargeFile>,
     pub database_size: String,
-    pub reclaimable: String,
     pub free_disk: String,
     pub files: i64,
     pub stored: String,

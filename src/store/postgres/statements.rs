@@ -108,6 +108,8 @@ async fn every_statement_prepares_against_the_migrated_schema() {
         accounts::INSERT_SETTING,
         accounts::RECORD_DOWNLOAD,
         accounts::DOWNLOAD_HISTORY,
+        accounts::UPLOADS_BY_DAY,
+        accounts::DOWNLOADS_BY_DAY,
         resumable_uploads::SET_NOTE,
         resumable_uploads::CREATE_RESUMABLE,
         resumable_uploads::FIND_RESUMABLE,
