@@ -8,7 +8,9 @@ use super::{Attempt, DueDelivery, ExpiringFile, NewDelivery, SealedFile, Session
 use super::{DatabaseLocation, OpenError, StoreError, StoreOptions};
 use super::{FinishedResumable, NewFile, NewResumable, NewShare, ResumableRecord, ResumableUsage};
 use super::{postgres, sqlite};
-use crate::domain::{ApiTokenRecord, DayTotal, DiskSpace, DownloadRecord, FileChanges, FileListing, FileRecord, Usage};
+use crate::domain::{
+    ApiTokenRecord, DayTotal, DiskSpace, DownloadRecord, FileChanges, FileCursor, FileListing, FileRecord, Usage,
+};
 use crate::domain::{DeliveryRecord, WebhookEvents, WebhookFormat, WebhookRecord};
 use crate::domain::{FileId, FolderPath, GuestLinkId, GuestLinkRecord, GuestLinkTerms};
 use crate::domain::{ShareChanges, ShareId, ShareMember, ShareMembership, ShareRecord, ShareWrite};
@@ -118,6 +120,7 @@ delegate! {
     fn find_file(&self, id: &FileId, now: i64) -> Result<Option<FileRecord>, StoreError>;
     fn file_password_hash(&self, id: &FileId, now: i64) -> Result<Option<String>, StoreError>;
     fn list_files(&self, now: i64, limit: i64, offset: i64) -> Result<Vec<FileRecord>, StoreError>;
+    fn list_files_after(&self, now: i64, limit: i64, after: &FileCursor) -> Result<Vec<FileRecord>, StoreError>;
     fn browse_files(&self, now: i64, listing: &FileListing) -> Result<(Vec<FileRecord>, i64), StoreError>;
     fn count_download(&self, id: &FileId, now: i64) -> Result<Option<FileRecord>, StoreError>;
     fn update_file(&self, id: &FileId, changes: &FileChanges, now: i64) -> Result<Option<FileRecord>, StoreError>;

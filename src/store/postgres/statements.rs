@@ -65,6 +65,7 @@ async fn every_statement_prepares_against_the_migrated_schema() {
         files::FIND_FILE,
         files::FILE_PASSWORD_HASH,
         files::LIST_FILES,
+        files::LIST_FILES_AFTER,
         files::BROWSE_COUNT,
         files::COUNT_DOWNLOAD,
         files::UPDATE_FILE,
