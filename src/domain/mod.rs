@@ -54,7 +54,9 @@ pub use upload_metadata::{
     ChecksumAlgorithm, MAX_METADATA_LEN, UploadChecksum, UploadChecksumError, UploadMetadata, UploadMetadataError,
 };
 pub use upload_options::{MaxDownloads, OptionHeaders, UploadOptions, UploadOptionsError};
-pub use webhook::{DeliveryRecord, WebhookEvent, WebhookEvents, WebhookFormat, WebhookRecord, WebhookUrl};
+pub use webhook::{
+    DeliveryRecord, WebhookEvent, WebhookEvents, WebhookFormat, WebhookRecord, WebhookUrl, receiver_host,
+};
 pub use zip_layout::{Piece, Zip64Limits, ZipLayout, ZipMember, unique_paths};
 
 /// What the property tests beside each parser share.

@@ -188,6 +188,17 @@ impl WebhookUrl {
     }
 }
 
+/// The host (and port) a receiver's URL names, for logs: the rest of a Discord or Slack URL is a
+/// credential.
+pub fn receiver_host(url: &str) -> String {
+    let Ok(parsed) = url::Url::parse(url) else { return "an unreadable URL".to_owned() };
+    match (parsed.host_str(), parsed.port()) {
+        (Some(host), Some(port)) => format!("{host}:{port}"),
+        (Some(host), None) => host.to_owned(),
+        (None, _) => "no host".to_owned(),
+    }
+}
+
 /// A webhook as the store keeps it (its secret stays in the store but for signing). Times are unix seconds.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WebhookRecord {

@@ -33,6 +33,7 @@ pub use state::AppState;
 
 use files::{api as files_api, bundle, delete_link, download, protected, upload};
 use guest_links::{api as guest_links_api, upload as guest_upload};
+use owner::takes_token as token;
 use pages::{admin, files as file_pages, guest_links as guest_link_pages, home, sign_in, tokens as token_pages};
 
 /// Every route, grouped by resource; used by `startup` and by nothing else, so tests exercise
@@ -42,6 +43,12 @@ use pages::{admin, files as file_pages, guest_links as guest_link_pages, home, s
 /// its own, while a `web::resource` with several methods answers 405 to the others: so every
 /// `.route()` of a pattern comes before a `web::resource` of the same pattern, and the catch-all
 /// `PUT /{filename}` comes last. `tests/api/route_table.rs` pins every pattern's answers.
+///
+/// Credentials: a route wrapped in `token(...)` takes the secret, a session (with its CSRF token on
+/// changes) or an API token; a page and every other owner's route takes the secret or a session
+/// only, so a route that forgets to say so refuses tokens (`owner::identify`). Routes under `/f/`,
+/// `/g/` and `/s/` take the link in their path (and a file's or share's password); `/login`, the
+/// landing page, `/healthz`, `/static` and the OpenAPI document take nothing.
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.app_data(web::JsonConfig::default().error_handler(|error, _| AppError::from(error).into()))
         .app_data(web::QueryConfig::default().error_handler(|error, _| AppError::from(error).into()))
@@ -52,8 +59,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         }))
         // The upload page, and uploads to the root.
         .route("/", web::get().to(home::index))
-        .route("/", web::post().to(upload::post_files))
-        .route("/", web::put().to(upload::put_without_name))
+        .route("/", token(web::post().to(upload::post_files)))
+        .route("/", token(web::put().to(upload::put_without_name)))
         // Signing in and the owner's settings.
         .route("/login", web::get().to(sign_in::form))
         .route("/login", web::post().to(sign_in::sign_in))
@@ -61,9 +68,9 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/settings", web::get().to(admin::settings))
         .route("/settings", web::post().to(admin::save_settings))
         .route("/system", web::get().to(admin::system))
-        .route("/api/system", web::get().to(system::show))
+        .route("/api/system", token(web::get().to(system::show)))
         .route("/healthz", web::get().to(system::health))
-        .route("/metrics", web::get().to(system::metrics))
+        .route("/metrics", token(web::get().to(system::metrics)))
         .route("/static/{path:.*}", web::get().to(assets::asset))
         // Files: the owner's pages, downloads, deletion links, the JSON API and bundles.
         .route("/files", web::get().to(file_pages::list))
@@ -91,17 +98,17 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 .route(web::post().to(delete_link::delete_from_form))
                 .default_service(web::to(delete_link::wrong_method)),
         )
-        .route("/api/files", web::get().to(files_api::list))
+        .route("/api/files", token(web::get().to(files_api::list)))
         .service(
             web::resource("/api/files/{id}")
-                .route(web::get().to(files_api::show))
-                .route(web::patch().to(files_api::edit))
-                .route(web::delete().to(files_api::delete)),
+                .route(token(web::get().to(files_api::show)))
+                .route(token(web::patch().to(files_api::edit)))
+                .route(token(web::delete().to(files_api::delete))),
         )
         .service(
             web::resource("/api/bundle")
-                .route(web::get().to(bundle::download_bundle))
-                .route(web::post().to(bundle::upload_bundle)),
+                .route(token(web::get().to(bundle::download_bundle)))
+                .route(token(web::post().to(bundle::upload_bundle))),
         )
         // Guest links: the owner's pages and JSON API, and the guests' upload page and uploads.
         .route("/guest-links", web::get().to(guest_link_pages::list))
@@ -113,14 +120,14 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/guest-links/{id}/delete", web::post().to(guest_link_pages::delete))
         .service(
             web::resource("/api/guest-links")
-                .route(web::get().to(guest_links_api::list))
-                .route(web::post().to(guest_links_api::create)),
+                .route(token(web::get().to(guest_links_api::list)))
+                .route(token(web::post().to(guest_links_api::create))),
         )
         .service(
             web::resource("/api/guest-links/{id}")
-                .route(web::get().to(guest_links_api::show))
-                .route(web::patch().to(guest_links_api::edit))
-                .route(web::delete().to(guest_links_api::delete)),
+                .route(token(web::get().to(guest_links_api::show)))
+                .route(token(web::patch().to(guest_links_api::edit)))
+                .route(token(web::delete().to(guest_links_api::delete))),
         )
         .route("/g/{id}", web::get().to(guest_link_pages::guest_upload))
         .route("/g/{id}/", web::get().to(guest_link_pages::guest_upload))
@@ -132,19 +139,23 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         // The guest page's batch of files, sent one by one, as one share (links with share_batches).
         .route("/g/{id}/share", web::post().to(shares::guest_share))
         .route("/g/{id}/{filename}", web::put().to(guest_upload::put_file))
-        // API tokens.
+        // API tokens: the secret's and sessions' business only.
         .route("/tokens", web::get().to(token_pages::list))
         .route("/tokens", web::post().to(token_pages::create))
         .route("/tokens/{id}/revoke", web::post().to(token_pages::revoke))
         .service(web::resource("/api/tokens").route(web::get().to(tokens::list)).route(web::post().to(tokens::create)))
         .route("/api/tokens/{id}", web::delete().to(tokens::revoke))
         // Shares: their pages and zips, and the owner's API.
-        .service(web::resource("/api/shares").route(web::get().to(shares::list)).route(web::post().to(shares::create)))
+        .service(
+            web::resource("/api/shares")
+                .route(token(web::get().to(shares::list)))
+                .route(token(web::post().to(shares::create))),
+        )
         .service(
             web::resource("/api/shares/{id}")
-                .route(web::get().to(shares::show))
-                .route(web::patch().to(shares::edit))
-                .route(web::delete().to(shares::delete)),
+                .route(token(web::get().to(shares::show)))
+                .route(token(web::patch().to(shares::edit)))
+                .route(token(web::delete().to(shares::delete))),
         )
         .service(
             web::resource(["/s/{id}", "/s/{id}/"])
@@ -173,16 +184,16 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(
             web::resource("/api/uploads")
                 .wrap(tus::headers())
-                .route(web::post().to(tus::owner_create))
+                .route(token(web::post().to(tus::owner_create)))
                 .route(web::method(Method::OPTIONS).to(tus::options)),
         )
         .service(
             web::resource("/api/uploads/{id}")
                 .wrap(tus::headers())
-                .route(web::head().to(tus::owner_head))
-                .route(web::get().to(tus::owner_show))
-                .route(web::patch().to(tus::owner_patch))
-                .route(web::delete().to(tus::owner_delete))
+                .route(token(web::head().to(tus::owner_head)))
+                .route(token(web::get().to(tus::owner_show)))
+                .route(token(web::patch().to(tus::owner_patch)))
+                .route(token(web::delete().to(tus::owner_delete)))
                 .route(web::method(Method::OPTIONS).to(tus::options)),
         )
         .service(
@@ -199,7 +210,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 .route(web::delete().to(tus::guest_delete))
                 .route(web::method(Method::OPTIONS).to(tus::options)),
         )
-        // Webhooks: the owner's receivers of events, a test delivery, the latest deliveries.
+        // Webhooks: the owner's receivers of events, a test delivery, the latest deliveries; their URLs
+        // are credentials, so no token (a leaked one could install a lasting tap).
         .service(
             web::resource("/api/webhooks").route(web::get().to(webhooks::list)).route(web::post().to(webhooks::create)),
         )
@@ -210,10 +222,10 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         )
         .service(web::resource("/api/webhooks/{id}/test").route(web::post().to(webhooks::test)))
         .service(web::resource("/api/webhooks/{id}/deliveries").route(web::get().to(webhooks::deliveries)))
-        // A ShareX uploader with a new token, and the API's OpenAPI document.
+        // A ShareX uploader with a new token (no token makes one), and the API's OpenAPI document.
         .route("/api/tokens/sharex", web::post().to(sharex::create))
         .route("/api/openapi.json", web::get().to(openapi::document))
         // `curl -T file https://host/`: any other one-segment path is a file name to upload.
-        .route("/{filename}", web::put().to(upload::put_file))
+        .route("/{filename}", token(web::put().to(upload::put_file)))
         .default_service(web::to(assets::not_found));
 }

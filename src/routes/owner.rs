@@ -1,13 +1,17 @@
-//! Who is the owner: the shared secret or an API token in Authorization, or a session cookie.
+//! Who is the owner: the shared secret or an API token in Authorization, or a session cookie; and
+//! which routes take a token, as the route table marks them.
 
 use std::future::Future;
 use std::net::IpAddr;
 use std::pin::Pin;
 
+use actix_web::body::MessageBody;
 use actix_web::cookie::Cookie;
+use actix_web::dev::{Payload, ServiceRequest, ServiceResponse};
 use actix_web::http::Method;
 use actix_web::http::header::{self, HeaderMap};
-use actix_web::{FromRequest, HttpRequest, dev::Payload, web};
+use actix_web::middleware::{Next, from_fn};
+use actix_web::{FromRequest, HttpMessage, HttpRequest, Route, web};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use serde::de::DeserializeOwned;
@@ -31,22 +35,14 @@ pub const CSRF_HEADER: &str = "x-csrf-token";
 pub enum Owner {
     /// The shared secret was in the Authorization header (scripts, curl).
     Secret,
-    /// An API token was in the Authorization header: everything but signing in and managing tokens,
-    /// so revoking it ends all it can do.
+    /// An API token was in the Authorization header: only on the routes the route table marks with
+    /// [`takes_token`] (never a page, tokens or webhooks), so revoking it ends all it can do.
     Token,
     /// A browser session; `session.csrf_token` is what its pages must send back.
     Browser(Session),
 }
 
 impl Owner {
-    /// Refuses an API token where only the secret or a session may act (creating and revoking tokens).
-    pub fn not_a_token(&self) -> Result<(), AppError> {
-        match self {
-            Owner::Token => Err(AppError::Forbidden("an API token cannot manage tokens; use the secret or sign in")),
-            Owner::Secret | Owner::Browser(_) => Ok(()),
-        }
-    }
-
     /// The CSRF token to embed in pages; empty for secret-authenticated requests.
     pub fn csrf_token(&self) -> &str {
         match self {
@@ -71,9 +67,37 @@ pub async fn authenticate(req: &HttpRequest, state: &AppState) -> Result<Owner, 
     Ok(owner)
 }
 
-/// Identifies the owner without any CSRF check (safe methods, and forms that carry the token).
+/// Identifies the owner without any CSRF check (safe methods, and forms that carry the token), and
+/// refuses an API token on a route the route table has not marked with [`takes_token`]: every
+/// owner extractor comes through here, so a page or a new route cannot forget the rule.
 async fn identify(req: &HttpRequest, state: &AppState) -> Result<Owner, AppError> {
-    identify_head(&Head::of(req), state).await
+    let owner = identify_head(&Head::of(req), state).await?;
+    if matches!(owner, Owner::Token) && req.extensions().get::<TakesToken>().is_none() {
+        return Err(AppError::Forbidden(
+            "an API token cannot do this (pages, tokens and webhooks are not for tokens); use the secret or sign in",
+        ));
+    }
+    Ok(owner)
+}
+
+/// The mark [`takes_token`] leaves on a request.
+#[derive(Clone, Copy)]
+struct TakesToken;
+
+/// Marks a route of the table as one an API token may use (uploads and the JSON API of files,
+/// shares, guest links and uploads). Unmarked routes take the secret and sessions only: a leaked
+/// token can then neither mint a token that outlives it, nor revoke the owner's, nor read webhook
+/// URLs (which are credentials), nor act through a page.
+pub fn takes_token(route: Route) -> Route {
+    route.wrap(from_fn(mark_takes_token))
+}
+
+async fn mark_takes_token(
+    req: ServiceRequest,
+    next: Next<impl MessageBody>,
+) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
+    req.extensions_mut().insert(TakesToken);
+    next.call(req).await
 }
 
 /// `identify` from the request's head alone, also before its body may be sent (`Expect: 100-continue`).
@@ -147,7 +171,9 @@ impl FromRequest for Owner {
     }
 }
 
-/// A form the owner posted, its CSRF token verified when it came through a browser session.
+/// A form the owner posted, its CSRF token verified when it came through a browser session (in the
+/// form's `csrf_token` field, or the `X-CSRF-Token` header), before the form's own errors, so a
+/// form without its token is 403 whatever else it lacks.
 pub struct OwnerForm<T> {
     pub fields: T,
     pub owner: Owner,
@@ -176,12 +202,16 @@ impl<T: DeserializeOwned + 'static> FromRequest for OwnerForm<T> {
         Box::pin(async move {
             let state = req.app_data::<web::Data<AppState>>().ok_or(AppError::Unauthorized)?.clone();
             let owner = identify(&req, &state).await?;
-            let form = form.await.map_err(|error| AppError::BadRequest(error.to_string()))?.into_inner();
-            if let Owner::Browser(session) = &owner
-                && !tokens_match(&form.csrf_token, &session.csrf_token)
-            {
-                return Err(AppError::Forbidden("the form lacks this page's CSRF token; reload the page"));
+            let form = form.await;
+            if let Owner::Browser(session) = &owner {
+                let header = req.headers().get(CSRF_HEADER).and_then(|v| v.to_str().ok());
+                let in_header = header.is_some_and(|sent| tokens_match(sent, &session.csrf_token));
+                let in_form = form.as_ref().is_ok_and(|form| tokens_match(&form.csrf_token, &session.csrf_token));
+                if !in_header && !in_form {
+                    return Err(AppError::Forbidden("the form lacks this page's CSRF token; reload the page"));
+                }
             }
+            let form = form.map_err(|error| AppError::BadRequest(error.to_string()))?.into_inner();
             Ok(OwnerForm { fields: form.fields, owner })
         })
     }
@@ -192,7 +222,6 @@ impl<T: DeserializeOwned + 'static> FromRequest for OwnerForm<T> {
 /// database, and a plain `Json` extractor beside `Owner` could fail first.
 pub struct OwnerJson<T> {
     pub body: T,
-    pub owner: Owner,
 }
 
 impl<T: DeserializeOwned + 'static> FromRequest for OwnerJson<T> {
@@ -203,9 +232,9 @@ impl<T: DeserializeOwned + 'static> FromRequest for OwnerJson<T> {
         let owner = Owner::from_request(req, payload);
         let json = web::Json::<T>::from_request(req, payload);
         Box::pin(async move {
-            let owner = owner.await?;
+            owner.await?;
             let json = json.await.map_err(|error| AppError::BadRequest(error.to_string()))?;
-            Ok(OwnerJson { body: json.into_inner(), owner })
+            Ok(OwnerJson { body: json.into_inner() })
         })
     }
 }

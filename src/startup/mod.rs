@@ -58,6 +58,8 @@ pub struct Application {
     ctx: Context,
     store: Store,
     running: shutdown::Running,
+    /// The listening socket, shared with the server: a stop shuts it down (see `shutdown`).
+    listening: TcpListener,
     shutdown_timeout: std::time::Duration,
     gc: tokio::task::JoinHandle<()>,
     leases: tokio::task::JoinHandle<()>,
@@ -101,6 +103,7 @@ impl Application {
         let listener = TcpListener::bind((settings.bind, settings.port)).map_err(bind_error)?;
         let local_addr = listener.local_addr().map_err(bind_error)?;
         let port = local_addr.port();
+        let listening = listener.try_clone().map_err(bind_error)?;
         if let Some(secret) = generated {
             let base = match &settings.public_url {
                 Some(url) => url.as_str().to_owned(),
@@ -196,7 +199,19 @@ impl Application {
             tracing::warn!(%address, "listening beyond loopback without BLOBDROP_PUBLIC_URL: links are built from each request's Host header, which any client chooses; set BLOBDROP_PUBLIC_URL");
         }
         let shutdown_timeout = settings.shutdown_timeout();
-        Ok(Application { port, server, ctx, store, running, shutdown_timeout, gc, leases, forget_failures, webhooks })
+        Ok(Application {
+            port,
+            server,
+            ctx,
+            store,
+            running,
+            listening,
+            shutdown_timeout,
+            gc,
+            leases,
+            forget_failures,
+            webhooks,
+        })
     }
 
     pub fn port(&self) -> u16 {
@@ -213,7 +228,13 @@ impl Application {
             served = &mut server => served,
             signal = signals.next() => {
                 tracing::info!(signal, "stop requested");
-                let stop = shutdown::stop_server(handle, self.running.clone(), &mut signals, self.shutdown_timeout);
+                let stop = shutdown::stop_server(
+                    handle,
+                    self.running.clone(),
+                    &self.listening,
+                    &mut signals,
+                    self.shutdown_timeout,
+                );
                 // The server future must keep running: it carries out the pause and the stop.
                 tokio::join!(server, stop).0
             }

@@ -3,9 +3,18 @@
 //! actix-server's own stop has a race (2.6: the accept thread drops the workers' connection
 //! senders before the workers get `Stop`, and a worker that polls in between exits with its
 //! connections open), so blobdrop never stops a server that still has a request or a connection:
-//! it pauses accepting, waits for both counts to reach zero (or the shutdown timeout), and only
-//! then tells actix to stop.
+//! it pauses accepting, shuts the listening socket down, waits for both counts to reach zero (or
+//! the shutdown timeout), and only then tells actix to stop.
+//!
+//! Pausing alone left the socket listening: the kernel went on completing connections into its
+//! backlog, nobody accepted them, and the stop reset them seconds later (a proxy that had sent a
+//! PUT on one answered 502, since it may not retry a PUT). A socket shut down refuses connections,
+//! and a refused connection is one a proxy retries on another instance. Idle keep-alive
+//! connections are left to close on their own (a proxy whose keep-alive timeout is shorter than
+//! blobdrop's closes them first, so none is closed under a request it just sent); every answer
+//! while draining says `Connection: close`.
 
+use std::net::{Shutdown, TcpListener};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -175,10 +184,22 @@ impl StopSignals {
     }
 }
 
-/// Pauses accepting, drains for up to `timeout` (or until a second signal), then stops the server:
-/// gracefully when nothing is left, forcibly otherwise (whatever was cut is cleaned up by the caller).
-pub async fn stop_server(server: ServerHandle, running: Running, signals: &mut StopSignals, timeout: Duration) {
+/// Pauses accepting, shuts the listening socket down (`listening`, a handle on the server's own),
+/// drains for up to `timeout` (or until a second signal), then stops the server: gracefully when
+/// nothing is left, forcibly otherwise (whatever was cut is cleaned up by the caller).
+pub async fn stop_server(
+    server: ServerHandle,
+    running: Running,
+    listening: &TcpListener,
+    signals: &mut StopSignals,
+    timeout: Duration,
+) {
     server.pause().await;
+    // Right after the pause, so only a connection completed in between (microseconds) can be in
+    // the backlog; Linux resets those now, and refuses every later one.
+    if let Err(error) = socket2::SockRef::from(listening).shutdown(Shutdown::Both) {
+        tracing::warn!(?error, "could not close the listening socket; new connections wait in its backlog");
+    }
     tracing::info!(
         requests = running.requests(),
         connections = running.connections(),

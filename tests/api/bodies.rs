@@ -165,6 +165,21 @@ async fn a_form_over_the_file_limit_gets_413_and_stores_nothing() {
     assert!(one.text().await.unwrap().ends_with("/0.txt\n"));
 }
 
+/// The files of a refused form are gone when the 413 arrives, not a few seconds later: a listing
+/// right after it shows none of them (it showed 923 of a 1001-file form).
+#[tokio::test]
+async fn a_form_refused_for_too_many_files_is_invisible_when_the_413_arrives() {
+    let app = spawn_app_with(|settings| settings.max_form_files = 300).await;
+    let refused = app.owner(Method::POST, "/").multipart(form_of(301)).send().await.unwrap();
+    assert_eq!(refused.status(), StatusCode::PAYLOAD_TOO_LARGE);
+    let listed = app.list().await;
+    assert!(listed.is_empty(), "{} files of the refused form are listed after its 413", listed.len());
+    let db = app.db().await;
+    let visible: i64 = db.scalar("SELECT COUNT(*) FROM files WHERE state = 'ready'").await;
+    db.close().await;
+    assert_eq!(visible, 0, "no file of the refused form is visible");
+}
+
 /// A gauge or counter from `/metrics`.
 async fn metric(app: &TestApp, name: &str) -> f64 {
     let text = app.owner(Method::GET, "/metrics").send().await.unwrap().text().await.unwrap();

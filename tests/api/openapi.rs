@@ -12,9 +12,10 @@ import pathlib, re, sys
 routes = set()
 for path in pathlib.Path(sys.argv[1]).rglob("*.rs"):
     source = path.read_text()
-    for pattern, method in re.findall(r'\.route\(\s*"(/api/[^"]*)",\s*web::(\w+)\(\)', source):
+    # A route an API token may use is wrapped in `token(...)`.
+    for pattern, method in re.findall(r'\.route\(\s*"(/api/[^"]*)",\s*(?:token\()?web::(\w+)\(\)', source):
         routes.add((method, pattern))
-    for pattern, chain in re.findall(r'web::resource\(\s*"(/api/[^"]*)"\s*\)((?:\s*\.route\(web::\w+\(\)\.to\([^()]*\)\))+)', source):
+    for pattern, chain in re.findall(r'web::resource\(\s*"(/api/[^"]*)"\s*\)((?:\s*\.route\((?:token\()?web::\w+\(\)\.to\([^()]*\)\)?\))+)', source):
         for method in re.findall(r'web::(\w+)\(\)', chain):
             routes.add((method, pattern))
 for method, pattern in sorted(routes):

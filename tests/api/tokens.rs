@@ -66,6 +66,39 @@ async fn a_token_can_neither_sign_in_nor_make_tokens_so_revoking_it_ends_everyth
     assert_eq!(tokens.len(), 1, "only the token the owner made");
 }
 
+/// The pages are for sessions: a token (made for scripts) sent to a page's form neither mints a
+/// token that outlives it, nor revokes the owner's, nor lists them, nor reads the webhook URLs on
+/// the settings page (Discord and Slack URLs are credentials), nor changes a setting.
+#[tokio::test]
+async fn a_leaked_token_gets_nothing_from_the_pages_that_manage_tokens_and_settings() {
+    let app = spawn_app().await;
+    let created = create_token(&app, "leaked").await;
+    let (token, id) = (created["token"].as_str().unwrap().to_owned(), created["id"].as_i64().unwrap());
+    let hook = json!({ "url": "https://discord.com/api/webhooks/1/the-hooks-own-secret" });
+    assert_eq!(app.owner(Method::POST, "/api/webhooks").json(&hook).send().await.unwrap().status(), 201);
+    let with_token = |method: Method, path: &str| app.client.request(method, app.url(path)).bearer_auth(&token);
+
+    let minted = with_token(Method::POST, "/tokens").form(&[("label", "outlives the leak")]).send().await.unwrap();
+    assert_eq!(minted.status(), StatusCode::FORBIDDEN);
+    assert!(!minted.text().await.unwrap().contains("new-token-value"));
+    let listed = with_token(Method::GET, "/tokens").send().await.unwrap();
+    assert_eq!(listed.status(), StatusCode::FORBIDDEN);
+    let revoked = with_token(Method::POST, &format!("/tokens/{id}/revoke")).form(&[("x", "")]).send().await.unwrap();
+    assert_eq!(revoked.status(), StatusCode::FORBIDDEN);
+    let settings = with_token(Method::GET, "/settings").send().await.unwrap();
+    assert_eq!(settings.status(), StatusCode::FORBIDDEN);
+    assert!(!settings.text().await.unwrap().contains("the-hooks-own-secret"));
+    let changed = with_token(Method::POST, "/settings").form(&[("default_expiry", "7")]).send().await.unwrap();
+    assert_eq!(changed.status(), StatusCode::FORBIDDEN);
+
+    let tokens: Vec<Value> = app.owner(Method::GET, "/api/tokens").send().await.unwrap().json().await.unwrap();
+    assert_eq!(tokens.len(), 1, "no token minted by a token, and the owner's still there: {tokens:?}");
+    let page = app.owner(Method::GET, "/settings").send().await.unwrap().text().await.unwrap();
+    assert!(!page.contains("value=\"7\" selected"), "the setting is unchanged");
+    // The token itself still does what it is for.
+    assert_eq!(with_token(Method::GET, "/api/files").send().await.unwrap().status(), StatusCode::OK);
+}
+
 #[tokio::test]
 async fn tokens_are_the_owners_business_and_need_a_label() {
     let app = spawn_app().await;

@@ -43,13 +43,21 @@ enum Mode {
     Answer(u16),
     /// Reads the request and never answers, until the client gives up.
     Hang,
+    /// Answers 200 with a `FLOOD`-byte body and writes it as fast as the client takes it.
+    Flood,
 }
+
+/// The answer `Mode::Flood` offers: a receiver as big as the 1 GiB one of the attack run would
+/// take a reader of whole answers a GiB of memory; a quarter of it shows as well.
+const FLOOD: u64 = 256 * 1024 * 1024;
 
 #[derive(Default)]
 struct Log {
     received: Mutex<Vec<Received>>,
     /// Requests read and not answered, whose client is still connected.
     held: Mutex<usize>,
+    /// How much of a `Mode::Flood` answer the client took, once it stopped taking it.
+    flooded: Mutex<Option<u64>>,
     changed: Notify,
 }
 
@@ -160,6 +168,21 @@ async fn serve(mut stream: TcpStream, log: Arc<Log>, mode: Arc<Mutex<Mode>>) {
             let answer = format!("HTTP/1.1 {status} Whatever\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
             let _ = stream.write_all(answer.as_bytes()).await;
             let _ = stream.shutdown().await;
+            log.changed.notify_waiters();
+        }
+        Mode::Flood => {
+            let head = format!("HTTP/1.1 200 OK\r\nContent-Length: {FLOOD}\r\n\r\n");
+            let _ = stream.write_all(head.as_bytes()).await;
+            let block = vec![b'x'; 64 * 1024];
+            let mut sent = 0u64;
+            while sent < FLOOD {
+                // A client that closed fails the write; one that stopped reading leaves it pending.
+                match tokio::time::timeout(Duration::from_secs(2), stream.write_all(&block)).await {
+                    Ok(Ok(())) => sent += block.len() as u64,
+                    _ => break,
+                }
+            }
+            *log.flooded.lock().unwrap() = Some(sent);
             log.changed.notify_waiters();
         }
         Mode::Hang => {
@@ -478,4 +501,61 @@ async fn guest_uploads_share_downloads_and_expiry_are_events_too() {
     assert_eq!(downloaded["client_address"], "127.0.0.1");
     assert_eq!(by_event["file.expired"]["file"]["name"], "short-lived.txt");
     assert_eq!(received.len(), 3, "only the events the webhook wants");
+}
+
+/// A receiver may answer anything; blobdrop reads a few KiB of it and hangs up, so a 1 GiB answer
+/// costs it no more memory than an empty one (it took it from 276 MiB to 2.3 GiB).
+#[tokio::test]
+async fn a_receiver_answering_without_end_is_read_only_a_few_kib() {
+    let app = spawn_app_with(|settings| settings.webhook_timeout_secs = 15).await;
+    let flooding = Receiver::start(Mode::Flood).await;
+    let (webhook, _) = add_webhook(&app, json!({ "url": flooding.url("/"), "events": ["file.uploaded"] })).await;
+    app.upload("flood.txt", b"flood".to_vec()).await;
+    let delivered = |list: &[Value]| list.first().is_some_and(|delivery| delivery["status"] == "delivered");
+    let shown = wait_for_deliveries(&app, webhook, "the delivery delivered", delivered).await;
+    assert_eq!(shown[0]["last_status"], 200, "{shown:?}");
+    let deadline = tokio::time::Instant::now() + DEADLINE;
+    let taken = loop {
+        if let Some(taken) = *flooding.log.flooded.lock().unwrap() {
+            break taken;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "the receiver never stopped writing");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    // What loopback's socket buffers hold is all the receiver could write once blobdrop hung up.
+    assert!(taken < 32 * 1024 * 1024, "blobdrop took {taken} bytes of a {FLOOD}-byte answer");
+}
+
+/// A Discord or Slack webhook's URL holds its token in its path: a failed delivery logs the
+/// webhook's id and host, never the URL.
+#[tokio::test]
+async fn a_failed_delivery_logs_the_webhooks_id_and_host_not_its_url() {
+    let folder = tempfile::tempdir().unwrap();
+    let receiver = Receiver::start(Mode::Answer(500)).await;
+    let (_server, port) = start_binary(folder.path(), &[]).await;
+    let base = format!("http://127.0.0.1:{port}");
+    let client = reqwest::Client::new();
+    let url = receiver.url("/api/webhooks/1234/the-token-in-the-path");
+    let body = json!({ "url": url, "events": ["file.uploaded"] });
+    let created = client.post(format!("{base}/api/webhooks")).bearer_auth(SECRET).json(&body).send().await.unwrap();
+    assert_eq!(created.status(), StatusCode::CREATED);
+    let webhook = created.json::<Value>().await.unwrap()["id"].as_i64().unwrap();
+    let upload = client.put(format!("{base}/logged.txt")).bearer_auth(SECRET).body("logged").send().await.unwrap();
+    assert_eq!(upload.status(), StatusCode::CREATED);
+    let tried = |list: &[Value]| list.first().is_some_and(|delivery| delivery["attempts"].as_i64() >= Some(1));
+    wait_for_deliveries_at(&client, &base, webhook, "a failed attempt", tried).await;
+
+    let deadline = tokio::time::Instant::now() + DEADLINE;
+    let log = loop {
+        let log = crate::command_line::server_log(folder.path());
+        if log.contains("a webhook delivery failed") {
+            break log;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "no failed delivery in the log: {log}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(!log.contains("the-token-in-the-path"), "the webhook's URL is in the log: {log}");
+    let line = log.lines().find(|line| line.contains("a webhook delivery failed")).unwrap();
+    assert!(line.contains(&format!("webhook={webhook}")), "{line}");
+    assert!(line.contains(&format!("host=127.0.0.1:{}", receiver.port)), "{line}");
 }

@@ -115,11 +115,13 @@ pub(crate) async fn receive_form(
         }
         Ok(()) => AppError::BadRequest("the form holds no file".into()),
         Err(FormFailure::Refused(error)) => {
+            stored.withdraw().await;
             let drained = drain_form(&mut form).await;
             return close_unless(drained, error.error_response());
         }
         Err(FormFailure::Broken(error)) => error,
     };
+    stored.withdraw().await;
     // A broken form leaves the parser somewhere inside the body: the connection cannot be reused.
     close_unless(false, error.error_response())
 }
@@ -151,7 +153,8 @@ impl FormReader {
 }
 
 /// Files stored from one form. Unless the request succeeds and `keep` is called, they are
-/// deleted when this is dropped: the client got no links, so no file is kept.
+/// withdrawn before the refusal is answered (or, when the client went away mid-request, when this is
+/// dropped): the client got no links, so no file is kept.
 struct FormFiles {
     ctx: Context,
     files: Vec<StoredFile>,
@@ -160,6 +163,15 @@ struct FormFiles {
 impl FormFiles {
     fn keep(mut self) -> Vec<StoredFile> {
         std::mem::take(&mut self.files)
+    }
+
+    /// Deletes the files now: a refusal is answered only once what it refuses is invisible (left
+    /// to `Drop`, 923 files of a form refused for too many were still listed after its 413).
+    async fn withdraw(mut self) {
+        let ids: Vec<_> = std::mem::take(&mut self.files).into_iter().map(|file| file.record.id).collect();
+        if !ids.is_empty() {
+            uploads::withdraw(&self.ctx, &ids).await;
+        }
     }
 }
 

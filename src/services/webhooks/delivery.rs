@@ -11,7 +11,7 @@ use tokio::sync::{Notify, Semaphore};
 use tokio::task::JoinSet;
 
 use super::Payload;
-use crate::domain::{WebhookEvent, WebhookFormat, human_size};
+use crate::domain::{WebhookEvent, WebhookFormat, human_size, receiver_host};
 use crate::services::Context;
 use crate::store::{Attempt, DueDelivery, StoreError, WebhookTarget};
 
@@ -142,7 +142,9 @@ async fn start_due(
             let outcome = send(transport.as_ref(), &target, &delivery).await;
             let attempt = attempt_record(&ctx, &delivery, &outcome);
             if let Err((_, reason)) = &outcome {
-                tracing::info!(delivery = %delivery.id, url = %target.url, %reason, attempts = delivery.attempts + 1, "a webhook delivery failed");
+                // The id and host only: a Discord or Slack URL holds its token in the path.
+                let host = receiver_host(&target.url);
+                tracing::info!(delivery = %delivery.id, webhook = target.id, %host, %reason, attempts = delivery.attempts + 1, "a webhook delivery failed");
             }
             if let Err(error) = ctx.store.record_attempt(&delivery.id, &attempt).await {
                 tracing::warn!(?error, delivery = %delivery.id, "could not record a webhook attempt; it is sent again");
