@@ -34,6 +34,32 @@ impl FileRecord {
     }
 }
 
+/// Where the next page of the newest-first listing starts: the last file's creation time and id
+/// (the listing's sort key). The next page is the files after it in that order, found through the
+/// index, so a deep page costs what the first does (an OFFSET reads and skips every row before it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileCursor {
+    pub created_at: i64,
+    pub id: FileId,
+}
+
+impl FileCursor {
+    pub fn after(file: &FileRecord) -> FileCursor {
+        FileCursor { created_at: file.created_at, id: file.id.clone() }
+    }
+
+    /// `1764650000.q3XUdSzmRNKqB2hM5mFfxw`: URL-safe as it is.
+    pub fn encode(&self) -> String {
+        format!("{}.{}", self.created_at, self.id)
+    }
+
+    /// `None` for anything `encode` did not write.
+    pub fn parse(raw: &str) -> Option<FileCursor> {
+        let (created_at, id) = raw.split_once('.')?;
+        Some(FileCursor { created_at: created_at.parse().ok()?, id: FileId::parse(id)? })
+    }
+}
+
 /// Columns the files page sorts by (the store maps each to a fixed SQL expression).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -96,4 +122,20 @@ pub struct Usage {
     pub reclaimable_bytes: i64,
     /// Size of the database file itself (pages times page size).
     pub database_bytes: i64,
+}
+
+#[cfg(test)]
+mod cursor_tests {
+    use super::*;
+
+    #[test]
+    fn a_cursor_reads_back_as_written_and_nothing_else_reads() {
+        let id = FileId::parse("q3XUdSzmRNKqB2hM5mFfxw").unwrap();
+        let cursor = FileCursor { created_at: 1_764_650_000, id };
+        assert_eq!(cursor.encode(), "1764650000.q3XUdSzmRNKqB2hM5mFfxw");
+        assert_eq!(FileCursor::parse(&cursor.encode()), Some(cursor));
+        for bad in ["", ".", "1764650000", "x.q3XUdSzmRNKqB2hM5mFfxw", "1.short", "1.q3XUdSzmRNKqB2hM5mFfxw.2"] {
+            assert_eq!(FileCursor::parse(bad), None, "{bad}");
+        }
+    }
 }

@@ -1,5 +1,6 @@
 //! Types that validate request input once, at the edge, in the product's words.
 
+mod activity;
 mod api_token;
 mod byte_range;
 mod byte_size;
@@ -25,13 +26,14 @@ mod upload_options;
 mod webhook;
 mod zip_layout;
 
+pub use activity::{DAY_SECONDS, DayActivity, DayTotal, DiskSpace, activity_since, daily_activity};
 pub use api_token::ApiTokenRecord;
 pub use byte_range::{ByteRange, RangeRequest};
 pub use byte_size::ByteSize;
 pub use clock::Clock;
 pub use content_type::guess_content_type;
-pub use display::{date_input, date_time, human_size, relative_time, unix_time};
-pub use file::{DownloadRecord, FileChanges, FileListing, FileRecord, FileSort, Usage};
+pub use display::{date_input, date_time, human_size, relative_time, rfc3339, unix_time};
+pub use file::{DownloadRecord, FileChanges, FileCursor, FileListing, FileRecord, FileSort, Usage};
 pub use file_id::FileId;
 pub use file_name::FileName;
 pub use file_name::FileNameError;

@@ -15,8 +15,7 @@ use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
 use crate::domain::{
-    FileId, FileName, FilePassword, FolderPath, Note, ShareId, human_size, member_key, parse_time, relative_time,
-    unix_time,
+    FileId, FileName, FilePassword, FolderPath, Note, ShareId, human_size, member_key, parse_time, unix_time,
 };
 use crate::domain::{FileRecord, GuestLinkId, GuestLinkRecord, ShareChanges, ShareMember, ShareRecord, ShareWrite};
 use crate::routes::error::AppError;
@@ -25,7 +24,7 @@ use crate::routes::files::download::{Conditional, DownloadQuery, Version, send_f
 use crate::routes::files::protected::{Unlock, check_form_password, gate_by_password, grant_and_return};
 use crate::routes::owner::{Owner, OwnerJson};
 use crate::routes::pages::page::{page, see_other};
-use crate::routes::pages::views::{Layout, Preview, ShareListRow};
+use crate::routes::pages::views::{Layout, Preview, ShareListRow, When};
 use crate::routes::state::AppState;
 use crate::services::auth::passwords::GRANT_LIFETIME_SECS;
 use crate::services::guest_links;
@@ -453,7 +452,7 @@ pub(super) async fn list_rows(req: &HttpRequest, state: &AppState, now: i64) -> 
             total_size: human_size(share.total_size),
             downloads: share.download_count,
             max_downloads: share.max_downloads.map(|n| n.to_string()).unwrap_or_default(),
-            expires: share.expires_at.map_or_else(|| "never".to_owned(), |at| relative_time(now, at)),
+            expires: When::or_never(now, share.expires_at),
             password_protected: share.password_protected,
         })
         .collect())
@@ -506,8 +505,10 @@ struct SharePage {
     file_count: i64,
     total_size: String,
     zip_size: String,
-    expires: String,
+    expires: Option<When>,
     zip_url: String,
+    /// `curl -C - -o 'NAME.zip' URL`, ready to paste: the name single-quoted for the shell.
+    curl_command: String,
     share_id: String,
     rows: Vec<ShareRow>,
 }
@@ -544,6 +545,8 @@ pub async fn share_page(req: HttpRequest, state: web::Data<AppState>) -> Result<
             key,
         });
     }
+    // Whole, so that the curl line works when pasted into a terminal.
+    let zip_url = format!("{}/zip", state.share_url(&req, &share.id));
     let mut response = page(&SharePage {
         layout: Layout { title: share.name.as_str().to_owned(), csrf_token: String::new() },
         name: share.name.as_str().to_owned(),
@@ -551,8 +554,9 @@ pub async fn share_page(req: HttpRequest, state: web::Data<AppState>) -> Result<
         file_count: share.file_count,
         total_size: human_size(share.total_size),
         zip_size: human_size(zip.archive.layout.len() as i64),
-        expires: share.expires_at.map(crate::domain::date_time).unwrap_or_default(),
-        zip_url: format!("/s/{}/zip", share.id),
+        expires: share.expires_at.map(|at| When::at(state.ctx.now(), at)),
+        curl_command: format!("curl -C - -o {} {zip_url}", shell_quoted(&format!("{}.zip", share.name.as_str()))),
+        zip_url,
         share_id: share.id.to_string(),
         rows,
     })?;
@@ -560,6 +564,12 @@ pub async fn share_page(req: HttpRequest, state: web::Data<AppState>) -> Result<
         response.headers_mut().insert(header::CACHE_CONTROL, header::HeaderValue::from_static("private, no-cache"));
     }
     Ok(response)
+}
+
+/// `text` as one shell word: single quotes, each `'` in it written `'\''`, so that a share named
+/// `$(rm -rf ~)` is a file name to the shell that runs a copied command, not a command.
+fn shell_quoted(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
 }
 
 /// The visible share a path names, once the request passed its gate: `Err` with the password form
@@ -719,4 +729,16 @@ pub async fn unlock(
     }
     let grant = state.grant_key.issue_for_share(&share.id, &password_hash, now + GRANT_LIFETIME_SECS);
     grant_and_return(&state, GRANT_COOKIE, grant, format!("/s/{}", share.id), &back)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_share_name_is_one_shell_word_in_the_curl_command() {
+        assert_eq!(shell_quoted("Holiday 2026.zip"), "'Holiday 2026.zip'");
+        assert_eq!(shell_quoted("$(rm -rf ~).zip"), "'$(rm -rf ~).zip'");
+        assert_eq!(shell_quoted("Ann's photos.zip"), r"'Ann'\''s photos.zip'");
+    }
 }

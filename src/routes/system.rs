@@ -3,6 +3,7 @@
 use actix_web::{HttpResponse, web};
 use serde::Serialize;
 
+use crate::domain::{DAY_SECONDS, date_input};
 use crate::routes::error::AppError;
 use crate::routes::owner::Owner;
 use crate::routes::state::AppState;
@@ -21,16 +22,42 @@ struct SystemJson {
     reclaimable_bytes: i64,
     database_bytes: i64,
     free_disk_bytes: Option<u64>,
+    /// The size of the database's file system and the free space uploads must leave on it (the
+    /// reserve); null on PostgreSQL.
+    disk_total_bytes: Option<u64>,
+    reserve_bytes: Option<u64>,
     /// Resumable uploads not finished yet, and the bytes they hold so far.
     unfinished_uploads: i64,
     unfinished_upload_bytes: i64,
+    /// The last 30 UTC days, oldest first, today last; every day present.
+    activity: Vec<DayJson>,
+    /// The largest files, largest first.
+    largest_files: Vec<LargeFileJson>,
+}
+
+/// One UTC day: the uploads of files still kept, and counted downloads with their files' sizes.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+struct DayJson {
+    /// `YYYY-MM-DD`.
+    date: String,
+    uploads: i64,
+    upload_bytes: i64,
+    downloads: i64,
+    download_bytes: i64,
+}
+
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+struct LargeFileJson {
+    id: String,
+    filename: String,
+    size: i64,
 }
 
 #[utoipa::path(get, path = "/api/system", operation_id = "getSystem", tag = "system",
     responses((status = 200, description = "disk use and version", body = SystemJson), (status = 401, description = "no or wrong credentials")))]
 pub async fn show(_owner: Owner, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
-    let usage = system::usage(&state.ctx).await?;
-    let unfinished = system::unfinished_uploads(&state.ctx).await?;
+    let report = system::report(&state.ctx).await?;
+    let (usage, unfinished) = (report.usage, report.unfinished);
     Ok(HttpResponse::Ok().json(SystemJson {
         version: env!("CARGO_PKG_VERSION"),
         store: system::store_kind(&state.ctx),
@@ -38,9 +65,31 @@ pub async fn show(_owner: Owner, state: web::Data<AppState>) -> Result<HttpRespo
         stored_bytes: usage.stored_bytes,
         reclaimable_bytes: usage.reclaimable_bytes,
         database_bytes: usage.database_bytes,
-        free_disk_bytes: system::free_disk_bytes(&state.ctx),
+        free_disk_bytes: report.disk.map(|disk| disk.free_bytes),
+        disk_total_bytes: report.disk.map(|disk| disk.total_bytes),
+        reserve_bytes: report.disk.map(|disk| disk.reserve_bytes),
         unfinished_uploads: unfinished.uploads,
         unfinished_upload_bytes: unfinished.bytes,
+        activity: report
+            .activity
+            .iter()
+            .map(|day| DayJson {
+                date: date_input(Some(day.day * DAY_SECONDS)),
+                uploads: day.uploads,
+                upload_bytes: day.upload_bytes,
+                downloads: day.downloads,
+                download_bytes: day.download_bytes,
+            })
+            .collect(),
+        largest_files: report
+            .largest
+            .iter()
+            .map(|file| LargeFileJson {
+                id: file.id.to_string(),
+                filename: file.filename.to_string(),
+                size: file.file_size,
+            })
+            .collect(),
     }))
 }
 

@@ -2,7 +2,7 @@
 //! page previews of its text.
 
 use crate::domain::{CHUNK_SIZE, FileId, FileName, FilePassword, Note, NoteError, ShareId, guess_content_type};
-use crate::domain::{DownloadRecord, FileChanges, FileListing, FileRecord};
+use crate::domain::{DownloadRecord, FileChanges, FileCursor, FileListing, FileRecord};
 use crate::services::Context;
 use crate::services::auth::passwords::{self, PasswordError};
 use crate::store::StoreError;
@@ -37,9 +37,15 @@ pub async fn password_hash(ctx: &Context, id: &FileId) -> Result<Option<String>,
     ctx.store.file_password_hash(id, ctx.now()).await
 }
 
-/// Visible files, newest first.
+/// Visible files, newest first: from the start, past `offset` of them (the API's old paging, which
+/// reads every file it skips), or after a cursor (`FileCursor`, what the next page should use).
 pub async fn list(ctx: &Context, limit: i64, offset: i64) -> Result<Vec<FileRecord>, StoreError> {
     ctx.store.list_files(ctx.now(), limit, offset).await
+}
+
+/// Visible files after `after`, newest first; every page costs the same.
+pub async fn list_after(ctx: &Context, limit: i64, after: &FileCursor) -> Result<Vec<FileRecord>, StoreError> {
+    ctx.store.list_files_after(ctx.now(), limit, after).await
 }
 
 /// One page of the files page (filtered and sorted) and how many files match in all.

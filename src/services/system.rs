@@ -1,21 +1,41 @@
 //! What the system page and `/api/system` report, and the health check.
 
-use crate::domain::Usage;
+use crate::domain::{DayActivity, DiskSpace, FileListing, FileRecord, FileSort, Usage, activity_since, daily_activity};
 use crate::services::Context;
 use crate::store::{ResumableUsage, StoreError};
 
-pub async fn usage(ctx: &Context) -> Result<Usage, StoreError> {
-    ctx.store.usage().await
+/// Days the system page's chart covers, today included.
+pub const ACTIVITY_DAYS: i64 = 30;
+/// Files the system page lists as the largest.
+pub const LARGEST_FILES: i64 = 5;
+
+/// Everything the system page draws and `/api/system` answers, read once for both.
+pub struct SystemReport {
+    pub usage: Usage,
+    pub unfinished: ResumableUsage,
+    /// `None` on PostgreSQL, whose disk is its server's.
+    pub disk: Option<DiskSpace>,
+    /// The last `ACTIVITY_DAYS` days, oldest first, every day present.
+    pub activity: Vec<DayActivity>,
+    /// The largest visible files, largest first.
+    pub largest: Vec<FileRecord>,
 }
 
-/// Resumable uploads not finished yet and the bytes they hold, from their rows (never the chunks).
-pub async fn unfinished_uploads(ctx: &Context) -> Result<ResumableUsage, StoreError> {
-    ctx.store.resumable_usage().await
-}
-
-/// Free bytes on the database's file system, when the system can tell.
-pub fn free_disk_bytes(ctx: &Context) -> Option<u64> {
-    ctx.store.free_disk_bytes()
+/// Reads the metadata, the day sums and statvfs; never a chunk.
+pub async fn report(ctx: &Context) -> Result<SystemReport, StoreError> {
+    let now = ctx.now();
+    let since = activity_since(now, ACTIVITY_DAYS);
+    let uploads = ctx.store.uploads_by_day(since).await?;
+    let downloads = ctx.store.downloads_by_day(since).await?;
+    let largest =
+        FileListing { filter: String::new(), sort: FileSort::Size, descending: true, limit: LARGEST_FILES, offset: 0 };
+    Ok(SystemReport {
+        usage: ctx.store.usage().await?,
+        unfinished: ctx.store.resumable_usage().await?,
+        disk: ctx.store.disk_space(),
+        activity: daily_activity(now, ACTIVITY_DAYS, &uploads, &downloads),
+        largest: ctx.store.browse_files(now, &largest).await?.0,
+    })
 }
 
 /// Which database runs: `sqlite` or `postgres`.

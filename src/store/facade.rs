@@ -8,7 +8,9 @@ use super::{Attempt, DueDelivery, ExpiringFile, NewDelivery, SealedFile, Session
 use super::{DatabaseLocation, OpenError, StoreError, StoreOptions};
 use super::{FinishedResumable, NewFile, NewResumable, NewShare, ResumableRecord, ResumableUsage};
 use super::{postgres, sqlite};
-use crate::domain::{ApiTokenRecord, DownloadRecord, FileChanges, FileListing, FileRecord, Usage};
+use crate::domain::{
+    ApiTokenRecord, DayTotal, DiskSpace, DownloadRecord, FileChanges, FileCursor, FileListing, FileRecord, Usage,
+};
 use crate::domain::{DeliveryRecord, WebhookEvents, WebhookFormat, WebhookRecord};
 use crate::domain::{FileId, FolderPath, GuestLinkId, GuestLinkRecord, GuestLinkTerms};
 use crate::domain::{ShareChanges, ShareId, ShareMember, ShareMembership, ShareRecord, ShareWrite};
@@ -55,8 +57,14 @@ impl Store {
     /// Free bytes on the database's file system, for the system page; `None` on PostgreSQL, whose
     /// disk is the server's.
     pub fn free_disk_bytes(&self) -> Option<u64> {
+        self.disk_space().map(|disk| disk.free_bytes)
+    }
+
+    /// The database's file system and the reserve kept on it, for the system page's storage bar;
+    /// `None` on PostgreSQL, whose disk is the server's.
+    pub fn disk_space(&self) -> Option<DiskSpace> {
         match self {
-            Store::Sqlite(store) => store.free_disk_bytes(),
+            Store::Sqlite(store) => store.disk_space(),
             Store::Postgres(_) => None,
         }
     }
@@ -112,6 +120,7 @@ delegate! {
     fn find_file(&self, id: &FileId, now: i64) -> Result<Option<FileRecord>, StoreError>;
     fn file_password_hash(&self, id: &FileId, now: i64) -> Result<Option<String>, StoreError>;
     fn list_files(&self, now: i64, limit: i64, offset: i64) -> Result<Vec<FileRecord>, StoreError>;
+    fn list_files_after(&self, now: i64, limit: i64, after: &FileCursor) -> Result<Vec<FileRecord>, StoreError>;
     fn browse_files(&self, now: i64, listing: &FileListing) -> Result<(Vec<FileRecord>, i64), StoreError>;
     fn count_download(&self, id: &FileId, now: i64) -> Result<Option<FileRecord>, StoreError>;
     fn update_file(&self, id: &FileId, changes: &FileChanges, now: i64) -> Result<Option<FileRecord>, StoreError>;
@@ -137,6 +146,8 @@ delegate! {
     // Downloads.
     fn record_download(&self, file_id: &FileId, at: i64, client_ip: &str, user_agent: &str) -> Result<(), StoreError>;
     fn download_history(&self, file_id: &FileId, limit: i64) -> Result<Vec<DownloadRecord>, StoreError>;
+    fn uploads_by_day(&self, since: i64) -> Result<Vec<DayTotal>, StoreError>;
+    fn downloads_by_day(&self, since: i64) -> Result<Vec<DayTotal>, StoreError>;
 
     // Guest links.
     fn create_guest_link(&self, id: &GuestLinkId, terms: &GuestLinkTerms, now: i64) -> Result<GuestLinkRecord, StoreError>;

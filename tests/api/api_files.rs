@@ -111,6 +111,39 @@ async fn the_listing_pages() {
     assert_eq!(bad.status(), StatusCode::BAD_REQUEST);
 }
 
+/// A script follows `Link: <...>; rel="next"` from the first page to the last and gets every file
+/// once, in the listing's order, even files uploaded within the same second (the cursor's id
+/// breaks the tie); the last page has no next link; a cursor the server did not write is 400.
+#[tokio::test]
+async fn following_the_next_links_gives_every_file_once_in_order() {
+    let app = spawn_app().await;
+    for i in 0..7 {
+        app.upload(&format!("{i}.txt"), vec![b'x'; i]).await;
+    }
+    let everything: Vec<String> = app.list().await.iter().map(|file| file["id"].as_str().unwrap().to_owned()).collect();
+    assert_eq!(everything.len(), 7);
+
+    let mut seen = Vec::new();
+    let mut next = Some(app.url("/api/files?limit=3"));
+    while let Some(url) = next.take() {
+        let path = url.strip_prefix(&app.url("")).unwrap();
+        let response = app.owner(Method::GET, path).send().await.unwrap();
+        assert_eq!(response.status(), StatusCode::OK);
+        next = response.headers().get("link").map(|link| {
+            let link = link.to_str().unwrap();
+            assert!(link.ends_with(">; rel=\"next\""), "{link}");
+            link.trim_start_matches('<').split('>').next().unwrap().to_owned()
+        });
+        let page: Vec<serde_json::Value> = response.json().await.unwrap();
+        seen.extend(page.iter().map(|file| file["id"].as_str().unwrap().to_owned()));
+        assert!(seen.len() <= 9, "the pages end");
+    }
+    assert_eq!(seen, everything);
+
+    let bad = app.owner(Method::GET, "/api/files?cursor=yesterday").send().await.unwrap();
+    assert_eq!(bad.status(), StatusCode::BAD_REQUEST);
+}
+
 #[tokio::test]
 async fn health_is_public() {
     let app = spawn_app().await;

@@ -40,6 +40,41 @@ async fn api_system_reports_stored_and_reclaimable_bytes_to_the_owner_only() {
 }
 
 #[tokio::test]
+async fn api_system_gives_the_system_pages_pictures_as_figures() {
+    let app = spawn_app().await;
+    let small = app.upload("small.txt", test_bytes(1_000)).await;
+    app.upload("large.bin", test_bytes(250_000)).await;
+    assert_eq!(app.download(&small).await.len(), 1_000);
+    assert_eq!(app.download(&small).await.len(), 1_000);
+    let report = system(&app).await;
+
+    let days = report["activity"].as_array().unwrap();
+    assert_eq!(days.len(), 30, "{report}");
+    let today = time::OffsetDateTime::now_utc().date().to_string();
+    let last = &days[29];
+    assert_eq!(last["date"], today.as_str(), "the last day is today: {last}");
+    assert_eq!((&last["uploads"], &last["upload_bytes"]), (&Value::from(2), &Value::from(251_000)));
+    assert_eq!((&last["downloads"], &last["download_bytes"]), (&Value::from(2), &Value::from(2_000)));
+    assert!(days[..29].iter().all(|day| day["uploads"] == 0 && day["downloads"] == 0), "{report}");
+
+    let largest: Vec<(&str, i64)> = report["largest_files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|file| (file["filename"].as_str().unwrap(), file["size"].as_i64().unwrap()))
+        .collect();
+    assert_eq!(largest, [("large.bin", 250_000), ("small.txt", 1_000)]);
+
+    if on_postgres() {
+        assert!(report["disk_total_bytes"].is_null() && report["reserve_bytes"].is_null(), "{report}");
+    } else {
+        let total = report["disk_total_bytes"].as_u64().unwrap();
+        assert!(total >= report["free_disk_bytes"].as_u64().unwrap(), "{report}");
+        assert!(report["reserve_bytes"].as_u64().is_some(), "{report}");
+    }
+}
+
+#[tokio::test]
 async fn the_database_file_shrinks_after_a_large_file_is_deleted() {
     if sqlite_only("the database file and its give-back of free pages are SQLite's") {
         return;

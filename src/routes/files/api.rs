@@ -4,8 +4,8 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use serde::{Deserialize, Deserializer, Serialize};
 use time::OffsetDateTime;
 
-use crate::domain::FileRecord;
 use crate::domain::unix_time;
+use crate::domain::{FileCursor, FileRecord};
 use crate::domain::{FileId, FileName, FilePassword, parse_time};
 use crate::routes::error::AppError;
 use crate::routes::files::listing_format::{self, Format};
@@ -98,6 +98,10 @@ impl UploadedJson {
 #[into_params(parameter_in = Query)]
 pub struct Page {
     limit: Option<i64>,
+    /// Where the page starts: the `cursor` of the previous answer's `Link: <...>; rel="next"`.
+    cursor: Option<String>,
+    /// Deprecated: files to skip. It reads every file it skips, so deep pages get slower; use
+    /// `cursor`. Ignored when a cursor is given.
     offset: Option<i64>,
     format: Option<String>,
 }
@@ -110,7 +114,7 @@ pub struct FormatQuery {
 }
 
 #[utoipa::path(get, path = "/api/files", operation_id = "listFiles", tag = "files", params(Page),
-    responses((status = 200, description = "files, newest first (a SQLite database with `Accept: application/vnd.sqlite3` or `?format=sqlite`)", body = [FileJson]), (status = 401, description = "no or wrong credentials")))]
+    responses((status = 200, description = "files, newest first (a SQLite database with `Accept: application/vnd.sqlite3` or `?format=sqlite`); a full page links the next one in `Link: <URL>; rel=\"next\"`", body = [FileJson]), (status = 400, description = "a cursor this server did not write"), (status = 401, description = "no or wrong credentials")))]
 pub async fn list(
     _owner: Owner,
     req: HttpRequest,
@@ -119,12 +123,32 @@ pub async fn list(
 ) -> Result<HttpResponse, AppError> {
     let format = Format::of(&req, page.format.as_deref())?;
     let limit = page.limit.unwrap_or(DEFAULT_PAGE).clamp(1, MAX_PAGE);
-    let offset = page.offset.unwrap_or(0).max(0);
-    let files = files::list(&state.ctx, limit, offset).await?;
-    listing_format::answer(&req, &state, format, files, |files| {
+    let files = match page.cursor.as_deref() {
+        Some(raw) => {
+            let after = FileCursor::parse(raw)
+                .ok_or_else(|| AppError::BadRequest("the cursor is not one this server wrote".into()))?;
+            files::list_after(&state.ctx, limit, &after).await?
+        }
+        None => files::list(&state.ctx, limit, page.offset.unwrap_or(0).max(0)).await?,
+    };
+    // A full page may have more after it: say where it goes on, as GitHub's API does.
+    let next = match files.last() {
+        Some(last) if files.len() as i64 == limit => Some(format!(
+            "<{}/api/files?limit={limit}&cursor={}{}>; rel=\"next\"",
+            state.base_url(&req),
+            FileCursor::after(last).encode(),
+            page.format.as_deref().map(|format| format!("&format={format}")).unwrap_or_default(),
+        )),
+        _ => None,
+    };
+    let mut response = listing_format::answer(&req, &state, format, files, |files| {
         serde_json::to_vec(&files.iter().map(|file| FileJson::new(&req, &state, file)).collect::<Vec<_>>())
     })
-    .await
+    .await?;
+    if let Some(link) = next.and_then(|link| actix_web::http::header::HeaderValue::from_str(&link).ok()) {
+        response.headers_mut().insert(actix_web::http::header::LINK, link);
+    }
+    Ok(response)
 }
 
 #[utoipa::path(get, path = "/api/files/{id}", operation_id = "getFile", tag = "files", params(("id" = String, Path), FormatQuery),

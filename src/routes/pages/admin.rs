@@ -3,9 +3,10 @@
 use actix_web::{HttpResponse, web};
 use serde::Deserialize;
 
-use crate::domain::{DeliveryRecord, WebhookEvent, WebhookRecord, date_time, human_size};
+use crate::domain::{DAY_SECONDS, DeliveryRecord, WebhookEvent, WebhookRecord, date_input, date_time, human_size};
 use crate::routes::error::AppError;
 use crate::routes::owner::OwnerForm;
+use crate::routes::pages::charts;
 use crate::routes::pages::page::{SignedIn, layout, page, see_other};
 use crate::routes::pages::views::{DeliveryView, SettingsPage, SystemPage, WebhookView, expiry_choices};
 use crate::routes::state::AppState;
@@ -77,14 +78,29 @@ pub async fn save_settings(
 }
 
 pub async fn system(SignedIn(owner): SignedIn, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
-    let usage = system::usage(&state.ctx).await?;
-    let unfinished = system::unfinished_uploads(&state.ctx).await?;
+    let report = system::report(&state.ctx).await?;
+    let (usage, unfinished) = (report.usage, report.unfinished);
+    let largest: Vec<_> =
+        report.largest.iter().map(|file| (file.id.to_string(), file.filename.to_string(), file.file_size)).collect();
     page(&SystemPage {
         layout: layout("System", &owner),
+        storage: charts::storage_bar(&usage, report.disk.as_ref()),
+        charts: vec![
+            ("activity-counts", "Files per day", charts::daily_chart(&report.activity, false)),
+            ("activity-bytes", "Bytes per day", charts::daily_chart(&report.activity, true)),
+        ],
+        days: report
+            .activity
+            .iter()
+            .rev()
+            .map(|day| {
+                let date = date_input(Some(day.day * DAY_SECONDS));
+                (date, day.uploads, human_size(day.upload_bytes), day.downloads, human_size(day.download_bytes))
+            })
+            .collect(),
+        largest: charts::largest_files(&largest),
         database_size: human_size(usage.database_bytes),
-        reclaimable: human_size(usage.reclaimable_bytes),
-        free_disk: system::free_disk_bytes(&state.ctx)
-            .map_or_else(|| "unknown".to_owned(), |bytes| human_size(bytes as i64)),
+        free_disk: report.disk.map_or_else(|| "unknown".to_owned(), |disk| human_size(disk.free_bytes as i64)),
         files: usage.files,
         stored: human_size(usage.stored_bytes),
         unfinished_uploads: unfinished.uploads,

@@ -3,12 +3,12 @@
 use actix_web::{HttpRequest, HttpResponse, web};
 use serde::Deserialize;
 
-use crate::domain::{FileId, FileName, FilePassword, date_input, date_time, human_size, relative_time, without_nul};
+use crate::domain::{FileId, FileName, FilePassword, date_input, date_time, human_size, without_nul};
 use crate::domain::{FileListing, FileRecord, FileSort};
 use crate::routes::error::AppError;
 use crate::routes::owner::{NoFields, Owner, OwnerForm};
 use crate::routes::pages::page::{SignedIn, layout, page, see_other};
-use crate::routes::pages::views::{FilePage, FileRow, FilesPage, HistoryRow, Preview, SortHeader, TEXT_PREVIEW};
+use crate::routes::pages::views::{FilePage, FileRow, FilesPage, HistoryRow, Preview, SortHeader, TEXT_PREVIEW, When};
 use crate::routes::state::AppState;
 use crate::services::files::{self, FileEdit};
 
@@ -212,7 +212,7 @@ fn row(req: &HttpRequest, state: &AppState, file: &FileRecord, now: i64) -> File
         sha256: file.sha256.clone(),
         note: file.note.clone().unwrap_or_default(),
         created: date_time(file.created_at),
-        expires: file.expires_at.map_or_else(|| "never".to_owned(), |at| relative_time(now, at)),
+        expires: When::or_never(now, file.expires_at),
         expires_date: date_input(file.expires_at),
         downloads: file.download_count,
         max_downloads: file.max_downloads.map(|n| n.to_string()).unwrap_or_default(),

@@ -6,13 +6,13 @@ use serde::Deserialize;
 
 use crate::domain::GuestLinkRecord;
 use crate::domain::{ByteSize, GuestLinkId, GuestLinkTerms, MAX_LIFETIME_DAYS, future_expiry};
-use crate::domain::{date_input, date_time, human_size, relative_time};
+use crate::domain::{date_input, date_time, human_size};
 use crate::routes::error::AppError;
 use crate::routes::guest_links::api::{find, guest_link_url};
 use crate::routes::owner::{NoFields, OwnerForm};
 use crate::routes::pages::files::end_of_day;
 use crate::routes::pages::page::{SignedIn, layout, page, see_other};
-use crate::routes::pages::views::{GuestLinkPage, GuestLinkRow, GuestLinksPage, GuestUploadPage, Layout};
+use crate::routes::pages::views::{GuestLinkPage, GuestLinkRow, GuestLinksPage, GuestUploadPage, Layout, When};
 use crate::routes::state::AppState;
 use crate::services::guest_links;
 
@@ -174,7 +174,7 @@ fn row(req: &HttpRequest, state: &AppState, link: &GuestLinkRecord, now: i64) ->
         status: link.status(now).as_str(),
         disabled: link.disabled,
         created: date_time(link.created_at),
-        expires: link.expires_at.map_or_else(|| "never".to_owned(), |at| relative_time(now, at)),
+        expires: When::or_never(now, link.expires_at),
         expires_date: date_input(link.expires_at),
         uploads,
         max_uploads: link.max_uploads.map(|n| n.to_string()).unwrap_or_default(),

@@ -1,6 +1,7 @@
 //! The browser interface: HTML pages for the signed-in owner, and the landing page for everyone else.
 
 pub mod admin;
+pub mod charts;
 pub mod errors;
 pub mod files;
 pub mod guest_links;

@@ -6,11 +6,11 @@ use base64::prelude::BASE64_STANDARD;
 use serde::Deserialize;
 
 use crate::domain::TokenLabel;
-use crate::domain::{date_time, relative_time};
+use crate::domain::date_time;
 use crate::routes::error::AppError;
 use crate::routes::owner::{NoFields, Owner, OwnerForm};
 use crate::routes::pages::page::{SignedIn, layout, page, see_other};
-use crate::routes::pages::views::{NewTokenView, TokenRow, TokensPage};
+use crate::routes::pages::views::{NewTokenView, TokenRow, TokensPage, When};
 use crate::routes::state::AppState;
 use crate::services::auth::tokens;
 use crate::services::sharex;
@@ -73,7 +73,7 @@ async fn tokens_page(
                 id: token.id,
                 label: token.label,
                 created: date_time(token.created_at),
-                last_used: token.last_used_at.map_or_else(|| "never".to_owned(), |at| relative_time(now, at)),
+                last_used: When::or_never(now, token.last_used_at),
             })
             .collect(),
         new_token,

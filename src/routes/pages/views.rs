@@ -2,6 +2,9 @@
 
 use askama::Template;
 
+use crate::domain::{date_time, relative_time, rfc3339};
+use crate::routes::pages::charts::{DailyChart, LargeFile, StorageBar};
+
 /// What the base layout needs on every page.
 pub struct Layout {
     pub title: String,
@@ -70,6 +73,28 @@ pub struct UploadPage {
     pub max_upload_bytes: String,
 }
 
+/// A time as pages show it: the relative words (`in 7 days`, see `relative_time`), with the exact
+/// time in a tooltip and in `<time datetime>` for machines; `never` has neither.
+#[derive(Default)]
+pub struct When {
+    pub text: String,
+    /// RFC 3339; empty for `never`.
+    pub datetime: String,
+    /// `2026-11-30 14:05 UTC`.
+    pub exact: String,
+}
+
+impl When {
+    pub fn at(now: i64, at: i64) -> When {
+        When { text: relative_time(now, at), datetime: rfc3339(at), exact: date_time(at) }
+    }
+
+    /// `never` for a time that does not come.
+    pub fn or_never(now: i64, at: Option<i64>) -> When {
+        at.map_or_else(|| When { text: "never".to_owned(), ..When::default() }, |at| When::at(now, at))
+    }
+}
+
 /// A file as the pages show it.
 pub struct FileRow {
     pub id: String,
@@ -81,7 +106,7 @@ pub struct FileRow {
     pub sha256: String,
     pub note: String,
     pub created: String,
-    pub expires: String,
+    pub expires: When,
     /// `YYYY-MM-DD` for a date input; empty when the file never expires.
     pub expires_date: String,
     pub downloads: i64,
@@ -124,7 +149,7 @@ pub struct ShareListRow {
     pub total_size: String,
     pub downloads: i64,
     pub max_downloads: String,
-    pub expires: String,
+    pub expires: When,
     pub password_protected: bool,
 }
 
@@ -239,7 +264,7 @@ pub struct TokenRow {
     pub id: i64,
     pub label: String,
     pub created: String,
-    pub last_used: String,
+    pub last_used: When,
 }
 
 /// A token just created, shown once, with what ShareX and Flameshot need to use it.
@@ -263,8 +288,13 @@ pub struct TokensPage {
 #[template(path = "system.html")]
 pub struct SystemPage {
     pub layout: Layout,
+    pub storage: StorageBar,
+    /// `(id, heading, chart)`: files per day, then bytes per day.
+    pub charts: Vec<(&'static str, &'static str, DailyChart)>,
+    /// The same figures as a table: day, uploads, bytes uploaded, downloads, bytes downloaded.
+    pub days: Vec<(String, i64, String, i64, String)>,
+    pub largest: Vec<LargeFile>,
     pub database_size: String,
-    pub reclaimable: String,
     pub free_disk: String,
     pub files: i64,
     pub stored: String,
@@ -284,7 +314,7 @@ pub struct GuestLinkRow {
     pub status: &'static str,
     pub disabled: bool,
     pub created: String,
-    pub expires: String,
+    pub expires: When,
     /// `YYYY-MM-DD` for a date input; empty when the link never expires.
     pub expires_date: String,
     /// `2 of 5`, or `2` without a maximum.

@@ -3,7 +3,7 @@
 use sqlx::{PgExecutor, Postgres, Transaction};
 
 use super::store::Store;
-use crate::domain::{FileChanges, FileListing, FileRecord, FileSort};
+use crate::domain::{FileChanges, FileCursor, FileListing, FileRecord, FileSort};
 use crate::domain::{FileId, FileName, GuestLinkId};
 use crate::store::live_uploads::LiveUpload;
 use crate::store::rows::{FileRow, record, records};
@@ -30,7 +30,15 @@ pub(super) const LIST_FILES: &str = concat!(
     file_columns!(),
     " FROM files WHERE ",
     visible!(),
-    " ORDER BY files.created_at DESC, files.id LIMIT $2 OFFSET $3"
+    " ORDER BY files.created_at DESC, files.id DESC LIMIT $2 OFFSET $3"
+);
+/// The listing's next page after a cursor: `$3`, `$4` are its creation time and id.
+pub(super) const LIST_FILES_AFTER: &str = concat!(
+    "SELECT ",
+    file_columns!(),
+    " FROM files WHERE ",
+    visible!(),
+    " AND (files.created_at, files.id) < ($3, $4) ORDER BY files.created_at DESC, files.id DESC LIMIT $2"
 );
 /// `$2`: the LIKE pattern. ILIKE: SQLite's LIKE ignores case too.
 pub(super) const BROWSE_WHERE: &str =
@@ -160,6 +168,24 @@ impl Store {
     pub async fn list_files(&self, now: i64, limit: i64, offset: i64) -> Result<Vec<FileRecord>, StoreError> {
         let rows =
             sqlx::query_as::<_, FileRow>(LIST_FILES).bind(now).bind(limit).bind(offset).fetch_all(&self.pool).await?;
+        records(rows)
+    }
+
+    /// The visible files after `after` in `list_files`' order, through the index.
+    #[tracing::instrument(skip(self))]
+    pub async fn list_files_after(
+        &self,
+        now: i64,
+        limit: i64,
+        after: &FileCursor,
+    ) -> Result<Vec<FileRecord>, StoreError> {
+        let rows = sqlx::query_as::<_, FileRow>(LIST_FILES_AFTER)
+            .bind(now)
+            .bind(limit)
+            .bind(after.created_at)
+            .bind(after.id.as_str())
+            .fetch_all(&self.pool)
+            .await?;
         records(rows)
     }
 

@@ -1,7 +1,7 @@
 //! Each file's download history: when, from where, with what.
 
 use super::store::Store;
-use crate::domain::{DownloadRecord, FileId};
+use crate::domain::{DayTotal, DownloadRecord, FileId};
 use crate::store::StoreError;
 use crate::store::rules::kept_user_agent;
 
@@ -34,6 +34,35 @@ impl Store {
             "SELECT at, client_ip, user_agent FROM downloads WHERE file_id = ? ORDER BY at DESC, id DESC LIMIT ?",
             file_id,
             limit,
+        )
+        .fetch_all(&self.reader)
+        .await?)
+    }
+
+    /// Visible files' uploads per UTC day since `since`, with their bytes (the metadata table only:
+    /// the index on state and creation time).
+    pub async fn uploads_by_day(&self, since: i64) -> Result<Vec<DayTotal>, StoreError> {
+        Ok(sqlx::query_as!(
+            DayTotal,
+            "SELECT created_at / 86400 AS \"day!: i64\", COUNT(*) AS \"count!: i64\", \
+             COALESCE(SUM(file_size), 0) AS \"bytes!: i64\" \
+             FROM files WHERE state = 'ready' AND created_at >= ? GROUP BY created_at / 86400",
+            since,
+        )
+        .fetch_all(&self.reader)
+        .await?)
+    }
+
+    /// Counted downloads per UTC day since `since`, each with its file's size (the history's
+    /// index by time, then one file row per download).
+    pub async fn downloads_by_day(&self, since: i64) -> Result<Vec<DayTotal>, StoreError> {
+        Ok(sqlx::query_as!(
+            DayTotal,
+            "SELECT downloads.at / 86400 AS \"day!: i64\", COUNT(*) AS \"count!: i64\", \
+             COALESCE(SUM(files.file_size), 0) AS \"bytes!: i64\" \
+             FROM downloads JOIN files ON files.id = downloads.file_id \
+             WHERE downloads.at >= ? GROUP BY downloads.at / 86400",
+            since,
         )
         .fetch_all(&self.reader)
         .await?)

@@ -3,7 +3,7 @@
 use super::returned;
 use super::rows::{FileRow, record, records};
 use super::store::Store;
-use crate::domain::{FileChanges, FileListing, FileRecord, FileSort};
+use crate::domain::{FileChanges, FileCursor, FileListing, FileRecord, FileSort};
 use crate::domain::{FileId, FileName, GuestLinkId};
 use crate::store::live_uploads::LiveUpload;
 use crate::store::rules::{contains_pattern, register_upload};
@@ -27,7 +27,19 @@ macro_rules! list_files_sql {
     ($($how:ident)+ $(, $arg:expr)*) => {
         sql!(
             $($how)+,
-            ["SELECT " FILE_COLUMNS " FROM files WHERE " VISIBLE " ORDER BY created_at DESC, id LIMIT ?2 OFFSET ?3"]
+            ["SELECT " FILE_COLUMNS " FROM files WHERE " VISIBLE " ORDER BY created_at DESC, id DESC LIMIT ?2 OFFSET ?3"]
+            $(, $arg)*
+        )
+    };
+}
+
+/// The SQL of `list_files_after`, as `list_files_sql!` is written.
+macro_rules! list_files_after_sql {
+    ($($how:ident)+ $(, $arg:expr)*) => {
+        sql!(
+            $($how)+,
+            ["SELECT " FILE_COLUMNS " FROM files WHERE " VISIBLE " AND (created_at, id) < (?3, ?4) \
+              ORDER BY created_at DESC, id DESC LIMIT ?2"]
             $(, $arg)*
         )
     };
@@ -103,6 +115,21 @@ impl Store {
     #[tracing::instrument(skip(self))]
     pub async fn list_files(&self, now: i64, limit: i64, offset: i64) -> Result<Vec<FileRecord>, StoreError> {
         let rows = list_files_sql!(query_as FileRow, now, limit, offset).fetch_all(&self.reader).await?;
+        records(rows)
+    }
+
+    /// The visible files after `after` in `list_files`' order: a range of the index on (state,
+    /// created_at, id), so every page costs the same.
+    #[tracing::instrument(skip(self))]
+    pub async fn list_files_after(
+        &self,
+        now: i64,
+        limit: i64,
+        after: &FileCursor,
+    ) -> Result<Vec<FileRecord>, StoreError> {
+        let id = after.id.as_str();
+        let rows =
+            list_files_after_sql!(query_as FileRow, now, limit, after.created_at, id).fetch_all(&self.reader).await?;
         records(rows)
     }
 
@@ -387,5 +414,25 @@ mod tests {
         let plan: Vec<&str> = plan.iter().map(|row| row.3.as_str()).collect();
         assert!(plan.iter().all(|step| !step.contains("file_chunks")), "{plan:?}");
         assert!(plan.iter().any(|step| step.contains("files")), "{plan:?}");
+    }
+
+    /// A page after a cursor is a range of the index, in its order: no sort of every visible
+    /// file, so the 2,000th page costs what the first does.
+    #[tokio::test]
+    async fn a_page_after_a_cursor_is_a_range_of_the_index_without_a_sort() {
+        let folder = tempfile::tempdir().unwrap();
+        let store = Store::open(&folder.path().join("t.db"), Default::default()).await.unwrap();
+        let after = list_files_after_sql!(concat);
+        let plan: Vec<(i64, i64, i64, String)> = sqlx::query_as(&format!("EXPLAIN QUERY PLAN {after}"))
+            .bind(0)
+            .bind(50)
+            .bind(1_764_650_000)
+            .bind("q3XUdSzmRNKqB2hM5mFfxw")
+            .fetch_all(&store.reader)
+            .await
+            .unwrap();
+        let plan: Vec<&str> = plan.iter().map(|row| row.3.as_str()).collect();
+        assert!(plan.iter().any(|step| step.contains("files_ready_by_created_and_id")), "{plan:?}");
+        assert!(plan.iter().all(|step| !step.contains("TEMP B-TREE") && !step.contains("file_chunks")), "{plan:?}");
     }
 }

@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::domain::DiskSpace;
 use crate::store::StoreError;
 
 /// The largest reserve file (half the reserve, up to this), which blobdrop gives up when something
@@ -55,6 +56,16 @@ impl DiskReserve {
     /// Bytes an unprivileged process may still write on the database's file system.
     pub fn free_bytes(&self) -> Option<u64> {
         free_bytes(&self.folder)
+    }
+
+    /// The file system's size and free bytes, and the reserve on it.
+    pub fn disk_space(&self) -> Option<DiskSpace> {
+        let stats = rustix::fs::statvfs(&self.folder).ok()?;
+        Some(DiskSpace {
+            total_bytes: stats.f_blocks.saturating_mul(stats.f_frsize),
+            free_bytes: stats.f_bavail.saturating_mul(stats.f_frsize),
+            reserve_bytes: self.bytes,
+        })
     }
 
     /// `StorageFull` when an upload would eat into the reserve. One statvfs call: cheap enough

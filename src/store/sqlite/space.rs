@@ -5,7 +5,7 @@ use super::runtime_sql::{
     AUTO_VACUUM, CHECKPOINT_PASSIVE, FREELIST_COUNT, INCREMENTAL_VACUUM_STEP, PAGE_COUNT, PAGE_SIZE,
 };
 use super::store::Store;
-use crate::domain::Usage;
+use crate::domain::{DiskSpace, Usage};
 use crate::store::{StoreError, Vacuumed};
 
 impl Store {
@@ -90,8 +90,8 @@ impl Store {
     }
 
     /// Free bytes on the database's file system, for the system page.
-    pub fn free_disk_bytes(&self) -> Option<u64> {
-        self.reserve.free_bytes()
+    pub fn disk_space(&self) -> Option<DiskSpace> {
+        self.reserve.disk_space()
     }
 
     /// Puts the reserve file back once there is room for it (see `DiskReserve`).
