@@ -25,6 +25,7 @@ mod migrate;
 mod observability;
 mod openapi;
 mod passwords;
+mod power_cut;
 mod previews;
 mod range;
 mod route_table;
