@@ -17,6 +17,10 @@ use crate::services::throttling::Refused;
 use crate::services::uploads::UploadError;
 use crate::services::webhooks::WebhookError;
 
+/// Seconds a client is asked to wait after a 503 for an unreachable database: PostgreSQL's crash
+/// recovery and a restart take seconds.
+const UNAVAILABLE_RETRY_AFTER_SECS: u64 = 5;
+
 /// A failed request. The `Display` text is the one-line reason sent to the client; causes of
 /// server errors are logged and never sent.
 #[derive(thiserror::Error)]
@@ -72,6 +76,9 @@ pub enum AppError {
     RangeNotSatisfiable { file_size: u64 },
     #[error("the storage is full; delete files or raise the limit and try again")]
     StorageFull,
+    /// The database cannot be reached (PostgreSQL stopped or restarting): nothing was stored.
+    #[error("the database is unavailable; try again shortly")]
+    Unavailable(#[source] StoreError),
     /// A resumable upload's request that does not fit where the upload stands (a wrong offset).
     #[error("{0}")]
     Conflict(String),
@@ -113,6 +120,7 @@ impl From<StoreError> for AppError {
     fn from(error: StoreError) -> Self {
         match error {
             StoreError::StorageFull => AppError::StorageFull,
+            unavailable @ StoreError::Unavailable(_) => AppError::Unavailable(unavailable),
             gone @ StoreError::PartGone { .. } => AppError::NotFoundBecause(gone.to_string()),
             moved @ StoreError::OffsetMoved { .. } => AppError::Conflict(moved.to_string()),
             other => AppError::internal(other),
@@ -237,6 +245,7 @@ impl ResponseError for AppError {
             AppError::TooLarge(_) | AppError::TooManyFiles(_) => StatusCode::PAYLOAD_TOO_LARGE,
             AppError::RangeNotSatisfiable { .. } => StatusCode::RANGE_NOT_SATISFIABLE,
             AppError::StorageFull => StatusCode::INSUFFICIENT_STORAGE,
+            AppError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             AppError::Conflict(_) => StatusCode::CONFLICT,
             AppError::Locked(_) => StatusCode::LOCKED,
             AppError::ChecksumMismatch(_) => StatusCode::from_u16(460).unwrap_or(StatusCode::BAD_REQUEST),
@@ -269,6 +278,9 @@ impl ResponseError for AppError {
             }
             AppError::Busy(_) => {
                 response.insert_header((header::RETRY_AFTER, RETRY_AFTER.as_secs()));
+            }
+            AppError::Unavailable(_) => {
+                response.insert_header((header::RETRY_AFTER, UNAVAILABLE_RETRY_AFTER_SECS));
             }
             AppError::SignInFirst => {
                 response.insert_header((header::LOCATION, HeaderValue::from_static("/login")));

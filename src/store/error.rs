@@ -14,6 +14,10 @@ pub enum StoreError {
     /// request (perhaps on another instance) moved it, or the upload is gone. Nothing was stored.
     #[error("another request moved this upload on (or it is gone); HEAD it for its offset")]
     OffsetMoved { file_id: String },
+    /// The database cannot be reached (PostgreSQL stopped, restarting or unreachable): nothing was
+    /// stored, and the same request may succeed once it is back.
+    #[error("the database is unavailable")]
+    Unavailable(#[source] sqlx::Error),
     #[error("database error")]
     Database(#[source] sqlx::Error),
     #[error("database error in a chunk reader")]
@@ -28,8 +32,27 @@ impl From<sqlx::Error> for StoreError {
     fn from(error: sqlx::Error) -> Self {
         // SQLITE_FULL (13): the disk is full or max_page_count was reached. PostgreSQL's
         // disk_full (SQLSTATE 53100): the server's disk, not ours, but the same answer (507).
-        let full = error.as_database_error().and_then(|e| e.code()).is_some_and(|code| code == "13" || code == "53100");
-        if full { StoreError::StorageFull } else { StoreError::Database(error) }
+        let code = error.as_database_error().and_then(|e| e.code());
+        let full = code.as_deref().is_some_and(|code| code == "13" || code == "53100");
+        if full {
+            StoreError::StorageFull
+        } else if unreachable(&error, code.as_deref()) {
+            StoreError::Unavailable(error)
+        } else {
+            StoreError::Database(error)
+        }
+    }
+}
+
+/// The database went away, not the statement: no connection came within the pool's acquire
+/// timeout, the connection broke, or PostgreSQL said it is shutting down, crashed or starting up
+/// (SQLSTATE class 57P: 57P01 admin_shutdown, 57P02 crash_shutdown, 57P03 cannot_connect_now) or
+/// that the connection failed (class 08).
+fn unreachable(error: &sqlx::Error, code: Option<&str>) -> bool {
+    match error {
+        sqlx::Error::PoolTimedOut | sqlx::Error::Io(_) => true,
+        sqlx::Error::Database(_) => code.is_some_and(|code| code.starts_with("57P") || code.starts_with("08")),
+        _ => false,
     }
 }
 

@@ -25,6 +25,7 @@ mod migrate;
 mod observability;
 mod openapi;
 mod passwords;
+mod postgres_outage;
 mod power_cut;
 mod previews;
 mod range;

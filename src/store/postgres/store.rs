@@ -5,6 +5,7 @@
 
 use std::str::FromStr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use sqlx::PgPool;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
@@ -15,6 +16,14 @@ use crate::store::{DatabaseLocation, OpenError};
 /// Connections per instance: metadata, chunk batches and the clean-up share them. Each upload or
 /// download holds one only for a statement (a batch), never across a network wait.
 const POOL_SIZE: u32 = 16;
+
+/// How long a statement waits for a connection. Each is held for one statement, so under load one
+/// comes free within milliseconds; when none comes in this time PostgreSQL is gone (killed,
+/// restarting, unreachable), and sqlx would otherwise retry a refused connection for its default
+/// 30 s, twice for an upload (its batch, then its clean-up): a 500 after a minute. So the request
+/// fails within seconds with `StoreError::Unavailable` (a 503), and the next one after PostgreSQL
+/// is back gets a fresh connection (each is tested before use).
+const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(3);
 
 pub(super) const IS_HEALTHY: &str = "SELECT 1";
 
@@ -39,6 +48,7 @@ impl Store {
         let shown = DatabaseLocation::Postgres(url.to_owned()).to_string();
         let pool = PgPoolOptions::new()
             .max_connections(POOL_SIZE)
+            .acquire_timeout(ACQUIRE_TIMEOUT)
             .connect_with(options)
             .await
             .map_err(|source| OpenError::Open { path: shown, source })?;
