@@ -15,18 +15,22 @@ const MIB: usize = 1024 * 1024;
 /// for PostgreSQL's TCP time-outs (it took 60 s, and answered 500).
 const UNAVAILABLE_WITHIN: Duration = Duration::from_secs(10);
 
-/// A PUT whose body keeps coming, a MiB every 20 ms, until the server answers (or 60 s pass).
+/// A PUT whose body keeps coming, a MiB every 10 ms, until the server answers (or 30 s pass).
 fn streaming_put(server: &Server, name: &str) -> (tokio::task::JoinHandle<reqwest::Result<reqwest::Response>>, tokio::sync::watch::Receiver<usize>) {
     let (sent_tx, sent_rx) = tokio::sync::watch::channel(0usize);
-    let pieces = futures_util::stream::unfold((0usize, sent_tx), |(i, sent)| async move {
-        if i > 0 {
-            tokio::time::sleep(Duration::from_millis(20)).await;
+    let piece = bytes::Bytes::from(test_bytes(MIB));
+    let pieces = futures_util::stream::unfold((0usize, sent_tx), move |(i, sent)| {
+        let piece = piece.clone();
+        async move {
+            if i > 0 {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            if i >= 3000 {
+                return None;
+            }
+            sent.send_replace((i + 1) * MIB);
+            Some((Ok::<_, std::io::Error>(piece), (i + 1, sent)))
         }
-        if i >= 3000 {
-            return None;
-        }
-        sent.send_replace((i + 1) * MIB);
-        Some((Ok::<_, std::io::Error>(test_bytes(MIB)), (i + 1, sent)))
     });
     let request = server.owner(Method::PUT, &format!("/{name}")).body(reqwest::Body::wrap_stream(pieces));
     (tokio::spawn(request.send()), sent_rx)
