@@ -16,7 +16,10 @@ const MIB: usize = 1024 * 1024;
 const UNAVAILABLE_WITHIN: Duration = Duration::from_secs(10);
 
 /// A PUT whose body keeps coming, a MiB every 10 ms, until the server answers (or 30 s pass).
-fn streaming_put(server: &Server, name: &str) -> (tokio::task::JoinHandle<reqwest::Result<reqwest::Response>>, tokio::sync::watch::Receiver<usize>) {
+fn streaming_put(
+    server: &Server,
+    name: &str,
+) -> (tokio::task::JoinHandle<reqwest::Result<reqwest::Response>>, tokio::sync::watch::Receiver<usize>) {
     let (sent_tx, sent_rx) = tokio::sync::watch::channel(0usize);
     let piece = bytes::Bytes::from(test_bytes(MIB));
     let pieces = futures_util::stream::unfold((0usize, sent_tx), move |(i, sent)| {
@@ -50,7 +53,8 @@ async fn kill_9_of_postgres_during_an_upload_answers_503_within_seconds_and_blob
     let mut earlier = Vec::new();
     for i in 0..3 {
         let bytes = test_bytes(2 * MIB + i);
-        let response = server.owner(Method::PUT, &format!("/earlier-{i}.bin")).body(bytes.clone()).send().await.unwrap();
+        let response =
+            server.owner(Method::PUT, &format!("/earlier-{i}.bin")).body(bytes.clone()).send().await.unwrap();
         assert_eq!(response.status(), StatusCode::CREATED, "{}", server.log());
         let url = response.text().await.unwrap().trim_end().to_owned();
         earlier.push((url.rsplit_once("/f/").unwrap().1.split('/').next().unwrap().to_owned(), sha256(&bytes)));

@@ -203,7 +203,8 @@ async fn the_forgetful_disk_loses_every_commit_sqlite_did_not_sync_and_keeps_eve
     }
     let mut disk = ForgetfulDisk::mount();
     // (synchronous, wal_autocheckpoint, commits under it, a FULL commit at the end)
-    let cases = [("NORMAL", 0, 1000, false), ("NORMAL", 1000, 1000, false), ("FULL", 0, 1000, false), ("NORMAL", 0, 300, true)];
+    let cases =
+        [("NORMAL", 0, 1000, false), ("NORMAL", 1000, 1000, false), ("FULL", 0, 1000, false), ("NORMAL", 0, 300, true)];
     let mut survived = Vec::new();
     for (i, (sync, autocheckpoint, commits, full_at_end)) in cases.into_iter().enumerate() {
         let db = disk.path().join(format!("control-{i}.db"));
@@ -225,7 +226,10 @@ async fn the_forgetful_disk_loses_every_commit_sqlite_did_not_sync_and_keeps_eve
         unreachable!()
     };
     assert_eq!(*r0, 0, "{normal_off}: nothing was ever synced, so nothing may survive ({r0} of {a0} did)");
-    assert!(*r1 > 0 && r1 < a1, "{normal}: the checkpoints' commits survive and the tail after the last does not ({r1} of {a1})");
+    assert!(
+        *r1 > 0 && r1 < a1,
+        "{normal}: the checkpoints' commits survive and the tail after the last does not ({r1} of {a1})"
+    );
     assert_eq!(r2, a2, "{full}: every commit was synced");
     assert_eq!(r3, a3, "{mixed}: one synced commit makes every frame before it durable");
 }
@@ -269,10 +273,6 @@ impl Cluster {
     /// kill -9 of the server and every process it started.
     pub fn kill_9(&self) {
         pg_cluster(&["kill", self.folder.to_str().unwrap()]);
-    }
-
-    pub fn log(&self) -> String {
-        std::fs::read_to_string(self.folder.join("server.log")).unwrap_or_default()
     }
 }
 
@@ -552,7 +552,11 @@ impl Worker {
     }
 
     /// Sends a request and reads its whole body: the status and body, if the answer arrived.
-    async fn send(&self, what: &str, request: reqwest::RequestBuilder) -> Step<(StatusCode, reqwest::header::HeaderMap, Vec<u8>)> {
+    async fn send(
+        &self,
+        what: &str,
+        request: reqwest::RequestBuilder,
+    ) -> Step<(StatusCode, reqwest::header::HeaderMap, Vec<u8>)> {
         if self.cut.killed.load(Ordering::SeqCst) {
             return Err(Stop::Cut);
         }
@@ -563,16 +567,30 @@ impl Worker {
     }
 
     /// `send`, which must answer `expected`.
-    async fn expect(&self, what: &str, expected: StatusCode, request: reqwest::RequestBuilder) -> Step<(reqwest::header::HeaderMap, Vec<u8>)> {
+    async fn expect(
+        &self,
+        what: &str,
+        expected: StatusCode,
+        request: reqwest::RequestBuilder,
+    ) -> Step<(reqwest::header::HeaderMap, Vec<u8>)> {
         let (status, headers, body) = self.send(what, request).await?;
         if status != expected {
-            return Err(self.failed(format!("{what}: {status} instead of {expected}: {}", String::from_utf8_lossy(&body))));
+            return Err(
+                self.failed(format!("{what}: {status} instead of {expected}: {}", String::from_utf8_lossy(&body)))
+            );
         }
         Ok((headers, body))
     }
 
     /// An upload whose answer holds its link; recorded as acknowledged once the answer arrived.
-    async fn upload(&self, what: &str, name: &str, bytes: &[u8], limited: bool, request: reqwest::RequestBuilder) -> Step<String> {
+    async fn upload(
+        &self,
+        what: &str,
+        name: &str,
+        bytes: &[u8],
+        limited: bool,
+        request: reqwest::RequestBuilder,
+    ) -> Step<String> {
         let digest = sha256(bytes);
         self.facts().unanswered.insert(name.to_owned(), digest.clone());
         let (_, body) = self.expect(what, StatusCode::CREATED, request).await?;
@@ -633,20 +651,24 @@ impl Worker {
                 .header("Upload-Offset", offset)
                 .header("Content-Type", "application/offset+octet-stream")
                 .body(bytes[offset..offset + piece].to_vec());
-            let (headers, _) = self.expect(&format!("{what}: PATCH at {offset}"), StatusCode::NO_CONTENT, patch).await?;
+            let (headers, _) =
+                self.expect(&format!("{what}: PATCH at {offset}"), StatusCode::NO_CONTENT, patch).await?;
             let acknowledged: u64 = headers
                 .get("upload-offset")
                 .and_then(|value| value.to_str().ok()?.parse().ok())
                 .ok_or_else(|| Stop::Failed(format!("{what}: a PATCH answered without Upload-Offset")))?;
             if acknowledged != (offset + piece) as u64 {
-                return Err(Stop::Failed(format!("{what}: PATCH of {piece} at {offset} answered offset {acknowledged}")));
+                return Err(Stop::Failed(format!(
+                    "{what}: PATCH of {piece} at {offset} answered offset {acknowledged}"
+                )));
             }
             offset += piece;
             let mut facts = self.facts();
             if last {
                 facts.tus.remove(&id);
                 facts.unanswered.remove(name);
-                let file = KnownFile { name: name.to_owned(), size: bytes.len(), sha256: digest.clone(), limited: false };
+                let file =
+                    KnownFile { name: name.to_owned(), size: bytes.len(), sha256: digest.clone(), limited: false };
                 facts.files.insert(id.clone(), file);
             } else {
                 facts.tus.insert(id.clone(), acknowledged);
@@ -684,7 +706,8 @@ impl Worker {
         let request = self.owner(Method::POST, "/api/tokens").json(&serde_json::json!({ "label": label }));
         let (_, body) = self.expect("POST /api/tokens", StatusCode::CREATED, request).await?;
         let json: serde_json::Value = serde_json::from_slice(&body).map_err(|e| Stop::Failed(e.to_string()))?;
-        let (id, token) = (json["id"].as_i64().unwrap_or_default(), json["token"].as_str().unwrap_or_default().to_owned());
+        let (id, token) =
+            (json["id"].as_i64().unwrap_or_default(), json["token"].as_str().unwrap_or_default().to_owned());
         self.facts().tokens.insert(token.clone());
         self.answered();
         if revoke {
@@ -713,7 +736,8 @@ impl Worker {
         self.facts().sessions.insert(cookie.clone());
         self.answered();
         if revoke {
-            let (_, page) = self.expect("GET /", StatusCode::OK, self.client.get(self.url("/")).header("cookie", &cookie)).await?;
+            let (_, page) =
+                self.expect("GET /", StatusCode::OK, self.client.get(self.url("/")).header("cookie", &cookie)).await?;
             let page = String::from_utf8_lossy(&page);
             let csrf = page.split("name=\"csrf-token\" content=\"").nth(1).and_then(|rest| rest.split('"').next());
             let csrf = csrf.ok_or_else(|| Stop::Failed("the home page has no CSRF token".into()))?.to_owned();
@@ -760,7 +784,9 @@ impl Worker {
         let request = self.owner(Method::PUT, &format!("/{name}")).header("Max-Downloads", "1").body(bytes.clone());
         let id = self.upload(&format!("PUT /{name} with Max-Downloads: 1"), name, &bytes, true, request).await?;
         self.facts().maybe_used.insert(id.clone());
-        let (_, body) = self.expect(&format!("GET /f/{id}"), StatusCode::OK, self.client.get(self.url(&format!("/f/{id}")))).await?;
+        let (_, body) = self
+            .expect(&format!("GET /f/{id}"), StatusCode::OK, self.client.get(self.url(&format!("/f/{id}"))))
+            .await?;
         if sha256(&body) != sha256(&bytes) {
             return Err(Stop::Failed(format!("the limited file {name} downloaded other bytes")));
         }
@@ -961,7 +987,9 @@ async fn broken_promises(server: &Server, facts: &mut Facts, db: &Database) -> V
                 facts.tus.insert(id, offset);
             }
             (status, offset) => {
-                broken.push(format!("the tus upload {id}: HEAD answers {status} at {offset:?}, {acknowledged} was acknowledged"));
+                broken.push(format!(
+                    "the tus upload {id}: HEAD answers {status} at {offset:?}, {acknowledged} was acknowledged"
+                ));
                 facts.tus.remove(&id);
             }
         }

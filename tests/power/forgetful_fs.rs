@@ -176,9 +176,16 @@ impl Cached {
 enum Undo {
     Created(PathBuf),
     /// Unlinked or removed: the entry waits in the trash.
-    Removed { path: PathBuf, trash: PathBuf },
+    Removed {
+        path: PathBuf,
+        trash: PathBuf,
+    },
     /// Renamed; what it replaced waits in the trash.
-    Renamed { from: PathBuf, to: PathBuf, replaced: Option<PathBuf> },
+    Renamed {
+        from: PathBuf,
+        to: PathBuf,
+        replaced: Option<PathBuf>,
+    },
 }
 
 struct Node {
@@ -311,7 +318,8 @@ impl State {
                 Undo::Created(_) => None,
             };
             if let Some(trash) = trash {
-                let removed = if trash.is_dir() { std::fs::remove_dir_all(&trash) } else { std::fs::remove_file(&trash) };
+                let removed =
+                    if trash.is_dir() { std::fs::remove_dir_all(&trash) } else { std::fs::remove_file(&trash) };
                 if let Err(error) = removed {
                     eprintln!("forgetful-fs: cannot empty {}: {error}", trash.display());
                 }
@@ -351,7 +359,11 @@ impl State {
         for undo in self.journal.drain(..).rev() {
             let undone = match &undo {
                 Undo::Created(path) => {
-                    if path.is_dir() { std::fs::remove_dir(path) } else { std::fs::remove_file(path) }
+                    if path.is_dir() {
+                        std::fs::remove_dir(path)
+                    } else {
+                        std::fs::remove_file(path)
+                    }
                 }
                 Undo::Removed { path, trash } => std::fs::rename(trash, path),
                 Undo::Renamed { from, to, replaced } => std::fs::rename(to, from)
@@ -418,7 +430,14 @@ impl Forgetful {
         Ok(())
     }
 
-    fn rename_entry(&self, parent: INodeNo, name: &OsStr, new_parent: INodeNo, new_name: &OsStr, flags: RenameFlags) -> Result<()> {
+    fn rename_entry(
+        &self,
+        parent: INodeNo,
+        name: &OsStr,
+        new_parent: INodeNo,
+        new_name: &OsStr,
+        flags: RenameFlags,
+    ) -> Result<()> {
         let mut state = self.state();
         let from = self.child(&mut state, parent, name)?;
         let to = self.child(&mut state, new_parent, new_name)?;
@@ -454,7 +473,14 @@ impl Forgetful {
         Ok(())
     }
 
-    fn set_attr(&self, ino: INodeNo, mode: Option<u32>, uid: Option<u32>, gid: Option<u32>, size: Option<u64>) -> Result<FileAttr> {
+    fn set_attr(
+        &self,
+        ino: INodeNo,
+        mode: Option<u32>,
+        uid: Option<u32>,
+        gid: Option<u32>,
+        size: Option<u64>,
+    ) -> Result<FileAttr> {
         let mut state = self.state();
         let path = state.path(ino)?;
         if let Some(mode) = mode {
@@ -525,7 +551,16 @@ impl Filesystem for Forgetful {
         }
     }
 
-    fn mknod(&self, req: &Request, parent: INodeNo, name: &OsStr, mode: u32, umask: u32, _rdev: u32, reply: ReplyEntry) {
+    fn mknod(
+        &self,
+        req: &Request,
+        parent: INodeNo,
+        name: &OsStr,
+        mode: u32,
+        umask: u32,
+        _rdev: u32,
+        reply: ReplyEntry,
+    ) {
         if mode & 0o170000 != 0o100000 {
             return reply.error(Errno::EPERM);
         }
