@@ -6,7 +6,7 @@ from .constants import AUTH, MIB, SECRET
 from .measure import (CURL_CPU, curl, download, get_latencies, log, med, percentile, put_small, session_cookie,
                       sha256_of_url, system, upload, written_bytes)
 from .nginx import Nginx
-from .server import Rustypaste, Server, rustypaste_binary
+from .server import Rustypaste, Server, build_before, rustypaste_binary
 
 
 class Bench:
@@ -14,6 +14,8 @@ class Bench:
 
     def __init__(self, args, work: str, nginx_binary: str | None = None, rustypaste_install=None):
         self.args, self.work = args, work
+        # The build of `--before REV`, made when a scenario first needs it.
+        self._before: str | None = None
         self.nginx_binary, self.rustypaste_install = nginx_binary, rustypaste_install
         self.r: dict = {}
         self.files = os.path.join(work, "files")
@@ -26,6 +28,12 @@ class Bench:
             self._sources[label] = (*write_source(self.files, label, mib), mib)
         path, digest, _ = self._sources[label]
         return path, digest
+
+    def before(self) -> str | None:
+        """The release binary of `--before REV`, or None without it."""
+        if self.args.before and self._before is None:
+            self._before = build_before(self.args.before)
+        return self._before
 
     def sizes(self) -> dict[str, int]:
         return {"small": self.args.small, "large": self.args.large}
@@ -349,7 +357,9 @@ def journal(b: Bench) -> None:
 
 def rustypaste(b: Bench) -> None:
     """The large file, `curl -F` up and `curl` down, to blobdrop and rustypaste in turns, each run on
-    fresh processes and fresh folders: MiB/s and CPU seconds per GiB of each, and each one's peak RSS."""
+    fresh processes and fresh folders: MiB/s and CPU seconds per GiB of each, each one's peak RSS,
+    and the upload's MiB/s to the moment its bytes are durable (rustypaste: its answer, then
+    `sync -f` on its file; blobdrop: its 201)."""
     binary = rustypaste_binary(b.rustypaste_install)
     mib = b.args.large
     source, digest = b.source("large", mib)
@@ -366,25 +376,103 @@ def rustypaste(b: Bench) -> None:
                     file = upload(server, source, "large.bin", True)
                     if file["sha256"] != digest:
                         raise SystemExit(f"the server stored other bytes than were sent: {file}")
+                    # Its 201 comes after the commit that made the file visible was synced.
                     up, url = file["seconds"], file["url"]
+                    durable = up
                 else:
                     up, body = curl(["-F", f"file=@{source};filename=large.bin", f"{server.base}/"])
                     url = body.strip().splitlines()[-1]
                     stored = os.path.join(folder, "upload", urllib.parse.urlsplit(url).path.lstrip("/"))
                     if os.path.getsize(stored) != mib * MIB:
                         raise SystemExit(f"rustypaste stored {os.path.getsize(stored)} bytes of {mib * MIB}")
+                    # rustypaste answers before its file is on the disk: durable once `sync -f` is done.
+                    start = time.perf_counter()
+                    subprocess.run(["sync", "-f", stored], check=True)
+                    durable = up + time.perf_counter() - start
                 up_cpu = server.cpu_seconds() - cpu
                 cpu = server.cpu_seconds()
                 down = download(url)
                 down_cpu = server.cpu_seconds() - cpu
-                runs[who].append((mib / up, up_cpu / gib, mib / down, down_cpu / gib, server.status("VmHWM")))
+                runs[who].append((mib / up, up_cpu / gib, mib / down, down_cpu / gib, server.status("VmHWM"),
+                                  mib / durable))
             finally:
                 server.stop()
                 shutil.rmtree(folder, ignore_errors=True)
             os.sync()
     for who, figures in runs.items():
         columns = list(zip(*figures))
-        b.r[f"paste_{who}"] = (*(med(column) for column in columns[:4]), max(columns[4]))
+        b.r[f"paste_{who}"] = (*(med(column) for column in columns[:4]), max(columns[4]), med(columns[5]))
+
+
+SMALL_SIZES = (("1 KiB", 1024), ("64 KiB", 64 * 1024), ("1 MiB", MIB))
+SMALL_CLIENTS = (1, 8)
+
+
+def multipart_body(name: str, payload: bytes) -> tuple[bytes, str]:
+    """A multipart/form-data body of one file part, as `curl -F file=@NAME` sends it, and its type."""
+    boundary = "blobdrop-bench-boundary"
+    head = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{name}\"\r\n"
+            "Content-Type: application/octet-stream\r\n\r\n").encode()
+    return head + payload + f"\r\n--{boundary}--\r\n".encode(), f"multipart/form-data; boundary={boundary}"
+
+
+def uploads_for(base: str, body: bytes, headers: dict, clients: int, seconds: float) -> float:
+    """Uploads per second: `clients` threads, each on one keep-alive connection, posting `body` to
+    `base`/ one after another for `seconds`; every answer must be 200 or 201."""
+    counts, failures = [0] * clients, []
+    deadline = time.perf_counter() + seconds
+
+    def client(i: int) -> None:
+        connection = http.client.HTTPConnection(base.removeprefix("http://"), timeout=60)
+        try:
+            while time.perf_counter() < deadline:
+                connection.request("POST", "/", body=body, headers=headers)
+                response = connection.getresponse()
+                response.read()
+                if response.status not in (200, 201):
+                    failures.append(f"POST /: {response.status}")
+                    return
+                counts[i] += 1
+        finally:
+            connection.close()
+
+    start = time.perf_counter()
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(clients)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if failures:
+        raise SystemExit(failures[0])
+    return sum(counts) / (time.perf_counter() - start)
+
+
+def small_uploads(b: Bench) -> None:
+    """Uploads per second of small files (each of SMALL_SIZES, from one client and from 8 at once,
+    on keep-alive connections, multipart as `curl -F` sends them, for --small-seconds each) to
+    blobdrop, to the `--before` build if given, and to rustypaste, in turns on fresh processes. The
+    price of durable commits is blobdrop against the build before them; rustypaste syncs nothing."""
+    makers = {"blobdrop": lambda folder: Server(folder)}
+    if before := b.before():
+        makers["before"] = lambda folder: Server(folder, binary=before)
+    binary = rustypaste_binary(b.rustypaste_install)
+    makers["rustypaste"] = lambda folder: Rustypaste(binary, folder, 2)
+    rows: dict[tuple[str, int], dict[str, float]] = {}
+    for label, size in SMALL_SIZES:
+        body, content_type = multipart_body("small.bin", os.urandom(size))
+        for clients in SMALL_CLIENTS:
+            for who, make in makers.items():
+                folder = os.path.join(b.work, "small-uploads")
+                log(f"small uploads: {label} x {clients} client(s), {who} ...")
+                server = make(folder)
+                try:
+                    headers = {"Content-Type": content_type, **(AUTH if who != "rustypaste" else {})}
+                    rows.setdefault((label, clients), {})[who] = uploads_for(
+                        server.base, body, headers, clients, b.args.small_seconds)
+                finally:
+                    server.stop()
+                    shutil.rmtree(folder, ignore_errors=True)
+    b.r["small_uploads"] = rows
 
 
 def share_zip(b: Bench) -> None:

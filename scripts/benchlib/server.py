@@ -1,7 +1,7 @@
 """blobdrop and rustypaste as processes on loopback ports, started and stopped by their pid."""
-import os, re, signal, socket, subprocess, time
+import os, re, shutil, signal, socket, subprocess, time
 
-from .constants import BINARY, SECRET
+from .constants import BINARY, ROOT, SECRET
 from .measure import cpu_seconds, log, proc_status
 
 
@@ -51,15 +51,16 @@ class Process:
 
 
 class Server(Process):
-    """blobdrop with its defaults, on a database in `folder`, secret from the environment."""
+    """blobdrop with its defaults, on a database in `folder`, secret from the environment; `binary`
+    is another build of it (`--before`)."""
 
-    def __init__(self, folder: str, settings: dict | None = None):
+    def __init__(self, folder: str, settings: dict | None = None, binary: str = BINARY):
         self.folder = folder
         os.makedirs(folder, exist_ok=True)
         self.port = free_port()
         env = dict(os.environ, BLOBDROP_DB=os.path.join(folder, "blobdrop.db"), BLOBDROP_PORT=str(self.port),
                    BLOBDROP_SHARED_SECRET=SECRET, RUST_LOG="warn", **(settings or {}))
-        self.process = subprocess.Popen([BINARY], env=env, stderr=open(os.path.join(folder, "server.log"), "ab"))
+        self.process = subprocess.Popen([binary], env=env, stderr=open(os.path.join(folder, "server.log"), "ab"))
         wait_for_port(self.port, self.process)
         self.base = f"http://127.0.0.1:{self.port}"
 
@@ -69,7 +70,8 @@ class Server(Process):
         return os.path.getsize(path) if os.path.exists(path) else 0
 
 
-RUSTYPASTE_ROOT = os.path.expanduser("~/.cache/blobdrop-bench/rustypaste")
+CACHE = os.path.expanduser("~/.cache/blobdrop-bench")
+RUSTYPASTE_ROOT = os.path.join(CACHE, "rustypaste")
 RUSTYPASTE = os.path.join(RUSTYPASTE_ROOT, "bin/rustypaste")
 
 
@@ -127,3 +129,25 @@ duplicate_files = true
                                         stdout=subprocess.DEVNULL, stderr=open(os.path.join(folder, "server.log"), "ab"))
         wait_for_port(self.port, self.process)
         self.base = f"http://127.0.0.1:{self.port}"
+
+
+def build_before(rev: str) -> str:
+    """The release binary of blobdrop at git revision `rev` (`--before`), built once into the cache
+    from a detached worktree, with a target folder of its own that later revisions reuse."""
+    commit = subprocess.run(["git", "rev-parse", "--short=12", f"{rev}^{{commit}}"], cwd=ROOT, check=True,
+                            capture_output=True, text=True).stdout.strip()
+    binary = os.path.join(CACHE, f"blobdrop-{commit}")
+    if os.access(binary, os.X_OK):
+        return binary
+    source = os.path.join(CACHE, "before-source")
+    subprocess.run(["git", "worktree", "remove", "--force", source], cwd=ROOT, capture_output=True)
+    subprocess.run(["git", "worktree", "add", "--detach", source, commit], cwd=ROOT, check=True, capture_output=True)
+    try:
+        log(f"cargo build --release of {commit} (--before) ...")
+        env = dict(os.environ, CARGO_TARGET_DIR=os.path.join(CACHE, "before-target"), SQLX_OFFLINE="true")
+        subprocess.run(["cargo", "build", "--release", "--quiet", "--bin", "blobdrop"], cwd=source, env=env, check=True)
+        os.makedirs(CACHE, exist_ok=True)
+        shutil.copy2(os.path.join(CACHE, "before-target/release/blobdrop"), binary)
+    finally:
+        subprocess.run(["git", "worktree", "remove", "--force", source], cwd=ROOT, capture_output=True)
+    return binary

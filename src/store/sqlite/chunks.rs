@@ -45,6 +45,7 @@ impl Store {
         let mut writer = self.writer.acquire().await?;
         self.room_for_batch(&mut writer, bytes).await?;
         insert.build().persistent(true).execute(&mut *writer).await?;
+        self.committed_to_wal(bytes);
         Ok(())
     }
 
@@ -55,11 +56,12 @@ impl Store {
         writer: &mut sqlx::SqliteConnection,
         bytes: u64,
     ) -> Result<(), StoreError> {
-        if self.reserve.check_room_for_uploads(bytes, 0).is_err() {
+        let owed = self.owed_to_database_file();
+        if self.reserve.check_room_for_uploads(bytes, owed, 0).is_err() {
             // Only near the reserve: free pages inside the database take this batch first.
             let free_pages: i64 =
                 sqlx::query_scalar(super::runtime_sql::FREELIST_COUNT).fetch_one(&mut *writer).await?;
-            self.reserve.check_room_for_uploads(bytes, super::reserve::reusable_bytes(free_pages))?;
+            self.reserve.check_room_for_uploads(bytes, owed, super::reserve::reusable_bytes(free_pages))?;
         }
         Ok(())
     }

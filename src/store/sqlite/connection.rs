@@ -74,17 +74,31 @@ fn pragmas(role: Role, options: StoreOptions) -> Vec<(&'static str, String)> {
         (creates, ("page_size", PAGE_SIZE.to_string())),
         (creates, ("auto_vacuum", "INCREMENTAL".to_string())),
         (may_write, ("journal_mode", "WAL".to_string())),
-        (true, ("synchronous", "NORMAL".to_string())),
+        // Every commit syncs the WAL before it returns, so what a client is told was kept survives
+        // a power cut (see the module doc of `store::sqlite`). NORMAL synced only at checkpoints:
+        // on a file system that forgets unsynced writes, the last commits before the cut were
+        // gone, and with checkpoints left to Litestream, every one since the last (issue 25).
+        (true, ("synchronous", "FULL".to_string())),
         (true, ("foreign_keys", "ON".to_string())),
         (true, ("busy_timeout", busy_timeout_ms.to_string())),
         // Per connection; only a committing connection checkpoints, but every one says the same.
         (true, ("wal_autocheckpoint", options.wal_autocheckpoint.to_string())),
+        // The WAL file keeps its largest size once grown (a reader held open during a large
+        // upload grew it to 128 MB); SQLite cuts it back to this at the first commit after it
+        // starts over. Left alone when another process (Litestream) runs the checkpoints.
+        (may_write && options.wal_autocheckpoint != 0, ("journal_size_limit", wal_mark_bytes(options).to_string())),
         (may_write && max_page_count.is_some(), ("max_page_count", max_page_count.unwrap_or_default().to_string())),
         (reads_only, ("query_only", "ON".to_string())),
         // Each reader reads every page once (see READER_CACHE_KIB).
         (role != Role::Writer, ("cache_size", format!("-{READER_CACHE_KIB}"))),
     ];
     table.into_iter().filter(|(applies, _)| *applies).map(|(_, pragma)| pragma).collect()
+}
+
+/// The WAL's checkpoint mark in bytes: where it starts over when nothing holds it, and what
+/// `journal_size_limit` cuts it back to then.
+pub(super) fn wal_mark_bytes(options: StoreOptions) -> u64 {
+    u64::from(options.wal_autocheckpoint) * u64::from(PAGE_SIZE)
 }
 
 /// The sqlx options of a connection of `role` (sqlx keeps `page_size`, `auto_vacuum`,
@@ -159,7 +173,7 @@ mod tests {
         sqlx::query("CREATE TABLE t (x)").execute(&mut writer).await.unwrap();
         let busy = BUSY_TIMEOUT.as_millis().to_string();
         let page = PAGE_SIZE.to_string();
-        let expected: Vec<String> = ["wal", "1", &busy, "1", &page, "2"].map(str::to_owned).to_vec();
+        let expected: Vec<String> = ["wal", "2", &busy, "1", &page, "2"].map(str::to_owned).to_vec();
         assert_eq!(sqlx_reports(&mut writer).await, expected, "sqlx writer: {REPORTED:?}");
         assert_eq!(sqlx_reports(&mut sqlx_open(&path, Role::Reader).await).await, expected, "sqlx reader");
         assert_eq!(sqlx_reports(&mut sqlx_open(&path, Role::ReadOnly).await).await, expected, "sqlx read-only");

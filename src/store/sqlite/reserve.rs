@@ -24,6 +24,7 @@ const BALLAST_MAX: u64 = 16 * 1024 * 1024;
 pub struct DiskReserve {
     folder: PathBuf,
     ballast: PathBuf,
+    wal: PathBuf,
     /// Bytes uploads must leave free (counting the ballast as free); 0 turns the reserve off.
     bytes: u64,
 }
@@ -35,14 +36,17 @@ impl DiskReserve {
             Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
             _ => PathBuf::from("."),
         };
-        let mut ballast = db.as_os_str().to_owned();
-        ballast.push("-reserve");
+        let beside = |suffix: &str| {
+            let mut path = db.as_os_str().to_owned();
+            path.push(suffix);
+            PathBuf::from(path)
+        };
         let bytes = bytes.unwrap_or_else(|| {
             default_reserve(
                 rustix::fs::statvfs(&folder).map_or(0, |stats| stats.f_blocks.saturating_mul(stats.f_frsize)),
             )
         });
-        DiskReserve { folder, ballast: ballast.into(), bytes }
+        DiskReserve { folder, ballast: beside("-reserve"), wal: beside("-wal"), bytes }
     }
 
     fn ballast_bytes(&self) -> u64 {
@@ -68,16 +72,25 @@ impl DiskReserve {
         })
     }
 
+    /// The WAL file's length: all a checkpoint could still copy into the database file, when no
+    /// checkpoint of this process says how much of it is left (another process makes them).
+    pub(super) fn wal_bytes(&self) -> u64 {
+        std::fs::metadata(&self.wal).map_or(0, |meta| meta.len())
+    }
+
     /// `StorageFull` when an upload would eat into the reserve. One statvfs call: cheap enough
     /// for every batch. An unreadable file system is not a reason to refuse.
     /// `writing` is what the caller is about to add: twice its bytes are counted, since chunks reach
-    /// the WAL first and the database file at the next checkpoint. `reusable` is free space inside
-    /// the database file (its free pages), which SQLite fills before it grows the file.
-    pub fn check_room_for_uploads(&self, writing: u64, reusable: u64) -> Result<(), StoreError> {
+    /// the WAL first and the database file at the next checkpoint. `owed` is what earlier commits
+    /// will still add to the database file when a checkpoint copies them from the WAL (counted
+    /// here, it can never be copied into the reserve after the upload that wrote it was refused).
+    /// `reusable` is free space inside the database file (its free pages), which SQLite fills
+    /// before it grows the file.
+    pub fn check_room_for_uploads(&self, writing: u64, owed: u64, reusable: u64) -> Result<(), StoreError> {
         if self.bytes == 0 {
             return Ok(());
         }
-        let needed = self.bytes.saturating_add(writing.saturating_mul(2));
+        let needed = self.bytes.saturating_add(writing.saturating_mul(2)).saturating_add(owed);
         match self.free_bytes() {
             Some(free) if free.saturating_add(self.ballast_on_disk()).saturating_add(reusable) < needed => {
                 Err(StoreError::StorageFull)

@@ -122,6 +122,7 @@ impl Store {
         move_offset(&mut transaction, file_id, expected, offset).await?;
         insert.build().persistent(true).execute(&mut *transaction).await?;
         transaction.commit().await?;
+        self.committed_to_wal(bytes);
         Ok(())
     }
 

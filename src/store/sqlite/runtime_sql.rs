@@ -10,6 +10,9 @@
 
 /// Moves the whole WAL into the database file and empties it: at a clean stop.
 pub(super) const CHECKPOINT_TRUNCATE: &str = "PRAGMA wal_checkpoint(TRUNCATE)";
+/// Moves the whole WAL into the database file and starts it over, waiting (the busy timeout) for
+/// the write running and for readers still on the WAL: by the checkpoints ahead, past the mark.
+pub(super) const CHECKPOINT_RESTART: &str = "PRAGMA wal_checkpoint(RESTART)";
 /// Moves what it can of the WAL into the database file without waiting for anyone.
 pub(super) const CHECKPOINT_PASSIVE: &str = "PRAGMA wal_checkpoint(PASSIVE)";
 /// One step of giving free pages back: 64 pages (1 MiB at 16 KiB pages), each step one short write
@@ -43,6 +46,7 @@ mod tests {
         let store = Store::open(&path, StoreOptions::default()).await.unwrap();
         let mut statements: Vec<String> = [
             CHECKPOINT_TRUNCATE,
+            CHECKPOINT_RESTART,
             CHECKPOINT_PASSIVE,
             INCREMENTAL_VACUUM_STEP,
             FREELIST_COUNT,

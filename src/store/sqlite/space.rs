@@ -82,11 +82,12 @@ impl Store {
     /// deleted upload's pages take the next one at once, before the clean-up gives them back to
     /// the file system in its paced steps.
     pub async fn check_room_for_uploads(&self) -> Result<(), StoreError> {
-        if self.reserve.check_room_for_uploads(0, 0).is_ok() {
+        let owed = self.owed_to_database_file();
+        if self.reserve.check_room_for_uploads(0, owed, 0).is_ok() {
             return Ok(());
         }
         let free_pages: i64 = sqlx::query_scalar(FREELIST_COUNT).fetch_one(&self.reader).await?;
-        self.reserve.check_room_for_uploads(0, reusable_bytes(free_pages))
+        self.reserve.check_room_for_uploads(0, owed, reusable_bytes(free_pages))
     }
 
     /// Free bytes on the database's file system, for the system page.

@@ -47,14 +47,21 @@ impl Store {
             .then(|| CheckpointsAhead::start(path, store_options))
             .transpose()
             .map_err(|source| OpenError::Open { path: display.clone(), source: source.into() })?;
-        let after_write = checkpoints.clone();
+        let (before_restart, after_write) = (checkpoints.clone(), checkpoints.clone());
+        let wal_mark_bytes = super::connection::wal_mark_bytes(store_options);
         // The writer connects first: it creates the file with the page size and auto_vacuum mode.
         let writer = SqlitePoolOptions::new()
             .max_connections(1)
             .min_connections(1)
             .before_acquire(move |_, _| {
                 before_write.release_if_disk_is_full();
-                Box::pin(async { Ok(true) })
+                let (restart, wal_bytes) = (before_restart.clone(), before_write.wal_bytes());
+                Box::pin(async move {
+                    if let Some(checkpoints) = restart {
+                        checkpoints.wait_if_the_wal_is_past_its_mark(wal_bytes, wal_mark_bytes).await;
+                    }
+                    Ok(true)
+                })
             })
             .after_release(move |connection, _| {
                 let sound = writer_is_sound(connection);
@@ -115,6 +122,20 @@ impl Store {
     /// False when another process (Litestream) makes every checkpoint.
     pub(super) fn wal_checkpoints(&self) -> bool {
         self.checkpoints.is_some()
+    }
+
+    /// Bytes that checkpoints will still copy from the WAL into the database file: what the
+    /// checkpoints ahead last found left, plus what was committed since; with none (another
+    /// process checkpoints), the whole WAL.
+    pub(super) fn owed_to_database_file(&self) -> u64 {
+        self.checkpoints.as_ref().map_or_else(|| self.reserve.wal_bytes(), CheckpointsAhead::owed_bytes)
+    }
+
+    /// Counts chunk bytes just committed as owed to the database file (`owed_to_database_file`).
+    pub(super) fn committed_to_wal(&self, bytes: u64) {
+        if let Some(checkpoints) = &self.checkpoints {
+            checkpoints.committed(bytes);
+        }
     }
 
     /// Stops the checkpoints ahead of the writer and closes their connection (on the blocking
