@@ -449,13 +449,9 @@ struct Facts {
     /// Unfinished tus uploads: the highest offset a PATCH (or the creation) acknowledged.
     tus: BTreeMap<String, u64>,
     /// Tokens, session cookies and guest links: created (answered), and revoked (answered).
-    tokens: BTreeSet<String>,
-    revoked_tokens: BTreeSet<String>,
-    sessions: BTreeSet<String>,
-    revoked_sessions: BTreeSet<String>,
-    links: BTreeSet<String>,
-    revoked_links: BTreeSet<String>,
-    /// Revocations sent without an answer: not checked either way.
+    credentials: BTreeMap<String, Credential>,
+    revoked: BTreeMap<String, Credential>,
+    /// Revocations sent without an answer: whatever the server says after the cut.
     maybe_revoked: BTreeSet<String>,
     /// `Max-Downloads: 1` files whose one download arrived whole.
     used_up: BTreeSet<String>,
@@ -471,9 +467,47 @@ impl Facts {
             self.files.len(),
             self.deleted.len(),
             self.tus.len(),
-            self.revoked_tokens.len() + self.revoked_sessions.len() + self.revoked_links.len(),
+            self.revoked.len(),
             self.used_up.len()
         )
+    }
+}
+
+/// What a client holds that the owner can revoke.
+#[derive(Clone, Copy, Debug)]
+enum Credential {
+    Token,
+    Session,
+    GuestLink,
+}
+
+impl Credential {
+    fn name(self) -> &'static str {
+        match self {
+            Credential::Token => "an API token",
+            Credential::Session => "a session",
+            Credential::GuestLink => "a guest link",
+        }
+    }
+
+    /// What the server answers to `credential` used as this kind of credential: 200 for one
+    /// that holds.
+    async fn answer(self, server: &Server, credential: &str) -> StatusCode {
+        let request = match self {
+            Credential::Token => server.client.get(server.url("/api/files")).bearer_auth(credential),
+            Credential::Session => server.client.get(server.url("/files")).header("cookie", credential),
+            Credential::GuestLink => server.client.get(server.url(&format!("/g/{credential}"))),
+        };
+        request.send().await.unwrap().status()
+    }
+
+    /// The answer to one revoked.
+    fn refused(self) -> StatusCode {
+        match self {
+            Credential::Token => StatusCode::UNAUTHORIZED,
+            Credential::Session => StatusCode::SEE_OTHER,
+            Credential::GuestLink => StatusCode::NOT_FOUND,
+        }
     }
 }
 
@@ -701,6 +735,32 @@ impl Worker {
         Ok(())
     }
 
+    /// A credential whose creation was answered.
+    fn created(&self, credential: &str, kind: Credential) {
+        self.facts().credentials.insert(credential.to_owned(), kind);
+        self.answered();
+    }
+
+    /// Revokes `credential` with `request`, which must answer `expected`.
+    async fn revoke(
+        &self,
+        credential: &str,
+        kind: Credential,
+        what: &str,
+        expected: StatusCode,
+        request: reqwest::RequestBuilder,
+    ) -> Step<()> {
+        self.facts().maybe_revoked.insert(credential.to_owned());
+        self.expect(what, expected, request).await?;
+        let mut facts = self.facts();
+        facts.maybe_revoked.remove(credential);
+        facts.credentials.remove(credential);
+        facts.revoked.insert(credential.to_owned(), kind);
+        drop(facts);
+        self.answered();
+        Ok(())
+    }
+
     /// A token made, and revoked when `revoke`.
     async fn token(&self, label: &str, revoke: bool) -> Step<()> {
         let request = self.owner(Method::POST, "/api/tokens").json(&serde_json::json!({ "label": label }));
@@ -708,17 +768,10 @@ impl Worker {
         let json: serde_json::Value = serde_json::from_slice(&body).map_err(|e| Stop::Failed(e.to_string()))?;
         let (id, token) =
             (json["id"].as_i64().unwrap_or_default(), json["token"].as_str().unwrap_or_default().to_owned());
-        self.facts().tokens.insert(token.clone());
-        self.answered();
+        self.created(&token, Credential::Token);
         if revoke {
-            self.facts().maybe_revoked.insert(token.clone());
             let request = self.owner(Method::DELETE, &format!("/api/tokens/{id}"));
-            self.expect("DELETE /api/tokens/{id}", StatusCode::NO_CONTENT, request).await?;
-            let mut facts = self.facts();
-            facts.tokens.remove(&token);
-            facts.revoked_tokens.insert(token);
-            drop(facts);
-            self.answered();
+            self.revoke(&token, Credential::Token, "DELETE /api/tokens/{id}", StatusCode::NO_CONTENT, request).await?;
         }
         Ok(())
     }
@@ -733,27 +786,20 @@ impl Worker {
             .and_then(|value| value.split(';').next())
             .unwrap_or_default()
             .to_owned();
-        self.facts().sessions.insert(cookie.clone());
-        self.answered();
+        self.created(&cookie, Credential::Session);
         if revoke {
             let (_, page) =
                 self.expect("GET /", StatusCode::OK, self.client.get(self.url("/")).header("cookie", &cookie)).await?;
             let page = String::from_utf8_lossy(&page);
             let csrf = page.split("name=\"csrf-token\" content=\"").nth(1).and_then(|rest| rest.split('"').next());
             let csrf = csrf.ok_or_else(|| Stop::Failed("the home page has no CSRF token".into()))?.to_owned();
-            self.facts().maybe_revoked.insert(cookie.clone());
             let request = self
                 .client
                 .post(self.url("/logout"))
                 .header("cookie", &cookie)
                 .header("origin", &self.server_url)
                 .form(&[("csrf_token", csrf.as_str())]);
-            self.expect("POST /logout", StatusCode::SEE_OTHER, request).await?;
-            let mut facts = self.facts();
-            facts.sessions.remove(&cookie);
-            facts.revoked_sessions.insert(cookie);
-            drop(facts);
-            self.answered();
+            self.revoke(&cookie, Credential::Session, "POST /logout", StatusCode::SEE_OTHER, request).await?;
         }
         Ok(())
     }
@@ -764,17 +810,11 @@ impl Worker {
         let (_, body) = self.expect("POST /api/guest-links", StatusCode::CREATED, request).await?;
         let json: serde_json::Value = serde_json::from_slice(&body).map_err(|e| Stop::Failed(e.to_string()))?;
         let id = json["id"].as_str().unwrap_or_default().to_owned();
-        self.facts().links.insert(id.clone());
-        self.answered();
+        self.created(&id, Credential::GuestLink);
         if revoke {
-            self.facts().maybe_revoked.insert(id.clone());
             let request = self.owner(Method::DELETE, &format!("/api/guest-links/{id}"));
-            self.expect("DELETE /api/guest-links/{id}", StatusCode::NO_CONTENT, request).await?;
-            let mut facts = self.facts();
-            facts.links.remove(&id);
-            facts.revoked_links.insert(id.clone());
-            drop(facts);
-            self.answered();
+            let what = "DELETE /api/guest-links/{id}";
+            self.revoke(&id, Credential::GuestLink, what, StatusCode::NO_CONTENT, request).await?;
         }
         Ok(id)
     }
@@ -870,10 +910,6 @@ async fn listing(server: &Server) -> BTreeMap<String, Listed> {
         }
     }
     listed
-}
-
-async fn status_of(request: reqwest::RequestBuilder) -> StatusCode {
-    request.send().await.unwrap().status()
 }
 
 async fn download_digest(server: &Server, id: &str) -> Result<String, StatusCode> {
@@ -995,63 +1031,24 @@ async fn broken_promises(server: &Server, facts: &mut Facts, db: &Database) -> V
         }
     }
 
-    for token in facts.tokens.clone() {
-        let status = status_of(server.client.get(server.url("/api/files")).bearer_auth(&token)).await;
-        if status != StatusCode::OK && !facts.maybe_revoked.contains(&token) {
-            broken.push(format!("a token created (201) is refused after the cut ({status})"));
-            facts.tokens.remove(&token);
+    for (credential, kind) in facts.credentials.clone() {
+        let status = kind.answer(server, &credential).await;
+        // A revocation sent without an answer happened or not: from now on it is what the server says.
+        if facts.maybe_revoked.contains(&credential) {
+            if status != StatusCode::OK {
+                facts.credentials.remove(&credential);
+            }
+        } else if status != StatusCode::OK {
+            broken.push(format!("{}, created with an answer, is refused after the cut ({status})", kind.name()));
+            facts.credentials.remove(&credential);
         }
     }
-    for token in facts.revoked_tokens.clone() {
-        let status = status_of(server.client.get(server.url("/api/files")).bearer_auth(&token)).await;
-        if status != StatusCode::UNAUTHORIZED {
-            broken.push(format!("a token revoked (204) is let in after the cut ({status})"));
-            facts.revoked_tokens.remove(&token);
-        }
-    }
-    for cookie in facts.sessions.clone() {
-        let status = status_of(server.client.get(server.url("/files")).header("cookie", &cookie)).await;
-        if status != StatusCode::OK && !facts.maybe_revoked.contains(&cookie) {
-            broken.push(format!("a session signed in (303) is refused after the cut ({status})"));
-            facts.sessions.remove(&cookie);
-        }
-    }
-    for cookie in facts.revoked_sessions.clone() {
-        let status = status_of(server.client.get(server.url("/files")).header("cookie", &cookie)).await;
-        if status != StatusCode::SEE_OTHER {
-            broken.push(format!("a session signed out (303) is let in after the cut ({status})"));
-            facts.revoked_sessions.remove(&cookie);
-        }
-    }
-    for link in facts.links.clone() {
-        let status = status_of(server.client.get(server.url(&format!("/g/{link}")))).await;
-        if status != StatusCode::OK && !facts.maybe_revoked.contains(&link) {
-            broken.push(format!("the guest link {link}, created with 201, answers {status}"));
-            facts.links.remove(&link);
-        }
-    }
-    for link in facts.revoked_links.clone() {
-        let status = status_of(server.client.get(server.url(&format!("/g/{link}")))).await;
-        if status != StatusCode::NOT_FOUND {
-            broken.push(format!("the guest link {link}, deleted with 204, answers {status}"));
-            facts.revoked_links.remove(&link);
-        }
-    }
-    // Unanswered revocations happened or not; from now on they are what the server says.
-    for credential in std::mem::take(&mut facts.maybe_revoked) {
-        let revoked = if facts.tokens.contains(&credential) {
-            status_of(server.client.get(server.url("/api/files")).bearer_auth(&credential)).await != StatusCode::OK
-        } else if facts.sessions.contains(&credential) {
-            status_of(server.client.get(server.url("/files")).header("cookie", &credential)).await != StatusCode::OK
-        } else if facts.links.contains(&credential) {
-            status_of(server.client.get(server.url(&format!("/g/{credential}")))).await != StatusCode::OK
-        } else {
-            continue;
-        };
-        if revoked {
-            facts.tokens.remove(&credential);
-            facts.sessions.remove(&credential);
-            facts.links.remove(&credential);
+    facts.maybe_revoked.clear();
+    for (credential, kind) in facts.revoked.clone() {
+        let status = kind.answer(server, &credential).await;
+        if status != kind.refused() {
+            broken.push(format!("{}, revoked with an answer, is let in after the cut ({status})", kind.name()));
+            facts.revoked.remove(&credential);
         }
     }
 

@@ -286,7 +286,7 @@ impl State {
         }
     }
 
-    fn to_trash(&mut self, path: &Path) -> Result<PathBuf> {
+    fn move_to_trash(&mut self, path: &Path) -> Result<PathBuf> {
         let trash = self.trash.join(self.next_trash.to_string());
         self.next_trash += 1;
         std::fs::rename(path, &trash).map_err(io)?;
@@ -397,11 +397,21 @@ impl Forgetful {
         self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Makes `path` (a regular file, a folder or a symlink) owned by the caller, and journals it.
-    fn created(&self, state: &mut State, req: &Request, path: &Path) -> Result<FileAttr> {
-        std::os::unix::fs::lchown(path, Some(req.uid()), Some(req.gid())).map_err(io)?;
-        state.journal.push(Undo::Created(path.to_path_buf()));
-        state.entry(path)
+    /// Makes `name` in `parent` with `make` (a regular file, a folder or a symlink), owned by the
+    /// caller, and journals it.
+    fn make(
+        &self,
+        req: &Request,
+        parent: INodeNo,
+        name: &OsStr,
+        make: impl FnOnce(&Path) -> std::io::Result<()>,
+    ) -> Result<FileAttr> {
+        let mut state = self.state();
+        let path = self.child(&mut state, parent, name)?;
+        make(&path).map_err(io)?;
+        std::os::unix::fs::lchown(&path, Some(req.uid()), Some(req.gid())).map_err(io)?;
+        state.journal.push(Undo::Created(path.clone()));
+        state.entry(&path)
     }
 
     fn child(&self, state: &mut State, parent: INodeNo, name: &OsStr) -> Result<PathBuf> {
@@ -409,10 +419,9 @@ impl Forgetful {
     }
 
     fn create_file(&self, req: &Request, parent: INodeNo, name: &OsStr, mode: u32, umask: u32) -> Result<FileAttr> {
-        let mut state = self.state();
-        let path = self.child(&mut state, parent, name)?;
-        OpenOptions::new().write(true).create_new(true).mode(mode & !umask & 0o7777).open(&path).map_err(io)?;
-        self.created(&mut state, req, &path)
+        self.make(req, parent, name, |path| {
+            OpenOptions::new().write(true).create_new(true).mode(mode & !umask & 0o7777).open(path).map(drop)
+        })
     }
 
     fn remove(&self, parent: INodeNo, name: &OsStr, folder: bool) -> Result<()> {
@@ -425,7 +434,7 @@ impl Forgetful {
             (true, true) if std::fs::read_dir(&path).map_err(io)?.next().is_some() => return Err(Errno::ENOTEMPTY),
             _ => {}
         }
-        let trash = state.to_trash(&path)?;
+        let trash = state.move_to_trash(&path)?;
         state.journal.push(Undo::Removed { path, trash });
         Ok(())
     }
@@ -454,7 +463,7 @@ impl Forgetful {
                 if target.is_dir() && std::fs::read_dir(&to).map_err(io)?.next().is_some() {
                     return Err(Errno::ENOTEMPTY);
                 }
-                Some(state.to_trash(&to)?)
+                Some(state.move_to_trash(&to)?)
             }
             Err(_) => None,
         };
@@ -571,11 +580,8 @@ impl Filesystem for Forgetful {
     }
 
     fn mkdir(&self, req: &Request, parent: INodeNo, name: &OsStr, mode: u32, umask: u32, reply: ReplyEntry) {
-        let mut state = self.state();
-        let made = self.child(&mut state, parent, name).and_then(|path| {
-            std::fs::DirBuilder::new().mode(mode & !umask & 0o7777).create(&path).map_err(io)?;
-            self.created(&mut state, req, &path)
-        });
+        let made =
+            self.make(req, parent, name, |path| std::fs::DirBuilder::new().mode(mode & !umask & 0o7777).create(path));
         match made {
             Ok(attr) => reply.entry(&TTL, &attr, Generation(0)),
             Err(error) => reply.error(error),
@@ -597,12 +603,7 @@ impl Filesystem for Forgetful {
     }
 
     fn symlink(&self, req: &Request, parent: INodeNo, link_name: &OsStr, target: &Path, reply: ReplyEntry) {
-        let mut state = self.state();
-        let made = self.child(&mut state, parent, link_name).and_then(|path| {
-            std::os::unix::fs::symlink(target, &path).map_err(io)?;
-            self.created(&mut state, req, &path)
-        });
-        match made {
+        match self.make(req, parent, link_name, |path| std::os::unix::fs::symlink(target, path)) {
             Ok(attr) => reply.entry(&TTL, &attr, Generation(0)),
             Err(error) => reply.error(error),
         }
