@@ -852,7 +852,7 @@ impl Worker {
         let mut mine: Vec<String> = Vec::new();
         for step in 0..STEPS {
             let name = format!("{tag}-{step}.bin");
-            let size = if budget > 64 * KIB { rng.size(64 * MIB.min(budget)) } else { rng.size(64 * KIB) };
+            let size = if budget > 64 * KIB { rng.size((64 * MIB).min(budget)) } else { rng.size(64 * KIB) };
             budget = budget.saturating_sub(size);
             let bytes = content(rng.next(), size);
             match rng.below(100) {
