@@ -65,3 +65,17 @@ pub enum OpenError {
     #[error("cannot migrate the database schema")]
     Migrate(#[from] sqlx::migrate::MigrateError),
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_database_out_of_reach_is_unavailable_and_a_failed_statement_is_not() {
+        let broken = std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "expected to read 5 bytes, got 0");
+        assert!(matches!(StoreError::from(sqlx::Error::PoolTimedOut), StoreError::Unavailable(_)));
+        assert!(matches!(StoreError::from(sqlx::Error::Io(broken)), StoreError::Unavailable(_)));
+        assert!(matches!(StoreError::from(sqlx::Error::RowNotFound), StoreError::Database(_)));
+        assert!(matches!(StoreError::from(sqlx::Error::PoolClosed), StoreError::Database(_)));
+    }
+}
