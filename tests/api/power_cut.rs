@@ -406,6 +406,18 @@ fn rounds() -> usize {
     std::env::var("BLOBDROP_POWER_CUT_ROUNDS").ok().and_then(|n| n.parse().ok()).unwrap_or(ROUNDS)
 }
 
+/// SHA-256 off the runtime's threads: hashing 64 MiB unoptimized takes seconds, and a client
+/// stalled that long between connecting and sending its request gets a 408 from actix-web.
+async fn digest(bytes: &bytes::Bytes) -> String {
+    let bytes = bytes.clone();
+    tokio::task::spawn_blocking(move || sha256(&bytes)).await.unwrap()
+}
+
+/// `content`, made off the runtime's threads.
+async fn made(tag: u64, len: usize) -> bytes::Bytes {
+    tokio::task::spawn_blocking(move || bytes::Bytes::from(content(tag, len))).await.unwrap()
+}
+
 /// Bytes of their own for every `tag`, so a chunk of one file in another shows.
 fn content(tag: u64, len: usize) -> Vec<u8> {
     let mut state = tag.wrapping_mul(0x2545_f491_4f6c_dd1d) | 1;
@@ -621,11 +633,11 @@ impl Worker {
         &self,
         what: &str,
         name: &str,
-        bytes: &[u8],
+        bytes: &bytes::Bytes,
         limited: bool,
         request: reqwest::RequestBuilder,
     ) -> Step<String> {
-        let digest = sha256(bytes);
+        let digest = digest(bytes).await;
         self.facts().unanswered.insert(name.to_owned(), digest.clone());
         let (_, body) = self.expect(what, StatusCode::CREATED, request).await?;
         let text = String::from_utf8_lossy(&body);
@@ -639,23 +651,24 @@ impl Worker {
         Ok(id)
     }
 
-    async fn put(&self, name: &str, bytes: Vec<u8>) -> Step<String> {
+    async fn put(&self, name: &str, bytes: bytes::Bytes) -> Step<String> {
         let request = self.owner(Method::PUT, &format!("/{name}")).body(bytes.clone());
         self.upload(&format!("PUT /{name} ({} bytes)", bytes.len()), name, &bytes, false, request).await
     }
 
-    async fn form(&self, name: &str, bytes: Vec<u8>) -> Step<String> {
-        let part = reqwest::multipart::Part::bytes(bytes.clone()).file_name(name.to_owned());
+    async fn form(&self, name: &str, bytes: bytes::Bytes) -> Step<String> {
+        let part =
+            reqwest::multipart::Part::stream_with_length(bytes.clone(), bytes.len() as u64).file_name(name.to_owned());
         let request = self.owner(Method::POST, "/").multipart(reqwest::multipart::Form::new().part("file", part));
         self.upload(&format!("POST / form with {name} ({} bytes)", bytes.len()), name, &bytes, false, request).await
     }
 
-    async fn guest_put(&self, link: &str, name: &str, bytes: Vec<u8>) -> Step<String> {
+    async fn guest_put(&self, link: &str, name: &str, bytes: bytes::Bytes) -> Step<String> {
         let request = self.client.put(self.url(&format!("/g/{link}/{name}"))).body(bytes.clone());
         self.upload(&format!("guest PUT {name} ({} bytes)", bytes.len()), name, &bytes, false, request).await
     }
 
-    async fn tus(&self, name: &str, bytes: Vec<u8>, rng: &mut Rng) -> Step<()> {
+    async fn tus(&self, name: &str, bytes: bytes::Bytes, rng: &mut Rng) -> Step<()> {
         use base64::Engine;
         let what = format!("tus upload {name} ({} bytes)", bytes.len());
         let metadata = format!("filename {}", base64::engine::general_purpose::STANDARD.encode(name));
@@ -669,7 +682,7 @@ impl Worker {
         let id = location.rsplit('/').next().unwrap_or_default().to_owned();
         self.facts().tus.insert(id.clone(), 0);
         self.answered();
-        let digest = sha256(&bytes);
+        let digest = digest(&bytes).await;
         let mut offset = 0;
         while offset < bytes.len() {
             let piece = (rng.size(16 * MIB)).min(bytes.len() - offset);
@@ -684,7 +697,7 @@ impl Worker {
                 .header("Tus-Resumable", "1.0.0")
                 .header("Upload-Offset", offset)
                 .header("Content-Type", "application/offset+octet-stream")
-                .body(bytes[offset..offset + piece].to_vec());
+                .body(bytes.slice(offset..offset + piece));
             let (headers, _) =
                 self.expect(&format!("{what}: PATCH at {offset}"), StatusCode::NO_CONTENT, patch).await?;
             let acknowledged: u64 = headers
@@ -820,14 +833,14 @@ impl Worker {
     }
 
     /// A `Max-Downloads: 1` file, and its one download.
-    async fn limited(&self, name: &str, bytes: Vec<u8>) -> Step<()> {
+    async fn limited(&self, name: &str, bytes: bytes::Bytes) -> Step<()> {
         let request = self.owner(Method::PUT, &format!("/{name}")).header("Max-Downloads", "1").body(bytes.clone());
         let id = self.upload(&format!("PUT /{name} with Max-Downloads: 1"), name, &bytes, true, request).await?;
         self.facts().maybe_used.insert(id.clone());
         let (_, body) = self
             .expect(&format!("GET /f/{id}"), StatusCode::OK, self.client.get(self.url(&format!("/f/{id}"))))
             .await?;
-        if sha256(&body) != sha256(&bytes) {
+        if digest(&body.into()).await != digest(&bytes).await {
             return Err(Stop::Failed(format!("the limited file {name} downloaded other bytes")));
         }
         let mut facts = self.facts();
@@ -854,12 +867,13 @@ impl Worker {
             let name = format!("{tag}-{step}.bin");
             let size = if budget > 64 * KIB { rng.size((64 * MIB).min(budget)) } else { rng.size(64 * KIB) };
             budget = budget.saturating_sub(size);
-            let bytes = content(rng.next(), size);
+            // Made only for the steps that upload them; drawn for every step, so a seed replays.
+            let tag = rng.next();
             match rng.below(100) {
-                0..25 => mine.push(self.put(&name, bytes).await?),
-                25..35 => mine.push(self.form(&name, bytes).await?),
-                35..45 => mine.push(self.guest_put(&link, &name, bytes).await?),
-                45..60 => self.tus(&name, bytes, rng).await?,
+                0..25 => mine.push(self.put(&name, made(tag, size).await).await?),
+                25..35 => mine.push(self.form(&name, made(tag, size).await).await?),
+                35..45 => mine.push(self.guest_put(&link, &name, made(tag, size).await).await?),
+                45..60 => self.tus(&name, made(tag, size).await, rng).await?,
                 60..70 if !mine.is_empty() => {
                     let id = mine.swap_remove(rng.below(mine.len() as u64) as usize);
                     self.delete(&id).await?;
@@ -871,7 +885,7 @@ impl Worker {
                 80..85 => self.token(&format!("{tag} token {step}"), rng.below(3) > 0).await?,
                 85..90 => self.session(rng.below(3) > 0).await?,
                 90..95 => drop(self.guest_link(&format!("{tag} link {step}"), true).await?),
-                _ => self.limited(&name, content(rng.next(), rng.size(MIB))).await?,
+                _ => self.limited(&name, made(tag, size.min(MIB)).await).await?,
             }
         }
         Ok(())
@@ -915,7 +929,7 @@ async fn listing(server: &Server) -> BTreeMap<String, Listed> {
 async fn download_digest(server: &Server, id: &str) -> Result<String, StatusCode> {
     let response = server.client.get(server.url(&format!("/f/{id}"))).send().await.unwrap();
     match response.status() {
-        StatusCode::OK => Ok(sha256(&response.bytes().await.unwrap())),
+        StatusCode::OK => Ok(digest(&response.bytes().await.unwrap()).await),
         status => Err(status),
     }
 }

@@ -3,8 +3,9 @@
 //! PostgreSQL on it.
 //!
 //! Usage: `forgetful-fs BACKING MOUNTPOINT`. `BACKING/files` is the disk: it holds exactly what was
-//! synced. It prints `mounted` once the mount is up, serves until it is unmounted, and takes
-//! commands, one line each, on the Unix socket `BACKING/control.sock`:
+//! synced. It prints `mounted` once the mount is up, serves until it is unmounted (or its parent
+//! process is gone: then it unmounts itself), and takes commands, one line each, on the Unix socket
+//! `BACKING/control.sock`:
 //! - `cut`: the power goes. Every cache is forgotten at once, the names changed since the last sync
 //!   are changed back, and from then on every operation fails with EIO until the file system is
 //!   unmounted. Answers what was forgotten.
@@ -878,6 +879,16 @@ fn main() {
         .unwrap_or_else(|error| panic!("cannot mount on {}: {error}", mountpoint.display()));
     println!("mounted");
     std::io::stdout().flush().unwrap();
+    // A test killed outright leaves no mount behind: the daemon follows its parent.
+    let parent = std::os::unix::process::parent_id();
+    let mounted = mountpoint.clone();
+    std::thread::spawn(move || {
+        while std::os::unix::process::parent_id() == parent {
+            std::thread::sleep(Duration::from_secs(1));
+        }
+        let _ = std::process::Command::new("umount").arg("-l").arg(&mounted).status();
+        std::process::exit(1);
+    });
     if let Err(error) = session.run() {
         eprintln!("forgetful-fs: {error}");
         std::process::exit(1);
