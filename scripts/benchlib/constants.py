@@ -7,7 +7,8 @@ looked for: a baseline with other settings than the server's would compare nothi
 import glob, os, re
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BINARY = os.path.join(ROOT, "target/release/blobdrop")
+# Another build to measure in its place (an A/B pair: `BLOBDROP_BENCH_BINARY=... scripts/bench --no-build`).
+BINARY = os.environ.get("BLOBDROP_BENCH_BINARY") or os.path.join(ROOT, "target/release/blobdrop")
 SECRET = "bench-secret"
 AUTH = {"Authorization": f"Bearer {SECRET}"}
 MIB = 1024 * 1024

@@ -1,5 +1,5 @@
 """Each scenario of the benchmark: it measures blobdrop beside its baseline and adds its figures to `bench.r`."""
-import base64, hashlib, http.client, json, os, shutil, subprocess, time, urllib.parse
+import base64, hashlib, http.client, json, os, shutil, subprocess, threading, time, urllib.parse
 
 from .baseline import DD_MIB, RawSqlite, Reader, dd_rate, raw_sqlite
 from .constants import AUTH, MIB, SECRET
@@ -416,9 +416,10 @@ def multipart_body(name: str, payload: bytes) -> tuple[bytes, str]:
     return head + payload + f"\r\n--{boundary}--\r\n".encode(), f"multipart/form-data; boundary={boundary}"
 
 
-def uploads_for(base: str, body: bytes, headers: dict, clients: int, seconds: float) -> float:
-    """Uploads per second: `clients` threads, each on one keep-alive connection, posting `body` to
-    `base`/ one after another for `seconds`; every answer must be 200 or 201."""
+def uploads_for(base: str, payload: bytes, headers: dict, clients: int, seconds: float) -> float:
+    """Uploads per second: `clients` threads, each on one keep-alive connection, posting `payload`
+    as a file of a name of its own (rustypaste refuses a name it has) to `base`/ one after another
+    for `seconds`; every answer must be 200 or 201."""
     counts, failures = [0] * clients, []
     deadline = time.perf_counter() + seconds
 
@@ -426,7 +427,8 @@ def uploads_for(base: str, body: bytes, headers: dict, clients: int, seconds: fl
         connection = http.client.HTTPConnection(base.removeprefix("http://"), timeout=60)
         try:
             while time.perf_counter() < deadline:
-                connection.request("POST", "/", body=body, headers=headers)
+                body, content_type = multipart_body(f"small-{i}-{counts[i]}.bin", payload)
+                connection.request("POST", "/", body=body, headers={"Content-Type": content_type, **headers})
                 response = connection.getresponse()
                 response.read()
                 if response.status not in (200, 201):
@@ -459,16 +461,16 @@ def small_uploads(b: Bench) -> None:
     makers["rustypaste"] = lambda folder: Rustypaste(binary, folder, 2)
     rows: dict[tuple[str, int], dict[str, float]] = {}
     for label, size in SMALL_SIZES:
-        body, content_type = multipart_body("small.bin", os.urandom(size))
+        payload = os.urandom(size)
         for clients in SMALL_CLIENTS:
             for who, make in makers.items():
                 folder = os.path.join(b.work, "small-uploads")
                 log(f"small uploads: {label} x {clients} client(s), {who} ...")
                 server = make(folder)
                 try:
-                    headers = {"Content-Type": content_type, **(AUTH if who != "rustypaste" else {})}
+                    headers = AUTH if who != "rustypaste" else {}
                     rows.setdefault((label, clients), {})[who] = uploads_for(
-                        server.base, body, headers, clients, b.args.small_seconds)
+                        server.base, payload, headers, clients, b.args.small_seconds)
                 finally:
                     server.stop()
                     shutil.rmtree(folder, ignore_errors=True)

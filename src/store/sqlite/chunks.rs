@@ -42,9 +42,13 @@ impl Store {
         // upload's batch lands between it and the insert: checked when a batch was queued, five
         // concurrent uploads each passed with batches still waiting and together ran the disk
         // past the reserve to its last byte (tests/api/full_disk.rs).
-        let mut writer = self.writer.acquire().await?;
-        self.room_for_batch(&mut writer, bytes).await?;
-        insert.build().persistent(true).execute(&mut *writer).await?;
+        // Unsynced: the upload is invisible until its last commit, which syncs these too.
+        self.unacknowledged(async |writer| {
+            self.room_for_batch(writer, bytes).await?;
+            insert.build().persistent(true).execute(&mut *writer).await?;
+            Ok(())
+        })
+        .await?;
         self.committed_to_wal(bytes);
         Ok(())
     }

@@ -49,10 +49,15 @@ impl Store {
     /// Records an upload in the invisible 'uploading' state so its chunks have a parent row.
     #[tracing::instrument(skip_all, fields(file_id = %file.id))]
     pub async fn create_upload(&self, file: &NewFile<'_>) -> Result<(), StoreError> {
-        let mut transaction = self.writer.begin().await?;
-        insert_upload_row(&mut transaction, file).await?;
-        transaction.commit().await?;
-        Ok(())
+        use sqlx::Connection;
+        // Unsynced: the row is invisible until the upload's last commit, which syncs it too.
+        self.unacknowledged(async |writer| {
+            let mut transaction = writer.begin().await?;
+            insert_upload_row(&mut transaction, file).await?;
+            transaction.commit().await?;
+            Ok(())
+        })
+        .await
     }
 
     /// Makes a fully written upload visible, with its size and hash.

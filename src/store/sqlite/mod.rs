@@ -8,10 +8,10 @@
 //! Durability: a change a client is told about (a 201, a 204, a counted download, a tus offset)
 //! is on stable storage before the answer. Every connection runs `synchronous=FULL`, so each
 //! commit syncs the WAL before it returns, whoever checkpoints (the thread in `checkpoints`, or
-//! Litestream with `wal_autocheckpoint=0`). A chunk batch's commit syncs too: at the 1 MiB batches
-//! uploads commit, that costs nothing measurable (300 MiB/s either way, scripts/bench), and an
-//! upload's last commit would have to sync everything before it anyway. A new write therefore
-//! needs no durability step of its own: committed is kept.
+//! Litestream with `wal_autocheckpoint=0`), and a new write needs no durability step of its own:
+//! committed is kept. The one exception is `Store::unacknowledged`, for the commits of an upload
+//! no one can see yet (its row and chunk batches): the commit that makes it visible syncs them
+//! with it, since one sync makes every WAL frame before it durable. A small upload syncs once.
 
 // First: its `sql!` macro is used by the modules below.
 #[macro_use]

@@ -24,6 +24,10 @@ pub(super) const FREELIST_COUNT: &str = "PRAGMA freelist_count";
 pub(super) const PAGE_COUNT: &str = "PRAGMA page_count";
 pub(super) const PAGE_SIZE: &str = "PRAGMA page_size";
 pub(super) const AUTO_VACUUM: &str = "PRAGMA auto_vacuum";
+/// The write connection's sync rule (`connection`'s table sets FULL), relaxed around a write no
+/// client is told about and set back after it (`store::Store::unacknowledged`).
+pub(super) const SYNC_NORMAL: &str = "PRAGMA synchronous = NORMAL";
+pub(super) const SYNC_FULL: &str = "PRAGMA synchronous = FULL";
 /// A compact copy of the database into a new file (`?`), in one read transaction: the backup.
 pub(super) const VACUUM_INTO: &str = "VACUUM INTO ?";
 
@@ -48,6 +52,8 @@ mod tests {
             CHECKPOINT_TRUNCATE,
             CHECKPOINT_RESTART,
             CHECKPOINT_PASSIVE,
+            SYNC_NORMAL,
+            SYNC_FULL,
             INCREMENTAL_VACUUM_STEP,
             FREELIST_COUNT,
             PAGE_COUNT,
