@@ -172,6 +172,9 @@ impl WebhookUrl {
         if url.chars().any(|c| c.is_whitespace() || c.is_control()) {
             return Err("the webhook URL must not contain spaces");
         }
+        if !documented_shape(&lower) {
+            return Err("the webhook URL is not a valid URL (check its host and port)");
+        }
         // Read as the delivering client reads it (the WHATWG URL rules reqwest uses), so a URL
         // no delivery could ever reach (port 99999, a broken IPv6 literal, 256.256.256.256, bad
         // percent-escapes in the host) is refused now, not retried for an hour.
@@ -235,6 +238,57 @@ impl DeliveryRecord {
     }
 }
 
+/// The shape the OpenAPI document's pattern for a receiver URL states (`routes/webhooks.rs`), so
+/// that the two agree: after the scheme, a host that is DNS labels (letters, digits and inner
+/// hyphens, 1 to 63 each, none `xn--`, the last starting with a letter), a dotted IPv4 address or
+/// an IPv6 literal; an optional port from 1 to 65535; then printable ASCII only. `lower` is the
+/// trimmed URL in lower case.
+fn documented_shape(lower: &str) -> bool {
+    let Some(rest) = lower.strip_prefix("https://").or_else(|| lower.strip_prefix("http://")) else {
+        return false;
+    };
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(end);
+    if !tail.bytes().all(|b| b.is_ascii_graphic()) {
+        return false;
+    }
+    let (host, port) = match authority.strip_prefix('[') {
+        Some(literal) => match literal.split_once(']') {
+            Some((v6, port)) if v6.parse::<std::net::Ipv6Addr>().is_ok() => ("", port),
+            _ => return false,
+        },
+        None => match authority.split_once(':') {
+            Some((host, _)) => (host, &authority[host.len()..]),
+            None => (authority, ""),
+        },
+    };
+    let port_ok = port.is_empty()
+        || port.strip_prefix(':').is_some_and(|digits| {
+            digits.len() <= 5
+                && !digits.starts_with('0')
+                && digits.parse::<u32>().is_ok_and(|n| (1..=65_535).contains(&n))
+                && digits.bytes().all(|b| b.is_ascii_digit())
+        });
+    let ipv4 = host.split('.').count() == 4
+        && host.split('.').all(|part| {
+            !part.is_empty()
+                && part.len() <= 3
+                && part.bytes().all(|b| b.is_ascii_digit())
+                && (part == "0" || !part.starts_with('0'))
+                && part.parse::<u16>().is_ok_and(|n| n <= 255)
+        });
+    let label = |label: &str| {
+        (1..=63).contains(&label.len())
+            && label.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+            && !label.starts_with('-')
+            && !label.ends_with('-')
+            && !label.starts_with("xn--")
+    };
+    let domain = host.split('.').all(label)
+        && host.rsplit('.').next().is_some_and(|last| last.starts_with(|c: char| c.is_ascii_alphabetic()));
+    port_ok && (authority.starts_with('[') || ipv4 || domain)
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -260,6 +314,12 @@ mod tests {
             "http://x:y/",
             "http://a%zz/",
             "http://256.256.256.256/",
+            // Outside the document's pattern (found by the contract tester).
+            "https://N.Fc1.Z.Z.A7.y.M*",
+            "https://a.b.7/",
+            "http://xn--a.example/",
+            "http://example.com:0/",
+            "http://example.com/caf\u{e9}",
         ] {
             assert!(WebhookUrl::parse(bad).is_err(), "{bad}");
         }

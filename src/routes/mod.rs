@@ -20,6 +20,7 @@ mod system;
 mod tokens;
 mod tus;
 mod webhooks;
+mod whole_number;
 
 use actix_web::http::Method;
 use actix_web::web;
@@ -71,7 +72,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/settings", web::get().to(admin::settings))
         .route("/settings", web::post().to(admin::save_settings))
         .route("/system", web::get().to(admin::system))
-        .route("/api/system", token(web::get().to(system::show)))
+        .service(resource("/api/system", [(Method::GET, token(web::to(system::show)))]))
         .route("/healthz", web::get().to(system::health))
         .route("/metrics", token(web::get().to(system::metrics)))
         .route("/static/{path:.*}", web::get().to(assets::asset))
@@ -106,7 +107,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             )
             .default_service(web::to(delete_link::wrong_method)),
         )
-        .route("/api/files", token(web::get().to(files_api::list)))
+        .service(resource("/api/files", [(Method::GET, token(web::to(files_api::list)))]))
         .service(resource(
             "/api/files/{id}",
             [
@@ -164,7 +165,9 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             "/api/tokens",
             [(Method::GET, web::to(tokens::list)), (Method::POST, web::to(tokens::create))],
         ))
-        .route("/api/tokens/{id}", web::delete().to(tokens::revoke))
+        // A ShareX uploader with a new token (no token makes one); before `{id}`, which would take it.
+        .service(resource("/api/tokens/sharex", [(Method::POST, web::to(sharex::create))]))
+        .service(resource("/api/tokens/{id}", [(Method::DELETE, web::to(tokens::revoke))]))
         // Shares: their pages and zips, and the owner's API.
         .service(resource(
             "/api/shares",
@@ -268,9 +271,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         ))
         .service(resource("/api/webhooks/{id}/test", [(Method::POST, web::to(webhooks::test))]))
         .service(resource("/api/webhooks/{id}/deliveries", [(Method::GET, web::to(webhooks::deliveries))]))
-        // A ShareX uploader with a new token (no token makes one), and the API's OpenAPI document.
-        .route("/api/tokens/sharex", web::post().to(sharex::create))
-        .route("/api/openapi.json", web::get().to(openapi::document))
+        // The API's OpenAPI document.
+        .service(resource("/api/openapi.json", [(Method::GET, web::to(openapi::document))]))
         // `curl -T file https://host/`: any other one-segment path is a file name to upload.
         .route("/{filename}", token(web::put().to(upload::put_file)))
         .default_service(web::to(assets::not_found));

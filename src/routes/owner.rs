@@ -230,11 +230,17 @@ impl<T: DeserializeOwned + 'static> FromRequest for OwnerJson<T> {
 
     fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
         let owner = Owner::from_request(req, payload);
-        let json = web::Json::<T>::from_request(req, payload);
+        let json = web::Json::<serde_json::Value>::from_request(req, payload);
         Box::pin(async move {
             owner.await?;
-            let json = json.await.map_err(|error| AppError::BadRequest(error.to_string()))?;
-            Ok(OwnerJson { body: json.into_inner() })
+            let json = json.await.map_err(|error| AppError::BadRequest(error.to_string()))?.into_inner();
+            // serde reads a struct from an array of its fields in order too; the document says object.
+            if !json.is_object() {
+                return Err(AppError::BadRequest("the body must be a JSON object".into()));
+            }
+            let body = serde_json::from_value(json)
+                .map_err(|error| AppError::BadRequest(format!("Json deserialize error: {error}")))?;
+            Ok(OwnerJson { body })
         })
     }
 }

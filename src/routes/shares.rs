@@ -26,6 +26,7 @@ use crate::routes::owner::{Owner, OwnerJson};
 use crate::routes::pages::page::{page, see_other};
 use crate::routes::pages::views::{Layout, Preview, ShareListRow, When};
 use crate::routes::state::AppState;
+use crate::routes::whole_number;
 use crate::services::auth::passwords::GRANT_LIFETIME_SECS;
 use crate::services::guest_links;
 use crate::services::shares::{self, ArchiveFormat, NewShareOptions, ShareError, ShareZip, stream_zip};
@@ -118,9 +119,8 @@ impl ShareJson {
     }
 }
 
-/// A file to put in a share: its id, or its id and a folder.
 /// A file to put in a share: its id, or its id with the folder it goes in.
-#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Deserialize)]
 #[serde(untagged)]
 pub enum FileRef {
     Id(String),
@@ -130,6 +130,36 @@ pub enum FileRef {
         folder: String,
     },
 }
+
+impl utoipa::PartialSchema for FileRef {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::Schema> {
+        use utoipa::openapi::schema::{ObjectBuilder, OneOfBuilder, Type};
+        let id = FileIdText::schema;
+        let in_folder = ObjectBuilder::new()
+            .property("id", id())
+            .required("id")
+            .property("folder", ObjectBuilder::new().schema_type(Type::String));
+        OneOfBuilder::new()
+            .item(id())
+            .item(in_folder)
+            .description(Some("a file to put in a share: its id, or its id with the folder it goes in"))
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for FileRef {}
+
+/// A file id as the document states it: 22 base64url characters for 16 bytes.
+struct FileIdText;
+
+impl utoipa::PartialSchema for FileIdText {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::Schema> {
+        use utoipa::openapi::schema::{ObjectBuilder, Type};
+        ObjectBuilder::new().schema_type(Type::String).pattern(Some("^[A-Za-z0-9_-]{21}[AQgw]$")).into()
+    }
+}
+
+impl utoipa::ToSchema for FileIdText {}
 
 impl FileRef {
     fn parse(&self) -> Result<(FileId, FolderPath), AppError> {
@@ -178,7 +208,8 @@ fn written(write: ShareWrite) -> Result<ShareRecord, AppError> {
     match write {
         ShareWrite::Done(share) => Ok(share),
         ShareWrite::NoShare => Err(AppError::Unknown("share")),
-        ShareWrite::NoFile(id) => Err(bad(format!("there is no file {id}"))),
+        // 409, not 400: the request is well-formed; the file is not there (any more).
+        ShareWrite::NoFile(id) => Err(AppError::Conflict(format!("there is no file {id}"))),
     }
 }
 
@@ -194,17 +225,30 @@ pub async fn list(_owner: Owner, req: HttpRequest, state: web::Data<AppState>) -
 #[serde(deny_unknown_fields)]
 #[schema(as = NewShare)]
 pub struct Create {
+    /// A name with something visible after its last `/` or `\\`, which is all that is kept.
+    #[schema(
+        pattern = "[^/\\\\\\s.\\x00-\\x1f\\x7f-\\x9f\\u00ad\\u034f\\u061c\\u115f\\u1160\\u17b4\\u17b5\\u180b-\\u180f\\u200b-\\u200f\\u202a-\\u202e\\u2060-\\u206f\\u3164\\ufeff\\ufff0-\\ufff8][^/\\\\]*$"
+    )]
     name: String,
+    /// Files that exist (an unknown one is refused with 400).
     #[serde(default)]
     files: Vec<FileRef>,
+    /// At most 4096 bytes, no NUL.
+    #[schema(max_length = 4096, pattern = "^[^\\x00]*$")]
     note: Option<String>,
+    /// An RFC 3339 time.
+    #[schema(format = DateTime)]
     expires: Option<String>,
+    #[serde(default, deserialize_with = "whole_number::option")]
+    #[schema(minimum = 1)]
     max_downloads: Option<i64>,
+    /// 1 to 256 bytes, no control characters.
+    #[schema(min_length = 1, max_length = 256, pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]+$")]
     password: Option<String>,
 }
 
 #[utoipa::path(post, path = "/api/shares", operation_id = "createShare", tag = "shares", request_body = Create,
-    responses((status = 201, description = "the new share with its files", body = ShareJson), (status = 400, description = "a bad body, with a one-line reason"), (status = 401, description = "no or wrong credentials")))]
+    responses((status = 201, description = "the new share with its files", body = ShareJson), (status = 400, description = "a bad body, with a one-line reason"), (status = 401, description = "no or wrong credentials"), (status = 409, description = "a file it names is not there")))]
 pub async fn create(
     req: HttpRequest,
     body: OwnerJson<Create>,
@@ -253,27 +297,31 @@ pub async fn show(
 #[serde(deny_unknown_fields)]
 #[schema(as = ShareEdit)]
 pub struct Edit {
+    #[schema(
+        pattern = "[^/\\\\\\s.\\x00-\\x1f\\x7f-\\x9f\\u00ad\\u034f\\u061c\\u115f\\u1160\\u17b4\\u17b5\\u180b-\\u180f\\u200b-\\u200f\\u202a-\\u202e\\u2060-\\u206f\\u3164\\ufeff\\ufff0-\\ufff8][^/\\\\]*$"
+    )]
     name: Option<String>,
     #[serde(default, deserialize_with = "present")]
-    #[schema(value_type = Option<String>)]
+    #[schema(value_type = Option<String>, max_length = 4096, pattern = "^[^\\x00]*$")]
     note: Option<Option<String>>,
     #[serde(default, deserialize_with = "present")]
     #[schema(value_type = Option<String>, format = DateTime)]
     expires: Option<Option<String>>,
-    #[serde(default, deserialize_with = "present")]
-    #[schema(value_type = Option<i64>)]
+    #[serde(default, deserialize_with = "whole_number::present")]
+    #[schema(value_type = Option<i64>, minimum = 1)]
     max_downloads: Option<Option<i64>>,
     #[serde(default, deserialize_with = "present")]
-    #[schema(value_type = Option<String>)]
+    #[schema(value_type = Option<String>, min_length = 1, max_length = 256, pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]+$")]
     password: Option<Option<String>>,
     #[serde(default)]
     add: Vec<FileRef>,
     #[serde(default)]
+    #[schema(value_type = Vec<FileIdText>)]
     remove: Vec<String>,
 }
 
 #[utoipa::path(patch, path = "/api/shares/{id}", operation_id = "editShare", tag = "shares", params(("id" = String, Path)), request_body = Edit,
-    responses((status = 200, description = "the edited share with its files", body = ShareJson), (status = 400, description = "a bad body, with a one-line reason"), (status = 401, description = "no or wrong credentials"), (status = 404, description = "no such id")))]
+    responses((status = 200, description = "the edited share with its files", body = ShareJson), (status = 400, description = "a bad body, with a one-line reason"), (status = 401, description = "no or wrong credentials"), (status = 404, description = "no such id"), (status = 409, description = "a file it adds is not there")))]
 pub async fn edit(
     req: HttpRequest,
     id: web::Path<String>,
@@ -310,7 +358,7 @@ pub struct DeleteQuery {
 }
 
 #[utoipa::path(delete, path = "/api/shares/{id}", operation_id = "deleteShare", tag = "shares", params(("id" = String, Path), DeleteQuery),
-    responses((status = 204, description = "deleted; its files stay unless ?files=true"), (status = 401, description = "no or wrong credentials"), (status = 404, description = "no such id")))]
+    responses((status = 204, description = "deleted; its files stay unless ?files=true"), (status = 400, description = "a malformed query"), (status = 401, description = "no or wrong credentials"), (status = 404, description = "no such id")))]
 pub async fn delete(
     _owner: Owner,
     id: web::Path<String>,

@@ -15,6 +15,12 @@ use crate::services::sharex::{self, SharexUploader};
 #[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewSharexToken {
+    /// 1 to 100 characters (trimmed), no control characters.
+    #[schema(
+        min_length = 1,
+        max_length = 100,
+        pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]*[^\\s\\x00-\\x1f\\x7f-\\x9f][^\\x00-\\x1f\\x7f-\\x9f]*$"
+    )]
     label: Option<String>,
 }
 
@@ -31,7 +37,10 @@ pub async fn create(
     let new: NewSharexToken = if body.trim_ascii().is_empty() {
         NewSharexToken::default()
     } else {
-        serde_json::from_slice(&body).map_err(|error| AppError::BadRequest(format!("bad JSON: {error}")))?
+        // `null` is what the document's optional body allows too.
+        serde_json::from_slice::<Option<NewSharexToken>>(&body)
+            .map_err(|error| AppError::BadRequest(format!("bad JSON: {error}")))?
+            .unwrap_or_default()
     };
     let label = TokenLabel::parse(new.label.as_deref().unwrap_or(sharex::DEFAULT_LABEL)).map_err(AppError::from)?;
     let (_, token) = tokens::create(&state.ctx, &label).await?;

@@ -48,6 +48,12 @@ pub async fn list(_owner: Owner, state: web::Data<AppState>) -> Result<HttpRespo
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewToken {
+    /// 1 to 100 characters (trimmed), no control characters.
+    #[schema(
+        min_length = 1,
+        max_length = 100,
+        pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]*[^\\s\\x00-\\x1f\\x7f-\\x9f][^\\x00-\\x1f\\x7f-\\x9f]*$"
+    )]
     label: String,
 }
 

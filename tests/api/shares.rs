@@ -666,7 +666,8 @@ async fn the_guest_pages_batch_sent_file_by_file_becomes_one_share() {
 
     let foreign = serde_json::json!({ "files": [ids[0], id_of(&owners)] });
     let refused = app.client.post(&share_at).json(&foreign).send().await.unwrap();
-    assert_eq!(refused.status(), StatusCode::BAD_REQUEST, "only the link's own uploads");
+    // 409 as for any file that is not there: to the guest, another's file is not.
+    assert_eq!(refused.status(), StatusCode::CONFLICT, "only the link's own uploads");
     let batch = serde_json::json!({ "name": "Two", "files": [ids[0], { "id": ids[1], "folder": "sub" }] });
     let made = app.client.post(&share_at).json(&batch).send().await.unwrap();
     assert_eq!(made.status(), StatusCode::CREATED);

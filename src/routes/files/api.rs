@@ -97,12 +97,16 @@ impl UploadedJson {
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct Page {
+    /// Files on the page: 1 to 1000 (a number outside is taken as the nearest).
     limit: Option<i64>,
     /// Where the page starts: the `cursor` of the previous answer's `Link: <...>; rel="next"`.
+    #[param(pattern = r"^-?[0-9]{1,18}\.[A-Za-z0-9_-]{21}[AQgw]$")]
     cursor: Option<String>,
     /// Deprecated: files to skip. It reads every file it skips, so deep pages get slower; use
     /// `cursor`. Ignored when a cursor is given.
     offset: Option<i64>,
+    /// `json` or `sqlite`; wins over `Accept`.
+    #[param(pattern = "^(json|sqlite)$")]
     format: Option<String>,
 }
 
@@ -110,11 +114,13 @@ pub struct Page {
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct FormatQuery {
+    /// `json` or `sqlite`; wins over `Accept`.
+    #[param(pattern = "^(json|sqlite)$")]
     format: Option<String>,
 }
 
 #[utoipa::path(get, path = "/api/files", operation_id = "listFiles", tag = "files", params(Page),
-    responses((status = 200, description = "files, newest first (a SQLite database with `Accept: application/vnd.sqlite3` or `?format=sqlite`); a full page links the next one in `Link: <URL>; rel=\"next\"`", body = [FileJson]), (status = 400, description = "a cursor this server did not write"), (status = 401, description = "no or wrong credentials")))]
+    responses((status = 200, description = "files, newest first (a SQLite database with `Accept: application/vnd.sqlite3` or `?format=sqlite`); a full page links the next one in `Link: <URL>; rel=\"next\"`", content((Vec<FileJson> = "application/json"), (String = "application/vnd.sqlite3"))), (status = 400, description = "an unknown format or a malformed query"), (status = 401, description = "no or wrong credentials")))]
 pub async fn list(
     _owner: Owner,
     req: HttpRequest,
@@ -152,7 +158,7 @@ pub async fn list(
 }
 
 #[utoipa::path(get, path = "/api/files/{id}", operation_id = "getFile", tag = "files", params(("id" = String, Path), FormatQuery),
-    responses((status = 200, description = "one file", body = FileJson), (status = 401, description = "no or wrong credentials"), (status = 404, description = "no such id")))]
+    responses((status = 200, description = "one file (a SQLite database with `Accept: application/vnd.sqlite3` or `?format=sqlite`)", content((FileJson = "application/json"), (String = "application/vnd.sqlite3"))), (status = 400, description = "an unknown format"), (status = 401, description = "no or wrong credentials"), (status = 404, description = "no such id")))]
 pub async fn show(
     _owner: Owner,
     req: HttpRequest,
@@ -174,16 +180,22 @@ pub async fn show(
 #[serde(deny_unknown_fields)]
 #[schema(as = FileEdit)]
 pub struct Edit {
+    /// A name with something visible after its last `/` or `\\`, which is all that is kept.
+    #[schema(
+        pattern = "[^/\\\\\\s.\\x00-\\x1f\\x7f-\\x9f\\u00ad\\u034f\\u061c\\u115f\\u1160\\u17b4\\u17b5\\u180b-\\u180f\\u200b-\\u200f\\u202a-\\u202e\\u2060-\\u206f\\u3164\\ufeff\\ufff0-\\ufff8][^/\\\\]*$"
+    )]
     filename: Option<String>,
+    /// At most 4096 bytes, no NUL.
     #[serde(default, deserialize_with = "present")]
-    #[schema(value_type = Option<String>)]
+    #[schema(value_type = Option<String>, max_length = 4096, pattern = "^[^\\x00]*$")]
     note: Option<Option<String>>,
     /// An RFC 3339 time, or `null` for never.
     #[serde(default, deserialize_with = "present")]
     #[schema(value_type = Option<String>, format = DateTime)]
     expires: Option<Option<String>>,
+    /// 1 to 256 bytes, no control characters.
     #[serde(default, deserialize_with = "present")]
-    #[schema(value_type = Option<String>)]
+    #[schema(value_type = Option<String>, min_length = 1, max_length = 256, pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]+$")]
     password: Option<Option<String>>,
 }
 

@@ -31,6 +31,7 @@ const SEND_PIECE: u64 = 256 * 1024;
 pub struct BundleQuery {
     /// File ids, comma-separated (at most 1000).
     #[serde(default)]
+    #[param(required = true, pattern = "^[A-Za-z0-9_-]{21}[AQgw](,[A-Za-z0-9_-]{21}[AQgw]){0,999}$")]
     ids: String,
 }
 
@@ -116,8 +117,23 @@ fn read_range(
 }
 
 /// `POST /api/bundle`: the body is a bundle; its files are imported all together or not at all.
+/// A bundle file's bytes, as the document states them (`format: binary`).
+struct BundleFile;
+
+impl utoipa::PartialSchema for BundleFile {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::Schema> {
+        use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, SchemaFormat, Type};
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .format(Some(SchemaFormat::KnownFormat(KnownFormat::Binary)))
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for BundleFile {}
+
 #[utoipa::path(post, path = "/api/bundle", operation_id = "importBundle", tag = "files",
-    request_body(content = String, content_type = "application/vnd.sqlite3", description = "a bundle from GET /api/bundle"),
+    request_body(content = BundleFile, content_type = "application/vnd.sqlite3", description = "a bundle from GET /api/bundle"),
     responses((status = 201, description = "one download link per line (JSON with `Accept: application/json`)", body = String, content_type = "text/plain"), (status = 400, description = "a bad body, with a one-line reason"), (status = 401, description = "no or wrong credentials"), (status = 413, description = "larger than BLOBDROP_MAX_UPLOAD")))]
 pub async fn upload_bundle(req: HttpRequest, mut body: web::Payload, state: web::Data<AppState>) -> HttpResponse {
     let imported = async {

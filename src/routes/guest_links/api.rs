@@ -3,6 +3,7 @@
 use actix_web::{HttpRequest, HttpResponse, web};
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
+use utoipa::openapi::{RefOr, Schema};
 
 use crate::domain::GuestLinkRecord;
 use crate::domain::{ByteSize, GuestLinkId, GuestLinkTerms, future_expiry, parse_time};
@@ -10,6 +11,7 @@ use crate::routes::error::AppError;
 use crate::routes::files::api::present;
 use crate::routes::owner::{Owner, OwnerJson};
 use crate::routes::state::AppState;
+use crate::routes::whole_number::{self, Whole};
 use crate::services::guest_links;
 
 /// One guest link as the API describes it. Times are RFC 3339.
@@ -61,17 +63,35 @@ pub fn guest_link_url(req: &HttpRequest, state: &AppState, id: &GuestLinkId) -> 
 }
 
 /// A size as a number of bytes, or as people write it (`"10MiB"`).
-#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Deserialize)]
 #[serde(untagged)]
 pub enum SizeInput {
-    Bytes(u64),
+    Bytes(Whole),
     Text(String),
 }
+
+impl utoipa::PartialSchema for SizeInput {
+    fn schema() -> RefOr<Schema> {
+        use utoipa::openapi::schema::{ObjectBuilder, OneOfBuilder, Type};
+        let bytes = ObjectBuilder::new().schema_type(Type::Integer).minimum(Some(1)).maximum(Some(i64::MAX));
+        let text = ObjectBuilder::new()
+            .schema_type(Type::String)
+            .pattern(Some(r"^\s*([1-9][0-9]{0,2}|[1-9][0-9]{0,2}(\.[0-9]{1,3})? ?([KMGTP]iB|[KMGTP]B|[kmgtp]b))\s*$"))
+            .description(Some(
+                "as people write it: `10MiB`, `500 MB` (under 1000 of a unit; larger sizes as a number of bytes)",
+            ));
+        OneOfBuilder::new().item(bytes).item(text).description(Some("a size: bytes, or as people write it")).into()
+    }
+}
+
+impl utoipa::ToSchema for SizeInput {}
 
 impl SizeInput {
     fn parse(self) -> Result<ByteSize, AppError> {
         match self {
-            SizeInput::Bytes(bytes) => Ok(ByteSize::from_bytes(bytes)),
+            SizeInput::Bytes(Whole(bytes)) => u64::try_from(bytes)
+                .map(ByteSize::from_bytes)
+                .map_err(|_| AppError::BadRequest("max_file_size must be at least 1 byte".into())),
             SizeInput::Text(text) => text.parse().map_err(AppError::BadRequest),
         }
     }
@@ -81,10 +101,23 @@ impl SizeInput {
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewLink {
+    /// 1 to 200 characters, no control characters.
+    #[schema(
+        min_length = 1,
+        max_length = 200,
+        pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]*[^\\s\\x00-\\x1f\\x7f-\\x9f][^\\x00-\\x1f\\x7f-\\x9f]*$"
+    )]
     label: String,
+    /// An RFC 3339 time in the future.
+    #[schema(format = DateTime)]
     expires: Option<String>,
     max_file_size: Option<SizeInput>,
+    #[serde(default, deserialize_with = "whole_number::option")]
+    #[schema(minimum = 1, maximum = 4294967295_i64)]
     max_uploads: Option<i64>,
+    /// How long each uploaded file is kept, in days.
+    #[serde(default, deserialize_with = "whole_number::option")]
+    #[schema(minimum = 1, maximum = 36500)]
     file_lifetime_days: Option<i64>,
     /// Each guest's batch of files (a form of several, or the browser's files of one drop) becomes
     /// one share whose link the guest gets back. Default false.
@@ -97,6 +130,11 @@ pub struct NewLink {
 #[serde(deny_unknown_fields)]
 #[schema(as = GuestLinkEdit)]
 pub struct Edit {
+    #[schema(
+        min_length = 1,
+        max_length = 200,
+        pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]*[^\\s\\x00-\\x1f\\x7f-\\x9f][^\\x00-\\x1f\\x7f-\\x9f]*$"
+    )]
     label: Option<String>,
     disabled: Option<bool>,
     #[serde(default, deserialize_with = "present")]
@@ -105,11 +143,11 @@ pub struct Edit {
     #[serde(default, deserialize_with = "present")]
     #[schema(value_type = Option<SizeInput>)]
     max_file_size: Option<Option<SizeInput>>,
-    #[serde(default, deserialize_with = "present")]
-    #[schema(value_type = Option<i64>)]
+    #[serde(default, deserialize_with = "whole_number::present")]
+    #[schema(value_type = Option<i64>, minimum = 1, maximum = 4294967295_i64)]
     max_uploads: Option<Option<i64>>,
-    #[serde(default, deserialize_with = "present")]
-    #[schema(value_type = Option<i64>)]
+    #[serde(default, deserialize_with = "whole_number::present")]
+    #[schema(value_type = Option<i64>, minimum = 1, maximum = 36500)]
     file_lifetime_days: Option<Option<i64>>,
     share_batches: Option<bool>,
 }
