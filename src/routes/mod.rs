@@ -1,6 +1,7 @@
 //! HTTP in and out: one route table, the extractors, the one error mapping, the middleware, and the
 //! pages with their views. Handlers turn a request into service calls and back; no SQL here.
 
+mod allow;
 mod assets;
 mod body;
 mod error;
@@ -22,6 +23,8 @@ mod webhooks;
 
 use actix_web::http::Method;
 use actix_web::web;
+
+use allow::resource;
 
 pub use body::{idle_timeout_on_bodies, remember_peer_socket};
 pub use error::AppError;
@@ -79,37 +82,46 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/files/{id}/edit", web::post().to(file_pages::edit))
         .route("/files/{id}/delete", web::post().to(file_pages::delete))
         // What the owner's file page embeds: the download's answer, never counted.
-        .service(
-            web::resource("/files/{id}/preview")
-                .route(web::get().to(download::preview))
-                .route(web::head().to(download::preview)),
-        )
-        .service(
-            web::resource(["/f/{id}", "/f/{id}/{filename}"])
-                .route(web::get().to(download::download))
-                .route(web::head().to(download::download))
-                .route(web::post().to(protected::unlock)),
-        )
+        .service(resource(
+            "/files/{id}/preview",
+            [(Method::GET, web::to(download::preview)), (Method::HEAD, web::to(download::preview))],
+        ))
+        .service(resource(
+            ["/f/{id}", "/f/{id}/{filename}"],
+            [
+                (Method::GET, web::to(download::download)),
+                (Method::HEAD, web::to(download::download)),
+                (Method::POST, web::to(protected::unlock)),
+            ],
+        ))
         // Three segments after /f/: it cannot be taken for a download link, whose name is one.
         .service(
-            web::resource("/f/{id}/delete/{token}")
-                .route(web::delete().to(delete_link::delete))
-                .route(web::get().to(delete_link::confirm))
-                .route(web::post().to(delete_link::delete_from_form))
-                .default_service(web::to(delete_link::wrong_method)),
+            resource(
+                "/f/{id}/delete/{token}",
+                [
+                    (Method::DELETE, web::to(delete_link::delete)),
+                    (Method::GET, web::to(delete_link::confirm)),
+                    (Method::POST, web::to(delete_link::delete_from_form)),
+                ],
+            )
+            .default_service(web::to(delete_link::wrong_method)),
         )
         .route("/api/files", token(web::get().to(files_api::list)))
-        .service(
-            web::resource("/api/files/{id}")
-                .route(token(web::get().to(files_api::show)))
-                .route(token(web::patch().to(files_api::edit)))
-                .route(token(web::delete().to(files_api::delete))),
-        )
-        .service(
-            web::resource("/api/bundle")
-                .route(token(web::get().to(bundle::download_bundle)))
-                .route(token(web::post().to(bundle::upload_bundle))),
-        )
+        .service(resource(
+            "/api/files/{id}",
+            [
+                (Method::GET, token(web::to(files_api::show))),
+                (Method::PATCH, token(web::to(files_api::edit))),
+                (Method::DELETE, token(web::to(files_api::delete))),
+            ],
+        ))
+        .service(resource(
+            "/api/bundle",
+            [
+                (Method::GET, token(web::to(bundle::download_bundle))),
+                (Method::POST, token(web::to(bundle::upload_bundle))),
+            ],
+        ))
         // Guest links: the owner's pages and JSON API, and the guests' upload page and uploads.
         .route("/guest-links", web::get().to(guest_link_pages::list))
         .route("/guest-links", web::post().to(guest_link_pages::create))
@@ -118,24 +130,29 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/guest-links/{id}/disable", web::post().to(guest_link_pages::disable))
         .route("/guest-links/{id}/enable", web::post().to(guest_link_pages::enable))
         .route("/guest-links/{id}/delete", web::post().to(guest_link_pages::delete))
-        .service(
-            web::resource("/api/guest-links")
-                .route(token(web::get().to(guest_links_api::list)))
-                .route(token(web::post().to(guest_links_api::create))),
-        )
-        .service(
-            web::resource("/api/guest-links/{id}")
-                .route(token(web::get().to(guest_links_api::show)))
-                .route(token(web::patch().to(guest_links_api::edit)))
-                .route(token(web::delete().to(guest_links_api::delete))),
-        )
-        .route("/g/{id}", web::get().to(guest_link_pages::guest_upload))
-        .route("/g/{id}/", web::get().to(guest_link_pages::guest_upload))
-        .service(
-            web::resource(["/g/{id}", "/g/{id}/"])
-                .route(web::post().to(guest_upload::post_files))
-                .route(web::put().to(guest_upload::put_without_name)),
-        )
+        .service(resource(
+            "/api/guest-links",
+            [
+                (Method::GET, token(web::to(guest_links_api::list))),
+                (Method::POST, token(web::to(guest_links_api::create))),
+            ],
+        ))
+        .service(resource(
+            "/api/guest-links/{id}",
+            [
+                (Method::GET, token(web::to(guest_links_api::show))),
+                (Method::PATCH, token(web::to(guest_links_api::edit))),
+                (Method::DELETE, token(web::to(guest_links_api::delete))),
+            ],
+        ))
+        .service(resource(
+            ["/g/{id}", "/g/{id}/"],
+            [
+                (Method::GET, web::to(guest_link_pages::guest_upload)),
+                (Method::POST, web::to(guest_upload::post_files)),
+                (Method::PUT, web::to(guest_upload::put_without_name)),
+            ],
+        ))
         // The guest page's batch of files, sent one by one, as one share (links with share_batches).
         .route("/g/{id}/share", web::post().to(shares::guest_share))
         .route("/g/{id}/{filename}", web::put().to(guest_upload::put_file))
@@ -143,93 +160,114 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/tokens", web::get().to(token_pages::list))
         .route("/tokens", web::post().to(token_pages::create))
         .route("/tokens/{id}/revoke", web::post().to(token_pages::revoke))
-        .service(web::resource("/api/tokens").route(web::get().to(tokens::list)).route(web::post().to(tokens::create)))
+        .service(resource(
+            "/api/tokens",
+            [(Method::GET, web::to(tokens::list)), (Method::POST, web::to(tokens::create))],
+        ))
         .route("/api/tokens/{id}", web::delete().to(tokens::revoke))
         // Shares: their pages and zips, and the owner's API.
-        .service(
-            web::resource("/api/shares")
-                .route(token(web::get().to(shares::list)))
-                .route(token(web::post().to(shares::create))),
-        )
-        .service(
-            web::resource("/api/shares/{id}")
-                .route(token(web::get().to(shares::show)))
-                .route(token(web::patch().to(shares::edit)))
-                .route(token(web::delete().to(shares::delete))),
-        )
-        .service(
-            web::resource(["/s/{id}", "/s/{id}/"])
-                .route(web::get().to(shares::share_page))
-                .route(web::head().to(shares::share_page))
-                .route(web::post().to(shares::unlock)),
-        )
-        .service(
-            web::resource("/s/{id}/preview/{key}")
-                .route(web::get().to(shares::preview))
-                .route(web::head().to(shares::preview)),
-        )
+        .service(resource(
+            "/api/shares",
+            [(Method::GET, token(web::to(shares::list))), (Method::POST, token(web::to(shares::create)))],
+        ))
+        .service(resource(
+            "/api/shares/{id}",
+            [
+                (Method::GET, token(web::to(shares::show))),
+                (Method::PATCH, token(web::to(shares::edit))),
+                (Method::DELETE, token(web::to(shares::delete))),
+            ],
+        ))
+        .service(resource(
+            ["/s/{id}", "/s/{id}/"],
+            [
+                (Method::GET, web::to(shares::share_page)),
+                (Method::HEAD, web::to(shares::share_page)),
+                (Method::POST, web::to(shares::unlock)),
+            ],
+        ))
+        .service(resource(
+            "/s/{id}/preview/{key}",
+            [(Method::GET, web::to(shares::preview)), (Method::HEAD, web::to(shares::preview))],
+        ))
         // One file through its share (behind the share's password, expiry and limit); the form
         // of a protected share posts its password back here.
-        .service(
-            web::resource(["/s/{id}/f/{key}", "/s/{id}/f/{key}/{name}"])
-                .route(web::get().to(shares::member))
-                .route(web::head().to(shares::member))
-                .route(web::post().to(shares::unlock)),
-        )
-        .service(
-            web::resource("/s/{id}/zip")
-                .route(web::get().to(shares::zip))
-                .route(web::head().to(shares::zip))
-                .route(web::post().to(shares::unlock)),
-        )
-        .service(
-            web::resource("/s/{id}/tar")
-                .route(web::get().to(shares::tar))
-                .route(web::head().to(shares::tar))
-                .route(web::post().to(shares::unlock)),
-        )
+        .service(resource(
+            ["/s/{id}/f/{key}", "/s/{id}/f/{key}/{name}"],
+            [
+                (Method::GET, web::to(shares::member)),
+                (Method::HEAD, web::to(shares::member)),
+                (Method::POST, web::to(shares::unlock)),
+            ],
+        ))
+        .service(resource(
+            "/s/{id}/zip",
+            [
+                (Method::GET, web::to(shares::zip)),
+                (Method::HEAD, web::to(shares::zip)),
+                (Method::POST, web::to(shares::unlock)),
+            ],
+        ))
+        .service(resource(
+            "/s/{id}/tar",
+            [
+                (Method::GET, web::to(shares::tar)),
+                (Method::HEAD, web::to(shares::tar)),
+                (Method::POST, web::to(shares::unlock)),
+            ],
+        ))
         // Resumable uploads (tus), the owner's and through guest links.
         .service(
-            web::resource("/api/uploads")
-                .wrap(tus::headers())
-                .route(token(web::post().to(tus::owner_create)))
-                .route(web::method(Method::OPTIONS).to(tus::options)),
+            resource(
+                "/api/uploads",
+                [(Method::POST, token(web::to(tus::owner_create))), (Method::OPTIONS, web::to(tus::options))],
+            )
+            .wrap(tus::headers()),
         )
         .service(
-            web::resource("/api/uploads/{id}")
-                .wrap(tus::headers())
-                .route(token(web::head().to(tus::owner_head)))
-                .route(token(web::get().to(tus::owner_show)))
-                .route(token(web::patch().to(tus::owner_patch)))
-                .route(token(web::delete().to(tus::owner_delete)))
-                .route(web::method(Method::OPTIONS).to(tus::options)),
+            resource(
+                "/api/uploads/{id}",
+                [
+                    (Method::HEAD, token(web::to(tus::owner_head))),
+                    (Method::GET, token(web::to(tus::owner_show))),
+                    (Method::PATCH, token(web::to(tus::owner_patch))),
+                    (Method::DELETE, token(web::to(tus::owner_delete))),
+                    (Method::OPTIONS, web::to(tus::options)),
+                ],
+            )
+            .wrap(tus::headers()),
         )
         .service(
-            web::resource("/g/{link}/uploads")
-                .wrap(tus::headers())
-                .route(web::post().to(tus::guest_create))
-                .route(web::method(Method::OPTIONS).to(tus::options)),
+            resource(
+                "/g/{link}/uploads",
+                [(Method::POST, web::to(tus::guest_create)), (Method::OPTIONS, web::to(tus::options))],
+            )
+            .wrap(tus::headers()),
         )
         .service(
-            web::resource("/g/{link}/uploads/{id}")
-                .wrap(tus::headers())
-                .route(web::head().to(tus::guest_head))
-                .route(web::patch().to(tus::guest_patch))
-                .route(web::delete().to(tus::guest_delete))
-                .route(web::method(Method::OPTIONS).to(tus::options)),
+            resource(
+                "/g/{link}/uploads/{id}",
+                [
+                    (Method::HEAD, web::to(tus::guest_head)),
+                    (Method::PATCH, web::to(tus::guest_patch)),
+                    (Method::DELETE, web::to(tus::guest_delete)),
+                    (Method::OPTIONS, web::to(tus::options)),
+                ],
+            )
+            .wrap(tus::headers()),
         )
         // Webhooks: the owner's receivers of events, a test delivery, the latest deliveries; their URLs
         // are credentials, so no token (a leaked one could install a lasting tap).
-        .service(
-            web::resource("/api/webhooks").route(web::get().to(webhooks::list)).route(web::post().to(webhooks::create)),
-        )
-        .service(
-            web::resource("/api/webhooks/{id}")
-                .route(web::patch().to(webhooks::edit))
-                .route(web::delete().to(webhooks::delete)),
-        )
-        .service(web::resource("/api/webhooks/{id}/test").route(web::post().to(webhooks::test)))
-        .service(web::resource("/api/webhooks/{id}/deliveries").route(web::get().to(webhooks::deliveries)))
+        .service(resource(
+            "/api/webhooks",
+            [(Method::GET, web::to(webhooks::list)), (Method::POST, web::to(webhooks::create))],
+        ))
+        .service(resource(
+            "/api/webhooks/{id}",
+            [(Method::PATCH, web::to(webhooks::edit)), (Method::DELETE, web::to(webhooks::delete))],
+        ))
+        .service(resource("/api/webhooks/{id}/test", [(Method::POST, web::to(webhooks::test))]))
+        .service(resource("/api/webhooks/{id}/deliveries", [(Method::GET, web::to(webhooks::deliveries))]))
         // A ShareX uploader with a new token (no token makes one), and the API's OpenAPI document.
         .route("/api/tokens/sharex", web::post().to(sharex::create))
         .route("/api/openapi.json", web::get().to(openapi::document))
