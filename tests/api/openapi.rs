@@ -15,12 +15,15 @@ for path in pathlib.Path(sys.argv[1]).rglob("*.rs"):
     # A route an API token may use is wrapped in `token(...)`.
     for pattern, method in re.findall(r'\.route\(\s*"(/api/[^"]*)",\s*(?:token\()?web::(\w+)\(\)', source):
         routes.add((method, pattern))
-    # `resource("/api/...", [(Method::GET, route), ...])`: each method beside its route.
-    for pattern, routes_of in re.findall(r'resource\(\s*"(/api/[^"]*)",\s*\[(.*?)\]\s*,?\s*\)', source, re.S):
-        if pattern.startswith("/api/uploads"):
-            continue  # tus 1.0, a protocol of its own (docs/resumable-uploads.md), not JSON
-        for method in re.findall(r'\(Method::(\w+),', routes_of):
+    for pattern, chain in re.findall(r'web::resource\(\s*"(/api/[^"]*)"\s*\)((?:\s*\.route\((?:token\()?web::\w+\(\)\.to\([^()]*\)\)?\))+)', source):
+        for method in re.findall(r'web::(\w+)\(\)', chain):
+            routes.add((method, pattern))
+    # `routes::allow::resource(PATH, [(Method::GET, handler), ...])`: one resource, its methods listed once.
+    for pattern, methods in re.findall(r'resource\(\s*"(/api/[^"]*)",\s*\[(.*?)\]\s*,?\s*\)', source, re.S):
+        for method in re.findall(r'Method::(\w+)', methods):
             routes.add((method.lower(), pattern))
+# The tus endpoints speak the tus protocol (docs: resumable uploads), not JSON: not in the document.
+routes = {(method, pattern) for method, pattern in routes if not pattern.startswith("/api/uploads")}
 for method, pattern in sorted(routes):
     print(method, re.sub(r"\{[^}]*\}", "{}", pattern))
 "#;
