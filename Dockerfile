@@ -1,7 +1,16 @@
-# blobdrop: one static-ish binary on a minimal base, data in the /data volume.
+# blobdrop: one binary on a minimal base, data in the /data volume.
+#
+# Build it:  docker build --build-arg BLOBDROP_COMMIT=$(git rev-parse --short=12 HEAD) -t blobdrop .
+# The base images are arguments whose defaults are the public images; a machine that cannot reach
+# them names its own (scripts/image-check makes a local stand-in for the runtime base from Debian
+# packages, and runs this file's runtime stage over the binary the tests built: BINARY_STAGE=prebuilt).
+ARG RUST_IMAGE=rust:1.95-slim-bookworm
+ARG RUNTIME_IMAGE=gcr.io/distroless/cc-debian12:nonroot
+# Where /blobdrop and /data come from: `build` (compiled below) or `prebuilt` (./blobdrop in the context).
+ARG BINARY_STAGE=build
 
 # --- build: the official Rust image; dependencies get a layer of their own ---
-FROM rust:1.95-slim-bookworm AS build
+FROM ${RUST_IMAGE} AS build
 WORKDIR /src
 COPY Cargo.toml Cargo.lock build.rs ./
 # Compile the dependencies against a stub crate, so editing blobdrop's code reuses this layer.
@@ -23,12 +32,20 @@ ARG BLOBDROP_COMMIT=unknown
 # touch: the copied sources may be older than the stub's build, and cargo compares times.
 RUN touch src/main.rs src/lib.rs \
     && cargo build --release --locked \
+    && cp target/release/blobdrop /blobdrop \
     && mkdir /data
 
+# --- prebuilt: a binary built outside (`cargo build --release`), with an empty data folder ---
+FROM scratch AS prebuilt
+COPY blobdrop /blobdrop
+COPY data /data
+
+FROM ${BINARY_STAGE} AS binary
+
 # --- run: glibc and libgcc only, no shell, no package manager, user nonroot (65532) ---
-FROM gcr.io/distroless/cc-debian12:nonroot
-COPY --from=build /src/target/release/blobdrop /usr/local/bin/blobdrop
-COPY --from=build --chown=65532:65532 /data /data
+FROM ${RUNTIME_IMAGE}
+COPY --from=binary /blobdrop /usr/local/bin/blobdrop
+COPY --from=binary --chown=65532:65532 /data /data
 ENV BLOBDROP_DB=/data/blobdrop.db \
     BLOBDROP_BIND=0.0.0.0 \
     BLOBDROP_PORT=4001
