@@ -13,6 +13,7 @@ mod command_line;
 mod crashes;
 mod cross_origin;
 mod docker_secrets;
+mod docs;
 mod download;
 mod expect_continue;
 mod forwarding;
