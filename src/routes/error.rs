@@ -12,6 +12,7 @@ use crate::services::StoreError;
 use crate::services::files::EditError;
 use crate::services::guest_links;
 use crate::services::in_flight::{Busy, RETRY_AFTER};
+use crate::services::intake::IntakeError;
 use crate::services::resumable_uploads::ResumableError;
 use crate::services::throttling::Refused;
 use crate::services::uploads::UploadError;
@@ -155,6 +156,7 @@ impl From<ResumableError> for AppError {
                 "this guest link's uploads are all taken or under way: finish or delete an unfinished one \
                  (tus DELETE), or wait until it expires",
             ),
+            ResumableError::LinkClosed(refusal) => refusal.into(),
             ResumableError::Conflict(reason) => AppError::Conflict(reason),
             ResumableError::UnknownPart(_) => AppError::NotFoundBecause(reason),
             ResumableError::FinalTakesNoBytes => {
@@ -218,6 +220,17 @@ impl From<guest_links::Refusal> for AppError {
             Refusal::TooLarge(limit) => AppError::TooLarge(limit),
             Refusal::Changed => AppError::Gone(guest_links::CHANGED),
             Refusal::Store(error) => error.into(),
+        }
+    }
+}
+
+impl From<IntakeError> for AppError {
+    fn from(error: IntakeError) -> Self {
+        match error {
+            IntakeError::Link(refusal) => refusal.into(),
+            IntakeError::Busy(busy) => AppError::Busy(busy),
+            IntakeError::TooLarge(limit) => AppError::TooLarge(limit),
+            IntakeError::TooManyFiles(count) => AppError::TooManyFiles(count),
         }
     }
 }

@@ -9,16 +9,14 @@
 
 use actix_web::http::ConnectionType;
 use actix_web::http::Method;
-use actix_web::http::header::{self, HeaderMap, HeaderValue};
+use actix_web::http::header::{self, HeaderValue};
 use actix_web::{HttpMessage, ResponseError, web};
 
-use crate::domain::ByteSize;
 use crate::routes::error::AppError;
 use crate::routes::files::upload::content_length;
-use crate::routes::owner::identify_head;
+use crate::routes::owner::{identify_head, uploader_of};
 use crate::routes::request_guard::screen;
 use crate::routes::state::{AppState, Head};
-use crate::services::guest_links;
 
 /// The expect service for `HttpService::build().expect(...)`.
 pub fn service(
@@ -69,24 +67,21 @@ async fn before_continue(head: &Head<'_>, state: &AppState) -> Result<(), AppErr
         ["f", _, ..] => Ok(()),
         ["login"] if is_post => Ok(()),
         ["g", link, rest @ ..] => {
-            let link = guest_links::open(&state.ctx, link).await?;
-            // A place among the uploads in flight is only tried here; the handler takes its own.
-            drop(state.in_flight.enter(&link.id, state.client_ip_of(head))?);
-            let is_put = *head.method == Method::PUT && !rest.is_empty();
-            declared_within(head.headers, if is_put { guest_links::size_limit(state.max_upload, &link) } else { None })
+            // A place among the uploads in flight is only tried here (dropped with `uploader`);
+            // the handler takes its own.
+            let uploader = state.intake.guest(&state.ctx, link, state.client_ip_of(head), true).await?;
+            if *head.method == Method::PUT && !rest.is_empty() {
+                uploader.check_declared(content_length(head.headers))?;
+            }
+            Ok(())
         }
         _ => {
-            identify_head(head, state).await?;
+            let owner = identify_head(head, state).await?;
             // A raw upload and a bundle are one file each; a form's files count one by one.
-            let one_file = *head.method == Method::PUT || head.path == "/api/bundle";
-            declared_within(head.headers, state.max_upload.filter(|_| one_file))
+            if *head.method == Method::PUT || head.path == "/api/bundle" {
+                uploader_of(state, &owner).check_declared(content_length(head.headers))?;
+            }
+            Ok(())
         }
-    }
-}
-
-fn declared_within(headers: &HeaderMap, limit: Option<ByteSize>) -> Result<(), AppError> {
-    match (limit, content_length(headers)) {
-        (Some(limit), Some(length)) if length > limit.as_u64() => Err(AppError::TooLarge(limit)),
-        _ => Ok(()),
     }
 }

@@ -25,6 +25,7 @@ use crate::routes::state::{AppState, Head};
 use crate::services::auth::secret::tokens_match;
 use crate::services::auth::sessions::{self, Session};
 use crate::services::auth::tokens;
+use crate::services::intake::Uploader;
 use crate::services::throttling::Verdict;
 
 /// Header that scripts of blobdrop's pages send the CSRF token in.
@@ -49,6 +50,14 @@ impl Owner {
             Owner::Secret | Owner::Token => "",
             Owner::Browser(session) => &session.csrf_token,
         }
+    }
+}
+
+/// The owner as an uploader, under the server's limits (`services::intake`).
+pub fn uploader_of(state: &AppState, owner: &Owner) -> Uploader {
+    match owner {
+        Owner::Token => state.intake.token(),
+        Owner::Secret | Owner::Browser(_) => state.intake.owner(),
     }
 }
 

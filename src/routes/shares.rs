@@ -427,8 +427,9 @@ pub async fn guest_share(
     if body.files.is_empty() {
         return Err(bad("the batch holds no file"));
     }
-    if body.files.len() > state.max_form_files as usize {
-        return Err(AppError::TooManyFiles(state.max_form_files));
+    let max_files = state.intake.max_form_files();
+    if body.files.len() > max_files as usize {
+        return Err(AppError::TooManyFiles(max_files));
     }
     let name = match body.name.as_deref().map(str::trim) {
         Some(raw) if !raw.is_empty() => parse_name(raw)?,

@@ -9,6 +9,7 @@ pub mod downloads;
 pub mod files;
 pub mod guest_links;
 pub mod in_flight;
+pub mod intake;
 pub mod metrics;
 pub mod preferences;
 pub mod resumable_uploads;

@@ -7,19 +7,18 @@ use actix_web::{HttpRequest, HttpResponse, ResponseError, web};
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
 
-use crate::domain::guess_content_type;
-use crate::domain::{ByteSize, FileName, FolderPath, OptionHeaders, UploadOptions};
-use crate::domain::{FileRecord, GuestLinkRecord};
+use crate::domain::FileRecord;
+use crate::domain::{ByteSize, FileName, FolderPath, OptionHeaders};
 use crate::routes::body::{
     BodyEnd, DRAIN_LIMIT, DRAIN_TIME, client_hung_up, close_unless, parser_wait, payload_error, refuse,
 };
 use crate::routes::error::AppError;
 use crate::routes::files::api::UploadedJson;
-use crate::routes::owner::authenticate;
+use crate::routes::owner::{authenticate, uploader_of};
 use crate::routes::state::AppState;
-use crate::services::in_flight::Slot;
+use crate::services::Context;
+use crate::services::intake::Uploader;
 use crate::services::uploads::{self, Upload, UploadError, UploadMeta};
-use crate::services::{Context, guest_links};
 
 /// Largest form field that is not a file (such fields are read and ignored).
 const MAX_FORM_FIELD: usize = 64 * 1024;
@@ -42,11 +41,12 @@ pub(crate) async fn receive_put(
     state: web::Data<AppState>,
 ) -> HttpResponse {
     let stored = async {
-        let uploader = Uploader::identify(&req, &state, guest_link).await?;
-        let expected = declared_length(&req, uploader.max_size(&state))?;
+        let uploader = identify(&req, &state, guest_link).await?;
+        let expected = content_length(req.headers());
+        uploader.check_declared(expected)?;
         let filename = FileName::parse(filename).map_err(AppError::from)?;
         let declared = req.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok());
-        let meta = uploader.upload_meta(&req, &state, filename, declared)?;
+        let meta = upload_meta(&req, &state, &uploader, filename, declared)?;
         let pieces = (&mut body).map(|item| item.map_err(payload_error));
         // actix-web ends a body cut off by a disconnect as if it were complete: a body with a
         // length must have all of it, and a chunked one must end with the client still there.
@@ -82,7 +82,7 @@ pub(crate) async fn receive_form(
     state: web::Data<AppState>,
 ) -> HttpResponse {
     let allowed = async {
-        let uploader = Uploader::identify(&req, &state, guest_link).await?;
+        let uploader = identify(&req, &state, guest_link).await?;
         require_form(req.headers())?;
         Ok(uploader)
     };
@@ -100,10 +100,7 @@ pub(crate) async fn receive_form(
             // With the last of its files; never if one of them never expires.
             let expires_at = stored.files.iter().map(|file| file.record.expires_at).collect::<Option<Vec<_>>>();
             let expires_at = expires_at.and_then(|all| all.into_iter().max());
-            let guest = match &uploader {
-                Uploader::Guest(link, _) => Some(link),
-                Uploader::Owner => None,
-            };
+            let guest = uploader.guest_link();
             match crate::routes::shares::share_uploaded(&req, &state, &members, expires_at, guest).await {
                 Ok(Some(share)) => {
                     stored.keep();
@@ -214,14 +211,12 @@ async fn store_form_files(
             }
             continue;
         };
-        if stored.len() >= state.max_form_files as usize {
-            return Err(FormFailure::Refused(AppError::TooManyFiles(state.max_form_files)));
-        }
+        uploader.check_one_more(stored.len()).map_err(|error| FormFailure::Refused(error.into()))?;
         let filename = FileName::parse(&raw_name).map_err(|error| FormFailure::Refused(error.into()))?;
         // A browser's folder upload names each part with its relative path: kept for a share.
         let folder = FolderPath::split_upload_path(&raw_name).map(|(folder, _)| folder).unwrap_or_default();
         let declared = field.content_type().map(|mime| mime.essence_str().to_owned());
-        let meta = uploader.upload_meta(req, state, filename, declared.as_deref()).map_err(FormFailure::Refused)?;
+        let meta = upload_meta(req, state, uploader, filename, declared.as_deref()).map_err(FormFailure::Refused)?;
         let form_failed = std::cell::Cell::new(false);
         let pieces = futures_util::stream::unfold(&mut field, |field| async {
             match form.next_piece(field).await {
@@ -260,7 +255,7 @@ async fn store_stream(
     check_complete: impl FnOnce(u64) -> Result<(), AppError>,
 ) -> Result<StoredFile, AppError> {
     let _transfer = state.metrics.transfer();
-    let mut upload = Upload::begin(&state.ctx, meta, uploader.max_size(state), &state.upload_memory).await?;
+    let mut upload = Upload::begin(&state.ctx, meta, uploader.max_size(), uploader.memory()).await?;
     let mut body = std::pin::pin!(body);
     let mut written = Ok(());
     while let Some(piece) = body.next().await {
@@ -285,10 +280,15 @@ async fn store_stream(
     let deletion_token = upload.deletion_token().to_owned();
     let mut record = match upload.finish().await {
         Ok(record) => record,
-        Err(UploadError::GuestLinkRefused) => return Err(uploader.refused_at_finish(state, received).await),
+        Err(UploadError::GuestLinkRefused) => {
+            return Err(match uploader.refused_at_finish(&state.ctx, received).await {
+                Some(refusal) => refusal.into(),
+                None => AppError::internal(UploadError::GuestLinkRefused),
+            });
+        }
         Err(error) => return Err(error.into()),
     };
-    if let Uploader::Guest(..) = uploader {
+    if uploader.guest_link().is_some() {
         record.guest_link_label = None; // the owner's name for the link, not for the guest's eyes
     }
     state.metrics.uploads.inc();
@@ -337,84 +337,35 @@ pub(crate) fn interrupted() -> AppError {
     AppError::BadRequest("the upload was interrupted before the end of its body".into())
 }
 
-/// Who is uploading: the owner, or a guest through one of the owner's guest links. Everything the
-/// two differ in (size limit, upload options, the link the upload counts against) comes from here,
-/// so both go through the same PUT and form code.
-enum Uploader {
-    Owner,
-    /// A guest, holding its place among the uploads in flight through the link and from its address.
-    Guest(GuestLinkRecord, #[expect(dead_code, reason = "held for its Drop, which frees the place")] Slot),
+/// Who is uploading: the owner (`guest_link` is `None`, and the owner's credentials are required)
+/// or a guest through the link `/g/{id}` names (its raw id), holding a place among its uploads in flight.
+async fn identify(req: &HttpRequest, state: &AppState, guest_link: Option<&str>) -> Result<Uploader, AppError> {
+    match guest_link {
+        None => authenticate(req, state).await.map(|owner| uploader_of(state, &owner)),
+        Some(raw) => Ok(state.intake.guest(&state.ctx, raw, state.client_ip(req), true).await?),
+    }
 }
 
-impl Uploader {
-    /// `guest_link` is the raw id from `/g/{id}`; without one the owner's credentials are required.
-    async fn identify(req: &HttpRequest, state: &AppState, guest_link: Option<&str>) -> Result<Self, AppError> {
-        match guest_link {
-            None => authenticate(req, state).await.map(|_| Uploader::Owner),
-            Some(raw) => {
-                let link = guest_links::open(&state.ctx, raw).await?;
-                let slot = state.in_flight.enter(&link.id, state.client_ip(req))?;
-                Ok(Uploader::Guest(link, slot))
-            }
-        }
-    }
-
-    /// The server's limit, and for a guest also the link's, whichever is smaller.
-    fn max_size(&self, state: &AppState) -> Option<ByteSize> {
-        match self {
-            Uploader::Owner => state.max_upload,
-            Uploader::Guest(link, _) => guest_links::size_limit(state.max_upload, link),
-        }
-    }
-
-    /// The options the headers ask for. A guest's files expire no later than the link's file
-    /// lifetime allows: a guest may shorten it, never extend it.
-    fn upload_meta(
-        &self,
-        req: &HttpRequest,
-        state: &AppState,
-        filename: FileName,
-        declared_type: Option<&str>,
-    ) -> Result<UploadMeta, AppError> {
-        let header = |name: &str| req.headers().get(name).and_then(|v| v.to_str().ok());
-        let now = state.ctx.clock.now();
-        let headers = OptionHeaders {
-            max_days: header("max-days"),
-            max_downloads: header("max-downloads"),
-            expires_at: header("expires-at"),
-            expire: header("expire"),
-        };
-        let mut options = UploadOptions::from_headers(headers, now)?;
-        let mut guest_link = None;
-        if let Uploader::Guest(link, _) = self {
-            options = guest_links::cap_options(link, options, now);
-            guest_link = Some(link.id.clone());
-        }
-        let content_type = guess_content_type(&filename, declared_type);
-        Ok(UploadMeta { filename, content_type, options, guest_link })
-    }
-
-    /// Why the link turned down a finished upload: it changed while the bytes came in (used up by
-    /// another guest, disabled, expired, deleted, or its size limit lowered).
-    async fn refused_at_finish(&self, state: &AppState, received: u64) -> AppError {
-        let Uploader::Guest(link, _) = self else {
-            return AppError::internal(UploadError::GuestLinkRefused);
-        };
-        guest_links::refused_at_finish(&state.ctx, &link.id, received).await.into()
-    }
+/// The new file's name, type and the options its headers ask for, as `uploader` may have them.
+fn upload_meta(
+    req: &HttpRequest,
+    state: &AppState,
+    uploader: &Uploader,
+    filename: FileName,
+    declared_type: Option<&str>,
+) -> Result<UploadMeta, AppError> {
+    let header = |name: &str| req.headers().get(name).and_then(|v| v.to_str().ok());
+    let headers = OptionHeaders {
+        max_days: header("max-days"),
+        max_downloads: header("max-downloads"),
+        expires_at: header("expires-at"),
+        expire: header("expire"),
+    };
+    Ok(uploader.upload_meta(filename, declared_type, headers, state.ctx.clock.now())?)
 }
 
 pub(crate) fn content_length(headers: &HeaderMap) -> Option<u64> {
     headers.get(header::CONTENT_LENGTH)?.to_str().ok()?.parse().ok()
-}
-
-/// The body's Content-Length, if it has one; 413 at once when it says more than the limit.
-pub(crate) fn declared_length(req: &HttpRequest, limit: Option<ByteSize>) -> Result<Option<u64>, AppError> {
-    let expected = content_length(req.headers());
-    match (limit, expected) {
-        (Some(limit), Some(length)) if length > limit.as_u64() => Err(AppError::TooLarge(limit)),
-        _ => Ok(expected),
-    }
 }
 
 /// 201 with one link per line, or JSON when the client asks for it (an object for PUT, an array

@@ -147,9 +147,15 @@ pub async fn delete(
 }
 
 /// `/g/{id}` in a browser: the upload page, or the reason the link takes no upload.
-pub async fn guest_upload(id: web::Path<String>, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
-    let link = guest_links::open(&state.ctx, &id).await?;
-    let limit = guest_links::size_limit(state.max_upload, &link);
+pub async fn guest_upload(
+    req: HttpRequest,
+    id: web::Path<String>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    // The page sends no bytes itself: it takes no place among the link's uploads in flight.
+    let guest = state.intake.guest(&state.ctx, &id, state.client_ip(&req), false).await?;
+    let link = guest.guest_link().ok_or(AppError::Unknown("guest link"))?;
+    let limit = guest.max_size();
     let plural = |n: i64, unit: &str| format!("{n} {unit}{}", if n == 1 { "" } else { "s" });
     page(&GuestUploadPage {
         layout: Layout { title: "Upload".into(), csrf_token: String::new() },
