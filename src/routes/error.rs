@@ -14,6 +14,7 @@ use crate::services::guest_links;
 use crate::services::in_flight::{Busy, RETRY_AFTER};
 use crate::services::intake::IntakeError;
 use crate::services::resumable_uploads::ResumableError;
+use crate::services::shares::ShareError;
 use crate::services::throttling::Refused;
 use crate::services::uploads::UploadError;
 use crate::services::webhooks::WebhookError;
@@ -220,6 +221,22 @@ impl From<guest_links::Refusal> for AppError {
             Refusal::TooLarge(limit) => AppError::TooLarge(limit),
             Refusal::Changed => AppError::Gone(guest_links::CHANGED),
             Refusal::Store(error) => error.into(),
+        }
+    }
+}
+
+impl From<ShareError> for AppError {
+    fn from(error: ShareError) -> Self {
+        let reason = error.to_string();
+        match error {
+            ShareError::Store(store) => store.into(),
+            ShareError::SharedAlready => AppError::Conflict(reason),
+            ShareError::Link(refusal) => refusal.into(),
+            ShareError::NoBatches => AppError::Forbidden("this guest link gives a link per file, not shares"),
+            ShareError::NoName | ShareError::EmptyBatch | ShareError::NoFile(_) => AppError::BadRequest(reason),
+            ShareError::TooManyFiles(count) => AppError::TooManyFiles(count),
+            ShareError::NoShare => AppError::Unknown("share"),
+            ShareError::Password(_) | ShareError::FileGone(_) | ShareError::Layout(_) => AppError::internal(error),
         }
     }
 }

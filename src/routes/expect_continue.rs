@@ -12,8 +12,8 @@ use actix_web::http::Method;
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::{HttpMessage, ResponseError, web};
 
+use crate::routes::body::content_length;
 use crate::routes::error::AppError;
-use crate::routes::files::upload::content_length;
 use crate::routes::owner::{identify_head, uploader_of};
 use crate::routes::request_guard::screen;
 use crate::routes::state::{AppState, Head};

@@ -7,11 +7,14 @@ mod error;
 mod expect_continue;
 mod files;
 mod guest_links;
+mod json;
 pub mod middleware;
 mod openapi;
 mod owner;
 mod pages;
+mod password_gate;
 mod request_guard;
+mod serve;
 mod shares;
 mod sharex;
 mod state;
@@ -26,13 +29,13 @@ use actix_web::web;
 pub use body::{idle_timeout_on_bodies, remember_peer_socket};
 pub use error::AppError;
 pub use expect_continue::service as expect_continue;
-pub use files::api::FileJson;
+pub use json::FileJson;
 pub use pages::{html_errors, method_not_allowed, unauthorized};
 pub use request_guard::screen_requests;
 pub use state::AppState;
 
 use files::{api as files_api, bundle, delete_link, download, protected, upload};
-use guest_links::{api as guest_links_api, upload as guest_upload};
+use guest_links::api as guest_links_api;
 use owner::takes_token as token;
 use pages::{admin, files as file_pages, guest_links as guest_link_pages, home, sign_in, tokens as token_pages};
 
@@ -133,12 +136,12 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/g/{id}/", web::get().to(guest_link_pages::guest_upload))
         .service(
             web::resource(["/g/{id}", "/g/{id}/"])
-                .route(web::post().to(guest_upload::post_files))
-                .route(web::put().to(guest_upload::put_without_name)),
+                .route(web::post().to(upload::guest_post_files))
+                .route(web::put().to(upload::guest_put_without_name)),
         )
         // The guest page's batch of files, sent one by one, as one share (links with share_batches).
-        .route("/g/{id}/share", web::post().to(shares::guest_share))
-        .route("/g/{id}/{filename}", web::put().to(guest_upload::put_file))
+        .route("/g/{id}/share", web::post().to(shares::guest::guest_share))
+        .route("/g/{id}/{filename}", web::put().to(upload::guest_put_file))
         // API tokens: the secret's and sessions' business only.
         .route("/tokens", web::get().to(token_pages::list))
         .route("/tokens", web::post().to(token_pages::create))
@@ -148,44 +151,44 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         // Shares: their pages and zips, and the owner's API.
         .service(
             web::resource("/api/shares")
-                .route(token(web::get().to(shares::list)))
-                .route(token(web::post().to(shares::create))),
+                .route(token(web::get().to(shares::api::list)))
+                .route(token(web::post().to(shares::api::create))),
         )
         .service(
             web::resource("/api/shares/{id}")
-                .route(token(web::get().to(shares::show)))
-                .route(token(web::patch().to(shares::edit)))
-                .route(token(web::delete().to(shares::delete))),
+                .route(token(web::get().to(shares::api::show)))
+                .route(token(web::patch().to(shares::api::edit)))
+                .route(token(web::delete().to(shares::api::delete))),
         )
         .service(
             web::resource(["/s/{id}", "/s/{id}/"])
-                .route(web::get().to(shares::share_page))
-                .route(web::head().to(shares::share_page))
+                .route(web::get().to(shares::page::share_page))
+                .route(web::head().to(shares::page::share_page))
                 .route(web::post().to(shares::unlock)),
         )
         .service(
             web::resource("/s/{id}/preview/{key}")
-                .route(web::get().to(shares::preview))
-                .route(web::head().to(shares::preview)),
+                .route(web::get().to(shares::page::preview))
+                .route(web::head().to(shares::page::preview)),
         )
         // One file through its share (behind the share's password, expiry and limit); the form
         // of a protected share posts its password back here.
         .service(
             web::resource(["/s/{id}/f/{key}", "/s/{id}/f/{key}/{name}"])
-                .route(web::get().to(shares::member))
-                .route(web::head().to(shares::member))
+                .route(web::get().to(shares::download::member))
+                .route(web::head().to(shares::download::member))
                 .route(web::post().to(shares::unlock)),
         )
         .service(
             web::resource("/s/{id}/zip")
-                .route(web::get().to(shares::zip))
-                .route(web::head().to(shares::zip))
+                .route(web::get().to(shares::download::zip))
+                .route(web::head().to(shares::download::zip))
                 .route(web::post().to(shares::unlock)),
         )
         .service(
             web::resource("/s/{id}/tar")
-                .route(web::get().to(shares::tar))
-                .route(web::head().to(shares::tar))
+                .route(web::get().to(shares::download::tar))
+                .route(web::head().to(shares::download::tar))
                 .route(web::post().to(shares::unlock)),
         )
         // Resumable uploads (tus), the owner's and through guest links.

@@ -6,7 +6,8 @@ use utoipa::{Modify, OpenApi};
 
 use crate::routes::files::{api as files_api, bundle};
 use crate::routes::guest_links::api as guest_links_api;
-use crate::routes::{shares, sharex, system, tokens, webhooks};
+use crate::routes::shares::api as shares;
+use crate::routes::{sharex, system, tokens, webhooks};
 
 #[derive(OpenApi)]
 #[openapi(

@@ -7,7 +7,7 @@ use actix_web::HttpRequest;
 use actix_web::http::header::{self, HeaderMap};
 use actix_web::http::{Method, Version};
 
-use crate::domain::{FileId, FileName, ForwardingHeaders, ShareId, TrustedProxies};
+use crate::domain::{FileId, FileName, ForwardingHeaders, GuestLinkId, ShareId, TrustedProxies};
 use crate::domain::{PATH_SEGMENT, PublicUrl, member_key};
 use crate::services::Context;
 use crate::services::auth::passwords::GrantKey;
@@ -86,6 +86,11 @@ impl AppState {
     pub fn download_url(&self, req: &HttpRequest, id: &FileId, filename: &FileName) -> String {
         let name = percent_encoding::utf8_percent_encode(filename.as_str(), PATH_SEGMENT);
         format!("{}/f/{id}/{name}", self.base_url(req))
+    }
+
+    /// A guest link's upload page (and `curl -T` target), `/g/{id}`.
+    pub fn guest_link_url(&self, req: &HttpRequest, id: &GuestLinkId) -> String {
+        format!("{}/g/{id}", self.base_url(req))
     }
 
     /// A share's link, `/s/{id}`.

@@ -15,10 +15,9 @@ use actix_web::{HttpRequest, HttpResponse, HttpResponseBuilder, web};
 use futures_util::StreamExt;
 
 use crate::domain::{ChecksumAlgorithm, FileId, UploadChecksum, UploadMetadata};
-use crate::routes::body::{client_hung_up, payload_error, refuse};
+use crate::routes::body::{client_hung_up, content_length, payload_error, refuse};
 use crate::routes::error::AppError;
-use crate::routes::files::api::FileJson;
-use crate::routes::files::upload::content_length;
+use crate::routes::json::FileJson;
 use crate::routes::owner::{Owner, uploader_of};
 use crate::routes::state::AppState;
 use crate::services::intake::Uploader;

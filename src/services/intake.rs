@@ -8,14 +8,16 @@
 
 use std::net::IpAddr;
 
+use bytes::Bytes;
+use futures_util::{Stream, StreamExt};
 use time::OffsetDateTime;
 
-use crate::domain::{ByteSize, FileName, GuestLinkId, GuestLinkRecord, OptionHeaders, UploadOptions};
+use crate::domain::{ByteSize, FileName, FolderPath, GuestLinkId, GuestLinkRecord, OptionHeaders, UploadOptions};
 use crate::domain::{UploadOptionsError, guess_content_type};
 use crate::services::Context;
 use crate::services::guest_links::{self, Refusal};
 use crate::services::in_flight::{Busy, InFlight, InFlightLimits, Slot};
-use crate::services::uploads::{UploadMemory, UploadMeta};
+use crate::services::uploads::{StoredFile, Upload, UploadError, UploadMemory, UploadMeta};
 
 /// The server's upload policy, from its settings.
 #[derive(Debug, Clone)]
@@ -198,6 +200,57 @@ impl Uploader {
         Ok(UploadMeta { filename, content_type, options, guest_link: self.link_id().cloned() })
     }
 
+    /// Writes a body as one file of this uploader's, with its deletion token; on any error nothing
+    /// of it is kept. The body's own errors (`E`: the client's, a stalled read) end it as they are;
+    /// `check_complete` gets the byte count once the body ends and may still refuse it (a body cut
+    /// off before its length). Through a guest link the file counts against the link at its finish,
+    /// and a link that changed meanwhile refuses it in its own words.
+    pub async fn receive<E>(
+        &self,
+        ctx: &Context,
+        meta: &UploadMeta,
+        body: impl Stream<Item = Result<Bytes, E>>,
+        check_complete: impl FnOnce(u64) -> Result<(), E>,
+    ) -> Result<StoredFile, E>
+    where
+        E: From<UploadError> + From<Refusal>,
+    {
+        let mut upload = Upload::begin(ctx, meta, self.max_size, &self.memory).await?;
+        let mut body = std::pin::pin!(body);
+        let mut written = Ok(());
+        while let Some(piece) = body.next().await {
+            written = match piece {
+                Ok(bytes) => upload.write(bytes).await.map_err(E::from),
+                Err(error) => Err(error),
+            };
+            if written.is_err() {
+                break;
+            }
+        }
+        if let Err(error) = written.and_then(|()| check_complete(upload.received())) {
+            if let Err(cleanup) = upload.abandon().await {
+                tracing::warn!(error = ?cleanup, "could not delete a failed upload; the clean-up will");
+            }
+            return Err(error);
+        }
+        let received = upload.received();
+        let deletion_token = upload.deletion_token().to_owned();
+        let mut record = match upload.finish().await {
+            Ok(record) => record,
+            Err(UploadError::GuestLinkRefused) => {
+                return Err(match self.refused_at_finish(ctx, received).await {
+                    Some(refusal) => refusal.into(),
+                    None => UploadError::GuestLinkRefused.into(),
+                });
+            }
+            Err(error) => return Err(error.into()),
+        };
+        if self.guest_link().is_some() {
+            record.guest_link_label = None; // the owner's name for the link, not for the guest's eyes
+        }
+        Ok(StoredFile { record, deletion_token, folder: FolderPath::default() })
+    }
+
     /// A guest's file lifetime cap on a file finished at `now` that asked to expire at `expires_at`.
     pub(crate) fn capped_expiry(&self, expires_at: Option<i64>, now: i64) -> Option<i64> {
         match self.guest_link().and_then(|link| link.file_lifetime_days) {
@@ -212,7 +265,7 @@ impl Uploader {
     /// Why the guest link turned down an upload it first took, once `received` bytes came in: it
     /// changed meanwhile (used up by another guest, disabled, expired, deleted, or its size limit
     /// lowered). `None` for the owner, whom no link turns down.
-    pub async fn refused_at_finish(&self, ctx: &Context, received: u64) -> Option<Refusal> {
+    async fn refused_at_finish(&self, ctx: &Context, received: u64) -> Option<Refusal> {
         let link = self.link_id()?;
         Some(guest_links::refused_at_finish(ctx, link, received).await)
     }

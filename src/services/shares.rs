@@ -13,12 +13,17 @@ use crate::domain::{
     ByteRange, FileId, FileName, FilePassword, FolderPath, GuestLinkId, Piece, ShareId, Zip64Limits, ZipLayout,
     ZipMember, member_key, tar_layout, unique_paths,
 };
-use crate::domain::{FileRecord, ShareChanges, ShareMember, ShareRecord, ShareWrite};
+use crate::domain::{FileRecord, GuestLinkRecord, ShareChanges, ShareMember, ShareRecord, ShareWrite};
 use crate::services::Context;
 use crate::services::auth::passwords::{self, PasswordError};
 use crate::services::downloads::{READ_BATCH_CHUNKS, stream_range};
-use crate::services::guest_links;
+use crate::services::guest_links::{self, Refusal};
+use crate::services::intake::Uploader;
+use crate::services::uploads::StoredFile;
 use crate::store::{NewShare, StoreError};
+
+/// The name of a guest's share that names none (the guest page's default too).
+pub const GUEST_SHARE_NAME: &str = "Shared files";
 
 #[derive(Debug, thiserror::Error)]
 pub enum ShareError {
@@ -35,6 +40,37 @@ pub enum ShareError {
     /// A guest's batch with a file the guest shared already: each goes into one share.
     #[error("these files were shared already: a guest shares each batch once")]
     SharedAlready,
+    #[error("the share needs a name")]
+    NoName,
+    #[error("no such share")]
+    NoShare,
+    /// A file named for a share that is not there (or not visible).
+    #[error("there is no file {0}")]
+    NoFile(FileId),
+    /// A guest's batch through a link that takes none now (unknown, disabled, expired).
+    #[error(transparent)]
+    Link(#[from] Refusal),
+    /// A guest's batch through a link without `share_batches`.
+    #[error("this guest link gives a link per file, not shares")]
+    NoBatches,
+    #[error("the batch holds no file")]
+    EmptyBatch,
+    #[error("a form may hold at most {0} files; send the rest in another form")]
+    TooManyFiles(u32),
+}
+
+/// A share's name as a client sent it.
+pub fn share_name(raw: &str) -> Result<FileName, ShareError> {
+    FileName::parse(raw).map_err(|_| ShareError::NoName)
+}
+
+/// The share a write made; `NoShare` for a share gone meanwhile, `NoFile` naming a file that is not there.
+pub fn written(write: ShareWrite) -> Result<ShareRecord, ShareError> {
+    match write {
+        ShareWrite::Done(share) => Ok(share),
+        ShareWrite::NoShare => Err(ShareError::NoShare),
+        ShareWrite::NoFile(id) => Err(ShareError::NoFile(id)),
+    }
 }
 
 /// What a new share is called and allows.
@@ -104,6 +140,73 @@ pub async fn create_for_guest(
     created
 }
 
+/// The share an upload makes of the files it stored, if it makes one: the owner's when it names
+/// one (`named`, from its `Share` header), or a guest's batch of several files through a link with
+/// `share_batches` (`named`, else "Shared files"). Each file goes under the folder its form part
+/// named (`photos/a.jpg`). The owner's share expires with the last of its files, never if one of
+/// them never expires; a guest's likewise (see `create_for_guest`).
+pub async fn share_upload(
+    ctx: &Context,
+    uploader: &Uploader,
+    files: &[StoredFile],
+    named: Option<FileName>,
+) -> Result<Option<ShareRecord>, ShareError> {
+    let members: Vec<_> = files.iter().map(|file| (file.record.id.clone(), file.folder.clone())).collect();
+    match (uploader.guest_link(), named) {
+        (None, None) => Ok(None),
+        (None, Some(name)) => {
+            let expires_at = files.iter().map(|file| file.record.expires_at).collect::<Option<Vec<_>>>();
+            let expires_at = expires_at.and_then(|all| all.into_iter().max());
+            let options = NewShareOptions { name, note: None, expires_at, max_downloads: None, password: None };
+            written(create(ctx, options, &members, ctx.now()).await?).map(Some)
+        }
+        (Some(link), _) if !link.share_batches || members.len() < 2 => Ok(None),
+        (Some(link), named) => share_guest_batch(ctx, link, named, &members).await.map(Some),
+    }
+}
+
+/// The link through which a guest's browser asks to share a batch of `count` files it sent one
+/// by one (resumably), if it takes the batch: a link with `share_batches`, open now, except that a
+/// link used up by this very batch's last file still takes it (`guest_links::share_refusal`); at
+/// most `max_files` files, as in a form.
+pub async fn batch_link(
+    ctx: &Context,
+    id: &GuestLinkId,
+    count: usize,
+    max_files: u32,
+) -> Result<GuestLinkRecord, ShareError> {
+    let link = guest_links::find(ctx, id).await?;
+    if let Some(refused) = guest_links::share_refusal(&link, ctx.now()) {
+        return Err(refused.into());
+    }
+    if !link.share_batches {
+        return Err(ShareError::NoBatches);
+    }
+    if count == 0 {
+        return Err(ShareError::EmptyBatch);
+    }
+    if count > max_files as usize {
+        return Err(ShareError::TooManyFiles(max_files));
+    }
+    Ok(link)
+}
+
+/// The one share a guest makes of a batch through `link` (`named`, else "Shared files"): every
+/// file must have come through this link, and none may be in a share the guest made already
+/// (`SharedAlready`): a batch is shared once.
+pub async fn share_guest_batch(
+    ctx: &Context,
+    link: &GuestLinkRecord,
+    named: Option<FileName>,
+    files: &[(FileId, FolderPath)],
+) -> Result<ShareRecord, ShareError> {
+    let name = match named {
+        Some(name) => name,
+        None => share_name(GUEST_SHARE_NAME)?,
+    };
+    written(create_for_guest(ctx, &link.id, name, files, ctx.now()).await?)
+}
+
 /// An owner's edit; `password`: `Some(None)` removes it, `Some(Some(_))` sets a new one.
 pub async fn edit(
     ctx: &Context,
@@ -155,17 +258,6 @@ pub async fn delete(ctx: &Context, id: &ShareId, with_files: bool) -> Result<boo
         ctx.cleanup.wake();
     }
     Ok(deleted)
-}
-
-/// Counts one download through a share (its zip, its tar, or one of its files), re-checking its
-/// limit in the same statement: false for the loser of a race for the last one.
-/// A counted download is reported to the webhooks with the client's address.
-pub async fn count_download(ctx: &Context, share: &ShareRecord, client_ip: &str) -> Result<bool, StoreError> {
-    let counted = ctx.store.count_share_download(&share.id, ctx.now()).await?;
-    if counted {
-        ctx.events.share_downloaded(ctx.clock.now(), share, client_ip);
-    }
-    Ok(counted)
 }
 
 /// The hash of a share's password, if it has one.

@@ -14,14 +14,15 @@ use serde::Deserialize;
 
 use crate::domain::FileRecord;
 use crate::domain::{ByteRange, FileId, RangeRequest};
-use crate::routes::body::{client_hung_up, payload_error, refuse};
+use crate::routes::body::{client_hung_up, content_length, payload_error, refuse};
 use crate::routes::error::AppError;
-use crate::routes::files::download::if_range_holds;
 use crate::routes::files::listing_format::SQLITE_TYPE;
-use crate::routes::files::upload::{StoredFile, content_length, interrupted, uploaded};
+use crate::routes::files::upload::{interrupted, uploaded};
 use crate::routes::owner::{Owner, authenticate, uploader_of};
+use crate::routes::serve::if_range_holds;
 use crate::routes::state::AppState;
 use crate::services::bundles::{self, BuildError, ImportError, MAX_BUNDLE_IDS, Requested, SQLAR_MAX_FILE};
+use crate::services::uploads::StoredFile;
 
 /// Bytes read from the bundle file per piece of the answer.
 const SEND_PIECE: u64 = 256 * 1024;

@@ -1,5 +1,5 @@
 //! `PUT /{filename}` (raw body, curl -T) and `POST /` (multipart), by the owner or through a guest
-//! link: bytes in, links out.
+//! link (`/g/{id}/...`): bytes in, through `services::intake`, links out.
 
 use actix_multipart::{Field, Multipart, MultipartError};
 use actix_web::http::header::{self, HeaderMap};
@@ -7,18 +7,17 @@ use actix_web::{HttpRequest, HttpResponse, ResponseError, web};
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
 
-use crate::domain::FileRecord;
-use crate::domain::{ByteSize, FileName, FolderPath, OptionHeaders};
+use crate::domain::{ByteSize, FileName, FolderPath, OptionHeaders, ShareRecord};
 use crate::routes::body::{
-    BodyEnd, DRAIN_LIMIT, DRAIN_TIME, client_hung_up, close_unless, parser_wait, payload_error, refuse,
+    BodyEnd, DRAIN_LIMIT, DRAIN_TIME, client_hung_up, close_unless, content_length, parser_wait, payload_error, refuse,
 };
 use crate::routes::error::AppError;
-use crate::routes::files::api::UploadedJson;
+use crate::routes::json::{UploadedJson, described, guest_described};
 use crate::routes::owner::{authenticate, uploader_of};
 use crate::routes::state::AppState;
-use crate::services::Context;
 use crate::services::intake::Uploader;
-use crate::services::uploads::{self, Upload, UploadError, UploadMeta};
+use crate::services::shares;
+use crate::services::uploads::{StoredFile, StoredFiles, UploadMeta};
 
 /// Largest form field that is not a file (such fields are read and ignored).
 const MAX_FORM_FIELD: usize = 64 * 1024;
@@ -32,8 +31,21 @@ pub async fn put_file(
     receive_put(req, payload, &filename, None, state).await
 }
 
+/// `curl -T file https://host/g/{id}/` (curl appends the name) and `.../g/{id}/name.txt`: what a
+/// guest may do with a guest link, and nothing more (the link opens no listing, metadata or
+/// delete of any file).
+pub async fn guest_put_file(
+    req: HttpRequest,
+    payload: web::Payload,
+    path: web::Path<(String, String)>,
+    state: web::Data<AppState>,
+) -> HttpResponse {
+    let (link, filename) = path.into_inner();
+    receive_put(req, payload, &filename, Some(&link), state).await
+}
+
 /// A raw-body upload by the owner (`guest_link` is `None`) or through a guest link (its raw id).
-pub(crate) async fn receive_put(
+async fn receive_put(
     req: HttpRequest,
     mut body: web::Payload,
     filename: &str,
@@ -50,7 +62,7 @@ pub(crate) async fn receive_put(
         let pieces = (&mut body).map(|item| item.map_err(payload_error));
         // actix-web ends a body cut off by a disconnect as if it were complete: a body with a
         // length must have all of it, and a chunked one must end with the client still there.
-        store_stream(&state, &uploader, &meta, pieces, |received| match expected {
+        receive(&state, &uploader, &meta, pieces, |received| match expected {
             Some(expected) if received != expected => Err(interrupted()),
             None if client_hung_up(&req) => Err(interrupted()),
             _ => Ok(()),
@@ -70,12 +82,28 @@ pub async fn put_without_name(mut payload: web::Payload) -> HttpResponse {
     refuse(AppError::BadRequest(reason.into()), &mut payload).await
 }
 
+/// `curl -T - https://host/g/{id}/` has no name to append: say how to give one.
+pub async fn guest_put_without_name(mut payload: web::Payload) -> HttpResponse {
+    let reason = "the URL needs a file name: curl -T - https://host/g/LINK/name.txt";
+    refuse(AppError::BadRequest(reason.into()), &mut payload).await
+}
+
 pub async fn post_files(req: HttpRequest, payload: web::Payload, state: web::Data<AppState>) -> HttpResponse {
     receive_form(req, payload, None, state).await
 }
 
+/// `curl -F file=@x https://host/g/{id}`: every file part becomes a file, as for the owner.
+pub async fn guest_post_files(
+    req: HttpRequest,
+    payload: web::Payload,
+    link: web::Path<String>,
+    state: web::Data<AppState>,
+) -> HttpResponse {
+    receive_form(req, payload, Some(&link), state).await
+}
+
 /// A multipart upload by the owner (`guest_link` is `None`) or through a guest link (its raw id).
-pub(crate) async fn receive_form(
+async fn receive_form(
     req: HttpRequest,
     mut body: web::Payload,
     guest_link: Option<&str>,
@@ -92,21 +120,19 @@ pub(crate) async fn receive_form(
     };
     let (body, end) = BodyEnd::watch(body);
     let mut form = FormReader { form: Multipart::new(req.headers(), body), end, idle: state.idle_timeout };
-    let mut stored = FormFiles { ctx: state.ctx.clone(), files: Vec::new() };
-    let error = match store_form_files(&req, &state, &uploader, &mut form, &mut stored.files).await {
-        Ok(()) if !stored.files.is_empty() => {
-            let members: Vec<_> =
-                stored.files.iter().map(|file| (file.record.id.clone(), file.folder.clone())).collect();
-            // With the last of its files; never if one of them never expires.
-            let expires_at = stored.files.iter().map(|file| file.record.expires_at).collect::<Option<Vec<_>>>();
-            let expires_at = expires_at.and_then(|all| all.into_iter().max());
-            let guest = uploader.guest_link();
-            match crate::routes::shares::share_uploaded(&req, &state, &members, expires_at, guest).await {
-                Ok(Some(share)) => {
+    let mut stored = StoredFiles::new(&state.ctx);
+    let error = match store_form_files(&req, &state, &uploader, &mut form, &mut stored).await {
+        Ok(()) if !stored.files().is_empty() => {
+            let answer = match share_upload(&req, &state, &uploader, &stored).await {
+                Ok(Some(share)) => shared(&req, &state, &uploader, share).await,
+                Ok(None) => Ok(uploaded(&req, &state, stored.files(), true)),
+                Err(error) => Err(error),
+            };
+            match answer {
+                Ok(answer) => {
                     stored.keep();
-                    return share;
+                    return answer;
                 }
-                Ok(None) => return uploaded(&req, &state, &stored.keep(), true),
                 Err(error) => error,
             }
         }
@@ -149,40 +175,6 @@ impl FormReader {
     }
 }
 
-/// Files stored from one form. Unless the request succeeds and `keep` is called, they are
-/// withdrawn before the refusal is answered (or, when the client went away mid-request, when this is
-/// dropped): the client got no links, so no file is kept.
-struct FormFiles {
-    ctx: Context,
-    files: Vec<StoredFile>,
-}
-
-impl FormFiles {
-    fn keep(mut self) -> Vec<StoredFile> {
-        std::mem::take(&mut self.files)
-    }
-
-    /// Deletes the files now: a refusal is answered only once what it refuses is invisible (left
-    /// to `Drop`, 923 files of a form refused for too many were still listed after its 413).
-    async fn withdraw(mut self) {
-        let ids: Vec<_> = std::mem::take(&mut self.files).into_iter().map(|file| file.record.id).collect();
-        if !ids.is_empty() {
-            uploads::withdraw(&self.ctx, &ids).await;
-        }
-    }
-}
-
-impl Drop for FormFiles {
-    fn drop(&mut self) {
-        if self.files.is_empty() {
-            return;
-        }
-        let ctx = self.ctx.clone();
-        let ids: Vec<_> = std::mem::take(&mut self.files).into_iter().map(|file| file.record.id).collect();
-        tokio::spawn(async move { uploads::withdraw(&ctx, &ids).await });
-    }
-}
-
 /// Why a form upload stopped.
 enum FormFailure {
     /// We refused a part (too large, bad name, storage full): the rest can still be read and drained.
@@ -197,7 +189,7 @@ async fn store_form_files(
     state: &AppState,
     uploader: &Uploader,
     form: &mut FormReader,
-    stored: &mut Vec<StoredFile>,
+    stored: &mut StoredFiles,
 ) -> Result<(), FormFailure> {
     while let Some(mut field) = form.next_field().await.map_err(FormFailure::Broken)? {
         let Some(raw_name) = field.content_disposition().and_then(|cd| cd.get_filename().map(str::to_owned)) else {
@@ -211,7 +203,7 @@ async fn store_form_files(
             }
             continue;
         };
-        uploader.check_one_more(stored.len()).map_err(|error| FormFailure::Refused(error.into()))?;
+        uploader.check_one_more(stored.files().len()).map_err(|error| FormFailure::Refused(error.into()))?;
         let filename = FileName::parse(&raw_name).map_err(|error| FormFailure::Refused(error.into()))?;
         // A browser's folder upload names each part with its relative path: kept for a share.
         let folder = FolderPath::split_upload_path(&raw_name).map(|(folder, _)| folder).unwrap_or_default();
@@ -228,7 +220,7 @@ async fn store_form_files(
             }
         });
         // The multipart parser itself notices a form cut off before its closing boundary.
-        match store_stream(state, uploader, &meta, pieces, |_| Ok(())).await {
+        match receive(state, uploader, &meta, pieces, |_| Ok(())).await {
             Ok(file) => stored.push(StoredFile { folder, ..file }),
             Err(error) if form_failed.get() => return Err(FormFailure::Broken(error)),
             Err(error) => return Err(FormFailure::Refused(error)),
@@ -237,17 +229,8 @@ async fn store_form_files(
     Ok(())
 }
 
-/// A file just stored, with the token of its deletion link (only the token's hash is kept).
-pub(crate) struct StoredFile {
-    pub(crate) record: FileRecord,
-    pub(crate) deletion_token: String,
-    /// The folder its form part named, for a share made of the upload.
-    pub(crate) folder: FolderPath,
-}
-
-/// Writes a byte stream as one file with its deletion token; on any error nothing of it is kept.
-/// `check_complete` gets the byte count once the stream ends and may still refuse the upload.
-async fn store_stream(
+/// Writes a byte stream as one file of `uploader`'s (`Uploader::receive`), counted in the metrics.
+async fn receive(
     state: &AppState,
     uploader: &Uploader,
     meta: &UploadMeta,
@@ -255,44 +238,61 @@ async fn store_stream(
     check_complete: impl FnOnce(u64) -> Result<(), AppError>,
 ) -> Result<StoredFile, AppError> {
     let _transfer = state.metrics.transfer();
-    let mut upload = Upload::begin(&state.ctx, meta, uploader.max_size(), uploader.memory()).await?;
-    let mut body = std::pin::pin!(body);
-    let mut written = Ok(());
-    while let Some(piece) = body.next().await {
-        written = match piece {
-            Ok(bytes) => {
-                state.metrics.bytes_in.inc_by(bytes.len() as u64);
-                upload.write(bytes).await.map_err(AppError::from)
-            }
-            Err(error) => Err(error),
-        };
-        if written.is_err() {
-            break;
+    let counted = body.inspect(|piece| {
+        if let Ok(bytes) = piece {
+            state.metrics.bytes_in.inc_by(bytes.len() as u64);
         }
-    }
-    if let Err(error) = written.and_then(|()| check_complete(upload.received())) {
-        if let Err(cleanup) = upload.abandon().await {
-            tracing::warn!(error = ?cleanup, "could not delete a failed upload; the clean-up will");
-        }
-        return Err(error);
-    }
-    let received = upload.received();
-    let deletion_token = upload.deletion_token().to_owned();
-    let mut record = match upload.finish().await {
-        Ok(record) => record,
-        Err(UploadError::GuestLinkRefused) => {
-            return Err(match uploader.refused_at_finish(&state.ctx, received).await {
-                Some(refusal) => refusal.into(),
-                None => AppError::internal(UploadError::GuestLinkRefused),
-            });
-        }
-        Err(error) => return Err(error.into()),
-    };
-    if uploader.guest_link().is_some() {
-        record.guest_link_label = None; // the owner's name for the link, not for the guest's eyes
-    }
+    });
+    let file = uploader.receive(&state.ctx, meta, counted, check_complete).await?;
     state.metrics.uploads.inc();
-    Ok(StoredFile { record, deletion_token, folder: FolderPath::default() })
+    Ok(file)
+}
+
+/// The share a form upload makes (`services::shares::share_upload`): the owner's, when it names one
+/// in a `Share` header, or a guest's batch of several files through a link with `share_batches`.
+async fn share_upload(
+    req: &HttpRequest,
+    state: &AppState,
+    uploader: &Uploader,
+    stored: &StoredFiles,
+) -> Result<Option<ShareRecord>, AppError> {
+    let named = match req.headers().get("share") {
+        Some(raw) => {
+            let raw = std::str::from_utf8(raw.as_bytes())
+                .map_err(|_| AppError::BadRequest("the Share header must be UTF-8".into()))?;
+            Some(shares::share_name(raw)?)
+        }
+        None => None,
+    };
+    Ok(shares::share_upload(&state.ctx, uploader, stored.files(), named).await?)
+}
+
+/// 201 with the share's link (with `Accept: application/json`, its JSON: the owner's with its
+/// files, a guest's without them, as their records carry the owner's label for the link).
+async fn shared(
+    req: &HttpRequest,
+    state: &AppState,
+    uploader: &Uploader,
+    share: ShareRecord,
+) -> Result<HttpResponse, AppError> {
+    if wants_json(req) {
+        return match uploader.guest_link() {
+            None => described(req, state, share, actix_web::http::StatusCode::CREATED).await,
+            Some(_) => Ok(guest_described(req, state, &share)),
+        };
+    }
+    let url = state.share_url(req, &share.id);
+    Ok(HttpResponse::Created()
+        .insert_header((header::LOCATION, url.clone()))
+        .content_type("text/plain; charset=utf-8")
+        .body(format!("{url}\n")))
+}
+
+fn wants_json(req: &HttpRequest) -> bool {
+    req.headers()
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|accept| accept.contains("application/json"))
 }
 
 /// Reads what is left of a refused form, within the same bounds as `refuse`. True if it ended.
@@ -364,10 +364,6 @@ fn upload_meta(
     Ok(uploader.upload_meta(filename, declared_type, headers, state.ctx.clock.now())?)
 }
 
-pub(crate) fn content_length(headers: &HeaderMap) -> Option<u64> {
-    headers.get(header::CONTENT_LENGTH)?.to_str().ok()?.parse().ok()
-}
-
 /// 201 with one link per line, or JSON when the client asks for it (an object for PUT, an array
 /// for a form, which may carry several files). An answer with one file also gives its link in
 /// `Location`, its deletion link in `X-Url-Delete` and, if it expires, when in `X-Expires`
@@ -385,12 +381,7 @@ pub(crate) fn uploaded(req: &HttpRequest, state: &AppState, files: &[StoredFile]
             response.insert_header(("X-Expires", expires));
         }
     }
-    let wants_json = req
-        .headers()
-        .get(header::ACCEPT)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|accept| accept.contains("application/json"));
-    match (wants_json, many) {
+    match (wants_json(req), many) {
         (true, true) => response.json(&described),
         (true, false) => response.json(described.first()),
         (false, _) => {
