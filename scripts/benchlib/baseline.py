@@ -1,5 +1,5 @@
 """The baselines without HTTP: raw SQLite storing the same chunks as the server, and the disk's own dd rate."""
-import multiprocessing, os, sqlite3, subprocess, time
+import multiprocessing, os, queue, sqlite3, subprocess, time
 
 from .constants import BATCH, CHUNK, MIB, pragma_statements
 from .measure import written_bytes
@@ -72,17 +72,24 @@ def _read_until_stopped(path: str, file_id: str, chunks: int, stop, answer) -> N
         if not pragma.startswith(("journal_mode", "page_size", "auto_vacuum")):
             db.execute(f"PRAGMA {pragma}")
     done, slowest, start = 0, 0.0, time.perf_counter()
-    while not stop.is_set():
-        for first in range(0, chunks, BATCH):
-            began = time.perf_counter()
-            rows = db.execute("SELECT data FROM file_chunks WHERE file_id=? AND idx BETWEEN ? AND ? ORDER BY idx",
-                              (file_id, first, first + BATCH - 1)).fetchall()
-            slowest = max(slowest, time.perf_counter() - began)
-            done += sum(len(row[0]) for row in rows)
-            if stop.is_set():
-                break
-    answer.put((done, time.perf_counter() - start, slowest))
-    db.close()
+    try:
+        while not stop.is_set():
+            for first in range(0, chunks, BATCH):
+                began = time.perf_counter()
+                try:
+                    rows = db.execute("SELECT data FROM file_chunks WHERE file_id=? AND idx BETWEEN ? AND ? ORDER BY idx",
+                                      (file_id, first, first + BATCH - 1)).fetchall()
+                except sqlite3.OperationalError:
+                    rows = []  # refused (busy past its timeout): a batch that got nothing
+                slowest = max(slowest, time.perf_counter() - began)
+                done += sum(len(row[0]) for row in rows)
+                if stop.is_set():
+                    break
+        answer.put((done, time.perf_counter() - start, slowest))
+    except BaseException as error:  # noqa: BLE001 - the parent must hear why, not time out
+        answer.put(error)
+    finally:
+        db.close()
 
 
 class Reader:
@@ -98,8 +105,19 @@ class Reader:
 
     def stop(self) -> tuple[float, float]:
         self.stop_event.set()
-        done, seconds, slowest = self.answer.get(timeout=120)
+        # A batch can wait out SQLite's busy timeout before the reader sees the stop: wait while
+        # it lives, and fail with its own error if it died.
+        while True:
+            try:
+                got = self.answer.get(timeout=5)
+                break
+            except queue.Empty:
+                if not self.process.is_alive():
+                    raise RuntimeError(f"the reader process ended without an answer (exit code {self.process.exitcode})")
         self.process.join(timeout=60)
+        if isinstance(got, BaseException):
+            raise RuntimeError(f"the reader process failed: {got!r}")
+        done, seconds, slowest = got
         return done / MIB / seconds, slowest * 1000
 
 
