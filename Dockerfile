@@ -3,7 +3,7 @@
 # --- build: the official Rust image; dependencies get a layer of their own ---
 FROM rust:1.95-slim-bookworm AS build
 WORKDIR /src
-COPY Cargo.toml Cargo.lock ./
+COPY Cargo.toml Cargo.lock build.rs ./
 # Compile the dependencies against a stub crate, so editing blobdrop's code reuses this layer.
 RUN mkdir src \
     && echo 'fn main() {}' > src/main.rs \
@@ -17,6 +17,9 @@ ENV SQLX_OFFLINE=true
 COPY migrations ./migrations
 COPY templates ./templates
 COPY static ./static
+# The commit `blobdrop --version` names: the build context has no .git, so it is an argument
+# (`--build-arg BLOBDROP_COMMIT=$(git rev-parse --short=12 HEAD)`; build.rs reads it).
+ARG BLOBDROP_COMMIT=unknown
 # touch: the copied sources may be older than the stub's build, and cargo compares times.
 RUN touch src/main.rs src/lib.rs \
     && cargo build --release --locked \

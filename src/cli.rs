@@ -7,7 +7,7 @@ use crate::commands::{admin, backup, client, completions, healthcheck, import, m
 use crate::settings::Settings;
 
 #[derive(Debug, Parser)]
-#[command(name = "blobdrop", version, about = "Self-hosted file sharing backed by SQLite")]
+#[command(name = "blobdrop", version = crate::domain::LONG_VERSION, about = "Self-hosted file sharing backed by SQLite")]
 #[command(args_conflicts_with_subcommands = true)]
 pub struct Cli {
     #[command(subcommand)]

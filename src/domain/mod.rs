@@ -2,6 +2,7 @@
 
 mod activity;
 mod api_token;
+mod build_info;
 mod byte_range;
 mod byte_size;
 mod clock;
@@ -28,6 +29,7 @@ mod zip_layout;
 
 pub use activity::{DAY_SECONDS, DayActivity, DayTotal, DiskSpace, activity_since, daily_activity};
 pub use api_token::ApiTokenRecord;
+pub use build_info::{COMMIT, LONG_VERSION, VERSION};
 pub use byte_range::{ByteRange, RangeRequest};
 pub use byte_size::ByteSize;
 pub use clock::Clock;

@@ -1,6 +1,7 @@
 //! HTTP in and out: one route table, the extractors, the one error mapping, the middleware, and the
 //! pages with their views. Handlers turn a request into service calls and back; no SQL here.
 
+mod allow;
 mod assets;
 mod body;
 mod error;

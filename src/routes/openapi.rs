@@ -26,7 +26,7 @@ use crate::routes::{sharex, system, tokens, webhooks};
     modifiers(&Credentials),
     security(("secret" = []), ("secret_as_basic" = [])),
 )]
-struct ApiDoc;
+pub(super) struct ApiDoc;
 
 /// The owner's credentials: the secret or an API token, as Bearer or as Basic with any user name.
 struct Credentials;
@@ -44,54 +44,4 @@ impl Modify for Credentials {
     responses((status = 200, description = "this OpenAPI 3.1 document", content_type = "application/json")))]
 pub async fn document() -> HttpResponse {
     HttpResponse::Ok().json(ApiDoc::openapi())
-}
-
-#[cfg(test)]
-mod tests {
-    use std::collections::BTreeMap;
-
-    use super::*;
-    use crate::routes::table::{self, Access};
-
-    /// `/api/files/{id}` as `/api/files/{}`: the table and the document may name a path's ids apart.
-    fn shape(pattern: &str) -> String {
-        pattern.split('{').enumerate().fold(String::new(), |mut shape, (i, part)| {
-            match (i, part.split_once('}')) {
-                (0, _) | (_, None) => shape.push_str(part),
-                (_, Some((_, rest))) => shape.push_str(&format!("{{}}{rest}")),
-            }
-            shape
-        })
-    }
-
-    /// The document lists exactly the JSON routes of the route table (`/api/...`, but tus's, a
-    /// protocol of its own), each method of each, and says public exactly those the table lets
-    /// anyone use; every other one needs the owner's credentials.
-    #[test]
-    fn the_document_lists_every_json_route_of_the_table_with_its_credential() {
-        let mut in_table = BTreeMap::new();
-        for line in table::lines() {
-            for pattern in line.patterns.iter().filter(|p| p.starts_with("/api/") && !p.starts_with("/api/uploads")) {
-                for verb in &line.methods {
-                    in_table
-                        .insert((verb.method.as_str().to_lowercase(), shape(pattern)), verb.access == Access::Anyone);
-                }
-            }
-        }
-        assert!(in_table.len() >= 25, "too few JSON routes in the table: {in_table:?}");
-        let document = serde_json::to_value(ApiDoc::openapi()).unwrap();
-        let mut documented = BTreeMap::new();
-        for (path, item) in document["paths"].as_object().unwrap() {
-            for (method, operation) in item.as_object().unwrap() {
-                let public = operation.get("security") == Some(&serde_json::json!([{}]));
-                documented.insert((method.clone(), shape(path)), public);
-            }
-        }
-        let missing: Vec<_> = in_table.keys().filter(|route| !documented.contains_key(*route)).collect();
-        assert!(missing.is_empty(), "routes of the table missing from /api/openapi.json: {missing:?}");
-        let stale: Vec<_> = documented.keys().filter(|route| !in_table.contains_key(*route)).collect();
-        assert!(stale.is_empty(), "documented routes the table does not have: {stale:?}");
-        let credentials: Vec<_> = in_table.iter().filter(|(route, public)| documented[*route] != **public).collect();
-        assert!(credentials.is_empty(), "documented as public or not against the table: {credentials:?}");
-    }
 }

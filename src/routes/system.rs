@@ -3,7 +3,7 @@
 use actix_web::{HttpResponse, web};
 use serde::Serialize;
 
-use crate::domain::{DAY_SECONDS, date_input};
+use crate::domain::{self, DAY_SECONDS, date_input};
 use crate::routes::error::AppError;
 use crate::routes::owner::Owner;
 use crate::routes::state::AppState;
@@ -14,7 +14,10 @@ use crate::services::system;
 /// reusable); `free_disk_bytes` is null on PostgreSQL, whose disk is its server's.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 struct SystemJson {
+    /// The package version, e.g. `0.1.0`.
     version: &'static str,
+    /// The commit the server was built from (12 hex digits), or `unknown`.
+    commit: &'static str,
     /// The database that runs: `sqlite` or `postgres`.
     store: &'static str,
     files: i64,
@@ -54,12 +57,13 @@ struct LargeFileJson {
 }
 
 #[utoipa::path(get, path = "/api/system", operation_id = "getSystem", tag = "system",
-    responses((status = 200, description = "disk use and version", body = SystemJson), (status = 401, description = "no or wrong credentials")))]
+    responses((status = 200, description = "disk use, version and commit", body = SystemJson), (status = 401, description = "no or wrong credentials")))]
 pub async fn show(_owner: Owner, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
     let report = system::report(&state.ctx).await?;
     let (usage, unfinished) = (report.usage, report.unfinished);
     Ok(HttpResponse::Ok().json(SystemJson {
-        version: env!("CARGO_PKG_VERSION"),
+        version: domain::VERSION,
+        commit: domain::COMMIT,
         store: system::store_kind(&state.ctx),
         files: usage.files,
         stored_bytes: usage.stored_bytes,

@@ -21,7 +21,7 @@ use crate::routes::owner::takes_token;
 use crate::routes::pages::{
     admin, files as file_pages, guest_links as guest_link_pages, home, sign_in, tokens as token_pages,
 };
-use crate::routes::{assets, openapi, shares, sharex, system, tokens, tus, webhooks};
+use crate::routes::{allow, assets, openapi, shares, sharex, system, tokens, tus, webhooks};
 
 /// The credential a route needs. The owner's routes check it in their extractors (`owner`); a
 /// route that takes an API token is wrapped in `owner::takes_token` here, so a route that forgets
@@ -188,16 +188,15 @@ impl Table {
         let mut resource = Resource::default();
         methods(&mut resource);
         let Resource { routes, default, tus_headers } = resource;
-        let (methods, routes): (Vec<_>, Vec<_>) = routes.into_iter().unzip();
+        let (routes, methods): (Vec<_>, Vec<_>) =
+            routes.into_iter().map(|(verb, route)| ((verb.method.clone(), route), verb)).unzip();
         let line = self.line(patterns.to_vec(), methods, false);
         let patterns = patterns.to_vec();
         self.lines.push((
             line,
             Box::new(move |cfg| {
-                let mut resource = web::resource(patterns);
-                for route in routes {
-                    resource = resource.route(route);
-                }
+                // Each 405 of the resource names its methods in `Allow`.
+                let mut resource = allow::resource(patterns, routes);
                 if let Some(default) = default {
                     resource = resource.default_service(default);
                 }
@@ -241,7 +240,8 @@ impl Resource {
         Args: FromRequest + 'static,
         F::Output: Responder + 'static,
     {
-        let route = with_access(web::route().method(method.clone()).to(handler), access);
+        // `allow::resource` puts the method's guard on it.
+        let route = with_access(web::to(handler), access);
         self.routes.push((Verb { method, access, body }, route));
         self
     }
@@ -351,15 +351,10 @@ fn routes(t: &mut Table) {
             guest_links_api::delete,
         );
     });
-    t.route("/g/{link}", GET, Guest, guest_link_pages::guest_upload);
-    t.route("/g/{link}/", GET, Guest, guest_link_pages::guest_upload);
     t.resource(&["/g/{link}", "/g/{link}/"], |r| {
-        r.upload(POST, Guest, Files, upload::guest_post_files).upload(
-            PUT,
-            Guest,
-            OneFile,
-            upload::guest_put_without_name,
-        );
+        r.route(GET, Guest, guest_link_pages::guest_upload)
+            .upload(POST, Guest, Files, upload::guest_post_files)
+            .upload(PUT, Guest, OneFile, upload::guest_put_without_name);
     });
     // The guest page's batch of files, sent one by one, as one share (links with share_batches).
     t.route("/g/{link}/share", POST, Guest, shares::guest::guest_share);
@@ -464,7 +459,12 @@ fn routes(t: &mut Table) {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
+    use utoipa::OpenApi;
+
     use super::*;
+    use crate::routes::openapi::ApiDoc;
 
     fn access(method: Method, path: &str) -> Option<(Access, Body)> {
         match land(&method, path) {
@@ -513,5 +513,47 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// `/api/files/{id}` as `/api/files/{}`: the table and the document may name a path's ids apart.
+    fn shape(pattern: &str) -> String {
+        pattern.split('{').enumerate().fold(String::new(), |mut shape, (i, part)| {
+            match (i, part.split_once('}')) {
+                (0, _) | (_, None) => shape.push_str(part),
+                (_, Some((_, rest))) => shape.push_str(&format!("{{}}{rest}")),
+            }
+            shape
+        })
+    }
+
+    /// The document lists exactly the JSON routes of the route table (`/api/...`, but tus's, a
+    /// protocol of its own), each method of each, and says public exactly those the table lets
+    /// anyone use; every other one needs the owner's credentials.
+    #[test]
+    fn the_document_lists_every_json_route_of_the_table_with_its_credential() {
+        let mut in_table = BTreeMap::new();
+        for line in lines() {
+            for pattern in line.patterns.iter().filter(|p| p.starts_with("/api/") && !p.starts_with("/api/uploads")) {
+                for verb in &line.methods {
+                    in_table
+                        .insert((verb.method.as_str().to_lowercase(), shape(pattern)), verb.access == Access::Anyone);
+                }
+            }
+        }
+        assert!(in_table.len() >= 25, "too few JSON routes in the table: {in_table:?}");
+        let document = serde_json::to_value(ApiDoc::openapi()).unwrap();
+        let mut documented = BTreeMap::new();
+        for (path, item) in document["paths"].as_object().unwrap() {
+            for (method, operation) in item.as_object().unwrap() {
+                let public = operation.get("security") == Some(&serde_json::json!([{}]));
+                documented.insert((method.clone(), shape(path)), public);
+            }
+        }
+        let missing: Vec<_> = in_table.keys().filter(|route| !documented.contains_key(*route)).collect();
+        assert!(missing.is_empty(), "routes of the table missing from /api/openapi.json: {missing:?}");
+        let stale: Vec<_> = documented.keys().filter(|route| !in_table.contains_key(*route)).collect();
+        assert!(stale.is_empty(), "documented routes the table does not have: {stale:?}");
+        let credentials: Vec<_> = in_table.iter().filter(|(route, public)| documented[*route] != **public).collect();
+        assert!(credentials.is_empty(), "documented as public or not against the table: {credentials:?}");
     }
 }

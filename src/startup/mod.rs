@@ -26,7 +26,7 @@ use crate::services::metrics::Metrics;
 use crate::services::resumable_uploads::ResumableUploads;
 use crate::services::throttling::{ThrottleLimits, Throttles};
 use crate::services::webhooks::{WebhookSettings, Webhooks};
-use crate::services::{Context, cleanup};
+use crate::services::{CleanupTrigger, Context, cleanup};
 use crate::settings::Settings;
 use crate::store::{DatabaseLocation, OpenError, Store, StoreError, StoreOptions};
 use shutdown::StopSignals;
@@ -83,7 +83,7 @@ impl Application {
             ..settings.database.store_options()
         };
         let store = Store::open(settings.database.location()?, store_options).await?;
-        let cleanup = cleanup::CleanupTrigger::default();
+        let cleanup = CleanupTrigger::default();
         // Events reported before the server is bound (the clean-up's below) wait in the channel.
         let (events, event_queue) = Webhooks::channel();
         let ctx =

@@ -336,3 +336,19 @@ async fn import_with_checkpoints_left_to_litestream_makes_none() {
     let after = std::fs::metadata(&app.db_path).unwrap().len();
     assert_eq!(after, before, "a checkpoint copied WAL pages into the database file");
 }
+
+#[tokio::test]
+async fn version_names_the_commit_the_binary_was_built_from() {
+    let output = Command::new(env!("CARGO_BIN_EXE_blobdrop")).arg("--version").output().await.unwrap();
+    assert!(output.status.success());
+    let printed = String::from_utf8(output.stdout).unwrap();
+    let commit = env!("BLOBDROP_COMMIT");
+    assert_eq!(printed, format!("blobdrop {} (commit {commit})\n", env!("CARGO_PKG_VERSION")));
+    // Built in a git checkout, it is that checkout's commit (a tarball build says `unknown`, and a
+    // build given BLOBDROP_COMMIT says that).
+    let given = std::env::var_os("BLOBDROP_COMMIT").is_some();
+    let head = Command::new("git").args(["rev-parse", "--short=12", "HEAD"]).output().await;
+    if let Some(head) = head.ok().filter(|head| head.status.success() && !given) {
+        assert_eq!(commit, String::from_utf8(head.stdout).unwrap().trim());
+    }
+}

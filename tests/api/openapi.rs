@@ -1,6 +1,6 @@
 //! `GET /api/openapi.json`: public, and valid OpenAPI 3.1 by the stock validator
 //! (openapi-spec-validator). That it is complete is checked against the route table by
-//! `routes::openapi`'s unit test.
+//! `routes::table`'s unit test.
 
 use tokio::process::Command;
 
@@ -21,6 +21,6 @@ async fn the_openapi_document_is_public_and_valid_3_1() {
     let said = String::from_utf8_lossy(&validated.stdout).into_owned() + &String::from_utf8_lossy(&validated.stderr);
     assert!(validated.status.success(), "openapi-spec-validator: {said}");
     // That it lists every JSON route of the route table, with its credential, and nothing else is
-    // `routes::openapi`'s unit test, against the table itself.
+    // `routes::table`'s unit test, against the table itself.
     assert!(document["paths"].as_object().unwrap().len() >= 15, "{}", document["paths"]);
 }

@@ -435,6 +435,14 @@ fn content(tag: u64, len: usize) -> Vec<u8> {
 // ---------------------------------------------------------------------------------------------
 // What the clients were told
 
+/// An upload sent whose answer never came: it may be there or not, but if it is, whole.
+#[derive(Clone, Debug)]
+struct Unanswered {
+    sha256: String,
+    /// Sent with `Max-Downloads: 1`.
+    limited: bool,
+}
+
 #[derive(Clone, Debug)]
 struct KnownFile {
     name: String,
@@ -450,8 +458,8 @@ struct KnownFile {
 struct Facts {
     /// Uploads answered 201 (and tus uploads whose last PATCH was answered), by id.
     files: BTreeMap<String, KnownFile>,
-    /// Uploads sent whose answer never came: name to SHA-256.
-    unanswered: HashMap<String, String>,
+    /// Uploads sent whose answer never came: name to what was sent.
+    unanswered: HashMap<String, Unanswered>,
     /// Deletes answered 204.
     deleted: BTreeSet<String>,
     /// Deletes sent without an answer: the file may be there or not.
@@ -638,7 +646,7 @@ impl Worker {
         request: reqwest::RequestBuilder,
     ) -> Step<String> {
         let digest = digest(bytes).await;
-        self.facts().unanswered.insert(name.to_owned(), digest.clone());
+        self.facts().unanswered.insert(name.to_owned(), Unanswered { sha256: digest.clone(), limited });
         let (_, body) = self.expect(what, StatusCode::CREATED, request).await?;
         let text = String::from_utf8_lossy(&body);
         let id = id_of(text.lines().next().unwrap_or_default());
@@ -688,7 +696,7 @@ impl Worker {
             let piece = (rng.size(16 * MIB)).min(bytes.len() - offset);
             let last = offset + piece == bytes.len();
             if last {
-                self.facts().unanswered.insert(name.to_owned(), digest.clone());
+                self.facts().unanswered.insert(name.to_owned(), Unanswered { sha256: digest.clone(), limited: false });
             }
             let patch = self
                 .client
@@ -1008,10 +1016,15 @@ async fn broken_promises(server: &Server, facts: &mut Facts, db: &Database) -> V
         if facts.files.contains_key(id) || facts.deleted.contains(id) {
             continue;
         }
-        match facts.unanswered.get(&entry.name) {
-            Some(digest) if *digest == entry.sha256 && download_digest(server, id).await.as_ref() == Ok(digest) => {
+        match facts.unanswered.get(&entry.name).cloned() {
+            // A limited file is not downloaded to check it: that would spend its one download
+            // (and it would then rightly leave the listing, which read as a lost upload).
+            Some(sent)
+                if sent.sha256 == entry.sha256
+                    && (sent.limited || download_digest(server, id).await.as_ref() == Ok(&sent.sha256)) =>
+            {
                 // It made it to the disk: from now on it must stay like any other.
-                let file = KnownFile { name: entry.name.clone(), size: 0, sha256: digest.clone(), limited: false };
+                let file = KnownFile { name: entry.name.clone(), size: 0, sha256: sent.sha256, limited: sent.limited };
                 facts.unanswered.remove(&entry.name);
                 facts.files.insert(id.clone(), file);
             }

@@ -580,6 +580,52 @@ async fn every_route_answers_every_kind_of_credential_as_the_security_model_says
     );
 }
 
+/// Every 405 says in `Allow` which methods its path takes (RFC 9110), and those are the methods
+/// that `TABLE` shows it answering with something else. Two paths answer more than their `Allow`
+/// says, through another resource: a PUT to `/g/{link}/uploads` is a guest's upload of a file named
+/// "uploads"; and a deletion link takes GET from a browser only (anything else gets the 405 that
+/// says how to delete).
+#[tokio::test]
+async fn every_405_names_the_methods_its_path_takes_in_allow() {
+    let app = spawn_app().await;
+    let fixtures = create_fixtures(&app).await;
+    let mut mismatches = Vec::new();
+    for (path, who, statuses) in TABLE {
+        let takes: Vec<&str> = METHODS
+            .iter()
+            .zip(statuses)
+            .filter(|(_, status)| **status != 405)
+            .map(|(method, _)| method.as_str())
+            .collect();
+        for (method, _) in METHODS.iter().zip(statuses).filter(|(_, status)| **status == 405) {
+            let mut request = app.client.request(method.clone(), app.url(&fixtures.fill(path)));
+            if *who == Owner {
+                request = request.bearer_auth(SECRET);
+            }
+            let response = request.send().await.unwrap();
+            assert_eq!(response.status(), StatusCode::METHOD_NOT_ALLOWED, "{method} {path}");
+            let Some(allow) = response.headers().get("allow").map(|allow| allow.to_str().unwrap().to_owned()) else {
+                mismatches.push(format!("{method} {path}: 405 without Allow"));
+                continue;
+            };
+            let mut allowed: Vec<&str> = allow.split(", ").collect();
+            let mut expected = takes.clone();
+            if path.contains("/delete/") {
+                expected.push("GET");
+            }
+            if path.ends_with("/uploads") {
+                expected.retain(|method| *method != "PUT");
+            }
+            allowed.sort_unstable();
+            expected.sort_unstable();
+            if allowed != expected {
+                mismatches.push(format!("{method} {path}: Allow: {allow}, but it takes {expected:?}"));
+            }
+        }
+    }
+    assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
+}
+
 /// The patterns of the route table (`routes::route_patterns`): each must be in `TABLE`, so a new
 /// route cannot escape the tests above.
 #[test]

@@ -3,7 +3,9 @@
 use actix_web::{HttpResponse, web};
 use serde::Deserialize;
 
-use crate::domain::{DAY_SECONDS, DeliveryRecord, WebhookEvent, WebhookRecord, date_input, date_time, human_size};
+use crate::domain::{
+    DAY_SECONDS, DeliveryRecord, LONG_VERSION, WebhookEvent, WebhookRecord, date_input, date_time, human_size,
+};
 use crate::routes::error::AppError;
 use crate::routes::owner::OwnerForm;
 use crate::routes::pages::charts;
@@ -105,6 +107,6 @@ pub async fn system(SignedIn(owner): SignedIn, state: web::Data<AppState>) -> Re
         stored: human_size(usage.stored_bytes),
         unfinished_uploads: unfinished.uploads,
         unfinished_upload_bytes: human_size(unfinished.bytes),
-        version: env!("CARGO_PKG_VERSION"),
+        version: LONG_VERSION,
     })
 }

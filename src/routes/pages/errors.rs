@@ -7,6 +7,7 @@ use actix_web::http::header;
 use actix_web::middleware::ErrorHandlerResponse;
 use askama::Template;
 
+use crate::routes::allow::add_allow_header;
 use crate::routes::error::AppError;
 use crate::routes::pages::views::{ErrorPage, Layout};
 
@@ -39,27 +40,42 @@ pub fn html_errors<B: 'static>(res: ServiceResponse<B>) -> actix_web::Result<Err
 }
 
 /// `ErrorHandlers` handler for 405: actix answers a method a resource does not route with an empty
-/// body; it gets the one-line reason every other refusal has (and a browser its error page).
+/// body; it gets the one-line reason every other refusal has (and a browser its error page), and
+/// every 405 the `Allow` header of its resource.
 pub fn method_not_allowed<B: MessageBody + 'static>(
     res: ServiceResponse<B>,
 ) -> actix_web::Result<ErrorHandlerResponse<B>> {
     let empty =
         res.response().error().is_none() && matches!(res.response().body().size(), BodySize::Sized(0) | BodySize::None);
     if !empty {
-        return html_errors(res);
+        return Ok(with_allow_header(html_errors(res)?));
     }
     let method = res.request().method().to_string();
     let (req, _) = res.into_parts();
     let reasoned: ServiceResponse<BoxBody> =
         ServiceResponse::new(req, HttpResponse::from_error(AppError::WrongMethod(method)));
-    Ok(match html_errors(reasoned)? {
+    Ok(with_allow_header(match html_errors(reasoned)? {
         ErrorHandlerResponse::Response(res) => {
             ErrorHandlerResponse::Response(res.map_into_boxed_body().map_into_right_body())
         }
         ErrorHandlerResponse::Future(future) => ErrorHandlerResponse::Future(Box::pin(async move {
             future.await.map(|res| res.map_into_boxed_body().map_into_right_body())
         })),
-    })
+    }))
+}
+
+fn with_allow_header<B: 'static>(answer: ErrorHandlerResponse<B>) -> ErrorHandlerResponse<B> {
+    match answer {
+        ErrorHandlerResponse::Response(mut res) => {
+            add_allow_header(&mut res);
+            ErrorHandlerResponse::Response(res)
+        }
+        ErrorHandlerResponse::Future(future) => ErrorHandlerResponse::Future(Box::pin(async move {
+            let mut res = future.await?;
+            add_allow_header(&mut res);
+            Ok(res)
+        })),
+    }
 }
 
 /// True when the request asks for HTML (a browser navigating), not a script or curl.
