@@ -5,9 +5,9 @@ use std::path::PathBuf;
 use clap::Args;
 
 use crate::domain::{ByteSize, Clock};
+use crate::services::CleanupTrigger;
 use crate::services::Context;
 use crate::services::bundles::{ImportError, import};
-use crate::services::cleanup::CleanupTrigger;
 use crate::settings::DatabaseArgs;
 use crate::store::Store;
 

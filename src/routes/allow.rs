@@ -1,4 +1,4 @@
-//! A resource's methods, named once: its routes, and the `Allow` header of every 405 it answers.
+//! A resource's methods, named once (by the route table): its routes, and the `Allow` header of every 405 it answers.
 
 use actix_web::dev::ServiceResponse;
 use actix_web::http::Method;
@@ -12,10 +12,7 @@ struct Allowed(HeaderValue);
 
 /// `web::resource(paths)` with each route under its method: the route gets the method's guard,
 /// and a method none of them takes gets a 405 whose `Allow` lists them, in this order.
-pub fn resource<const N: usize>(
-    paths: impl actix_router::IntoPatterns,
-    routes: [(Method, Route); N],
-) -> actix_web::Resource {
+pub fn resource(paths: impl actix_router::IntoPatterns, routes: Vec<(Method, Route)>) -> actix_web::Resource {
     let names: Vec<&str> = routes.iter().map(|(method, _)| method.as_str()).collect();
     let mut resource = web::resource(paths);
     // Method names are tokens, always a valid header value.

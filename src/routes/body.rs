@@ -174,3 +174,8 @@ pub fn client_hung_up(req: &HttpRequest) -> bool {
         }
     })
 }
+
+/// The body's declared length (Content-Length), if it has one.
+pub(crate) fn content_length(headers: &actix_web::http::header::HeaderMap) -> Option<u64> {
+    headers.get(actix_web::http::header::CONTENT_LENGTH)?.to_str().ok()?.parse().ok()
+}

@@ -12,7 +12,9 @@ use crate::services::StoreError;
 use crate::services::files::EditError;
 use crate::services::guest_links;
 use crate::services::in_flight::{Busy, RETRY_AFTER};
+use crate::services::intake::IntakeError;
 use crate::services::resumable_uploads::ResumableError;
+use crate::services::shares::ShareError;
 use crate::services::throttling::Refused;
 use crate::services::uploads::UploadError;
 use crate::services::webhooks::WebhookError;
@@ -155,6 +157,7 @@ impl From<ResumableError> for AppError {
                 "this guest link's uploads are all taken or under way: finish or delete an unfinished one \
                  (tus DELETE), or wait until it expires",
             ),
+            ResumableError::LinkClosed(refusal) => refusal.into(),
             ResumableError::Conflict(reason) => AppError::Conflict(reason),
             ResumableError::UnknownPart(_) => AppError::NotFoundBecause(reason),
             ResumableError::FinalTakesNoBytes => {
@@ -218,6 +221,35 @@ impl From<guest_links::Refusal> for AppError {
             Refusal::TooLarge(limit) => AppError::TooLarge(limit),
             Refusal::Changed => AppError::Gone(guest_links::CHANGED),
             Refusal::Store(error) => error.into(),
+        }
+    }
+}
+
+impl From<ShareError> for AppError {
+    fn from(error: ShareError) -> Self {
+        let reason = error.to_string();
+        match error {
+            ShareError::Store(store) => store.into(),
+            ShareError::SharedAlready => AppError::Conflict(reason),
+            ShareError::Link(refusal) => refusal.into(),
+            ShareError::NoBatches => AppError::Forbidden("this guest link gives a link per file, not shares"),
+            ShareError::NoName | ShareError::EmptyBatch => AppError::BadRequest(reason),
+            // 409, not 400: the request is well-formed; the file is not there (any more).
+            ShareError::NoFile(_) => AppError::Conflict(reason),
+            ShareError::TooManyFiles(count) => AppError::TooManyFiles(count),
+            ShareError::NoShare => AppError::Unknown("share"),
+            ShareError::Password(_) | ShareError::FileGone(_) | ShareError::Layout(_) => AppError::internal(error),
+        }
+    }
+}
+
+impl From<IntakeError> for AppError {
+    fn from(error: IntakeError) -> Self {
+        match error {
+            IntakeError::Link(refusal) => refusal.into(),
+            IntakeError::Busy(busy) => AppError::Busy(busy),
+            IntakeError::TooLarge(limit) => AppError::TooLarge(limit),
+            IntakeError::TooManyFiles(count) => AppError::TooManyFiles(count),
         }
     }
 }

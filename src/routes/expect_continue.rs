@@ -4,21 +4,21 @@
 //! handler runs (h1/dispatcher.rs, `State::ExpectCall`), and its default service accepts every
 //! head. So curl, which waits for that answer before sending a large body, sent the whole body
 //! to be told 401 or 413. This service makes the checks a handler would make before reading the
-//! body (the request guard, credentials, guest link and its uploads in flight, declared size) and answers their refusal
-//! instead, with the connection closed since the body was never read.
+//! body (the request guard, credentials, guest link and its uploads in flight, declared size), as
+//! the route table says the route the head lands on needs them, and answers their refusal instead,
+//! with the connection closed since the body was never read.
 
 use actix_web::http::ConnectionType;
-use actix_web::http::Method;
-use actix_web::http::header::{self, HeaderMap, HeaderValue};
+use actix_web::http::header::{self, HeaderValue};
 use actix_web::{HttpMessage, ResponseError, web};
 
-use crate::domain::ByteSize;
+use crate::routes::body::content_length;
 use crate::routes::error::AppError;
-use crate::routes::files::upload::content_length;
-use crate::routes::owner::identify_head;
+use crate::routes::owner::{identify_head, refuse_token_unless, uploader_of};
 use crate::routes::request_guard::screen;
 use crate::routes::state::{AppState, Head};
-use crate::services::guest_links;
+use crate::routes::table::{self, Access, Body, Landing};
+use crate::services::intake::Uploader;
 
 /// The expect service for `HttpService::build().expect(...)`.
 pub fn service(
@@ -58,35 +58,41 @@ pub fn service(
     })
 }
 
-/// What each route would refuse before reading a body. Links under `/f/` (downloads, the password
-/// form, deletion links) and the sign-in form take no credential from the head; guest links are
-/// checked as their upload handlers check them; every other route is the owner's.
+/// What the route a head lands on would refuse before reading its body, by the credential and the
+/// body the route table gives it: the owner's credentials (and a token only where it may go), a
+/// guest link with a place among its uploads in flight, a declared size over the uploader's limit.
+/// A link's routes (`/f/`, `/s/`) and those that take nothing ask for no credential from the head;
+/// neither does a guest's route without an upload (its page, a batch's share), whose handler
+/// judges the link as it must; a head that lands on no route gets the router's 404 or 405.
 async fn before_continue(head: &Head<'_>, state: &AppState) -> Result<(), AppError> {
     screen(head, state)?;
-    let segments: Vec<&str> = head.path.trim_start_matches('/').split('/').collect();
-    let is_post = *head.method == Method::POST;
-    match segments.as_slice() {
-        ["f", _, ..] => Ok(()),
-        ["login"] if is_post => Ok(()),
-        ["g", link, rest @ ..] => {
-            let link = guest_links::open(&state.ctx, link).await?;
-            // A place among the uploads in flight is only tried here; the handler takes its own.
-            drop(state.in_flight.enter(&link.id, state.client_ip_of(head))?);
-            let is_put = *head.method == Method::PUT && !rest.is_empty();
-            declared_within(head.headers, if is_put { guest_links::size_limit(state.max_upload, &link) } else { None })
+    let Landing::Route(line, verb) = table::land(head.method, head.path) else {
+        return Ok(());
+    };
+    let declared = content_length(head.headers);
+    match verb.access {
+        Access::Anyone | Access::Link => Ok(()),
+        Access::Guest if verb.body == Body::Other => Ok(()),
+        Access::Guest => {
+            let link = line.guest_link(head.path).unwrap_or_default();
+            // A place among the uploads in flight is only tried here (dropped with `uploader`);
+            // the handler takes its own.
+            let uploader = state.intake.guest(&state.ctx, &link, state.client_ip_of(head), true).await?;
+            checked_size(&uploader, verb.body, declared)
         }
-        _ => {
-            identify_head(head, state).await?;
-            // A raw upload and a bundle are one file each; a form's files count one by one.
-            let one_file = *head.method == Method::PUT || head.path == "/api/bundle";
-            declared_within(head.headers, state.max_upload.filter(|_| one_file))
+        Access::Owner | Access::OwnerOrToken => {
+            let owner = identify_head(head, state).await?;
+            refuse_token_unless(&owner, verb.access == Access::OwnerOrToken)?;
+            checked_size(&uploader_of(state, &owner), verb.body, declared)
         }
     }
 }
 
-fn declared_within(headers: &HeaderMap, limit: Option<ByteSize>) -> Result<(), AppError> {
-    match (limit, content_length(headers)) {
-        (Some(limit), Some(length)) if length > limit.as_u64() => Err(AppError::TooLarge(limit)),
-        _ => Ok(()),
+/// A raw upload and a bundle are one file each, refused when they declare more than the limit; a
+/// form's files count one by one, and a resumable upload's length is its tus headers'.
+fn checked_size(uploader: &Uploader, body: Body, declared: Option<u64>) -> Result<(), AppError> {
+    match body {
+        Body::OneFile => Ok(uploader.check_declared(declared)?),
+        Body::Other | Body::Files | Body::Resumable => Ok(()),
     }
 }

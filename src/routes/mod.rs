@@ -8,272 +8,52 @@ mod error;
 mod expect_continue;
 mod files;
 mod guest_links;
+mod json;
 pub mod middleware;
 mod openapi;
 mod owner;
 mod pages;
+mod password_gate;
 mod request_guard;
+mod serve;
 mod shares;
 mod sharex;
 mod state;
 mod system;
+mod table;
 mod tokens;
 mod tus;
 mod webhooks;
 mod whole_number;
 
-use actix_web::http::Method;
 use actix_web::web;
-
-use allow::resource;
 
 pub use body::{idle_timeout_on_bodies, remember_peer_socket};
 pub use error::AppError;
 pub use expect_continue::service as expect_continue;
-pub use files::api::FileJson;
+pub use json::FileJson;
 pub use pages::{html_errors, method_not_allowed, unauthorized};
 pub use request_guard::screen_requests;
 pub use state::AppState;
 
-use files::{api as files_api, bundle, delete_link, download, protected, upload};
-use guest_links::{api as guest_links_api, upload as guest_upload};
-use owner::takes_token as token;
-use pages::{admin, files as file_pages, guest_links as guest_link_pages, home, sign_in, tokens as token_pages};
-
-/// Every route, grouped by resource; used by `startup` and by nothing else, so tests exercise
-/// exactly what users get.
-///
-/// actix-web tries resources in this order and a `.route()` puts its method guard on a resource of
-/// its own, while a `web::resource` with several methods answers 405 to the others: so every
-/// `.route()` of a pattern comes before a `web::resource` of the same pattern, and the catch-all
-/// `PUT /{filename}` comes last. `tests/api/route_table.rs` pins every pattern's answers.
-///
-/// Credentials: a route wrapped in `token(...)` takes the secret, a session (with its CSRF token on
-/// changes) or an API token; a page and every other owner's route takes the secret or a session
-/// only, so a route that forgets to say so refuses tokens (`owner::identify`). Routes under `/f/`,
-/// `/g/` and `/s/` take the link in their path (and a file's or share's password); `/login`, the
-/// landing page, `/healthz`, `/static` and the OpenAPI document take nothing.
+/// Every route, grouped by resource (`table`); used by `startup` and by nothing else, so tests
+/// exercise exactly what users get.
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.app_data(web::JsonConfig::default().error_handler(|error, _| AppError::from(error).into()))
         .app_data(web::QueryConfig::default().error_handler(|error, _| AppError::from(error).into()))
         // A path whose id is not one: 404, in the words of the resource it names.
         .app_data(web::PathConfig::default().error_handler(|_, req| {
-            let guest_link = ["/g/", "/guest-links/", "/api/guest-links/"].iter().any(|at| req.path().starts_with(at));
-            if guest_link { AppError::Unknown("guest link") } else { AppError::NotFound }.into()
-        }))
-        // The upload page, and uploads to the root.
-        .route("/", web::get().to(home::index))
-        .route("/", token(web::post().to(upload::post_files)))
-        .route("/", token(web::put().to(upload::put_without_name)))
-        // Signing in and the owner's settings.
-        .route("/login", web::get().to(sign_in::form))
-        .route("/login", web::post().to(sign_in::sign_in))
-        .route("/logout", web::post().to(sign_in::sign_out))
-        .route("/settings", web::get().to(admin::settings))
-        .route("/settings", web::post().to(admin::save_settings))
-        .route("/system", web::get().to(admin::system))
-        .service(resource("/api/system", [(Method::GET, token(web::to(system::show)))]))
-        .route("/healthz", web::get().to(system::health))
-        .route("/metrics", token(web::get().to(system::metrics)))
-        .route("/static/{path:.*}", web::get().to(assets::asset))
-        // Files: the owner's pages, downloads, deletion links, the JSON API and bundles.
-        .route("/files", web::get().to(file_pages::list))
-        .route("/files/{id}", web::get().to(file_pages::show))
-        .route("/files/{id}/qr.svg", web::get().to(file_pages::qr_code))
-        .route("/files/{id}/edit", web::post().to(file_pages::edit))
-        .route("/files/{id}/delete", web::post().to(file_pages::delete))
-        // What the owner's file page embeds: the download's answer, never counted.
-        .service(resource(
-            "/files/{id}/preview",
-            [(Method::GET, web::to(download::preview)), (Method::HEAD, web::to(download::preview))],
-        ))
-        .service(resource(
-            ["/f/{id}", "/f/{id}/{filename}"],
-            [
-                (Method::GET, web::to(download::download)),
-                (Method::HEAD, web::to(download::download)),
-                (Method::POST, web::to(protected::unlock)),
-            ],
-        ))
-        // Three segments after /f/: it cannot be taken for a download link, whose name is one.
-        .service(
-            resource(
-                "/f/{id}/delete/{token}",
-                [
-                    (Method::DELETE, web::to(delete_link::delete)),
-                    (Method::GET, web::to(delete_link::confirm)),
-                    (Method::POST, web::to(delete_link::delete_from_form)),
-                ],
-            )
-            .default_service(web::to(delete_link::wrong_method)),
-        )
-        .service(resource("/api/files", [(Method::GET, token(web::to(files_api::list)))]))
-        .service(resource(
-            "/api/files/{id}",
-            [
-                (Method::GET, token(web::to(files_api::show))),
-                (Method::PATCH, token(web::to(files_api::edit))),
-                (Method::DELETE, token(web::to(files_api::delete))),
-            ],
-        ))
-        .service(resource(
-            "/api/bundle",
-            [
-                (Method::GET, token(web::to(bundle::download_bundle))),
-                (Method::POST, token(web::to(bundle::upload_bundle))),
-            ],
-        ))
-        // Guest links: the owner's pages and JSON API, and the guests' upload page and uploads.
-        .route("/guest-links", web::get().to(guest_link_pages::list))
-        .route("/guest-links", web::post().to(guest_link_pages::create))
-        .route("/guest-links/{id}", web::get().to(guest_link_pages::show))
-        .route("/guest-links/{id}/edit", web::post().to(guest_link_pages::edit))
-        .route("/guest-links/{id}/disable", web::post().to(guest_link_pages::disable))
-        .route("/guest-links/{id}/enable", web::post().to(guest_link_pages::enable))
-        .route("/guest-links/{id}/delete", web::post().to(guest_link_pages::delete))
-        .service(resource(
-            "/api/guest-links",
-            [
-                (Method::GET, token(web::to(guest_links_api::list))),
-                (Method::POST, token(web::to(guest_links_api::create))),
-            ],
-        ))
-        .service(resource(
-            "/api/guest-links/{id}",
-            [
-                (Method::GET, token(web::to(guest_links_api::show))),
-                (Method::PATCH, token(web::to(guest_links_api::edit))),
-                (Method::DELETE, token(web::to(guest_links_api::delete))),
-            ],
-        ))
-        .service(resource(
-            ["/g/{id}", "/g/{id}/"],
-            [
-                (Method::GET, web::to(guest_link_pages::guest_upload)),
-                (Method::POST, web::to(guest_upload::post_files)),
-                (Method::PUT, web::to(guest_upload::put_without_name)),
-            ],
-        ))
-        // The guest page's batch of files, sent one by one, as one share (links with share_batches).
-        .route("/g/{id}/share", web::post().to(shares::guest_share))
-        .route("/g/{id}/{filename}", web::put().to(guest_upload::put_file))
-        // API tokens: the secret's and sessions' business only.
-        .route("/tokens", web::get().to(token_pages::list))
-        .route("/tokens", web::post().to(token_pages::create))
-        .route("/tokens/{id}/revoke", web::post().to(token_pages::revoke))
-        .service(resource(
-            "/api/tokens",
-            [(Method::GET, web::to(tokens::list)), (Method::POST, web::to(tokens::create))],
-        ))
-        // A ShareX uploader with a new token (no token makes one); before `{id}`, which would take it.
-        .service(resource("/api/tokens/sharex", [(Method::POST, web::to(sharex::create))]))
-        .service(resource("/api/tokens/{id}", [(Method::DELETE, web::to(tokens::revoke))]))
-        // Shares: their pages and zips, and the owner's API.
-        .service(resource(
-            "/api/shares",
-            [(Method::GET, token(web::to(shares::list))), (Method::POST, token(web::to(shares::create)))],
-        ))
-        .service(resource(
-            "/api/shares/{id}",
-            [
-                (Method::GET, token(web::to(shares::show))),
-                (Method::PATCH, token(web::to(shares::edit))),
-                (Method::DELETE, token(web::to(shares::delete))),
-            ],
-        ))
-        .service(resource(
-            ["/s/{id}", "/s/{id}/"],
-            [
-                (Method::GET, web::to(shares::share_page)),
-                (Method::HEAD, web::to(shares::share_page)),
-                (Method::POST, web::to(shares::unlock)),
-            ],
-        ))
-        .service(resource(
-            "/s/{id}/preview/{key}",
-            [(Method::GET, web::to(shares::preview)), (Method::HEAD, web::to(shares::preview))],
-        ))
-        // One file through its share (behind the share's password, expiry and limit); the form
-        // of a protected share posts its password back here.
-        .service(resource(
-            ["/s/{id}/f/{key}", "/s/{id}/f/{key}/{name}"],
-            [
-                (Method::GET, web::to(shares::member)),
-                (Method::HEAD, web::to(shares::member)),
-                (Method::POST, web::to(shares::unlock)),
-            ],
-        ))
-        .service(resource(
-            "/s/{id}/zip",
-            [
-                (Method::GET, web::to(shares::zip)),
-                (Method::HEAD, web::to(shares::zip)),
-                (Method::POST, web::to(shares::unlock)),
-            ],
-        ))
-        .service(resource(
-            "/s/{id}/tar",
-            [
-                (Method::GET, web::to(shares::tar)),
-                (Method::HEAD, web::to(shares::tar)),
-                (Method::POST, web::to(shares::unlock)),
-            ],
-        ))
-        // Resumable uploads (tus), the owner's and through guest links.
-        .service(
-            resource(
-                "/api/uploads",
-                [(Method::POST, token(web::to(tus::owner_create))), (Method::OPTIONS, web::to(tus::options))],
-            )
-            .wrap(tus::headers()),
-        )
-        .service(
-            resource(
-                "/api/uploads/{id}",
-                [
-                    (Method::HEAD, token(web::to(tus::owner_head))),
-                    (Method::GET, token(web::to(tus::owner_show))),
-                    (Method::PATCH, token(web::to(tus::owner_patch))),
-                    (Method::DELETE, token(web::to(tus::owner_delete))),
-                    (Method::OPTIONS, web::to(tus::options)),
-                ],
-            )
-            .wrap(tus::headers()),
-        )
-        .service(
-            resource(
-                "/g/{link}/uploads",
-                [(Method::POST, web::to(tus::guest_create)), (Method::OPTIONS, web::to(tus::options))],
-            )
-            .wrap(tus::headers()),
-        )
-        .service(
-            resource(
-                "/g/{link}/uploads/{id}",
-                [
-                    (Method::HEAD, web::to(tus::guest_head)),
-                    (Method::PATCH, web::to(tus::guest_patch)),
-                    (Method::DELETE, web::to(tus::guest_delete)),
-                    (Method::OPTIONS, web::to(tus::options)),
-                ],
-            )
-            .wrap(tus::headers()),
-        )
-        // Webhooks: the owner's receivers of events, a test delivery, the latest deliveries; their URLs
-        // are credentials, so no token (a leaked one could install a lasting tap).
-        .service(resource(
-            "/api/webhooks",
-            [(Method::GET, web::to(webhooks::list)), (Method::POST, web::to(webhooks::create))],
-        ))
-        .service(resource(
-            "/api/webhooks/{id}",
-            [(Method::PATCH, web::to(webhooks::edit)), (Method::DELETE, web::to(webhooks::delete))],
-        ))
-        .service(resource("/api/webhooks/{id}/test", [(Method::POST, web::to(webhooks::test))]))
-        .service(resource("/api/webhooks/{id}/deliveries", [(Method::GET, web::to(webhooks::deliveries))]))
-        // The API's OpenAPI document.
-        .service(resource("/api/openapi.json", [(Method::GET, web::to(openapi::document))]))
-        // `curl -T file https://host/`: any other one-segment path is a file name to upload.
-        .route("/{filename}", token(web::put().to(upload::put_file)))
-        .default_service(web::to(assets::not_found));
+            match table::land(req.method(), req.path()).unknown() {
+                Some(what) => AppError::Unknown(what),
+                None => AppError::NotFound,
+            }
+            .into()
+        }));
+    table::register(cfg);
+    cfg.default_service(web::to(assets::not_found));
+}
+
+/// Every pattern of the route table, for the tests that pin what each answers.
+pub fn route_patterns() -> Vec<&'static str> {
+    table::lines().iter().flat_map(|line| line.patterns.iter().copied()).collect()
 }

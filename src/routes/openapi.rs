@@ -6,7 +6,8 @@ use utoipa::{Modify, OpenApi};
 
 use crate::routes::files::{api as files_api, bundle};
 use crate::routes::guest_links::api as guest_links_api;
-use crate::routes::{shares, sharex, system, tokens, webhooks};
+use crate::routes::shares::api as shares;
+use crate::routes::{sharex, system, tokens, webhooks};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -25,7 +26,7 @@ use crate::routes::{shares, sharex, system, tokens, webhooks};
     modifiers(&Credentials),
     security(("secret" = []), ("secret_as_basic" = [])),
 )]
-struct ApiDoc;
+pub(super) struct ApiDoc;
 
 /// The owner's credentials: the secret or an API token, as Bearer or as Basic with any user name.
 struct Credentials;

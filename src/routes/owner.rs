@@ -25,6 +25,7 @@ use crate::routes::state::{AppState, Head};
 use crate::services::auth::secret::tokens_match;
 use crate::services::auth::sessions::{self, Session};
 use crate::services::auth::tokens;
+use crate::services::intake::Uploader;
 use crate::services::throttling::Verdict;
 
 /// Header that scripts of blobdrop's pages send the CSRF token in.
@@ -52,6 +53,14 @@ impl Owner {
     }
 }
 
+/// The owner as an uploader, under the server's limits (`services::intake`).
+pub fn uploader_of(state: &AppState, owner: &Owner) -> Uploader {
+    match owner {
+        Owner::Token => state.intake.token(),
+        Owner::Secret | Owner::Browser(_) => state.intake.owner(),
+    }
+}
+
 /// Identifies the owner. For a browser session changing anything, also checks the `X-CSRF-Token`
 /// header (the Origin of every change is checked for all requests by `request_guard`).
 pub async fn authenticate(req: &HttpRequest, state: &AppState) -> Result<Owner, AppError> {
@@ -72,12 +81,18 @@ pub async fn authenticate(req: &HttpRequest, state: &AppState) -> Result<Owner, 
 /// owner extractor comes through here, so a page or a new route cannot forget the rule.
 async fn identify(req: &HttpRequest, state: &AppState) -> Result<Owner, AppError> {
     let owner = identify_head(&Head::of(req), state).await?;
-    if matches!(owner, Owner::Token) && req.extensions().get::<TakesToken>().is_none() {
-        return Err(AppError::Forbidden(
-            "an API token cannot do this (pages, tokens and webhooks are not for tokens); use the secret or sign in",
-        ));
-    }
+    refuse_token_unless(&owner, req.extensions().get::<TakesToken>().is_some())?;
     Ok(owner)
+}
+
+/// An API token where the route table does not say it may go (`takes_token`) is refused.
+pub(crate) fn refuse_token_unless(owner: &Owner, takes_token: bool) -> Result<(), AppError> {
+    match (owner, takes_token) {
+        (Owner::Token, false) => Err(AppError::Forbidden(
+            "an API token cannot do this (pages, tokens and webhooks are not for tokens); use the secret or sign in",
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// The mark [`takes_token`] leaves on a request.

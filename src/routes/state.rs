@@ -7,16 +7,15 @@ use actix_web::HttpRequest;
 use actix_web::http::header::{self, HeaderMap};
 use actix_web::http::{Method, Version};
 
-use crate::domain::{ByteSize, FileId, FileName, ForwardingHeaders, ShareId, TrustedProxies};
+use crate::domain::{FileId, FileName, ForwardingHeaders, GuestLinkId, ShareId, TrustedProxies};
 use crate::domain::{PATH_SEGMENT, PublicUrl, member_key};
 use crate::services::Context;
 use crate::services::auth::passwords::GrantKey;
 use crate::services::auth::secret::OwnerSecret;
-use crate::services::in_flight::InFlight;
+use crate::services::intake::Intake;
 use crate::services::metrics::Metrics;
 use crate::services::resumable_uploads::ResumableUploads;
 use crate::services::throttling::Throttles;
-use crate::services::uploads::UploadMemory;
 
 /// What every handler may need, shared by all workers.
 #[derive(Debug, Clone)]
@@ -26,12 +25,8 @@ pub struct AppState {
     pub metrics: Metrics,
     pub secret: OwnerSecret,
     pub public_url: Option<PublicUrl>,
-    pub max_upload: Option<ByteSize>,
-    pub max_form_files: u32,
-    /// The memory all uploads together may hold in batches.
-    pub upload_memory: UploadMemory,
-    /// Uploads in flight per guest link and per client address.
-    pub in_flight: InFlight,
+    /// Who may upload under which limits: builds each upload's `Uploader`.
+    pub intake: Intake,
     pub idle_timeout: Duration,
     /// Folder of the database file, for the free disk space on the system page.
     pub db_folder: std::path::PathBuf,
@@ -91,6 +86,11 @@ impl AppState {
     pub fn download_url(&self, req: &HttpRequest, id: &FileId, filename: &FileName) -> String {
         let name = percent_encoding::utf8_percent_encode(filename.as_str(), PATH_SEGMENT);
         format!("{}/f/{id}/{name}", self.base_url(req))
+    }
+
+    /// A guest link's upload page (and `curl -T` target), `/g/{id}`.
+    pub fn guest_link_url(&self, req: &HttpRequest, id: &GuestLinkId) -> String {
+        format!("{}/g/{id}", self.base_url(req))
     }
 
     /// A share's link, `/s/{id}`.

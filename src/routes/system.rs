@@ -108,6 +108,6 @@ pub async fn health(state: web::Data<AppState>) -> HttpResponse {
 
 /// Prometheus metrics, for the owner (scrape with `authorization: {credentials: SECRET}`).
 pub async fn metrics(_owner: Owner, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
-    let text = state.metrics.render(&state.ctx, &state.upload_memory).await?;
+    let text = state.metrics.render(&state.ctx, state.intake.memory()).await?;
     Ok(HttpResponse::Ok().content_type("text/plain; version=0.0.4; charset=utf-8").body(text))
 }

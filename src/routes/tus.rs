@@ -14,18 +14,15 @@ use actix_web::middleware::DefaultHeaders;
 use actix_web::{HttpRequest, HttpResponse, HttpResponseBuilder, web};
 use futures_util::StreamExt;
 
-use crate::domain::GuestLinkRecord;
 use crate::domain::{ChecksumAlgorithm, FileId, UploadChecksum, UploadMetadata};
-use crate::routes::body::{client_hung_up, payload_error, refuse};
+use crate::routes::body::{client_hung_up, content_length, payload_error, refuse};
 use crate::routes::error::AppError;
-use crate::routes::files::api::FileJson;
-use crate::routes::files::upload::content_length;
-use crate::routes::owner::Owner;
+use crate::routes::json::FileJson;
+use crate::routes::owner::{Owner, uploader_of};
 use crate::routes::state::AppState;
-use crate::services::guest_links;
-use crate::services::in_flight::Slot;
+use crate::services::intake::Uploader;
 use crate::services::resumable_uploads::{
-    Append, Appended, Concatenation, Creation, Progress, ResumableError, ResumableRecord, Uploader,
+    Append, Appended, Concatenation, Creation, Progress, ResumableError, ResumableRecord,
 };
 
 const TUS_VERSION: &str = "1.0.0";
@@ -47,69 +44,32 @@ pub async fn options(state: web::Data<AppState>) -> HttpResponse {
         .insert_header(("Tus-Version", TUS_VERSION))
         .insert_header(("Tus-Extension", EXTENSIONS))
         .insert_header(("Tus-Checksum-Algorithm", ChecksumAlgorithm::SUPPORTED));
-    if let Some(limit) = state.max_upload {
+    if let Some(limit) = state.intake.max_upload() {
         response.insert_header(("Tus-Max-Size", limit.as_u64()));
     }
     response.finish()
 }
 
-/// Who a request is from, with what it holds while its bytes come in.
-enum Sender {
-    Owner,
-    /// A guest, holding its place among the uploads in flight through the link.
-    Guest(GuestLinkRecord, #[expect(dead_code, reason = "held for its Drop, which frees the place")] Option<Slot>),
-}
-
-impl Sender {
-    fn uploader(&self) -> Uploader<'_> {
-        match self {
-            Sender::Owner => Uploader::Owner,
-            Sender::Guest(link, _) => Uploader::Guest(link),
-        }
-    }
-
-    fn max_size(&self, state: &AppState) -> Option<crate::domain::ByteSize> {
-        match self {
-            Sender::Owner => state.max_upload,
-            Sender::Guest(link, _) => guest_links::size_limit(state.max_upload, link),
-        }
-    }
-
-    /// Where the upload `id` lives for this sender.
-    fn upload_url(&self, req: &HttpRequest, state: &AppState, id: &FileId) -> String {
-        match self {
-            Sender::Owner => format!("{}/api/uploads/{id}", state.base_url(req)),
-            Sender::Guest(link, _) => format!("{}/g/{}/uploads/{id}", state.base_url(req), link.id),
-        }
-    }
-
-    /// The answer when the guest link turned an upload down (`error`): the link's own reason
-    /// when it is closed now (used up, expired, disabled), else `error`'s.
-    async fn refused(&self, state: &AppState, error: ResumableError) -> AppError {
-        match self {
-            Sender::Guest(link, _) => match guest_links::open(&state.ctx, link.id.as_str()).await {
-                Err(refusal) => refusal.into(),
-                Ok(_) => error.into(),
-            },
-            Sender::Owner => error.into(),
-        }
+/// Where the upload `id` lives for `uploader`.
+fn upload_url(req: &HttpRequest, state: &AppState, uploader: &Uploader, id: &FileId) -> String {
+    match uploader.guest_link() {
+        None => format!("{}/api/uploads/{id}", state.base_url(req)),
+        Some(link) => format!("{}/g/{}/uploads/{id}", state.base_url(req), link.id),
     }
 }
 
 /// A guest's link, if it takes uploads now; with a place among its uploads in flight when bytes come.
-async fn guest(req: &HttpRequest, state: &AppState, raw_link: &str, sends_bytes: bool) -> Result<Sender, AppError> {
-    let link = guest_links::open(&state.ctx, raw_link).await?;
-    let slot = if sends_bytes { Some(state.in_flight.enter(&link.id, state.client_ip(req))?) } else { None };
-    Ok(Sender::Guest(link, slot))
+async fn guest(req: &HttpRequest, state: &AppState, raw_link: &str, sends_bytes: bool) -> Result<Uploader, AppError> {
+    Ok(state.intake.guest(&state.ctx, raw_link, state.client_ip(req), sends_bytes).await?)
 }
 
 pub async fn owner_create(
-    _owner: Owner,
+    owner: Owner,
     req: HttpRequest,
     body: web::Payload,
     state: web::Data<AppState>,
 ) -> HttpResponse {
-    create(&req, body, &state, Ok(Sender::Owner)).await
+    create(&req, body, &state, Ok(uploader_of(&state, &owner))).await
 }
 
 pub async fn guest_create(
@@ -118,21 +78,21 @@ pub async fn guest_create(
     link: web::Path<String>,
     state: web::Data<AppState>,
 ) -> HttpResponse {
-    let sender = match state.throttles.guest_uploads.admit(state.client_ip(&req)) {
+    let uploader = match state.throttles.guest_uploads.admit(state.client_ip(&req)) {
         // Each creation holds a row until it finishes or expires: one client made 1,122 in 10 s.
         Ok(()) => guest(&req, &state, &link, true).await,
         Err(refused) => Err(AppError::TooManyRequests(refused)),
     };
-    create(&req, body, &state, sender).await
+    create(&req, body, &state, uploader).await
 }
 
 pub async fn owner_head(
-    _owner: Owner,
+    owner: Owner,
     req: HttpRequest,
     id: web::Path<FileId>,
     state: web::Data<AppState>,
 ) -> HttpResponse {
-    head(&req, &state, &Sender::Owner, &id).await.unwrap_or_else(answer_error)
+    head(&req, &state, &uploader_of(&state, &owner), &id).await.unwrap_or_else(answer_error)
 }
 
 pub async fn guest_head(
@@ -146,13 +106,13 @@ pub async fn guest_head(
 }
 
 pub async fn owner_patch(
-    _owner: Owner,
+    owner: Owner,
     req: HttpRequest,
     body: web::Payload,
     id: web::Path<FileId>,
     state: web::Data<AppState>,
 ) -> HttpResponse {
-    patch(&req, body, &state, Ok(Sender::Owner), &id).await
+    patch(&req, body, &state, Ok(uploader_of(&state, &owner)), &id).await
 }
 
 pub async fn guest_patch(
@@ -162,20 +122,20 @@ pub async fn guest_patch(
     state: web::Data<AppState>,
 ) -> HttpResponse {
     let (link, id) = path.into_inner();
-    let sender = guest(&req, &state, &link, true).await;
-    patch(&req, body, &state, sender, &id).await
+    let uploader = guest(&req, &state, &link, true).await;
+    patch(&req, body, &state, uploader, &id).await
 }
 
 /// `DELETE` (termination): an unfinished upload and its chunks go; the owner may also delete a
 /// finished one, as `DELETE /api/files/{id}` does.
 pub async fn owner_delete(
-    _owner: Owner,
+    owner: Owner,
     req: HttpRequest,
     id: web::Path<FileId>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
     require_tus(req.headers())?;
-    match state.resumable.terminate(Uploader::Owner, &id).await {
+    match state.resumable.terminate(&uploader_of(&state, &owner), &id).await {
         Err(ResumableError::NotFound) => {
             if !crate::services::files::delete(&state.ctx, &id).await? {
                 return Err(AppError::NotFound);
@@ -194,19 +154,19 @@ pub async fn guest_delete(
 ) -> Result<HttpResponse, AppError> {
     require_tus(req.headers())?;
     let (link, id) = path.into_inner();
-    let sender = guest(&req, &state, &link, false).await?;
-    state.resumable.terminate(sender.uploader(), &id).await?;
+    let uploader = guest(&req, &state, &link, false).await?;
+    state.resumable.terminate(&uploader, &id).await?;
     Ok(HttpResponse::NoContent().finish())
 }
 
 /// `GET /api/uploads/{id}` of a finished upload: the file's JSON, as `GET /api/files/{id}` gives.
 pub async fn owner_show(
-    _owner: Owner,
+    owner: Owner,
     req: HttpRequest,
     id: web::Path<FileId>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    match state.resumable.progress(Uploader::Owner, &id).await? {
+    match state.resumable.progress(&uploader_of(&state, &owner), &id).await? {
         Progress::Finished(file) => Ok(HttpResponse::Ok().json(FileJson::new(&req, &state, &file))),
         Progress::Unfinished(_) => {
             Err(AppError::NotFoundBecause("the upload is not finished; HEAD it for its offset".into()))
@@ -215,11 +175,11 @@ pub async fn owner_show(
 }
 
 /// `HEAD`: how far the upload got.
-async fn head(req: &HttpRequest, state: &AppState, sender: &Sender, id: &FileId) -> Result<HttpResponse, AppError> {
+async fn head(req: &HttpRequest, state: &AppState, uploader: &Uploader, id: &FileId) -> Result<HttpResponse, AppError> {
     require_tus(req.headers())?;
     let mut response = HttpResponse::Ok();
     response.insert_header((header::CACHE_CONTROL, "no-store"));
-    match state.resumable.progress(sender.uploader(), id).await? {
+    match state.resumable.progress(uploader, id).await? {
         Progress::Unfinished(upload) => {
             describe(&mut response, &upload);
             if upload.is_partial {
@@ -244,10 +204,10 @@ async fn create(
     req: &HttpRequest,
     mut body: web::Payload,
     state: &AppState,
-    sender: Result<Sender, AppError>,
+    uploader: Result<Uploader, AppError>,
 ) -> HttpResponse {
     let checked = async {
-        let sender = sender?;
+        let uploader = uploader?;
         require_tus(req.headers())?;
         let concat = UploadConcat::parse(text(req.headers(), "upload-concat"))?;
         let metadata = UploadMetadata::parse(text(req.headers(), "upload-metadata").unwrap_or_default())
@@ -266,16 +226,9 @@ async fn create(
                 ));
             }
             let concatenation = Concatenation { parts, upload_concat, metadata };
-            let joined =
-                match state.resumable.concatenate(sender.uploader(), &concatenation, sender.max_size(state)).await {
-                    Ok(joined) => joined,
-                    Err(refused @ (ResumableError::GuestLinkRefused | ResumableError::GuestLinkFull)) => {
-                        return Err(sender.refused(state, refused).await);
-                    }
-                    Err(error) => return Err(error.into()),
-                };
+            let joined = state.resumable.concatenate(&uploader, &concatenation).await?;
             state.metrics.uploads.inc();
-            return Ok((sender, joined, false));
+            return Ok((uploader, joined, false));
         }
         let length = match (number(req.headers(), "upload-length")?, text(req.headers(), "upload-defer-length")) {
             (Some(length), None) => Some(length),
@@ -299,22 +252,18 @@ async fn create(
             }
         }
         let creation = Creation { length, metadata, is_partial: concat == UploadConcat::Partial };
-        let created = match state.resumable.create(sender.uploader(), &creation, sender.max_size(state)).await {
-            Ok(created) => created,
-            Err(refused @ ResumableError::GuestLinkFull) => return Err(sender.refused(state, refused).await),
-            Err(error) => return Err(error.into()),
-        };
-        Ok((sender, created, with_bytes))
+        let created = state.resumable.create(&uploader, &creation).await?;
+        Ok((uploader, created, with_bytes))
     };
-    let (sender, created, with_bytes) = match checked.await {
+    let (uploader, created, with_bytes) = match checked.await {
         Ok(created) => created,
         Err(error) => return answer_refusal(error, &mut body).await,
     };
     let id = created.upload.file_id.clone();
-    let location = sender.upload_url(req, state, &id);
+    let location = upload_url(req, state, &uploader, &id);
     let appended = match with_bytes {
         false => Ok(created),
-        true => append(req, &mut body, state, &sender, &id, 0).await,
+        true => append(req, &mut body, state, &uploader, &id, 0).await,
     };
     match appended {
         Ok(appended) => {
@@ -339,16 +288,16 @@ async fn patch(
     req: &HttpRequest,
     mut body: web::Payload,
     state: &AppState,
-    sender: Result<Sender, AppError>,
+    uploader: Result<Uploader, AppError>,
     id: &FileId,
 ) -> HttpResponse {
     let appended = async {
-        let sender = sender?;
+        let uploader = uploader?;
         require_tus(req.headers())?;
         require_offset_octet_stream(req.headers())?;
         let offset = number(req.headers(), "upload-offset")?
             .ok_or_else(|| AppError::BadRequest("a PATCH needs Upload-Offset: the byte it starts at".into()))?;
-        let appended = append(req, &mut body, state, &sender, id, offset).await?;
+        let appended = append(req, &mut body, state, &uploader, id, offset).await?;
         Ok::<_, AppError>(appended)
     };
     match appended.await {
@@ -367,7 +316,7 @@ async fn append(
     req: &HttpRequest,
     body: &mut web::Payload,
     state: &AppState,
-    sender: &Sender,
+    uploader: &Uploader,
     id: &FileId,
     offset: u64,
 ) -> Result<Appended, AppError> {
@@ -376,13 +325,7 @@ async fn append(
         .transpose()
         .map_err(|error| AppError::BadRequest(error.to_string()))?;
     let body_length = content_length(req.headers());
-    let request = Append {
-        offset,
-        length: number(req.headers(), "upload-length")?,
-        body_length,
-        checksum,
-        max_size: sender.max_size(state),
-    };
+    let request = Append { offset, length: number(req.headers(), "upload-length")?, body_length, checksum };
     let _transfer = state.metrics.transfer();
     let failure = RefCell::new(None);
     let pieces = body.scan((), |(), piece| {
@@ -405,20 +348,15 @@ async fn append(
                 None => client_hung_up(req),
             }
     };
-    let appended = state.resumable.append(sender.uploader(), id, &request, pieces, was_cut).await;
+    let appended = state.resumable.append(uploader, id, &request, pieces, was_cut).await;
     if let Some(error) = failure.take() {
         return Err(error);
     }
-    match appended {
-        Ok(appended) => {
-            if appended.finished.is_some() {
-                state.metrics.uploads.inc();
-            }
-            Ok(appended)
-        }
-        Err(refused @ ResumableError::GuestLinkRefused) => Err(sender.refused(state, refused).await),
-        Err(error) => Err(error.into()),
+    let appended = appended?;
+    if appended.finished.is_some() {
+        state.metrics.uploads.inc();
     }
+    Ok(appended)
 }
 
 /// The headers every successful creation and PATCH answers: where the upload stands, and once

@@ -1,10 +1,7 @@
 //! Background clean-up: expired files and resumable uploads, deleted files' chunks, interrupted and abandoned uploads,
 //! free pages, the free-space reserve file; and the leases of this instance's uploads in flight.
 
-use std::sync::Arc;
 use std::time::Duration;
-
-use tokio::sync::Notify;
 
 use crate::services::Context;
 use crate::store::StoreError;
@@ -12,17 +9,6 @@ use crate::store::StoreError;
 /// How long a used-up file's chunks stay after its last download started, so that download can
 /// finish. The file itself is 404 from the moment its last allowed download began.
 const USED_UP_GRACE_SECS: i64 = 3600;
-
-/// Wakes the background clean-up before its next tick, e.g. right after a delete. Wakes that
-/// arrive while a pass runs fold into one more pass.
-#[derive(Debug, Clone, Default)]
-pub struct CleanupTrigger(Arc<Notify>);
-
-impl CleanupTrigger {
-    pub fn wake(&self) {
-        self.0.notify_one();
-    }
-}
 
 /// What one clean-up pass did.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -114,7 +100,7 @@ pub async fn run_periodically(ctx: Context, interval: Duration) {
     loop {
         tokio::select! {
             _ = ticker.tick() => {}
-            () = ctx.cleanup.0.notified() => {}
+            () = ctx.cleanup.woken() => {}
             () = ctx.store.upload_abandoned() => {}
             () = tokio::time::sleep(RETRY_DELAY), if retry_soon => {}
         }

@@ -1,11 +1,15 @@
 //! What every use case runs with: the store, the clock, the clean-up to wake, and where webhook events go.
+//! It names the parts of other services only through their leaf modules (`webhooks::events`,
+//! `shares::archives`), which import no `Context`: no service imports itself back through here.
 
+use std::sync::Arc;
 use std::time::Duration;
 
+use tokio::sync::Notify;
+
 use crate::domain::Clock;
-use crate::services::cleanup::CleanupTrigger;
-use crate::services::shares::ArchiveCache;
-use crate::services::webhooks::Events;
+use crate::services::shares::archives::ArchiveCache;
+use crate::services::webhooks::events::Events;
 use crate::store::Store;
 
 /// Handed to every service call. The store is reachable from services only, so the HTTP layer
@@ -22,6 +26,22 @@ pub struct Context {
     pub(in crate::services) events: Events,
     /// Share archives laid out lately (`shares::ShareZip::prepare_as`).
     pub(in crate::services) archives: ArchiveCache,
+}
+
+/// Wakes the background clean-up (`services::cleanup`) before its next tick, e.g. right after a
+/// delete. Wakes that arrive while a pass runs fold into one more pass.
+#[derive(Debug, Clone, Default)]
+pub struct CleanupTrigger(Arc<Notify>);
+
+impl CleanupTrigger {
+    pub fn wake(&self) {
+        self.0.notify_one();
+    }
+
+    /// Until the next `wake` (one that came meanwhile counts).
+    pub(in crate::services) async fn woken(&self) {
+        self.0.notified().await;
+    }
 }
 
 /// The default of `BLOBDROP_UPLOAD_LEASE`.

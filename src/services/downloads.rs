@@ -1,4 +1,4 @@
-//! Streams a stored file, or one byte range of it, out of its chunk rows.
+//! Downloads: the counting rule, and a stored file, or one byte range of it, streamed out of its chunk rows.
 //!
 //! A producer task reads a batch of chunks per SELECT (each its own short read transaction) and
 //! hands them over through a small channel, so the next batch is read while this one is sent and
@@ -8,8 +8,8 @@ use bytes::{Bytes, BytesMut};
 use futures_util::Stream;
 use tokio::sync::mpsc;
 
-use crate::domain::FileRecord;
 use crate::domain::{ByteRange, FileId};
+use crate::domain::{FileRecord, ShareRecord};
 use crate::services::Context;
 use crate::store::{Store, StoreError};
 
@@ -43,16 +43,94 @@ pub fn stream_range(
     )
 }
 
-/// Counts one download of a visible file and re-checks its limit in the same statement, so the
-/// loser of a race for the last download gets `None`; returns the file as it is now.
-pub async fn count(ctx: &Context, id: &FileId) -> Result<Option<FileRecord>, StoreError> {
-    ctx.store.count_download(id, ctx.now()).await
+/// Who a download's bytes go to. A visitor's download counts against the file, one through a share
+/// against the share; the owner's preview (and a share page's) never counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Audience<'a> {
+    Visitor,
+    Owner,
+    Share(&'a ShareRecord),
 }
 
-/// Notes a download in the file's history (for the owner's file page) and tells the webhooks.
-pub async fn record(ctx: &Context, file: &FileRecord, client_ip: &str, user_agent: &str) -> Result<(), StoreError> {
-    ctx.events.file_downloaded(ctx.clock.now(), file, client_ip);
-    ctx.store.record_download(&file.id, ctx.now(), client_ip, user_agent).await
+/// Who downloads, for the history and the webhooks: the client's address (the TCP peer, or what
+/// trusted proxies say) and its User-Agent.
+#[derive(Debug, Clone)]
+pub struct Downloader {
+    pub ip: String,
+    pub user_agent: String,
+}
+
+/// What one answer with bytes sends: a GET (a HEAD sends none) from `first_byte` (0 for a whole
+/// file, or a range from its start).
+#[derive(Debug, Clone, Copy)]
+pub struct Sending {
+    pub get: bool,
+    pub first_byte: u64,
+}
+
+/// What the counting rule made of one answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Counted {
+    /// Not a download by the rule (HEAD, a later range, a preview).
+    No,
+    Yes,
+    /// The last allowed download was taken meanwhile: the loser of the race gets nothing.
+    UsedUp,
+}
+
+/// The download counting rule: a GET that sends from the first byte counts as one download (a
+/// 200, or a 206 whose range starts at byte 0). HEAD, 304 and ranges that resume later do not, so
+/// a download manager fetching one file in pieces counts once. With a download limit (`limited`)
+/// every GET that sends bytes counts, so ranges cannot get around the limit.
+pub fn counts(sending: Sending, limited: bool) -> bool {
+    sending.get && (limited || sending.first_byte == 0)
+}
+
+/// Counts a download of `file` to `audience` by the rule of `counts`, re-checking the limit in the
+/// same statement (`UsedUp` for the loser of a race for the last one). A visitor's download is
+/// noted in the file's history and `file` becomes the file as it is now; one through a share counts
+/// against the share. Each counted download is told to the webhooks.
+pub async fn count(
+    ctx: &Context,
+    file: &mut FileRecord,
+    audience: Audience<'_>,
+    sending: Sending,
+    who: &Downloader,
+) -> Result<Counted, StoreError> {
+    match audience {
+        Audience::Visitor if counts(sending, file.max_downloads.is_some()) => {
+            let Some(counted) = ctx.store.count_download(&file.id, ctx.now()).await? else {
+                return Ok(Counted::UsedUp);
+            };
+            *file = counted;
+            ctx.events.file_downloaded(ctx.clock.now(), file, &who.ip);
+            // A failure here must not fail the download.
+            if let Err(error) = ctx.store.record_download(&file.id, ctx.now(), &who.ip, &who.user_agent).await {
+                tracing::warn!(?error, "could not record a download in the history");
+            }
+            Ok(Counted::Yes)
+        }
+        Audience::Share(share) => count_for_share(ctx, share, sending, who).await,
+        Audience::Visitor | Audience::Owner => Ok(Counted::No),
+    }
+}
+
+/// Counts a download through `share` (its zip, its tar, or one of its files) by the rule of
+/// `counts` with the share's limit, re-checked in the same statement.
+pub async fn count_for_share(
+    ctx: &Context,
+    share: &ShareRecord,
+    sending: Sending,
+    who: &Downloader,
+) -> Result<Counted, StoreError> {
+    if !counts(sending, share.max_downloads.is_some()) {
+        return Ok(Counted::No);
+    }
+    if !ctx.store.count_share_download(&share.id, ctx.now()).await? {
+        return Ok(Counted::UsedUp);
+    }
+    ctx.events.share_downloaded(ctx.clock.now(), share, &who.ip);
+    Ok(Counted::Yes)
 }
 
 #[derive(Clone)]

@@ -118,9 +118,9 @@ pub async fn list(ctx: &Context) -> Result<Vec<GuestLinkRecord>, StoreError> {
     ctx.store.guest_links().await
 }
 
-/// The link with this id, in any state.
-pub async fn find(ctx: &Context, id: &GuestLinkId) -> Result<Option<GuestLinkRecord>, StoreError> {
-    ctx.store.find_guest_link(id).await
+/// The link with this id, in any state; `Unknown` when there is none.
+pub async fn find(ctx: &Context, id: &GuestLinkId) -> Result<GuestLinkRecord, Refusal> {
+    ctx.store.find_guest_link(id).await?.ok_or(Refusal::Unknown)
 }
 
 pub async fn create(ctx: &Context, terms: &GuestLinkTerms) -> Result<GuestLinkRecord, StoreError> {

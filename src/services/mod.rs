@@ -9,6 +9,7 @@ pub mod downloads;
 pub mod files;
 pub mod guest_links;
 pub mod in_flight;
+pub mod intake;
 pub mod metrics;
 pub mod preferences;
 pub mod resumable_uploads;
@@ -22,4 +23,4 @@ pub mod webhooks;
 /// What a service call fails with when the storage does (full, or broken): part of every service's
 /// answer, so the HTTP layer maps it without reaching into the store.
 pub use crate::store::StoreError;
-pub use context::{Context, UPLOAD_LEASE};
+pub use context::{CleanupTrigger, Context, UPLOAD_LEASE};

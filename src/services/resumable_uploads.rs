@@ -22,10 +22,12 @@ use crate::domain::{
     ByteSize, CHUNK_SIZE, ChecksumAlgorithm, FileId, FileName, Lifetime, MaxDownloads, Note, OptionHeaders,
     UploadChecksum, UploadMetadata, UploadOptions, guess_content_type,
 };
-use crate::domain::{FileRecord, GuestLinkRecord};
+use crate::domain::{FileRecord, GuestLinkId};
 use crate::services::Context;
 use crate::services::auth::secret::{generate_secret, token_hash};
-use crate::services::uploads::{Digests, Resume, Upload, UploadError, UploadMemory};
+use crate::services::guest_links::Refusal;
+use crate::services::intake::Uploader;
+use crate::services::uploads::{Digests, Resume, Upload, UploadError};
 use crate::store::{FinishedResumable, NewFile, NewResumable, StoreError};
 
 /// An unfinished upload as stored, for the HTTP layer's answers.
@@ -72,29 +74,16 @@ pub enum ResumableError {
          or wait until it expires"
     )]
     GuestLinkFull,
+    /// The guest link turned the upload down, and takes none now: its own reason (used up,
+    /// expired, disabled, deleted).
+    #[error(transparent)]
+    LinkClosed(Refusal),
     /// A final upload names a partial upload that this sender has not (unknown, another's, gone).
     #[error("no partial upload {0} here: name the URLs the partial uploads' creation answered")]
     UnknownPart(String),
     /// A PATCH to a final upload, whose bytes are those of its partial uploads.
     #[error("a final upload takes no bytes: it is made of its partial uploads")]
     FinalTakesNoBytes,
-}
-
-/// Who sends a request: the owner, or a guest through one of the owner's links. Each sees only
-/// the uploads it created.
-#[derive(Debug, Clone, Copy)]
-pub enum Uploader<'a> {
-    Owner,
-    Guest(&'a GuestLinkRecord),
-}
-
-impl Uploader<'_> {
-    fn link_id(&self) -> Option<&str> {
-        match self {
-            Uploader::Owner => None,
-            Uploader::Guest(link) => Some(link.id.as_str()),
-        }
-    }
 }
 
 /// What a creation request asks for.
@@ -133,8 +122,6 @@ pub struct Append {
     /// The body's declared length, if it has one.
     pub body_length: Option<u64>,
     pub checksum: Option<UploadChecksum>,
-    /// The server's limit (and for a guest, the link's).
-    pub max_size: Option<ByteSize>,
 }
 
 /// What an appending request achieved.
@@ -164,7 +151,6 @@ struct Hashing {
 #[derive(Clone)]
 pub struct ResumableUploads {
     ctx: Context,
-    memory: UploadMemory,
     /// How long an unfinished upload lives after its last request.
     expiry: time::Duration,
     hashing: Arc<Mutex<HashMap<FileId, Arc<tokio::sync::Mutex<Hashing>>>>>,
@@ -177,35 +163,43 @@ impl std::fmt::Debug for ResumableUploads {
 }
 
 impl ResumableUploads {
-    pub fn new(ctx: Context, memory: UploadMemory, expiry: Lifetime) -> Self {
-        ResumableUploads { ctx, memory, expiry: expiry.duration(), hashing: Arc::default() }
+    pub fn new(ctx: Context, expiry: Lifetime) -> Self {
+        ResumableUploads { ctx, expiry: expiry.duration(), hashing: Arc::default() }
     }
 
     /// Creates an upload (empty, or finished at once when its length is 0).
-    pub async fn create(
-        &self,
-        who: Uploader<'_>,
-        creation: &Creation,
-        max_size: Option<ByteSize>,
-    ) -> Result<Appended, ResumableError> {
-        let upload = self.create_row(who, creation, max_size, false).await?;
-        let finished = match creation.length {
-            Some(0) if !creation.is_partial => Some(self.finish(who, &upload, Digests::default(), None).await?),
-            _ => None,
+    pub async fn create(&self, who: &Uploader, creation: &Creation) -> Result<Appended, ResumableError> {
+        let created = async {
+            let upload = self.create_row(who, creation, false).await?;
+            let finished = match creation.length {
+                Some(0) if !creation.is_partial => Some(self.finish(who, &upload, Digests::default(), None).await?),
+                _ => None,
+            };
+            Ok(Appended { upload, finished })
         };
-        Ok(Appended { upload, finished })
+        self.explained(who, created.await).await
+    }
+
+    /// A guest link's refusal in its own words when the link is closed now (used up, expired,
+    /// disabled), else as it came.
+    async fn explained<T>(&self, who: &Uploader, result: Result<T, ResumableError>) -> Result<T, ResumableError> {
+        match result {
+            Err(refused @ (ResumableError::GuestLinkRefused | ResumableError::GuestLinkFull)) => {
+                Err(who.closed_now(&self.ctx).await.map_or(refused, ResumableError::LinkClosed))
+            }
+            other => other,
+        }
     }
 
     /// Records a new upload's rows; through a guest link, only if the link takes one more
     /// unfinished upload (`GuestLinkFull`). `is_final`: a final upload, whose parts hold its bytes.
     async fn create_row(
         &self,
-        who: Uploader<'_>,
+        who: &Uploader,
         creation: &Creation,
-        max_size: Option<ByteSize>,
         is_final: bool,
     ) -> Result<ResumableRecord, ResumableError> {
-        if let (Some(limit), Some(length)) = (max_size, creation.length)
+        if let (Some(limit), Some(length)) = (who.max_size(), creation.length)
             && length > limit.as_u64()
         {
             return Err(UploadError::TooLarge(limit).into());
@@ -214,10 +208,7 @@ impl ResumableUploads {
         self.ctx.store.check_room_for_uploads().await?;
         let id = FileId::random();
         let now = self.ctx.now();
-        let guest_link = match who {
-            Uploader::Owner => None,
-            Uploader::Guest(link) => Some(&link.id),
-        };
+        let guest_link = who.link_id();
         let new = NewResumable {
             file: NewFile {
                 id: &id,
@@ -248,12 +239,13 @@ impl ResumableUploads {
     /// file has the chunk layout, SHA-256 and CRC-32 of a `curl -T` of the same bytes whatever the
     /// partials' lengths, and memory holds a batch or two, never the file. The partials are
     /// consumed by the commit that makes the file visible; should the join fail, they stay.
-    pub async fn concatenate(
-        &self,
-        who: Uploader<'_>,
-        concatenation: &Concatenation,
-        max_size: Option<ByteSize>,
-    ) -> Result<Appended, ResumableError> {
+    pub async fn concatenate(&self, who: &Uploader, concatenation: &Concatenation) -> Result<Appended, ResumableError> {
+        let joined = self.join(who, concatenation).await;
+        self.explained(who, joined).await
+    }
+
+    async fn join(&self, who: &Uploader, concatenation: &Concatenation) -> Result<Appended, ResumableError> {
+        let max_size = who.max_size();
         let parts = &concatenation.parts;
         // Held to the end: no PATCH, DELETE or other final upload touches a part meanwhile.
         let mut locks = Vec::with_capacity(parts.len());
@@ -293,7 +285,7 @@ impl ResumableUploads {
             self.ctx.store.extend_resumable_upload(id, expires_at).await?;
         }
         let creation = Creation { length: Some(total), metadata: concatenation.metadata.clone(), is_partial: false };
-        let upload = self.create_row(who, &creation, max_size, true).await?;
+        let upload = self.create_row(who, &creation, true).await?;
         let id = upload.file_id.clone();
         let failure = std::sync::Mutex::new(None);
         let pieces = self.read_parts(parts, &lengths).scan((), |(), piece| {
@@ -305,7 +297,7 @@ impl ResumableUploads {
                 }
             })
         });
-        let request = Append { offset: 0, length: None, body_length: Some(total), checksum: None, max_size };
+        let request = Append { offset: 0, length: None, body_length: Some(total), checksum: None };
         let join = (concatenation.upload_concat.as_str(), parts.as_slice());
         let appended = self.append_to(who, &id, &request, pieces, |_| false, Some(join)).await;
         let failed = failure.lock().unwrap_or_else(PoisonError::into_inner).take();
@@ -367,7 +359,7 @@ impl ResumableUploads {
     }
 
     /// Where upload `id` stands, if `who` may see it.
-    pub async fn progress(&self, who: Uploader<'_>, id: &FileId) -> Result<Progress, ResumableError> {
+    pub async fn progress(&self, who: &Uploader, id: &FileId) -> Result<Progress, ResumableError> {
         // A request still settling (its client went away, it commits the last bytes) is waited
         // for, so the offset given is where the next request must start; a live one is not.
         let settled = self.lock(id).await;
@@ -377,7 +369,9 @@ impl ResumableUploads {
             Err(ResumableError::NotFound) => {
                 let now = self.ctx.now();
                 match self.ctx.store.find_file(id, now).await? {
-                    Some(file) if file.guest_link_id.as_deref() == who.link_id() => Ok(Progress::Finished(file)),
+                    Some(file) if file.guest_link_id.as_deref() == who.link_id().map(GuestLinkId::as_str) => {
+                        Ok(Progress::Finished(file))
+                    }
                     _ => Err(ResumableError::NotFound),
                 }
             }
@@ -390,19 +384,20 @@ impl ResumableUploads {
     /// request with a checksum, which cannot be verified and is discarded).
     pub async fn append(
         &self,
-        who: Uploader<'_>,
+        who: &Uploader,
         id: &FileId,
         request: &Append,
         body: impl Stream<Item = Bytes>,
         was_cut: impl FnOnce(u64) -> bool,
     ) -> Result<Appended, ResumableError> {
-        self.append_to(who, id, request, body, was_cut, None).await
+        let appended = self.append_to(who, id, request, body, was_cut, None).await;
+        self.explained(who, appended).await
     }
 
     /// `append`, and for a final upload the `Upload-Concat` and the parts its finish consumes.
     async fn append_to(
         &self,
-        who: Uploader<'_>,
+        who: &Uploader,
         id: &FileId,
         request: &Append,
         body: impl Stream<Item = Bytes>,
@@ -429,7 +424,7 @@ impl ResumableUploads {
                     let reason = format!("Upload-Length {sent} is below the {offset} bytes already sent");
                     return Err(ResumableError::BadRequest(reason));
                 }
-                if let Some(limit) = request.max_size.filter(|limit| sent > limit.as_u64()) {
+                if let Some(limit) = who.max_size().filter(|limit| sent > limit.as_u64()) {
                     return Err(UploadError::TooLarge(limit).into());
                 }
                 self.ctx.store.declare_resumable_length(id, sent as i64).await?;
@@ -444,7 +439,7 @@ impl ResumableUploads {
             let reason = format!("the body goes past Upload-Length {length}: send at most {} bytes", length - offset);
             return Err(ResumableError::BadRequest(reason));
         }
-        let limit = match (request.max_size, length) {
+        let limit = match (who.max_size(), length) {
             (Some(limit), Some(length)) => Some(limit.min(ByteSize::from_bytes(length))),
             (limit, length) => limit.or(length.map(ByteSize::from_bytes)),
         };
@@ -476,7 +471,7 @@ impl ResumableUploads {
         let reached = Arc::new(AtomicI64::new(offset as i64));
         let resume =
             Resume { first_idx, partial: partial.clone(), hasher: hashing.hasher.clone(), committed: reached.clone() };
-        let mut writer = Upload::resume(&self.ctx, id, resume, limit, &self.memory);
+        let mut writer = Upload::resume(&self.ctx, id, resume, limit, who.memory());
         let mut checksum = request.checksum.as_ref().map(|sent| ChecksumOf::new(sent.algorithm));
         let (mut received, mut accepted) = (0u64, 0u64);
         let mut written = Ok(());
@@ -546,7 +541,7 @@ impl ResumableUploads {
     }
 
     /// Deletes an unfinished upload and its chunks.
-    pub async fn terminate(&self, who: Uploader<'_>, id: &FileId) -> Result<(), ResumableError> {
+    pub async fn terminate(&self, who: &Uploader, id: &FileId) -> Result<(), ResumableError> {
         let _hashing = self.lock(id).await?;
         match self.unfinished(who, id).await {
             // An expired one is deleted now rather than by the clean-up.
@@ -560,10 +555,10 @@ impl ResumableUploads {
     }
 
     /// The unfinished upload `id` if `who` may touch it: 404 when unknown or another's, 410 when expired.
-    async fn unfinished(&self, who: Uploader<'_>, id: &FileId) -> Result<ResumableRecord, ResumableError> {
+    async fn unfinished(&self, who: &Uploader, id: &FileId) -> Result<ResumableRecord, ResumableError> {
         let upload = self.ctx.store.find_resumable_upload(id).await?;
         match upload {
-            Some(upload) if upload.guest_link_id.as_deref() == who.link_id() => {
+            Some(upload) if upload.guest_link_id.as_deref() == who.link_id().map(GuestLinkId::as_str) => {
                 if upload.expires_at <= self.ctx.now() {
                     self.forget(id);
                     return Err(ResumableError::Expired);
@@ -584,17 +579,14 @@ impl ResumableUploads {
     /// now, and is deleted if the link no longer takes it.
     async fn finish(
         &self,
-        who: Uploader<'_>,
+        who: &Uploader,
         upload: &ResumableRecord,
         digests: Digests,
         join: Option<(&str, &[FileId])>,
     ) -> Result<FinishedFile, ResumableError> {
         let now = self.ctx.clock.now();
-        let mut expires_at = upload.file_lifetime_secs.map(|secs| now.unix_timestamp() + secs);
-        if let Uploader::Guest(GuestLinkRecord { file_lifetime_days: Some(days), .. }) = who {
-            let end = now.unix_timestamp() + days * 86_400;
-            expires_at = Some(expires_at.map_or(end, |asked| asked.min(end)));
-        }
+        let asked = upload.file_lifetime_secs.map(|secs| now.unix_timestamp() + secs);
+        let expires_at = who.capped_expiry(asked, now.unix_timestamp());
         let deletion_token = generate_secret();
         let (sha256, crc32) = digests.finish();
         let finished = FinishedResumable {
@@ -603,10 +595,7 @@ impl ResumableUploads {
             crc32,
             deletion_token_sha256: &token_hash(&deletion_token),
             expires_at,
-            guest_link: match who {
-                Uploader::Owner => None,
-                Uploader::Guest(link) => Some((&link.id, now.unix_timestamp())),
-            },
+            guest_link: who.link_id().map(|link| (link, now.unix_timestamp())),
             concatenation: join,
         };
         let id = &upload.file_id;

@@ -1,24 +1,30 @@
 //! Shares: several files under one link, and their deterministic zip, laid out from stored
 //! metadata and streamed by byte range out of the members' chunk rows.
 
-use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
-use sha2::{Digest, Sha256};
 use tokio::sync::mpsc;
 
 use crate::domain::{
-    ByteRange, FileId, FileName, FilePassword, FolderPath, GuestLinkId, Piece, ShareId, Zip64Limits, ZipLayout,
-    ZipMember, member_key, tar_layout, unique_paths,
+    ByteRange, FileId, FileName, FilePassword, FolderPath, GuestLinkId, Piece, ShareId, Zip64Limits, member_key,
 };
-use crate::domain::{FileRecord, ShareChanges, ShareMember, ShareRecord, ShareWrite};
+use crate::domain::{FileRecord, GuestLinkRecord, ShareChanges, ShareMember, ShareRecord, ShareWrite};
 use crate::services::Context;
 use crate::services::auth::passwords::{self, PasswordError};
 use crate::services::downloads::{READ_BATCH_CHUNKS, stream_range};
-use crate::services::guest_links;
+use crate::services::guest_links::{self, Refusal};
+use crate::services::intake::Uploader;
+use crate::services::uploads::StoredFile;
 use crate::store::{NewShare, StoreError};
+
+pub mod archives;
+
+pub use archives::{Archive, ArchiveCache, ArchiveFormat};
+
+/// The name of a guest's share that names none (the guest page's default too).
+pub const GUEST_SHARE_NAME: &str = "Shared files";
 
 #[derive(Debug, thiserror::Error)]
 pub enum ShareError {
@@ -35,6 +41,37 @@ pub enum ShareError {
     /// A guest's batch with a file the guest shared already: each goes into one share.
     #[error("these files were shared already: a guest shares each batch once")]
     SharedAlready,
+    #[error("the share needs a name")]
+    NoName,
+    #[error("no such share")]
+    NoShare,
+    /// A file named for a share that is not there (or not visible).
+    #[error("there is no file {0}")]
+    NoFile(FileId),
+    /// A guest's batch through a link that takes none now (unknown, disabled, expired).
+    #[error(transparent)]
+    Link(#[from] Refusal),
+    /// A guest's batch through a link without `share_batches`.
+    #[error("this guest link gives a link per file, not shares")]
+    NoBatches,
+    #[error("the batch holds no file")]
+    EmptyBatch,
+    #[error("a form may hold at most {0} files; send the rest in another form")]
+    TooManyFiles(u32),
+}
+
+/// A share's name as a client sent it.
+pub fn share_name(raw: &str) -> Result<FileName, ShareError> {
+    FileName::parse(raw).map_err(|_| ShareError::NoName)
+}
+
+/// The share a write made; `NoShare` for a share gone meanwhile, `NoFile` naming a file that is not there.
+pub fn written(write: ShareWrite) -> Result<ShareRecord, ShareError> {
+    match write {
+        ShareWrite::Done(share) => Ok(share),
+        ShareWrite::NoShare => Err(ShareError::NoShare),
+        ShareWrite::NoFile(id) => Err(ShareError::NoFile(id)),
+    }
 }
 
 /// What a new share is called and allows.
@@ -104,6 +141,73 @@ pub async fn create_for_guest(
     created
 }
 
+/// The share an upload makes of the files it stored, if it makes one: the owner's when it names
+/// one (`named`, from its `Share` header), or a guest's batch of several files through a link with
+/// `share_batches` (`named`, else "Shared files"). Each file goes under the folder its form part
+/// named (`photos/a.jpg`). The owner's share expires with the last of its files, never if one of
+/// them never expires; a guest's likewise (see `create_for_guest`).
+pub async fn share_upload(
+    ctx: &Context,
+    uploader: &Uploader,
+    files: &[StoredFile],
+    named: Option<FileName>,
+) -> Result<Option<ShareRecord>, ShareError> {
+    let members: Vec<_> = files.iter().map(|file| (file.record.id.clone(), file.folder.clone())).collect();
+    match (uploader.guest_link(), named) {
+        (None, None) => Ok(None),
+        (None, Some(name)) => {
+            let expires_at = files.iter().map(|file| file.record.expires_at).collect::<Option<Vec<_>>>();
+            let expires_at = expires_at.and_then(|all| all.into_iter().max());
+            let options = NewShareOptions { name, note: None, expires_at, max_downloads: None, password: None };
+            written(create(ctx, options, &members, ctx.now()).await?).map(Some)
+        }
+        (Some(link), _) if !link.share_batches || members.len() < 2 => Ok(None),
+        (Some(link), named) => share_guest_batch(ctx, link, named, &members).await.map(Some),
+    }
+}
+
+/// The link through which a guest's browser asks to share a batch of `count` files it sent one
+/// by one (resumably), if it takes the batch: a link with `share_batches`, open now, except that a
+/// link used up by this very batch's last file still takes it (`guest_links::share_refusal`); at
+/// most `max_files` files, as in a form.
+pub async fn batch_link(
+    ctx: &Context,
+    id: &GuestLinkId,
+    count: usize,
+    max_files: u32,
+) -> Result<GuestLinkRecord, ShareError> {
+    let link = guest_links::find(ctx, id).await?;
+    if let Some(refused) = guest_links::share_refusal(&link, ctx.now()) {
+        return Err(refused.into());
+    }
+    if !link.share_batches {
+        return Err(ShareError::NoBatches);
+    }
+    if count == 0 {
+        return Err(ShareError::EmptyBatch);
+    }
+    if count > max_files as usize {
+        return Err(ShareError::TooManyFiles(max_files));
+    }
+    Ok(link)
+}
+
+/// The one share a guest makes of a batch through `link` (`named`, else "Shared files"): every
+/// file must have come through this link, and none may be in a share the guest made already
+/// (`SharedAlready`): a batch is shared once.
+pub async fn share_guest_batch(
+    ctx: &Context,
+    link: &GuestLinkRecord,
+    named: Option<FileName>,
+    files: &[(FileId, FolderPath)],
+) -> Result<ShareRecord, ShareError> {
+    let name = match named {
+        Some(name) => name,
+        None => share_name(GUEST_SHARE_NAME)?,
+    };
+    written(create_for_guest(ctx, &link.id, name, files, ctx.now()).await?)
+}
+
 /// An owner's edit; `password`: `Some(None)` removes it, `Some(Some(_))` sets a new one.
 pub async fn edit(
     ctx: &Context,
@@ -157,17 +261,6 @@ pub async fn delete(ctx: &Context, id: &ShareId, with_files: bool) -> Result<boo
     Ok(deleted)
 }
 
-/// Counts one download through a share (its zip, its tar, or one of its files), re-checking its
-/// limit in the same statement: false for the loser of a race for the last one.
-/// A counted download is reported to the webhooks with the client's address.
-pub async fn count_download(ctx: &Context, share: &ShareRecord, client_ip: &str) -> Result<bool, StoreError> {
-    let counted = ctx.store.count_share_download(&share.id, ctx.now()).await?;
-    if counted {
-        ctx.events.share_downloaded(ctx.clock.now(), share, client_ip);
-    }
-    Ok(counted)
-}
-
 /// The hash of a share's password, if it has one.
 pub async fn password_hash(ctx: &Context, id: &ShareId) -> Result<Option<String>, StoreError> {
     ctx.store.share_password_hash(id, ctx.now()).await
@@ -209,132 +302,6 @@ async fn crc32_of(ctx: &Context, file: &FileRecord) -> Result<u32, StoreError> {
 pub struct ShareZip {
     pub share: ShareRecord,
     pub archive: Arc<Archive>,
-}
-
-/// One version of a share's archive: its layout, its members, and the tag that names it. The
-/// same for every request until a member, its name, folder, size or bytes change.
-pub struct Archive {
-    pub layout: ZipLayout,
-    /// Hex SHA-256 of the central directory (names, sizes, CRCs, times, offsets) and of each
-    /// member's id and SHA-256: any change to the set, its order, a name or a byte changes it.
-    pub etag: String,
-    members: Vec<FileRecord>,
-}
-
-impl std::fmt::Debug for Archive {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Archive").field("len", &self.layout.len()).field("members", &self.members.len()).finish()
-    }
-}
-
-/// Which archive of a share: its zip (ZIP64 from the given limits) or its tar.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ArchiveFormat {
-    Zip(Zip64Limits),
-    Tar,
-}
-
-/// Archives laid out lately: one HEAD of a share of 10,000 files lays out 10,000 headers, and
-/// every anonymous request for its page, zip or tar needs the layout. Few entries: a share's
-/// page and its zip share one, and a share that changes gets a new one under a new version.
-const CACHED_ARCHIVES: usize = 16;
-
-/// The archives laid out lately, by share, format and version (`version_of`), newest last.
-#[derive(Clone, Default)]
-pub struct ArchiveCache(Arc<Mutex<CachedArchives>>);
-
-type CachedArchives = VecDeque<(CacheKey, Arc<Archive>)>;
-
-impl std::fmt::Debug for ArchiveCache {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("ArchiveCache")
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct CacheKey {
-    share: ShareId,
-    format: ArchiveFormat,
-    version: [u8; 32],
-}
-
-impl ArchiveCache {
-    /// The archive of `members` in `format`, laid out now unless it is in the cache. CPU work
-    /// (tens of milliseconds for thousands of members): call it off the async workers.
-    fn get_or_lay_out(&self, share: &ShareId, members: Vec<ShareMember>, format: ArchiveFormat) -> Arc<Archive> {
-        let key = CacheKey { share: share.clone(), format, version: version_of(&members) };
-        let found = self.entries().iter().find(|(cached, _)| *cached == key).map(|(_, archive)| archive.clone());
-        if let Some(archive) = found {
-            return archive;
-        }
-        let archive = Arc::new(lay_out(members, format));
-        let mut entries = self.entries();
-        entries.retain(|(cached, _)| cached.share != key.share || cached.format != key.format);
-        if entries.len() >= CACHED_ARCHIVES {
-            entries.pop_front();
-        }
-        entries.push_back((key, archive.clone()));
-        archive
-    }
-
-    fn entries(&self) -> std::sync::MutexGuard<'_, CachedArchives> {
-        // A panic while holding the lock leaves whole entries behind: the cache stays usable.
-        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-}
-
-/// Everything about `members` their archive is made of: ids, names, folders, sizes, CRC-32s,
-/// times and SHA-256s, in order. Equal versions lay out to the same bytes.
-fn version_of(members: &[ShareMember]) -> [u8; 32] {
-    let mut version = Sha256::new();
-    for member in members {
-        let file = &member.file;
-        for part in [file.id.as_str(), file.filename.as_str(), member.folder.as_str(), file.sha256.as_str()] {
-            version.update((part.len() as u64).to_le_bytes());
-            version.update(part);
-        }
-        for number in [file.file_size, file.created_at, member.crc32.unwrap_or(-1)] {
-            version.update(number.to_le_bytes());
-        }
-    }
-    version.finalize().into()
-}
-
-/// The archive of `members`, in their order, with unique paths.
-fn lay_out(members: Vec<ShareMember>, format: ArchiveFormat) -> Archive {
-    let paths: Vec<String> = members
-        .iter()
-        .map(|member| {
-            let folder = FolderPath::parse(&member.folder);
-            let name = member.file.filename.as_str();
-            if folder.is_root() { name.to_owned() } else { format!("{}/{name}", folder.as_str()) }
-        })
-        .collect();
-    let zip_members: Vec<ZipMember> = unique_paths(&paths)
-        .into_iter()
-        .zip(&members)
-        .map(|(path, member)| ZipMember {
-            path,
-            size: member.file.file_size as u64,
-            crc32: member.crc32.unwrap_or_default() as u32,
-            modified: member.file.created_at,
-        })
-        .collect();
-    let layout = match format {
-        ArchiveFormat::Zip(limits) => ZipLayout::new(&zip_members, limits),
-        ArchiveFormat::Tar => tar_layout(&zip_members),
-    };
-    let mut tag = Sha256::new();
-    if format == ArchiveFormat::Tar {
-        tag.update(b"tar"); // never the zip's tag, whatever its headers
-    }
-    tag.update(layout.central_directory());
-    for member in &members {
-        tag.update(member.file.id.as_str());
-        tag.update(&member.file.sha256);
-    }
-    let etag = hex::encode(tag.finalize());
-    Archive { layout, etag, members: members.into_iter().map(|member| member.file).collect() }
 }
 
 impl ShareZip {

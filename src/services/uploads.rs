@@ -15,7 +15,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio::task::JoinHandle;
 
 use crate::domain::FileRecord;
-use crate::domain::{ByteSize, CHUNK_SIZE, Clock, FileId, FileName, GuestLinkId, UploadOptions};
+use crate::domain::{ByteSize, CHUNK_SIZE, Clock, FileId, FileName, FolderPath, GuestLinkId, UploadOptions};
 use crate::services::Context;
 use crate::services::auth::secret::{generate_secret, token_hash};
 use crate::services::webhooks::Events;
@@ -119,6 +119,62 @@ pub async fn withdraw(ctx: &Context, ids: &[FileId]) {
         }
     }
     ctx.cleanup.wake();
+}
+
+/// A file just stored, with the token of its deletion link (only the token's hash is kept).
+#[derive(Debug)]
+pub struct StoredFile {
+    pub record: FileRecord,
+    pub deletion_token: String,
+    /// The folder its form part named, for a share made of the upload.
+    pub folder: FolderPath,
+}
+
+/// The files stored for one request. Unless the request succeeds and `keep` is called, they are
+/// withdrawn before its refusal is answered (or, when the client went away mid-request, when this
+/// is dropped): the client got no links, so no file is kept.
+pub struct StoredFiles {
+    ctx: Context,
+    files: Vec<StoredFile>,
+}
+
+impl StoredFiles {
+    pub fn new(ctx: &Context) -> Self {
+        StoredFiles { ctx: ctx.clone(), files: Vec::new() }
+    }
+
+    pub fn push(&mut self, file: StoredFile) {
+        self.files.push(file);
+    }
+
+    pub fn files(&self) -> &[StoredFile] {
+        &self.files
+    }
+
+    /// The files, for the answer that gives their links: from now on they stay.
+    pub fn keep(mut self) -> Vec<StoredFile> {
+        std::mem::take(&mut self.files)
+    }
+
+    /// Deletes the files now: a refusal is answered only once what it refuses is invisible (left
+    /// to `Drop`, 923 files of a form refused for too many were still listed after its 413).
+    pub async fn withdraw(mut self) {
+        let ids: Vec<_> = std::mem::take(&mut self.files).into_iter().map(|file| file.record.id).collect();
+        if !ids.is_empty() {
+            withdraw(&self.ctx, &ids).await;
+        }
+    }
+}
+
+impl Drop for StoredFiles {
+    fn drop(&mut self) {
+        if self.files.is_empty() {
+            return;
+        }
+        let ctx = self.ctx.clone();
+        let ids: Vec<_> = std::mem::take(&mut self.files).into_iter().map(|file| file.record.id).collect();
+        tokio::spawn(async move { withdraw(&ctx, &ids).await });
+    }
 }
 
 /// What `Upload::begin` needs to know about the file.

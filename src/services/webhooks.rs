@@ -11,6 +11,7 @@
 
 mod coalescing;
 mod delivery;
+pub mod events;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 use tokio::sync::{Notify, mpsc};
 
-use crate::domain::{Clock, FileRecord, ShareRecord};
+use crate::domain::Clock;
 use crate::domain::{
     DeliveryRecord, PATH_SEGMENT, WebhookEvent, WebhookEvents, WebhookFormat, WebhookRecord, WebhookUrl,
 };
@@ -30,6 +31,7 @@ use crate::store::{ExpiringFile, NewDelivery, Store, StoreError};
 use coalescing::Coalescer;
 pub use coalescing::DOWNLOAD_WINDOW;
 pub use delivery::{DeliveryWorker, MAX_ATTEMPTS, Outgoing, Transport, backoff};
+pub use events::{Event, Events};
 
 /// Events waiting for the writer. Far more than a burst of downloads produces between two of its
 /// writes; should the database stall for long enough to fill it, newer events are dropped (and
@@ -41,30 +43,6 @@ const WRITE_BATCH: usize = 256;
 
 /// How many of a webhook's deliveries its page shows.
 pub const SHOWN_DELIVERIES: i64 = 20;
-
-/// What happened, as it waits in the channel.
-#[derive(Debug, Clone)]
-pub struct Event {
-    kind: WebhookEvent,
-    at: OffsetDateTime,
-    file: Option<(String, String, i64)>,
-    share: Option<(String, String)>,
-    guest_link: Option<(String, String)>,
-    client_address: Option<String>,
-    /// For downloads folded together (`coalescing`): how many this one event stands for.
-    downloads: Option<u64>,
-}
-
-impl Event {
-    fn new(kind: WebhookEvent, at: OffsetDateTime) -> Self {
-        Event { kind, at, file: None, share: None, guest_link: None, client_address: None, downloads: None }
-    }
-
-    fn about(mut self, file: &FileRecord) -> Self {
-        self.file = Some((file.id.to_string(), file.filename.as_str().to_owned(), file.file_size));
-        self
-    }
-}
 
 /// The generic JSON body of a delivery: what it is, when, and what it is about.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -140,65 +118,6 @@ impl Event {
             client_address: self.client_address.clone(),
             downloads: self.downloads,
         }
-    }
-}
-
-/// Where services report events. Cheap to clone; without a writer (commands, unit tests) a report
-/// goes nowhere.
-#[derive(Debug, Clone, Default)]
-pub struct Events {
-    sender: Option<mpsc::Sender<Event>>,
-    /// Wakes the delivery worker: deliveries were queued.
-    wake: Arc<Notify>,
-}
-
-impl Events {
-    /// Hands `event` to the writer without waiting.
-    fn report(&self, event: Event) {
-        let Some(sender) = &self.sender else { return };
-        match sender.try_send(event) {
-            Ok(()) => {}
-            Err(mpsc::error::TrySendError::Full(event)) => {
-                tracing::warn!(event = %event.kind, "the webhook queue is full: an event is dropped");
-            }
-            // The writer has stopped: the server is stopping, and nothing is delivered any more.
-            Err(mpsc::error::TrySendError::Closed(_)) => {}
-        }
-    }
-
-    /// A file became visible; through a guest link, that link was used too.
-    pub fn file_uploaded(&self, at: OffsetDateTime, file: &FileRecord) {
-        self.report(Event::new(WebhookEvent::FileUploaded, at).about(file));
-        if let Some(id) = &file.guest_link_id {
-            let mut used = Event::new(WebhookEvent::GuestLinkUsed, at).about(file);
-            used.guest_link = Some((id.clone(), file.guest_link_label.clone().unwrap_or_default()));
-            self.report(used);
-        }
-    }
-
-    pub fn file_downloaded(&self, at: OffsetDateTime, file: &FileRecord, client_address: &str) {
-        let mut event = Event::new(WebhookEvent::FileDownloaded, at).about(file);
-        event.client_address = Some(client_address.to_owned());
-        self.report(event);
-    }
-
-    pub fn file_deleted(&self, at: OffsetDateTime, file: &FileRecord) {
-        self.report(Event::new(WebhookEvent::FileDeleted, at).about(file));
-    }
-
-    pub fn files_expired(&self, at: OffsetDateTime, files: &[ExpiringFile]) {
-        for file in files {
-            let mut event = Event::new(WebhookEvent::FileExpired, at);
-            event.file = Some((file.id.clone(), file.filename.clone(), file.file_size));
-            self.report(event);
-        }
-    }
-
-    pub fn share_downloaded(&self, at: OffsetDateTime, share: &ShareRecord, client_address: &str) {
-        let mut event = Event::new(WebhookEvent::ShareDownloaded, at);
-        event.share = Some((share.id.to_string(), share.name.as_str().to_owned()));
-        event.client_address = Some(client_address.to_owned());
-        self.report(event);
     }
 }
 

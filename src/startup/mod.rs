@@ -20,13 +20,13 @@ use crate::domain::Clock;
 use crate::routes::{self, AppState, middleware};
 use crate::services::auth::passwords::GrantKey;
 use crate::services::auth::secret::OwnerSecret;
-use crate::services::in_flight::{InFlight, InFlightLimits};
+use crate::services::in_flight::InFlightLimits;
+use crate::services::intake::{Intake, IntakeLimits};
 use crate::services::metrics::Metrics;
 use crate::services::resumable_uploads::ResumableUploads;
 use crate::services::throttling::{ThrottleLimits, Throttles};
-use crate::services::uploads::UploadMemory;
 use crate::services::webhooks::{WebhookSettings, Webhooks};
-use crate::services::{Context, cleanup};
+use crate::services::{CleanupTrigger, Context, cleanup};
 use crate::settings::Settings;
 use crate::store::{DatabaseLocation, OpenError, Store, StoreError, StoreOptions};
 use shutdown::StopSignals;
@@ -83,7 +83,7 @@ impl Application {
             ..settings.database.store_options()
         };
         let store = Store::open(settings.database.location()?, store_options).await?;
-        let cleanup = cleanup::CleanupTrigger::default();
+        let cleanup = CleanupTrigger::default();
         // Events reported before the server is bound (the clean-up's below) wait in the channel.
         let (events, event_queue) = Webhooks::channel();
         let ctx =
@@ -118,17 +118,19 @@ impl Application {
 
         let metrics = Metrics::default();
         let throttles = Throttles::new(throttle_limits(&settings));
-        let upload_memory = UploadMemory::new(settings.upload_memory);
-        let resumable = ResumableUploads::new(ctx.clone(), upload_memory.clone(), settings.resumable_expiry);
+        let intake = Intake::new(IntakeLimits {
+            max_upload: settings.max_upload,
+            max_form_files: settings.max_form_files,
+            memory: settings.upload_memory,
+            in_flight: in_flight_limits(&settings),
+        });
+        let resumable = ResumableUploads::new(ctx.clone(), settings.resumable_expiry);
         let state = web::Data::new(AppState {
             ctx: ctx.clone(),
             metrics: metrics.clone(),
             secret,
             public_url: settings.public_url.clone(),
-            max_upload: settings.max_upload,
-            max_form_files: settings.max_form_files,
-            upload_memory,
-            in_flight: InFlight::new(in_flight_limits(&settings)),
+            intake,
             idle_timeout: settings.idle_timeout(),
             db_folder: scratch_folder(&settings.database.db),
             throttles: throttles.clone(),

@@ -1,98 +1,19 @@
 //! The owner's API: `GET /api/files`, `GET`/`PATCH`/`DELETE /api/files/{id}` (JSON; listings also as SQLite).
 
 use actix_web::{HttpRequest, HttpResponse, web};
-use serde::{Deserialize, Deserializer, Serialize};
-use time::OffsetDateTime;
+use serde::Deserialize;
 
-use crate::domain::unix_time;
-use crate::domain::{FileCursor, FileRecord};
+use crate::domain::FileCursor;
 use crate::domain::{FileId, FileName, FilePassword, parse_time};
 use crate::routes::error::AppError;
 use crate::routes::files::listing_format::{self, Format};
+use crate::routes::json::{FileJson, present};
 use crate::routes::owner::{Owner, OwnerJson};
 use crate::routes::state::AppState;
 use crate::services::files::{self, FileEdit};
 
 const DEFAULT_PAGE: i64 = 1000;
 const MAX_PAGE: i64 = 10_000;
-
-/// One file as the API and the upload answer describe it. Times are RFC 3339.
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct FileJson {
-    #[schema(value_type = String)]
-    id: FileId,
-    pub url: String,
-    #[schema(value_type = String)]
-    filename: FileName,
-    size: i64,
-    content_type: String,
-    sha256: String,
-    note: Option<String>,
-    #[serde(with = "time::serde::rfc3339")]
-    created: OffsetDateTime,
-    #[serde(with = "time::serde::rfc3339::option")]
-    expires: Option<OffsetDateTime>,
-    downloads: i64,
-    max_downloads: Option<i64>,
-    /// The guest link the file came through, and its label; `null` for the owner's own uploads.
-    guest_link_id: Option<String>,
-    guest_link_label: Option<String>,
-    /// Downloads need a password (the hash is never sent).
-    password_protected: bool,
-}
-
-impl FileJson {
-    pub fn new(req: &HttpRequest, state: &AppState, file: &FileRecord) -> Self {
-        FileJson::with_url(state.download_url(req, &file.id, &file.filename), file)
-    }
-
-    /// The description of `file` whose download link is `url`.
-    pub fn with_url(url: String, file: &FileRecord) -> Self {
-        let time = unix_time;
-        FileJson {
-            url,
-            id: file.id.clone(),
-            filename: file.filename.clone(),
-            size: file.file_size,
-            content_type: file.content_type.clone(),
-            sha256: file.sha256.clone(),
-            note: file.note.clone(),
-            created: time(file.created_at),
-            expires: file.expires_at.map(time),
-            downloads: file.download_count,
-            max_downloads: file.max_downloads,
-            guest_link_id: file.guest_link_id.clone(),
-            guest_link_label: file.guest_link_label.clone(),
-            password_protected: file.password_protected,
-        }
-    }
-}
-
-/// The answer to an upload: the file as the API shows it, plus what only its uploader gets.
-#[derive(Debug, Serialize)]
-pub struct UploadedJson {
-    #[serde(flatten)]
-    pub file: FileJson,
-    /// `DELETE` this URL to delete the file, no secret needed.
-    pub delete_url: String,
-    #[serde(with = "time::serde::rfc3339::option")]
-    pub expires_at: Option<OffsetDateTime>,
-}
-
-impl UploadedJson {
-    pub fn new(req: &HttpRequest, state: &AppState, file: &FileRecord, deletion_token: &str) -> Self {
-        UploadedJson {
-            file: FileJson::new(req, state, file),
-            delete_url: state.deletion_url(req, &file.id, deletion_token),
-            expires_at: file.expires_at.map(unix_time),
-        }
-    }
-
-    /// The expiry as `X-Expires` sends it, if the file expires.
-    pub fn expires_rfc3339(&self) -> Option<String> {
-        self.expires_at.and_then(|at| at.format(&time::format_description::well_known::Rfc3339).ok())
-    }
-}
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
@@ -197,13 +118,6 @@ pub struct Edit {
     #[serde(default, deserialize_with = "present")]
     #[schema(value_type = Option<String>, min_length = 1, max_length = 256, pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]+$")]
     password: Option<Option<String>>,
-}
-
-/// Tells a field sent as `null` (`Some(None)`) from one not sent at all (`None`).
-pub(crate) fn present<'de, T: Deserialize<'de>, D: Deserializer<'de>>(
-    deserializer: D,
-) -> Result<Option<Option<T>>, D::Error> {
-    Option::<T>::deserialize(deserializer).map(Some)
 }
 
 impl Edit {

@@ -14,14 +14,15 @@ use serde::Deserialize;
 
 use crate::domain::FileRecord;
 use crate::domain::{ByteRange, FileId, RangeRequest};
-use crate::routes::body::{client_hung_up, payload_error, refuse};
+use crate::routes::body::{client_hung_up, content_length, payload_error, refuse};
 use crate::routes::error::AppError;
-use crate::routes::files::download::if_range_holds;
 use crate::routes::files::listing_format::SQLITE_TYPE;
-use crate::routes::files::upload::{StoredFile, declared_length, interrupted, uploaded};
-use crate::routes::owner::{Owner, authenticate};
+use crate::routes::files::upload::{interrupted, uploaded};
+use crate::routes::owner::{Owner, authenticate, uploader_of};
+use crate::routes::serve::if_range_holds;
 use crate::routes::state::AppState;
 use crate::services::bundles::{self, BuildError, ImportError, MAX_BUNDLE_IDS, Requested, SQLAR_MAX_FILE};
+use crate::services::uploads::StoredFile;
 
 /// Bytes read from the bundle file per piece of the answer.
 const SEND_PIECE: u64 = 256 * 1024;
@@ -137,8 +138,9 @@ impl utoipa::ToSchema for BundleFile {}
     responses((status = 201, description = "one download link per line (JSON with `Accept: application/json`)", body = String, content_type = "text/plain"), (status = 400, description = "a bad body, with a one-line reason"), (status = 401, description = "no or wrong credentials"), (status = 413, description = "larger than BLOBDROP_MAX_UPLOAD")))]
 pub async fn upload_bundle(req: HttpRequest, mut body: web::Payload, state: web::Data<AppState>) -> HttpResponse {
     let imported = async {
-        authenticate(&req, &state).await?;
-        let expected = declared_length(&req, state.max_upload)?;
+        let uploader = uploader_of(&state, &authenticate(&req, &state).await?);
+        let expected = content_length(req.headers());
+        uploader.check_declared(expected)?;
         // The bundle is an untrusted SQLite file: it is kept whole in a private file and opened there.
         let scratch = tempfile::Builder::new().prefix(".import-").tempdir_in(&state.db_folder).map_err(disk_error)?;
         let path = scratch.path().join("bundle.sqlite");
@@ -146,7 +148,7 @@ pub async fn upload_bundle(req: HttpRequest, mut body: web::Payload, state: web:
         let mut received = 0u64;
         while let Some(piece) = body.next().await {
             let piece = piece.map_err(payload_error)?;
-            if let Some(limit) = state.max_upload.filter(|limit| received + piece.len() as u64 > limit.as_u64()) {
+            if let Some(limit) = uploader.max_size().filter(|limit| received + piece.len() as u64 > limit.as_u64()) {
                 return Err(AppError::TooLarge(limit));
             }
             let (file, at) = (file.clone(), received);
@@ -160,7 +162,7 @@ pub async fn upload_bundle(req: HttpRequest, mut body: web::Payload, state: web:
             None if client_hung_up(&req) => return Err(interrupted()),
             _ => {}
         }
-        let imported = bundles::import_visible(&state.ctx, &path, state.max_upload).await.map_err(import_error)?;
+        let imported = bundles::import_visible(&state.ctx, &path, uploader.max_size()).await.map_err(import_error)?;
         Ok(imported
             .into_iter()
             .map(|(record, deletion_token)| StoredFile { record, deletion_token, folder: Default::default() })

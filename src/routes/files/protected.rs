@@ -1,31 +1,22 @@
-//! Password-protected downloads: who may have the bytes, the password form, and the file-scoped
-//! cookie that the right password buys so the download and its Range resumes go through.
+//! Password-protected files: who may have a file's bytes, and `POST /f/{id}` from the password
+//! form, which buys the file-scoped grant cookie (`routes::password_gate`).
 
-use actix_web::cookie::{Cookie, SameSite, time::Duration as CookieDuration};
-use actix_web::http::{Method, StatusCode, header};
 use actix_web::{HttpRequest, HttpResponse, web};
-use serde::Deserialize;
 
 use crate::domain::FileRecord;
 use crate::routes::error::AppError;
 use crate::routes::files::link::FileLink;
-use crate::routes::owner::{credential, is_owner_credential, session};
-use crate::routes::pages::accepts_html;
-use crate::routes::pages::page::{page, see_other};
-use crate::routes::pages::views::{Layout, PasswordPage};
+use crate::routes::pages::page::see_other;
+use crate::routes::password_gate::{Unlock, check_form_password, gate_by_password, grant_and_return};
 use crate::routes::state::AppState;
-use crate::services::auth::passwords::{self, GRANT_LIFETIME_SECS};
+use crate::services::auth::passwords::GRANT_LIFETIME_SECS;
 use crate::services::files;
-use crate::services::throttling::{Verdict, attempt_under};
 
 /// The grant cookie's name; its path (`/f/{id}`) scopes it to one file.
 const GRANT_COOKIE: &str = "blobdrop_file";
 
-/// `None` when the request may have a protected file: a valid grant cookie, the owner (session,
-/// secret or token), or the password in the Authorization header (`curl -u :PASSWORD`). Otherwise
-/// a browser navigating gets the password form, and anyone else 401 with a Basic challenge. Wrong
-/// passwords are throttled per client. Runs before conditional and Range handling, so HEAD, 304
-/// and 206 answers follow the same rule.
+/// `None` when the request may have a protected file: its grant cookie, or what
+/// `password_gate::gate_by_password` lets through.
 pub async fn gate(req: &HttpRequest, state: &AppState, file: &FileRecord) -> Result<Option<HttpResponse>, AppError> {
     let now = state.ctx.now();
     let Some(password_hash) = files::password_hash(&state.ctx, &file.id).await? else {
@@ -35,49 +26,6 @@ pub async fn gate(req: &HttpRequest, state: &AppState, file: &FileRecord) -> Res
         .cookie(GRANT_COOKIE)
         .is_some_and(|grant| state.grant_key.check(grant.value(), &file.id, &password_hash, now));
     gate_by_password(req, state, password_hash, granted).await
-}
-
-/// The rest of `gate` for anything behind a password (a file, a share): `granted` says whether the
-/// request's grant cookie holds for it.
-pub(crate) async fn gate_by_password(
-    req: &HttpRequest,
-    state: &AppState,
-    password_hash: String,
-    granted: bool,
-) -> Result<Option<HttpResponse>, AppError> {
-    if granted {
-        return Ok(None);
-    }
-    if session(req, state).await?.is_some() {
-        return Ok(None);
-    }
-    if let Some(candidate) = credential(req) {
-        // The candidate may be the owner's secret or token as well as the file's password, so it
-        // answers to both throttles: a client either refuses is refused whatever it sends, and a
-        // wrong guess counts against both (else the secret could be guessed here at full speed).
-        let verify = async {
-            if is_owner_credential(state, &candidate).await? {
-                return Ok(true);
-            }
-            passwords::verify(password_hash, candidate.clone()).await.map_err(AppError::internal)
-        };
-        let throttles = [&*state.throttles.owner, &*state.throttles.passwords];
-        return match attempt_under(&throttles, state.client_ip(req), verify).await? {
-            Verdict::Right => Ok(None),
-            Verdict::Wrong => Err(AppError::PasswordRequired),
-            Verdict::Refused(refused) => Err(refused.into()),
-        };
-    }
-    if req.method() == Method::GET && accepts_html(req) {
-        return password_form(false).map(Some);
-    }
-    Err(AppError::PasswordRequired)
-}
-
-#[derive(Deserialize)]
-pub struct Unlock {
-    #[serde(default)]
-    pub(crate) password: String,
 }
 
 /// `POST /f/{id}[/{name}]` from the password form: the right password sets the grant cookie and
@@ -99,49 +47,4 @@ pub async fn unlock(
     }
     let grant = state.grant_key.issue(&file.id, &password_hash, now + GRANT_LIFETIME_SECS);
     grant_and_return(&state, GRANT_COOKIE, grant, format!("/f/{}", file.id), &back)
-}
-
-/// Checks a password from the form under the password throttle; `Some(form again)` when wrong.
-pub(crate) async fn check_form_password(
-    req: &HttpRequest,
-    state: &AppState,
-    password_hash: &str,
-    password: String,
-) -> Result<Option<HttpResponse>, AppError> {
-    let verify = async { passwords::verify(password_hash.to_owned(), password).await };
-    match state.throttles.passwords.attempt(state.client_ip(req), verify).await.map_err(AppError::internal)? {
-        Verdict::Right => Ok(None),
-        Verdict::Wrong => password_form(true).map(Some),
-        Verdict::Refused(refused) => Err(refused.into()),
-    }
-}
-
-/// Sets the grant cookie `name` scoped to `path` and sends the browser back to `back`.
-pub(crate) fn grant_and_return(
-    state: &AppState,
-    name: &'static str,
-    grant: String,
-    path: String,
-    back: &str,
-) -> Result<HttpResponse, AppError> {
-    let cookie = Cookie::build(name, grant)
-        .path(path)
-        .http_only(true)
-        .same_site(SameSite::Strict)
-        .secure(state.secure_cookies())
-        .max_age(CookieDuration::seconds(GRANT_LIFETIME_SECS))
-        .finish();
-    let mut response = see_other(back);
-    response.add_cookie(&cookie).map_err(AppError::internal)?;
-    Ok(response)
-}
-
-/// The form, as a 401 without a Basic challenge (which would make the browser pop up its own
-/// password dialog). It names nothing about the file: its name may be what the password guards.
-fn password_form(wrong_password: bool) -> Result<HttpResponse, AppError> {
-    let layout = Layout { title: "Password required".into(), csrf_token: String::new() };
-    let mut response = page(&PasswordPage { layout, wrong_password })?;
-    *response.status_mut() = StatusCode::UNAUTHORIZED;
-    response.headers_mut().insert(header::CACHE_CONTROL, header::HeaderValue::from_static("no-store"));
-    Ok(response)
 }

@@ -1,5 +1,5 @@
 //! `PUT /{filename}` (raw body, curl -T) and `POST /` (multipart), by the owner or through a guest
-//! link: bytes in, links out.
+//! link (`/g/{id}/...`): bytes in, through `services::intake`, links out.
 
 use actix_multipart::{Field, Multipart, MultipartError};
 use actix_web::http::header::{self, HeaderMap};
@@ -7,19 +7,17 @@ use actix_web::{HttpRequest, HttpResponse, ResponseError, web};
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
 
-use crate::domain::guess_content_type;
-use crate::domain::{ByteSize, FileName, FolderPath, OptionHeaders, UploadOptions};
-use crate::domain::{FileRecord, GuestLinkRecord};
+use crate::domain::{ByteSize, FileName, FolderPath, OptionHeaders, ShareRecord};
 use crate::routes::body::{
-    BodyEnd, DRAIN_LIMIT, DRAIN_TIME, client_hung_up, close_unless, parser_wait, payload_error, refuse,
+    BodyEnd, DRAIN_LIMIT, DRAIN_TIME, client_hung_up, close_unless, content_length, parser_wait, payload_error, refuse,
 };
 use crate::routes::error::AppError;
-use crate::routes::files::api::UploadedJson;
-use crate::routes::owner::authenticate;
+use crate::routes::json::{UploadedJson, described, guest_described};
+use crate::routes::owner::{authenticate, uploader_of};
 use crate::routes::state::AppState;
-use crate::services::in_flight::Slot;
-use crate::services::uploads::{self, Upload, UploadError, UploadMeta};
-use crate::services::{Context, guest_links};
+use crate::services::intake::Uploader;
+use crate::services::shares;
+use crate::services::uploads::{StoredFile, StoredFiles, UploadMeta};
 
 /// Largest form field that is not a file (such fields are read and ignored).
 const MAX_FORM_FIELD: usize = 64 * 1024;
@@ -33,8 +31,21 @@ pub async fn put_file(
     receive_put(req, payload, &filename, None, state).await
 }
 
+/// `curl -T file https://host/g/{id}/` (curl appends the name) and `.../g/{id}/name.txt`: what a
+/// guest may do with a guest link, and nothing more (the link opens no listing, metadata or
+/// delete of any file).
+pub async fn guest_put_file(
+    req: HttpRequest,
+    payload: web::Payload,
+    path: web::Path<(String, String)>,
+    state: web::Data<AppState>,
+) -> HttpResponse {
+    let (link, filename) = path.into_inner();
+    receive_put(req, payload, &filename, Some(&link), state).await
+}
+
 /// A raw-body upload by the owner (`guest_link` is `None`) or through a guest link (its raw id).
-pub(crate) async fn receive_put(
+async fn receive_put(
     req: HttpRequest,
     mut body: web::Payload,
     filename: &str,
@@ -42,15 +53,16 @@ pub(crate) async fn receive_put(
     state: web::Data<AppState>,
 ) -> HttpResponse {
     let stored = async {
-        let uploader = Uploader::identify(&req, &state, guest_link).await?;
-        let expected = declared_length(&req, uploader.max_size(&state))?;
+        let uploader = identify(&req, &state, guest_link).await?;
+        let expected = content_length(req.headers());
+        uploader.check_declared(expected)?;
         let filename = FileName::parse(filename).map_err(AppError::from)?;
         let declared = req.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok());
-        let meta = uploader.upload_meta(&req, &state, filename, declared)?;
+        let meta = upload_meta(&req, &state, &uploader, filename, declared)?;
         let pieces = (&mut body).map(|item| item.map_err(payload_error));
         // actix-web ends a body cut off by a disconnect as if it were complete: a body with a
         // length must have all of it, and a chunked one must end with the client still there.
-        store_stream(&state, &uploader, &meta, pieces, |received| match expected {
+        receive(&state, &uploader, &meta, pieces, |received| match expected {
             Some(expected) if received != expected => Err(interrupted()),
             None if client_hung_up(&req) => Err(interrupted()),
             _ => Ok(()),
@@ -70,19 +82,35 @@ pub async fn put_without_name(mut payload: web::Payload) -> HttpResponse {
     refuse(AppError::BadRequest(reason.into()), &mut payload).await
 }
 
+/// `curl -T - https://host/g/{id}/` has no name to append: say how to give one.
+pub async fn guest_put_without_name(mut payload: web::Payload) -> HttpResponse {
+    let reason = "the URL needs a file name: curl -T - https://host/g/LINK/name.txt";
+    refuse(AppError::BadRequest(reason.into()), &mut payload).await
+}
+
 pub async fn post_files(req: HttpRequest, payload: web::Payload, state: web::Data<AppState>) -> HttpResponse {
     receive_form(req, payload, None, state).await
 }
 
+/// `curl -F file=@x https://host/g/{id}`: every file part becomes a file, as for the owner.
+pub async fn guest_post_files(
+    req: HttpRequest,
+    payload: web::Payload,
+    link: web::Path<String>,
+    state: web::Data<AppState>,
+) -> HttpResponse {
+    receive_form(req, payload, Some(&link), state).await
+}
+
 /// A multipart upload by the owner (`guest_link` is `None`) or through a guest link (its raw id).
-pub(crate) async fn receive_form(
+async fn receive_form(
     req: HttpRequest,
     mut body: web::Payload,
     guest_link: Option<&str>,
     state: web::Data<AppState>,
 ) -> HttpResponse {
     let allowed = async {
-        let uploader = Uploader::identify(&req, &state, guest_link).await?;
+        let uploader = identify(&req, &state, guest_link).await?;
         require_form(req.headers())?;
         Ok(uploader)
     };
@@ -92,24 +120,19 @@ pub(crate) async fn receive_form(
     };
     let (body, end) = BodyEnd::watch(body);
     let mut form = FormReader { form: Multipart::new(req.headers(), body), end, idle: state.idle_timeout };
-    let mut stored = FormFiles { ctx: state.ctx.clone(), files: Vec::new() };
-    let error = match store_form_files(&req, &state, &uploader, &mut form, &mut stored.files).await {
-        Ok(()) if !stored.files.is_empty() => {
-            let members: Vec<_> =
-                stored.files.iter().map(|file| (file.record.id.clone(), file.folder.clone())).collect();
-            // With the last of its files; never if one of them never expires.
-            let expires_at = stored.files.iter().map(|file| file.record.expires_at).collect::<Option<Vec<_>>>();
-            let expires_at = expires_at.and_then(|all| all.into_iter().max());
-            let guest = match &uploader {
-                Uploader::Guest(link, _) => Some(link),
-                Uploader::Owner => None,
+    let mut stored = StoredFiles::new(&state.ctx);
+    let error = match store_form_files(&req, &state, &uploader, &mut form, &mut stored).await {
+        Ok(()) if !stored.files().is_empty() => {
+            let answer = match share_upload(&req, &state, &uploader, &stored).await {
+                Ok(Some(share)) => shared(&req, &state, &uploader, share).await,
+                Ok(None) => Ok(uploaded(&req, &state, stored.files(), true)),
+                Err(error) => Err(error),
             };
-            match crate::routes::shares::share_uploaded(&req, &state, &members, expires_at, guest).await {
-                Ok(Some(share)) => {
+            match answer {
+                Ok(answer) => {
                     stored.keep();
-                    return share;
+                    return answer;
                 }
-                Ok(None) => return uploaded(&req, &state, &stored.keep(), true),
                 Err(error) => error,
             }
         }
@@ -152,40 +175,6 @@ impl FormReader {
     }
 }
 
-/// Files stored from one form. Unless the request succeeds and `keep` is called, they are
-/// withdrawn before the refusal is answered (or, when the client went away mid-request, when this is
-/// dropped): the client got no links, so no file is kept.
-struct FormFiles {
-    ctx: Context,
-    files: Vec<StoredFile>,
-}
-
-impl FormFiles {
-    fn keep(mut self) -> Vec<StoredFile> {
-        std::mem::take(&mut self.files)
-    }
-
-    /// Deletes the files now: a refusal is answered only once what it refuses is invisible (left
-    /// to `Drop`, 923 files of a form refused for too many were still listed after its 413).
-    async fn withdraw(mut self) {
-        let ids: Vec<_> = std::mem::take(&mut self.files).into_iter().map(|file| file.record.id).collect();
-        if !ids.is_empty() {
-            uploads::withdraw(&self.ctx, &ids).await;
-        }
-    }
-}
-
-impl Drop for FormFiles {
-    fn drop(&mut self) {
-        if self.files.is_empty() {
-            return;
-        }
-        let ctx = self.ctx.clone();
-        let ids: Vec<_> = std::mem::take(&mut self.files).into_iter().map(|file| file.record.id).collect();
-        tokio::spawn(async move { uploads::withdraw(&ctx, &ids).await });
-    }
-}
-
 /// Why a form upload stopped.
 enum FormFailure {
     /// We refused a part (too large, bad name, storage full): the rest can still be read and drained.
@@ -200,7 +189,7 @@ async fn store_form_files(
     state: &AppState,
     uploader: &Uploader,
     form: &mut FormReader,
-    stored: &mut Vec<StoredFile>,
+    stored: &mut StoredFiles,
 ) -> Result<(), FormFailure> {
     while let Some(mut field) = form.next_field().await.map_err(FormFailure::Broken)? {
         let Some(raw_name) = field.content_disposition().and_then(|cd| cd.get_filename().map(str::to_owned)) else {
@@ -214,14 +203,12 @@ async fn store_form_files(
             }
             continue;
         };
-        if stored.len() >= state.max_form_files as usize {
-            return Err(FormFailure::Refused(AppError::TooManyFiles(state.max_form_files)));
-        }
+        uploader.check_one_more(stored.files().len()).map_err(|error| FormFailure::Refused(error.into()))?;
         let filename = FileName::parse(&raw_name).map_err(|error| FormFailure::Refused(error.into()))?;
         // A browser's folder upload names each part with its relative path: kept for a share.
         let folder = FolderPath::split_upload_path(&raw_name).map(|(folder, _)| folder).unwrap_or_default();
         let declared = field.content_type().map(|mime| mime.essence_str().to_owned());
-        let meta = uploader.upload_meta(req, state, filename, declared.as_deref()).map_err(FormFailure::Refused)?;
+        let meta = upload_meta(req, state, uploader, filename, declared.as_deref()).map_err(FormFailure::Refused)?;
         let form_failed = std::cell::Cell::new(false);
         let pieces = futures_util::stream::unfold(&mut field, |field| async {
             match form.next_piece(field).await {
@@ -233,7 +220,7 @@ async fn store_form_files(
             }
         });
         // The multipart parser itself notices a form cut off before its closing boundary.
-        match store_stream(state, uploader, &meta, pieces, |_| Ok(())).await {
+        match receive(state, uploader, &meta, pieces, |_| Ok(())).await {
             Ok(file) => stored.push(StoredFile { folder, ..file }),
             Err(error) if form_failed.get() => return Err(FormFailure::Broken(error)),
             Err(error) => return Err(FormFailure::Refused(error)),
@@ -242,17 +229,8 @@ async fn store_form_files(
     Ok(())
 }
 
-/// A file just stored, with the token of its deletion link (only the token's hash is kept).
-pub(crate) struct StoredFile {
-    pub(crate) record: FileRecord,
-    pub(crate) deletion_token: String,
-    /// The folder its form part named, for a share made of the upload.
-    pub(crate) folder: FolderPath,
-}
-
-/// Writes a byte stream as one file with its deletion token; on any error nothing of it is kept.
-/// `check_complete` gets the byte count once the stream ends and may still refuse the upload.
-async fn store_stream(
+/// Writes a byte stream as one file of `uploader`'s (`Uploader::receive`), counted in the metrics.
+async fn receive(
     state: &AppState,
     uploader: &Uploader,
     meta: &UploadMeta,
@@ -260,39 +238,61 @@ async fn store_stream(
     check_complete: impl FnOnce(u64) -> Result<(), AppError>,
 ) -> Result<StoredFile, AppError> {
     let _transfer = state.metrics.transfer();
-    let mut upload = Upload::begin(&state.ctx, meta, uploader.max_size(state), &state.upload_memory).await?;
-    let mut body = std::pin::pin!(body);
-    let mut written = Ok(());
-    while let Some(piece) = body.next().await {
-        written = match piece {
-            Ok(bytes) => {
-                state.metrics.bytes_in.inc_by(bytes.len() as u64);
-                upload.write(bytes).await.map_err(AppError::from)
-            }
-            Err(error) => Err(error),
-        };
-        if written.is_err() {
-            break;
+    let counted = body.inspect(|piece| {
+        if let Ok(bytes) = piece {
+            state.metrics.bytes_in.inc_by(bytes.len() as u64);
         }
-    }
-    if let Err(error) = written.and_then(|()| check_complete(upload.received())) {
-        if let Err(cleanup) = upload.abandon().await {
-            tracing::warn!(error = ?cleanup, "could not delete a failed upload; the clean-up will");
-        }
-        return Err(error);
-    }
-    let received = upload.received();
-    let deletion_token = upload.deletion_token().to_owned();
-    let mut record = match upload.finish().await {
-        Ok(record) => record,
-        Err(UploadError::GuestLinkRefused) => return Err(uploader.refused_at_finish(state, received).await),
-        Err(error) => return Err(error.into()),
-    };
-    if let Uploader::Guest(..) = uploader {
-        record.guest_link_label = None; // the owner's name for the link, not for the guest's eyes
-    }
+    });
+    let file = uploader.receive(&state.ctx, meta, counted, check_complete).await?;
     state.metrics.uploads.inc();
-    Ok(StoredFile { record, deletion_token, folder: FolderPath::default() })
+    Ok(file)
+}
+
+/// The share a form upload makes (`services::shares::share_upload`): the owner's, when it names one
+/// in a `Share` header, or a guest's batch of several files through a link with `share_batches`.
+async fn share_upload(
+    req: &HttpRequest,
+    state: &AppState,
+    uploader: &Uploader,
+    stored: &StoredFiles,
+) -> Result<Option<ShareRecord>, AppError> {
+    let named = match req.headers().get("share") {
+        Some(raw) => {
+            let raw = std::str::from_utf8(raw.as_bytes())
+                .map_err(|_| AppError::BadRequest("the Share header must be UTF-8".into()))?;
+            Some(shares::share_name(raw)?)
+        }
+        None => None,
+    };
+    Ok(shares::share_upload(&state.ctx, uploader, stored.files(), named).await?)
+}
+
+/// 201 with the share's link (with `Accept: application/json`, its JSON: the owner's with its
+/// files, a guest's without them, as their records carry the owner's label for the link).
+async fn shared(
+    req: &HttpRequest,
+    state: &AppState,
+    uploader: &Uploader,
+    share: ShareRecord,
+) -> Result<HttpResponse, AppError> {
+    if wants_json(req) {
+        return match uploader.guest_link() {
+            None => described(req, state, share, actix_web::http::StatusCode::CREATED).await,
+            Some(_) => Ok(guest_described(req, state, &share)),
+        };
+    }
+    let url = state.share_url(req, &share.id);
+    Ok(HttpResponse::Created()
+        .insert_header((header::LOCATION, url.clone()))
+        .content_type("text/plain; charset=utf-8")
+        .body(format!("{url}\n")))
+}
+
+fn wants_json(req: &HttpRequest) -> bool {
+    req.headers()
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|accept| accept.contains("application/json"))
 }
 
 /// Reads what is left of a refused form, within the same bounds as `refuse`. True if it ended.
@@ -337,84 +337,31 @@ pub(crate) fn interrupted() -> AppError {
     AppError::BadRequest("the upload was interrupted before the end of its body".into())
 }
 
-/// Who is uploading: the owner, or a guest through one of the owner's guest links. Everything the
-/// two differ in (size limit, upload options, the link the upload counts against) comes from here,
-/// so both go through the same PUT and form code.
-enum Uploader {
-    Owner,
-    /// A guest, holding its place among the uploads in flight through the link and from its address.
-    Guest(GuestLinkRecord, #[expect(dead_code, reason = "held for its Drop, which frees the place")] Slot),
-}
-
-impl Uploader {
-    /// `guest_link` is the raw id from `/g/{id}`; without one the owner's credentials are required.
-    async fn identify(req: &HttpRequest, state: &AppState, guest_link: Option<&str>) -> Result<Self, AppError> {
-        match guest_link {
-            None => authenticate(req, state).await.map(|_| Uploader::Owner),
-            Some(raw) => {
-                let link = guest_links::open(&state.ctx, raw).await?;
-                let slot = state.in_flight.enter(&link.id, state.client_ip(req))?;
-                Ok(Uploader::Guest(link, slot))
-            }
-        }
-    }
-
-    /// The server's limit, and for a guest also the link's, whichever is smaller.
-    fn max_size(&self, state: &AppState) -> Option<ByteSize> {
-        match self {
-            Uploader::Owner => state.max_upload,
-            Uploader::Guest(link, _) => guest_links::size_limit(state.max_upload, link),
-        }
-    }
-
-    /// The options the headers ask for. A guest's files expire no later than the link's file
-    /// lifetime allows: a guest may shorten it, never extend it.
-    fn upload_meta(
-        &self,
-        req: &HttpRequest,
-        state: &AppState,
-        filename: FileName,
-        declared_type: Option<&str>,
-    ) -> Result<UploadMeta, AppError> {
-        let header = |name: &str| req.headers().get(name).and_then(|v| v.to_str().ok());
-        let now = state.ctx.clock.now();
-        let headers = OptionHeaders {
-            max_days: header("max-days"),
-            max_downloads: header("max-downloads"),
-            expires_at: header("expires-at"),
-            expire: header("expire"),
-        };
-        let mut options = UploadOptions::from_headers(headers, now)?;
-        let mut guest_link = None;
-        if let Uploader::Guest(link, _) = self {
-            options = guest_links::cap_options(link, options, now);
-            guest_link = Some(link.id.clone());
-        }
-        let content_type = guess_content_type(&filename, declared_type);
-        Ok(UploadMeta { filename, content_type, options, guest_link })
-    }
-
-    /// Why the link turned down a finished upload: it changed while the bytes came in (used up by
-    /// another guest, disabled, expired, deleted, or its size limit lowered).
-    async fn refused_at_finish(&self, state: &AppState, received: u64) -> AppError {
-        let Uploader::Guest(link, _) = self else {
-            return AppError::internal(UploadError::GuestLinkRefused);
-        };
-        guest_links::refused_at_finish(&state.ctx, &link.id, received).await.into()
+/// Who is uploading: the owner (`guest_link` is `None`, and the owner's credentials are required)
+/// or a guest through the link `/g/{id}` names (its raw id), holding a place among its uploads in flight.
+async fn identify(req: &HttpRequest, state: &AppState, guest_link: Option<&str>) -> Result<Uploader, AppError> {
+    match guest_link {
+        None => authenticate(req, state).await.map(|owner| uploader_of(state, &owner)),
+        Some(raw) => Ok(state.intake.guest(&state.ctx, raw, state.client_ip(req), true).await?),
     }
 }
 
-pub(crate) fn content_length(headers: &HeaderMap) -> Option<u64> {
-    headers.get(header::CONTENT_LENGTH)?.to_str().ok()?.parse().ok()
-}
-
-/// The body's Content-Length, if it has one; 413 at once when it says more than the limit.
-pub(crate) fn declared_length(req: &HttpRequest, limit: Option<ByteSize>) -> Result<Option<u64>, AppError> {
-    let expected = content_length(req.headers());
-    match (limit, expected) {
-        (Some(limit), Some(length)) if length > limit.as_u64() => Err(AppError::TooLarge(limit)),
-        _ => Ok(expected),
-    }
+/// The new file's name, type and the options its headers ask for, as `uploader` may have them.
+fn upload_meta(
+    req: &HttpRequest,
+    state: &AppState,
+    uploader: &Uploader,
+    filename: FileName,
+    declared_type: Option<&str>,
+) -> Result<UploadMeta, AppError> {
+    let header = |name: &str| req.headers().get(name).and_then(|v| v.to_str().ok());
+    let headers = OptionHeaders {
+        max_days: header("max-days"),
+        max_downloads: header("max-downloads"),
+        expires_at: header("expires-at"),
+        expire: header("expire"),
+    };
+    Ok(uploader.upload_meta(filename, declared_type, headers, state.ctx.clock.now())?)
 }
 
 /// 201 with one link per line, or JSON when the client asks for it (an object for PUT, an array
@@ -434,12 +381,7 @@ pub(crate) fn uploaded(req: &HttpRequest, state: &AppState, files: &[StoredFile]
             response.insert_header(("X-Expires", expires));
         }
     }
-    let wants_json = req
-        .headers()
-        .get(header::ACCEPT)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|accept| accept.contains("application/json"));
-    match (wants_json, many) {
+    match (wants_json(req), many) {
         (true, true) => response.json(&described),
         (true, false) => response.json(described.first()),
         (false, _) => {

@@ -8,7 +8,7 @@ use utoipa::openapi::{RefOr, Schema};
 use crate::domain::GuestLinkRecord;
 use crate::domain::{ByteSize, GuestLinkId, GuestLinkTerms, future_expiry, parse_time};
 use crate::routes::error::AppError;
-use crate::routes::files::api::present;
+use crate::routes::json::present;
 use crate::routes::owner::{Owner, OwnerJson};
 use crate::routes::state::AppState;
 use crate::routes::whole_number::{self, Whole};
@@ -42,7 +42,7 @@ impl GuestLinkJson {
         let time = crate::domain::unix_time;
         GuestLinkJson {
             id: link.id.clone(),
-            url: guest_link_url(req, state, &link.id),
+            url: state.guest_link_url(req, &link.id),
             label: link.label.clone(),
             status: link.status(now).as_str(),
             disabled: link.disabled,
@@ -55,11 +55,6 @@ impl GuestLinkJson {
             share_batches: link.share_batches,
         }
     }
-}
-
-/// The address guests upload at.
-pub fn guest_link_url(req: &HttpRequest, state: &AppState, id: &GuestLinkId) -> String {
-    format!("{}/g/{id}", state.base_url(req))
 }
 
 /// A size as a number of bytes, or as people write it (`"10MiB"`).
@@ -204,7 +199,7 @@ pub async fn show(
     id: web::Path<GuestLinkId>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    let link = find(&state, &id).await?;
+    let link = guest_links::find(&state.ctx, &id).await?;
     let now = state.ctx.now();
     Ok(HttpResponse::Ok().json(GuestLinkJson::new(&req, &state, &link, now)))
 }
@@ -217,7 +212,7 @@ pub async fn edit(
     body: OwnerJson<Edit>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    let link = find(&state, &id).await?;
+    let link = guest_links::find(&state.ctx, &id).await?;
     let now = state.ctx.now();
     let edit = body.body;
     let expires_at = match edit.expires {
@@ -255,9 +250,4 @@ pub async fn delete(
         return Err(AppError::Unknown("guest link"));
     }
     Ok(HttpResponse::NoContent().finish())
-}
-
-/// The link a path names, in any state, or 404.
-pub async fn find(state: &AppState, id: &GuestLinkId) -> Result<GuestLinkRecord, AppError> {
-    guest_links::find(&state.ctx, id).await?.ok_or(AppError::Unknown("guest link"))
 }

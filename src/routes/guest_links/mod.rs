@@ -1,4 +1,4 @@
-//! Guest links over HTTP: the owner's JSON API and the uploads guests make through a link.
+//! Guest links over HTTP: the owner's JSON API (guests' uploads are `files::upload`'s, their
+//! resumable ones `tus`'s, their batches' shares `shares::guest`'s).
 
 pub mod api;
-pub mod upload;

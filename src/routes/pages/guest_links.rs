@@ -8,10 +8,8 @@ use crate::domain::GuestLinkRecord;
 use crate::domain::{ByteSize, GuestLinkId, GuestLinkTerms, MAX_LIFETIME_DAYS, future_expiry};
 use crate::domain::{date_input, date_time, human_size};
 use crate::routes::error::AppError;
-use crate::routes::guest_links::api::{find, guest_link_url};
 use crate::routes::owner::{NoFields, OwnerForm};
-use crate::routes::pages::files::end_of_day;
-use crate::routes::pages::page::{SignedIn, layout, page, see_other};
+use crate::routes::pages::page::{SignedIn, end_of_day, layout, page, see_other};
 use crate::routes::pages::views::{GuestLinkPage, GuestLinkRow, GuestLinksPage, GuestUploadPage, Layout, When};
 use crate::routes::state::AppState;
 use crate::services::guest_links;
@@ -37,7 +35,7 @@ pub async fn show(
     id: web::Path<GuestLinkId>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    let link = find(&state, &id).await?;
+    let link = guest_links::find(&state.ctx, &id).await?;
     let now = state.ctx.now();
     page(&GuestLinkPage {
         layout: layout(&link.label, &owner),
@@ -107,7 +105,7 @@ pub async fn edit(
     form: OwnerForm<LinkForm>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    let link = find(&state, &id).await?;
+    let link = guest_links::find(&state.ctx, &id).await?;
     let now = state.ctx.now();
     let terms = form.fields.terms(Some(&link), now)?;
     guest_links::update(&state.ctx, &link.id, &terms, None).await?.ok_or(AppError::Unknown("guest link"))?;
@@ -147,9 +145,15 @@ pub async fn delete(
 }
 
 /// `/g/{id}` in a browser: the upload page, or the reason the link takes no upload.
-pub async fn guest_upload(id: web::Path<String>, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
-    let link = guest_links::open(&state.ctx, &id).await?;
-    let limit = guest_links::size_limit(state.max_upload, &link);
+pub async fn guest_upload(
+    req: HttpRequest,
+    id: web::Path<String>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    // The page sends no bytes itself: it takes no place among the link's uploads in flight.
+    let guest = state.intake.guest(&state.ctx, &id, state.client_ip(&req), false).await?;
+    let link = guest.guest_link().ok_or(AppError::Unknown("guest link"))?;
+    let limit = guest.max_size();
     let plural = |n: i64, unit: &str| format!("{n} {unit}{}", if n == 1 { "" } else { "s" });
     page(&GuestUploadPage {
         layout: Layout { title: "Upload".into(), csrf_token: String::new() },
@@ -170,7 +174,7 @@ fn row(req: &HttpRequest, state: &AppState, link: &GuestLinkRecord, now: i64) ->
     GuestLinkRow {
         id: link.id.to_string(),
         label: link.label.clone(),
-        url: guest_link_url(req, state, &link.id),
+        url: state.guest_link_url(req, &link.id),
         status: link.status(now).as_str(),
         disabled: link.disabled,
         created: date_time(link.created_at),

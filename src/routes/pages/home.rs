@@ -24,7 +24,7 @@ pub async fn index(
     page(&UploadPage {
         layout: layout("Upload", &owner),
         expiry_choices: expiry_choices(&default),
-        max_upload: state.max_upload.map(|size| size.to_string()).unwrap_or_default(),
-        max_upload_bytes: state.max_upload.map(|size| size.as_u64().to_string()).unwrap_or_default(),
+        max_upload: state.intake.max_upload().map(|size| size.to_string()).unwrap_or_default(),
+        max_upload_bytes: state.intake.max_upload().map(|size| size.as_u64().to_string()).unwrap_or_default(),
     })
 }

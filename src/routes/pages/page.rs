@@ -42,3 +42,35 @@ impl actix_web::FromRequest for SignedIn {
         })
     }
 }
+
+/// 23:59:59 UTC of a `YYYY-MM-DD` day.
+pub(crate) fn end_of_day(day: &str) -> Result<i64, AppError> {
+    let format = time::macros::format_description!("[year]-[month]-[day]");
+    let date = time::Date::parse(day, &format)
+        .map_err(|_| AppError::BadRequest("the expiry date must look like 2030-01-31".into()))?;
+    Ok(date.with_hms(23, 59, 59).map_err(AppError::internal)?.assume_utc().unix_timestamp())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::date_input;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(crate::domain::properties::config())]
+
+        /// The expiry field of the edit form: any text is refused or read as the last second of
+        /// a day, which the date field then shows as the same day.
+        #[test]
+        fn an_expiry_day_is_refused_or_its_last_second(
+            raw in prop_oneof![any::<String>(), "[0-9]{4}-[0-9]{2}-[0-9]{2}", "[+-]?[0-9]{1,6}-[01][0-9]-[0-3][0-9]"]
+        ) {
+            if let Ok(at) = end_of_day(&raw) {
+                let time = time::OffsetDateTime::from_unix_timestamp(at).map_err(|e| TestCaseError::fail(e.to_string()))?;
+                prop_assert_eq!((time.hour(), time.minute(), time.second()), (23, 59, 59));
+                prop_assert_eq!(end_of_day(&date_input(Some(at))).ok(), Some(at));
+            }
+        }
+    }
+}

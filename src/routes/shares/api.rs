@@ -1,0 +1,179 @@
+//! The owner's shares API: `GET`/`POST /api/shares`, `GET`/`PATCH`/`DELETE /api/shares/{id}`.
+
+use actix_web::http::StatusCode;
+use actix_web::{HttpRequest, HttpResponse, web};
+use serde::Deserialize;
+use time::OffsetDateTime;
+
+use crate::domain::{FileId, FilePassword, Note, ShareChanges, parse_time};
+use crate::routes::error::AppError;
+use crate::routes::json::{ShareJson, described, present};
+use crate::routes::owner::{Owner, OwnerJson};
+use crate::routes::shares::{FileIdText, FileRef, parse_refs, parse_share_id, visible_share};
+use crate::routes::state::AppState;
+use crate::routes::whole_number;
+use crate::services::shares::{self, NewShareOptions};
+
+fn parse_expiry(raw: &str) -> Result<i64, AppError> {
+    parse_time(raw)
+        .map(OffsetDateTime::unix_timestamp)
+        .ok_or_else(|| bad("expires must be an RFC 3339 time such as 2030-01-31T12:00:00Z, or null"))
+}
+
+fn parse_max_downloads(value: i64) -> Result<i64, AppError> {
+    if value > 0 { Ok(value) } else { Err(bad("max_downloads must be a whole number from 1")) }
+}
+
+fn parse_password(raw: &str) -> Result<FilePassword, AppError> {
+    FilePassword::parse(raw).map_err(|error| bad(error.to_string()))
+}
+
+fn bad(reason: impl Into<String>) -> AppError {
+    AppError::BadRequest(reason.into())
+}
+
+#[utoipa::path(get, path = "/api/shares", operation_id = "listShares", tag = "shares",
+    responses((status = 200, description = "every share, newest first", body = [ShareJson]), (status = 401, description = "no or wrong credentials")))]
+pub async fn list(_owner: Owner, req: HttpRequest, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
+    let shares = shares::list(&state.ctx).await?;
+    let described: Vec<ShareJson> = shares.iter().map(|share| ShareJson::new(&req, &state, share, None)).collect();
+    Ok(HttpResponse::Ok().json(described))
+}
+
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(as = NewShare)]
+pub struct Create {
+    /// A name with something visible after its last `/` or `\\`, which is all that is kept.
+    #[schema(
+        pattern = "[^/\\\\\\s.\\x00-\\x1f\\x7f-\\x9f\\u00ad\\u034f\\u061c\\u115f\\u1160\\u17b4\\u17b5\\u180b-\\u180f\\u200b-\\u200f\\u202a-\\u202e\\u2060-\\u206f\\u3164\\ufeff\\ufff0-\\ufff8][^/\\\\]*$"
+    )]
+    name: String,
+    /// Files that exist (an unknown one is refused with 409).
+    #[serde(default)]
+    files: Vec<FileRef>,
+    /// At most 4096 bytes, no NUL.
+    #[schema(max_length = 4096, pattern = "^[^\\x00]*$")]
+    note: Option<String>,
+    /// An RFC 3339 time.
+    #[schema(format = DateTime)]
+    expires: Option<String>,
+    #[serde(default, deserialize_with = "whole_number::option")]
+    #[schema(minimum = 1)]
+    max_downloads: Option<i64>,
+    /// 1 to 256 bytes, no control characters.
+    #[schema(min_length = 1, max_length = 256, pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]+$")]
+    password: Option<String>,
+}
+
+#[utoipa::path(post, path = "/api/shares", operation_id = "createShare", tag = "shares", request_body = Create,
+    responses((status = 201, description = "the new share with its files", body = ShareJson), (status = 400, description = "a bad body, with a one-line reason"), (status = 401, description = "no or wrong credentials"), (status = 409, description = "a file it names is not there")))]
+pub async fn create(
+    req: HttpRequest,
+    body: OwnerJson<Create>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let body = body.body;
+    let options = NewShareOptions {
+        name: shares::share_name(&body.name)?,
+        note: body.note.as_deref().map(Note::parse).transpose()?.map(Note::into_string),
+        expires_at: body.expires.as_deref().map(parse_expiry).transpose()?,
+        max_downloads: body.max_downloads.map(parse_max_downloads).transpose()?,
+        password: body.password.as_deref().map(parse_password).transpose()?,
+    };
+    let files = parse_refs(&body.files)?;
+    let share = shares::written(shares::create(&state.ctx, options, &files, state.ctx.now()).await?)?;
+    described(&req, &state, share, StatusCode::CREATED).await
+}
+
+#[utoipa::path(get, path = "/api/shares/{id}", operation_id = "getShare", tag = "shares", params(("id" = String, Path)),
+    responses((status = 200, description = "one share with its files", body = ShareJson), (status = 401, description = "no or wrong credentials"), (status = 404, description = "no such id")))]
+pub async fn show(
+    _owner: Owner,
+    req: HttpRequest,
+    id: web::Path<String>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let share = visible_share(&state, &id).await?;
+    described(&req, &state, share, StatusCode::OK).await
+}
+
+/// `PATCH` body: absent fields stay; `null` clears `note`, `expires`, `max_downloads`, `password`.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(as = ShareEdit)]
+pub struct Edit {
+    #[schema(
+        pattern = "[^/\\\\\\s.\\x00-\\x1f\\x7f-\\x9f\\u00ad\\u034f\\u061c\\u115f\\u1160\\u17b4\\u17b5\\u180b-\\u180f\\u200b-\\u200f\\u202a-\\u202e\\u2060-\\u206f\\u3164\\ufeff\\ufff0-\\ufff8][^/\\\\]*$"
+    )]
+    name: Option<String>,
+    #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<String>, max_length = 4096, pattern = "^[^\\x00]*$")]
+    note: Option<Option<String>>,
+    #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    expires: Option<Option<String>>,
+    #[serde(default, deserialize_with = "whole_number::present")]
+    #[schema(value_type = Option<i64>, minimum = 1)]
+    max_downloads: Option<Option<i64>>,
+    #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<String>, min_length = 1, max_length = 256, pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]+$")]
+    password: Option<Option<String>>,
+    #[serde(default)]
+    add: Vec<FileRef>,
+    #[serde(default)]
+    #[schema(value_type = Vec<FileIdText>)]
+    remove: Vec<String>,
+}
+
+#[utoipa::path(patch, path = "/api/shares/{id}", operation_id = "editShare", tag = "shares", params(("id" = String, Path)), request_body = Edit,
+    responses((status = 200, description = "the edited share with its files", body = ShareJson), (status = 400, description = "a bad body, with a one-line reason"), (status = 401, description = "no or wrong credentials"), (status = 404, description = "no such id"), (status = 409, description = "a file it adds is not there")))]
+pub async fn edit(
+    req: HttpRequest,
+    id: web::Path<String>,
+    body: OwnerJson<Edit>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let id = parse_share_id(&id)?;
+    let body = body.body;
+    let note = body.note.map(|note| note.as_deref().map(Note::parse).transpose()).transpose()?;
+    let changes = ShareChanges {
+        name: body.name.as_deref().map(shares::share_name).transpose()?,
+        note: note.map(|note| note.map(Note::into_string)),
+        expires_at: body.expires.map(|raw| raw.as_deref().map(parse_expiry).transpose()).transpose()?,
+        max_downloads: body.max_downloads.map(|value| value.map(parse_max_downloads).transpose()).transpose()?,
+        password_hash: None,
+        add: parse_refs(&body.add)?,
+        remove: body
+            .remove
+            .iter()
+            .map(|raw| FileId::parse(raw).ok_or_else(|| bad(format!("{raw:?} is not a file id"))))
+            .collect::<Result<_, _>>()?,
+    };
+    let password = body.password.map(|raw| raw.as_deref().map(parse_password).transpose()).transpose()?;
+    let share = shares::written(shares::edit(&state.ctx, &id, changes, password, state.ctx.now()).await?)?;
+    described(&req, &state, share, StatusCode::OK).await
+}
+
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct DeleteQuery {
+    /// `?files=true` deletes the share's files too.
+    #[serde(default)]
+    files: bool,
+}
+
+#[utoipa::path(delete, path = "/api/shares/{id}", operation_id = "deleteShare", tag = "shares", params(("id" = String, Path), DeleteQuery),
+    responses((status = 204, description = "deleted; its files stay unless ?files=true"), (status = 400, description = "a malformed query"), (status = 401, description = "no or wrong credentials"), (status = 404, description = "no such id")))]
+pub async fn delete(
+    _owner: Owner,
+    id: web::Path<String>,
+    query: web::Query<DeleteQuery>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let id = parse_share_id(&id)?;
+    if !shares::delete(&state.ctx, &id, query.files).await? {
+        return Err(AppError::Unknown("share"));
+    }
+    Ok(HttpResponse::NoContent().finish())
+}

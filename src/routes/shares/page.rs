@@ -1,0 +1,165 @@
+//! `GET`/`HEAD /s/{id}`: the share page, every file with its folder, size, type, link through the
+//! share and preview; and `/s/{id}/preview/{key}`, what the page embeds.
+
+use actix_web::http::header;
+use actix_web::{HttpRequest, HttpResponse, web};
+use askama::Template;
+
+use crate::domain::FileRecord;
+use crate::domain::{FolderPath, ShareRecord, human_size, member_key};
+use crate::routes::error::AppError;
+use crate::routes::pages::page::page;
+use crate::routes::pages::views::{Layout, Preview, When};
+use crate::routes::serve::{DownloadQuery, send_file};
+use crate::routes::shares::gate::passed_gate;
+use crate::routes::state::AppState;
+use crate::services::downloads::Audience;
+use crate::services::shares::{self, ShareZip};
+
+/// A file of the share page.
+struct ShareRow {
+    /// The file's name in the share's links (`member_key`), never its own id.
+    key: String,
+    folder: String,
+    name: String,
+    size: String,
+    content_type: String,
+    /// `/s/{id}/f/{key}/{name}`; empty for a file with its own password or download limit,
+    /// which the share does not serve.
+    url: String,
+    preview: Preview,
+    /// `/s/{id}/preview/{key}`, which never counts a download.
+    preview_url: String,
+}
+
+/// Bytes of a text file the share page shows: the start only, as the page may list many.
+const SHARE_TEXT_PREVIEW: usize = 4 * 1024;
+/// Members previewed on the share page; the rest get their link only, so that a page of a
+/// thousand text files does not read a thousand of them.
+const MAX_PREVIEWS: usize = 50;
+/// Largest file a share previews (an image, a clip, a PDF): previews are not counted, so they
+/// must not be a way to fetch whole large files past the share's counting. Larger ones get their
+/// download link only.
+const MAX_PREVIEW_BYTES: i64 = 20 * 1024 * 1024;
+
+/// Whether a share shows previews at all: not when it has a download limit, whose files leave it
+/// only through counted downloads.
+fn previews_allowed(share: &ShareRecord) -> bool {
+    share.max_downloads.is_none()
+}
+
+/// Whether a member may be previewed from its share: not one with a gate of its own (see
+/// `FileRecord::has_own_gate`), nor a large one.
+fn previewable(file: &FileRecord) -> bool {
+    !file.has_own_gate() && file.file_size <= MAX_PREVIEW_BYTES
+}
+
+#[derive(Template)]
+#[template(path = "share.html")]
+struct SharePage {
+    layout: Layout,
+    name: String,
+    note: String,
+    file_count: i64,
+    total_size: String,
+    zip_size: String,
+    expires: Option<When>,
+    zip_url: String,
+    /// `curl -C - -o 'NAME.zip' URL`, ready to paste: the name single-quoted for the shell.
+    curl_command: String,
+    share_id: String,
+    rows: Vec<ShareRow>,
+}
+
+/// `GET`/`HEAD /s/{id}`: every file with its folder, size, type and link through the share, and
+/// "Download all".
+pub async fn share_page(req: HttpRequest, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
+    let share = match passed_gate(&req, &state).await? {
+        Ok(share) => share,
+        Err(form) => return Ok(form),
+    };
+    let zip = ShareZip::prepare(&state.ctx, share, state.zip64, state.ctx.now()).await?;
+    let share = &zip.share;
+    let members = shares::members(&state.ctx, &share.id).await?;
+    let mut rows = Vec::with_capacity(members.len());
+    for (index, member) in members.iter().enumerate() {
+        let file = &member.file;
+        let preview = match index < MAX_PREVIEWS && previews_allowed(share) && previewable(file) {
+            true => Preview::of(&state.ctx, file, SHARE_TEXT_PREVIEW).await?,
+            false => Preview::None,
+        };
+        let key = member_key(&share.id, &file.id);
+        rows.push(ShareRow {
+            folder: FolderPath::parse(&member.folder).as_str().to_owned(),
+            name: file.filename.as_str().to_owned(),
+            size: human_size(file.file_size),
+            content_type: file.content_type.clone(),
+            url: match file.has_own_gate() {
+                true => String::new(),
+                false => state.share_member_url(&req, &share.id, &file.id, &file.filename),
+            },
+            preview,
+            preview_url: format!("/s/{}/preview/{key}", share.id),
+            key,
+        });
+    }
+    // Whole, so that the curl line works when pasted into a terminal.
+    let zip_url = format!("{}/zip", state.share_url(&req, &share.id));
+    let mut response = page(&SharePage {
+        layout: Layout { title: share.name.as_str().to_owned(), csrf_token: String::new() },
+        name: share.name.as_str().to_owned(),
+        note: share.note.clone().unwrap_or_default(),
+        file_count: share.file_count,
+        total_size: human_size(share.total_size),
+        zip_size: human_size(zip.archive.layout.len() as i64),
+        expires: share.expires_at.map(|at| When::at(state.ctx.now(), at)),
+        curl_command: format!("curl -C - -o {} {zip_url}", shell_quoted(&format!("{}.zip", share.name.as_str()))),
+        zip_url,
+        share_id: share.id.to_string(),
+        rows,
+    })?;
+    if share.password_protected {
+        response.headers_mut().insert(header::CACHE_CONTROL, header::HeaderValue::from_static("private, no-cache"));
+    }
+    Ok(response)
+}
+
+/// `text` as one shell word: single quotes, each `'` in it written `'\''`, so that a share named
+/// `$(rm -rf ~)` is a file name to the shell that runs a copied command, not a command.
+fn shell_quoted(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
+}
+
+/// `GET`/`HEAD /s/{id}/preview/{key}`: what the share page embeds for one of its files (an image,
+/// audio, a video or a PDF of at most `MAX_PREVIEW_BYTES`), as the file page's preview does: never
+/// counted. Behind the share's gate, and only for a share without a download limit and a member
+/// without a gate of its own; every other type is the download link's business.
+pub async fn preview(
+    req: HttpRequest,
+    query: web::Query<DownloadQuery>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let share = match passed_gate(&req, &state).await? {
+        Ok(share) => share,
+        Err(form) => return Ok(form),
+    };
+    if !previews_allowed(&share) {
+        return Err(AppError::NotFound);
+    }
+    let key = req.match_info().get("key").unwrap_or_default();
+    let file = shares::open_member(&state.ctx, &share.id, key).await?;
+    let file = file.filter(|file| previewable(file) && Preview::embeds_media(&file.content_type));
+    send_file(&req, &state, file.ok_or(AppError::NotFound)?, &query, Audience::Owner).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_share_name_is_one_shell_word_in_the_curl_command() {
+        assert_eq!(shell_quoted("Holiday 2026.zip"), "'Holiday 2026.zip'");
+        assert_eq!(shell_quoted("$(rm -rf ~).zip"), "'$(rm -rf ~).zip'");
+        assert_eq!(shell_quoted("Ann's photos.zip"), r"'Ann'\''s photos.zip'");
+    }
+}
