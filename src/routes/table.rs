@@ -34,7 +34,7 @@ pub enum Access {
     /// The link in the path: a file's `/f/{id}` (with its password, or a deletion link's token), a
     /// share's `/s/{id}` (with its password).
     Link,
-    /// A guest link in the path (`/g/{id}`), under its terms.
+    /// A guest link in the path (`/g/{link}`), under its terms.
     Guest,
     /// The owner: the secret, or a session (with its CSRF token on changes); never an API token
     /// (pages, tokens and webhooks: a leaked token must not mint tokens, revoke the owner's or read
