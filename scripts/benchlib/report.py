@@ -155,7 +155,9 @@ def downloads_section(args, r: dict) -> list[str]:
     for label, size in (("small", S), ("large", L)):
         for kind in ("whole", "range"):
             ours, theirs = r[f"down_{kind}_{label}"], r[f"nginx_{kind}_{label}"]
-            raw = f"{r[f'raw_read_{label}']:.0f} | {r[f'raw_read_cpu_{label}']:.2f}" if kind == "whole" else " | "
+            # Without the raw scenario in the run (`--only downloads`), its columns stay empty.
+            measured_raw = kind == "whole" and f"raw_read_{label}" in r
+            raw = f"{r[f'raw_read_{label}']:.0f} | {r[f'raw_read_cpu_{label}']:.2f}" if measured_raw else " | "
             cpu, nginx_cpu = r[f"down_cpu_{kind}_{label}"]
             out.append(f"| {size} | {kind} | {raw} | {ours:.0f} | {theirs:.0f} | {ours / theirs:.2f} | {cpu:.2f} "
                        f"| {nginx_cpu:.2f} |")
