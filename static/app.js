@@ -8,6 +8,7 @@ import { initCopyButtons } from './js/copy.js';
 import { markCurrentNav } from './js/nav.js';
 import { initShareSelected } from './js/shares.js';
 import { labelTableCells } from './js/tables.js';
+import { initThumbnails } from './js/thumbnails.js';
 import { initUploadPage } from './js/upload-page.js';
 import { initWebhooks } from './js/webhooks.js';
 
@@ -18,3 +19,4 @@ markCurrentNav();
 initUploadPage();
 initShareSelected();
 initWebhooks();
+initThumbnails();

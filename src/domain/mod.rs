@@ -19,6 +19,7 @@ mod links;
 mod note;
 mod share;
 mod tar_layout;
+mod thumbnail;
 mod timestamp;
 mod token_label;
 mod trusted_proxies;
@@ -53,6 +54,7 @@ pub use share::{
     member_key,
 };
 pub use tar_layout::tar_layout;
+pub use thumbnail::{MAX_THUMBNAIL_SOURCE, THUMBNAIL_SIDE, Thumbnail, has_thumbnail};
 pub use timestamp::parse_time;
 pub use token_label::{TokenLabel, TokenLabelError};
 pub use trusted_proxies::{ForwardingHeaders, PublicOrigin, TrustedProxies, valid_host};

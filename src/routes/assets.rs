@@ -17,6 +17,7 @@ const ASSETS: &[(&str, &str, &str)] = &[
     ("js/nav.js", JS, include_str!("../../static/js/nav.js")),
     ("js/shares.js", JS, include_str!("../../static/js/shares.js")),
     ("js/tables.js", JS, include_str!("../../static/js/tables.js")),
+    ("js/thumbnails.js", JS, include_str!("../../static/js/thumbnails.js")),
     ("js/upload-page.js", JS, include_str!("../../static/js/upload-page.js")),
     ("js/upload-queue.js", JS, include_str!("../../static/js/upload-queue.js")),
     ("js/upload-row.js", JS, include_str!("../../static/js/upload-row.js")),

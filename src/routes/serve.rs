@@ -19,6 +19,7 @@ use crate::domain::{ByteRange, RangeRequest};
 use crate::routes::error::AppError;
 use crate::routes::state::AppState;
 use crate::services::downloads::{self, Audience, Counted, Downloader, Sending, stream_range};
+use crate::services::thumbnails;
 
 /// Types a browser may show in place. Everything else (HTML, SVG, XML, JavaScript, ...) is sent as
 /// an attachment, and every download is sandboxed anyway.
@@ -183,6 +184,35 @@ impl Version {
         };
         response.body(SizedStream::new(length, body))
     }
+}
+
+/// The answer with `file`'s thumbnail (`services::thumbnails`), made now if it never was: a
+/// picture encoded by the server, never the uploaded bytes, so it is safe to show inline; cached
+/// privately (it is the owner's, or behind a share's gate), revalidated by the file's tag. 404,
+/// with the reason, for a file that gets none. Never counted.
+pub(crate) async fn send_thumbnail(
+    req: &HttpRequest,
+    state: &AppState,
+    file: &FileRecord,
+) -> Result<HttpResponse, AppError> {
+    let etag = EntityTag::new_strong(format!("{}-thumbnail", file.sha256));
+    if is_not_modified(req, &etag, SystemTime::UNIX_EPOCH) {
+        return Ok(HttpResponse::NotModified().insert_header(header::ETag(etag)).finish());
+    }
+    let (content_type, bytes) = thumbnails::thumbnail(&state.ctx, file).await?.ok_or_else(|| {
+        AppError::NotFoundBecause(
+            "no thumbnail: only pictures (JPEG, PNG, WebP, GIF) of at most 32 MiB, without a password or a download \
+             limit, get one"
+                .to_owned(),
+        )
+    })?;
+    let mut response = HttpResponse::Ok();
+    response
+        .insert_header((header::CONTENT_TYPE, content_type))
+        .insert_header(header::ETag(etag))
+        .insert_header((header::CACHE_CONTROL, "private, max-age=86400"))
+        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"));
+    Ok(response.body(bytes))
 }
 
 /// What an answer that sends `range` (`None`: an empty entity) of a request sends, for the

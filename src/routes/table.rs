@@ -309,6 +309,9 @@ fn routes(t: &mut Table) {
     t.resource(&["/files/{id}/preview"], |r| {
         r.route(GET, Owner, download::preview).route(HEAD, Owner, download::preview);
     });
+    t.resource(&["/files/{id}/thumbnail"], |r| {
+        r.route(GET, Owner, download::thumbnail).route(HEAD, Owner, download::thumbnail);
+    });
     t.resource(&["/f/{id}", "/f/{id}/{filename}"], |r| {
         r.route(GET, Link, download::download).route(HEAD, Link, download::download).route(
             POST,
@@ -398,6 +401,9 @@ fn routes(t: &mut Table) {
     });
     t.resource(&["/s/{id}/preview/{key}"], |r| {
         r.route(GET, Link, shares::page::preview).route(HEAD, Link, shares::page::preview);
+    });
+    t.resource(&["/s/{id}/thumbnail/{key}"], |r| {
+        r.route(GET, Link, shares::page::thumbnail).route(HEAD, Link, shares::page::thumbnail);
     });
     // One file through its share (behind the share's password, expiry and limit); the form of a
     // protected share posts its password back here.

@@ -17,6 +17,7 @@ pub mod shares;
 pub mod sharex;
 pub mod system;
 pub mod throttling;
+pub mod thumbnails;
 pub mod uploads;
 pub mod webhooks;
 

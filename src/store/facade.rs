@@ -12,7 +12,7 @@ use crate::domain::{
     ApiTokenRecord, DayTotal, DiskSpace, DownloadRecord, FileChanges, FileCursor, FileListing, FileRecord, Usage,
 };
 use crate::domain::{DeliveryRecord, WebhookEvents, WebhookFormat, WebhookRecord};
-use crate::domain::{FileId, FolderPath, GuestLinkId, GuestLinkRecord, GuestLinkTerms};
+use crate::domain::{FileId, FolderPath, GuestLinkId, GuestLinkRecord, GuestLinkTerms, Thumbnail};
 use crate::domain::{ShareChanges, ShareId, ShareMember, ShareMembership, ShareRecord, ShareWrite};
 
 #[derive(Clone, Debug)]
@@ -139,6 +139,10 @@ delegate! {
     fn delete_file_with_token(&self, id: &FileId, token_sha256: &str, now: i64) -> Result<bool, StoreError>;
     fn set_crc32(&self, id: &FileId, crc32: u32) -> Result<(), StoreError>;
     fn files_without_crc32(&self, ids: &[FileId], now: i64) -> Result<Vec<FileRecord>, StoreError>;
+
+    // Thumbnails of picture files (kept beside them, deleted with them).
+    fn find_thumbnail(&self, id: &FileId) -> Result<Option<Thumbnail>, StoreError>;
+    fn save_thumbnail(&self, id: &FileId, thumbnail: &Thumbnail) -> Result<(), StoreError>;
 
     // Chunks.
     fn insert_chunks(&self, file_id: &FileId, first_idx: i64, chunks: Vec<Bytes>) -> Result<(), StoreError>;

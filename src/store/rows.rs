@@ -250,3 +250,19 @@ pub(crate) fn records<R, T: TryFrom<R, Error = StoreError>>(rows: Vec<R>) -> Res
 pub(crate) fn record<R, T: TryFrom<R, Error = StoreError>>(row: Option<R>) -> Result<Option<T>, StoreError> {
     row.map(T::try_from).transpose()
 }
+
+/// A thumbnail row's columns as the record they keep: an empty type notes that none can be made.
+pub(crate) fn thumbnail(content_type: String, bytes: Vec<u8>) -> crate::domain::Thumbnail {
+    match content_type.is_empty() {
+        true => crate::domain::Thumbnail::Unmakeable,
+        false => crate::domain::Thumbnail::Made { content_type, bytes },
+    }
+}
+
+/// The columns a thumbnail row keeps of `thumbnail`: the inverse of `thumbnail`.
+pub(crate) fn thumbnail_columns(thumbnail: &crate::domain::Thumbnail) -> (&str, &[u8]) {
+    match thumbnail {
+        crate::domain::Thumbnail::Made { content_type, bytes } => (content_type, bytes),
+        crate::domain::Thumbnail::Unmakeable => ("", &[]),
+    }
+}

@@ -40,6 +40,7 @@ mod space;
 mod sqlite_formats;
 mod stops;
 mod throttling;
+mod thumbnails;
 mod tokens;
 mod tus;
 mod upload;

@@ -855,7 +855,9 @@ async fn the_share_page_previews_its_files_like_the_file_page_without_counting_d
     let key = |file: &str| blobdrop::domain::member_key(&share_id, &blobdrop::domain::FileId::parse(file).unwrap());
     let (png, text, limited) = (key(&png), key(&text), key(&limited));
     let outside = key(&outside);
-    assert!(html.contains(&format!("<img src=\"/s/{id}/preview/{png}\"")), "the image is previewed: {html}");
+    // A picture shows as its thumbnail, which links to the full-size preview.
+    assert!(html.contains(&format!("<img class=\"thumbnail\" src=\"/s/{id}/thumbnail/{png}\"")), "{html}");
+    assert!(html.contains(&format!("href=\"/s/{id}/preview/{png}\"")), "the image is previewed: {html}");
     assert!(
         html.contains("&lt;b&gt;hello&lt;/b&gt; from the notes") || html.contains("&#60;b&#62;hello"),
         "text, escaped"
@@ -1084,12 +1086,17 @@ async fn a_share_previews_only_media_of_bounded_size() {
     assert_eq!(links.len(), 4);
     let keys: Vec<&str> =
         links.iter().map(|link| link.split("/f/").nth(1).unwrap().split('/').next().unwrap()).collect();
-    assert!(html.contains(&format!("<img src=\"/s/{id}/preview/{}\"", keys[0])), "{html}");
+    // The picture shows as its thumbnail, linking to its preview.
+    assert!(html.contains(&format!("<img class=\"thumbnail\" src=\"/s/{id}/thumbnail/{}\"", keys[0])), "{html}");
+    assert!(html.contains(&format!("href=\"/s/{id}/preview/{}\"", keys[0])), "{html}");
     assert_eq!(app.download(&app.url(&format!("/s/{id}/preview/{}", keys[0]))).await, files[0].1);
     for (key, (name, _)) in keys.iter().zip(&files).skip(1) {
         assert!(!html.contains(&format!("/preview/{key}")), "{name} is not previewed");
-        let refused = app.get(&app.url(&format!("/s/{id}/preview/{key}"))).await;
-        assert_eq!(refused.status(), StatusCode::NOT_FOUND, "{name}");
+        assert!(!html.contains(&format!("/thumbnail/{key}")), "{name} has no thumbnail");
+        for kind in ["preview", "thumbnail"] {
+            let refused = app.get(&app.url(&format!("/s/{id}/{kind}/{key}"))).await;
+            assert_eq!(refused.status(), StatusCode::NOT_FOUND, "{name}");
+        }
     }
     let huge = app.client.head(&links[3]).send().await.unwrap();
     assert_eq!(huge.headers()["content-length"], (21 * 1024 * 1024).to_string(), "its link still serves it");

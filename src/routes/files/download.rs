@@ -11,7 +11,7 @@ use crate::routes::error::AppError;
 use crate::routes::files::link::FileLink;
 use crate::routes::files::protected;
 use crate::routes::owner::Owner;
-use crate::routes::serve::{DownloadQuery, send_file};
+use crate::routes::serve::{DownloadQuery, send_file, send_thumbnail};
 use crate::routes::state::AppState;
 use crate::services::downloads::Audience;
 use crate::services::files;
@@ -43,4 +43,16 @@ pub async fn preview(
 ) -> Result<HttpResponse, AppError> {
     let file = files::find(&state.ctx, &id).await?.ok_or(AppError::NotFound)?;
     send_file(&req, &state, file, &query, Audience::Owner).await
+}
+
+/// `GET`/`HEAD /files/{id}/thumbnail`: the small picture the files page's grid shows of a picture
+/// file (see `serve::send_thumbnail`). The owner's only, like the preview.
+pub async fn thumbnail(
+    req: HttpRequest,
+    _owner: Owner,
+    id: web::Path<FileId>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let file = files::find(&state.ctx, &id).await?.ok_or(AppError::NotFound)?;
+    send_thumbnail(&req, &state, &file).await
 }

@@ -4,7 +4,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use serde::Deserialize;
 
 use crate::domain::{FileId, FileName, FilePassword, date_input, date_time, human_size, without_nul};
-use crate::domain::{FileListing, FileRecord, FileSort};
+use crate::domain::{FileListing, FileRecord, FileSort, has_thumbnail};
 use crate::routes::error::AppError;
 use crate::routes::owner::{NoFields, Owner, OwnerForm};
 use crate::routes::pages::page::{SignedIn, end_of_day, layout, page, see_other};
@@ -26,6 +26,26 @@ pub struct ListQuery {
     #[serde(default)]
     q: String,
     page: Option<i64>,
+    #[serde(default)]
+    view: View,
+}
+
+/// How the files page shows the files: a table, or a grid of thumbnails.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum View {
+    #[default]
+    List,
+    Grid,
+}
+
+impl View {
+    fn as_str(self) -> &'static str {
+        match self {
+            View::List => "list",
+            View::Grid => "grid",
+        }
+    }
 }
 
 impl ListQuery {
@@ -39,10 +59,15 @@ impl ListQuery {
     }
 
     fn href(&self, sort: FileSort, descending: bool, page: i64) -> String {
+        self.href_in(self.view, sort, descending, page)
+    }
+
+    fn href_in(&self, view: View, sort: FileSort, descending: bool, page: i64) -> String {
         let sort = sort.as_str();
         let dir = if descending { "desc" } else { "asc" };
         let q = percent_encoding::utf8_percent_encode(&self.q, percent_encoding::NON_ALPHANUMERIC);
-        format!("/files?sort={sort}&dir={dir}&q={q}&page={page}")
+        let view = view.as_str();
+        format!("/files?sort={sort}&dir={dir}&q={q}&page={page}&view={view}")
     }
 }
 
@@ -101,6 +126,9 @@ pub async fn list(
         pages,
         prev_href: (page_number > 1).then(|| query.href(query.sort, descending, page_number - 1)),
         next_href: (page_number < pages).then(|| query.href(query.sort, descending, page_number + 1)),
+        grid: query.view == View::Grid,
+        list_href: query.href_in(View::List, query.sort, descending, page_number),
+        grid_href: query.href_in(View::Grid, query.sort, descending, page_number),
     })
 }
 
@@ -232,5 +260,16 @@ fn row(req: &HttpRequest, state: &AppState, file: &FileRecord, now: i64) -> File
         max_downloads: file.max_downloads.map(|n| n.to_string()).unwrap_or_default(),
         guest_label: file.guest_link_label.clone().unwrap_or_default(),
         password_protected: file.password_protected,
+        thumbnail: has_thumbnail(file),
+        kind: kind_label(file),
     }
+}
+
+/// A short label of what a file is, for a grid tile without a picture: its name's extension
+/// (`PDF`, `ZIP`), else its type's subtype, at most 5 characters.
+fn kind_label(file: &FileRecord) -> String {
+    let name = file.filename.as_str();
+    let extension = name.rsplit_once('.').map(|(_, extension)| extension).filter(|e| !e.is_empty() && e.len() <= 5);
+    let subtype = || file.content_type.split(['/', ';', '+']).nth(1).unwrap_or("file");
+    extension.unwrap_or_else(subtype).chars().take(5).collect::<String>().to_uppercase()
 }

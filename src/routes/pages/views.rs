@@ -114,6 +114,10 @@ pub struct FileRow {
     /// Label of the guest link the file came through; empty for the owner's own uploads.
     pub guest_label: String,
     pub password_protected: bool,
+    /// `/files/{id}/thumbnail` serves a small picture of it (`domain::has_thumbnail`).
+    pub thumbnail: bool,
+    /// What the grid shows where a file has no thumbnail: its name's extension, or its type's.
+    pub kind: String,
 }
 
 /// A sortable column header of the files page.
@@ -138,6 +142,11 @@ pub struct FilesPage {
     pub next_href: Option<String>,
     /// Every share, above the files.
     pub shares: Vec<ShareListRow>,
+    /// The files as a grid of thumbnails rather than a table (`?view=grid`).
+    pub grid: bool,
+    /// The same page as a list and as a grid.
+    pub list_href: String,
+    pub grid_href: String,
 }
 
 /// A share as the files page lists it.

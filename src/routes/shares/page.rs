@@ -6,11 +6,11 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use askama::Template;
 
 use crate::domain::FileRecord;
-use crate::domain::{FolderPath, ShareRecord, human_size, member_key};
+use crate::domain::{FolderPath, ShareRecord, has_thumbnail, human_size, member_key};
 use crate::routes::error::AppError;
 use crate::routes::pages::page::page;
 use crate::routes::pages::views::{Layout, Preview, When};
-use crate::routes::serve::{DownloadQuery, send_file};
+use crate::routes::serve::{DownloadQuery, send_file, send_thumbnail};
 use crate::routes::shares::gate::passed_gate;
 use crate::routes::state::AppState;
 use crate::services::downloads::Audience;
@@ -30,6 +30,9 @@ struct ShareRow {
     preview: Preview,
     /// `/s/{id}/preview/{key}`, which never counts a download.
     preview_url: String,
+    /// `/s/{id}/thumbnail/{key}` for a picture the share may show (then shown in place of the
+    /// preview, linking to it); empty for any other file.
+    thumbnail_url: String,
 }
 
 /// Bytes of a text file the share page shows: the start only, as the page may list many.
@@ -84,11 +87,18 @@ pub async fn share_page(req: HttpRequest, state: web::Data<AppState>) -> Result<
     let mut rows = Vec::with_capacity(members.len());
     for (index, member) in members.iter().enumerate() {
         let file = &member.file;
-        let preview = match index < MAX_PREVIEWS && previews_allowed(share) && previewable(file) {
+        let shown = previews_allowed(share) && previewable(file);
+        let key = member_key(&share.id, &file.id);
+        // Every picture gets its thumbnail (small, made once, loaded as it scrolls into view);
+        // other previews only for the first files.
+        let thumbnail_url = match shown && has_thumbnail(file) {
+            true => format!("/s/{}/thumbnail/{key}", share.id),
+            false => String::new(),
+        };
+        let preview = match thumbnail_url.is_empty() && shown && index < MAX_PREVIEWS {
             true => Preview::of(&state.ctx, file, SHARE_TEXT_PREVIEW).await?,
             false => Preview::None,
         };
-        let key = member_key(&share.id, &file.id);
         rows.push(ShareRow {
             folder: FolderPath::parse(&member.folder).as_str().to_owned(),
             name: file.filename.as_str().to_owned(),
@@ -100,6 +110,7 @@ pub async fn share_page(req: HttpRequest, state: web::Data<AppState>) -> Result<
             },
             preview,
             preview_url: format!("/s/{}/preview/{key}", share.id),
+            thumbnail_url,
             key,
         });
     }
@@ -132,24 +143,45 @@ fn shell_quoted(text: &str) -> String {
 
 /// `GET`/`HEAD /s/{id}/preview/{key}`: what the share page embeds for one of its files (an image,
 /// audio, a video or a PDF of at most `MAX_PREVIEW_BYTES`), as the file page's preview does: never
-/// counted. Behind the share's gate, and only for a share without a download limit and a member
-/// without a gate of its own; every other type is the download link's business.
+/// counted. Only for a member `shown_member` gives; every other type is the download link's business.
 pub async fn preview(
     req: HttpRequest,
     query: web::Query<DownloadQuery>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    let share = match passed_gate(&req, &state).await? {
-        Ok(share) => share,
+    let file = match shown_member(&req, &state).await? {
+        Ok(file) => file,
         Err(form) => return Ok(form),
+    };
+    if !Preview::embeds_media(&file.content_type) {
+        return Err(AppError::NotFound);
+    }
+    send_file(&req, &state, file, &query, Audience::Owner).await
+}
+
+/// `GET`/`HEAD /s/{id}/thumbnail/{key}`: the small picture the share page shows of one of its
+/// pictures, for a member `shown_member` gives; never counted.
+pub async fn thumbnail(req: HttpRequest, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
+    match shown_member(&req, &state).await? {
+        Ok(file) => send_thumbnail(&req, &state, &file).await,
+        Err(form) => Ok(form),
+    }
+}
+
+/// The member `{key}` of the share `{id}` that its page may show in place (a preview, a
+/// thumbnail): behind the share's gate (`Err`: its password form), in a share without a download
+/// limit, and not a member with a gate of its own or over `MAX_PREVIEW_BYTES`; 404 otherwise.
+async fn shown_member(req: &HttpRequest, state: &AppState) -> Result<Result<FileRecord, HttpResponse>, AppError> {
+    let share = match passed_gate(req, state).await? {
+        Ok(share) => share,
+        Err(form) => return Ok(Err(form)),
     };
     if !previews_allowed(&share) {
         return Err(AppError::NotFound);
     }
     let key = req.match_info().get("key").unwrap_or_default();
-    let file = shares::open_member(&state.ctx, &share.id, key).await?;
-    let file = file.filter(|file| previewable(file) && Preview::embeds_media(&file.content_type));
-    send_file(&req, &state, file.ok_or(AppError::NotFound)?, &query, Audience::Owner).await
+    let file = shares::open_member(&state.ctx, &share.id, key).await?.filter(previewable);
+    Ok(Ok(file.ok_or(AppError::NotFound)?))
 }
 
 #[cfg(test)]

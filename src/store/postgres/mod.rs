@@ -18,6 +18,7 @@ mod space;
 #[cfg(test)]
 mod statements;
 mod store;
+mod thumbnails;
 mod webhooks;
 
 pub use integrity::ReadOnlyDatabase;

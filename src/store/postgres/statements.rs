@@ -5,7 +5,8 @@
 use sqlx::{Connection, Executor, PgConnection};
 
 use super::{
-    accounts, chunks, files, guest_links, integrity, leases, resumable_uploads, shares, space, store, webhooks,
+    accounts, chunks, files, guest_links, integrity, leases, resumable_uploads, shares, space, store, thumbnails,
+    webhooks,
 };
 use crate::domain::FileSort;
 
@@ -74,6 +75,8 @@ async fn every_statement_prepares_against_the_migrated_schema() {
         files::MARK_EXPIRED,
         files::DELETED_FILES,
         files::PURGE_FILE_ROW,
+        thumbnails::FIND_THUMBNAIL,
+        thumbnails::SAVE_THUMBNAIL,
         leases::RENEW_LEASES,
         leases::MARK_LAPSED,
         leases::FORGET_LAPSED_LEASES,

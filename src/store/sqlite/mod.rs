@@ -38,6 +38,7 @@ mod settings;
 mod shares;
 mod space;
 mod store;
+mod thumbnails;
 mod webhooks;
 
 pub use connection::{PAGE_SIZE, StoreOptions, WAL_AUTOCHECKPOINT};
