@@ -93,6 +93,10 @@ def targets(args, r: dict) -> list[str]:
         for i, p in ((0, "p50"), (1, "p99")):
             ratio = r[f"{key}_large"][i] / r[f"{key}_tiny"][i]
             target(f"{what} {p} with a {L} file ≤ 1.1x without", f"{ratio:.2f}x", ratio <= 1.1)
+    for what, label in (("api", "`GET /api/files`"), ("page", "`/files` page"), ("page by name", "`/files` page by name")):
+        first, deep = r["pagination"][f"{what}|first"][0], r["pagination"][f"{what}|cursor"][0]
+        target(f"{label}: the last of {args.pagination_files} files' pages (by cursor) ≤ 1.5x the first (p50)",
+               f"{deep / first:.2f}x ({deep:.1f} / {first:.1f} ms)", deep <= 1.5 * first)
     n, mib = args.growth
     g = growth_figures(r)
     target(f"growth, {n} x {human(mib)} into one database: every upload ≥ 0.9x the first's rate",
@@ -173,6 +177,23 @@ def listings_section(args, r: dict) -> list[str]:
     for what, key in (("`GET /api/files`", "api"), ("`GET /files` (signed in)", "page")):
         (a50, a99), (b50, b99) = r[f"{key}_tiny"], r[f"{key}_large"]
         out.append(f"| {what} | {a50:.2f} | {a99:.2f} | {b50:.2f} | {b99:.2f} |")
+    return out + [""]
+
+
+def pagination_section(args, r: dict) -> list[str]:
+    figures = r["pagination"]
+    out = ["### Pages deep in the listing", "", f"{args.pagination_files} files (rows straight into the files table), "
+           f"{args.requests} sequential requests of each on one keep-alive connection, taking turns: the first page "
+           "and the last one (50 files a page), reached by the cursor of a Next link and by the deprecated offset.", "",
+           "| listing | first page p50 / p99 ms | last page by cursor p50 / p99 ms | cursor / first (p50) "
+           "| last page by offset p50 / p99 ms |", "|---|---:|---:|---:|---:|"]
+    for what, label in (("api", "`GET /api/files?limit=50`"), ("page", "`GET /files`, newest first"),
+                        ("page by name", "`GET /files?sort=name`")):
+        f50, f99 = figures[f"{what}|first"]
+        c50, c99 = figures[f"{what}|cursor"]
+        offset = figures.get(f"{what}|offset")
+        by_offset = f"{offset[0]:.1f} / {offset[1]:.1f}" if offset else ""
+        out.append(f"| {label} | {f50:.1f} / {f99:.1f} | {c50:.1f} / {c99:.1f} | {c50 / f50:.2f} | {by_offset} |")
     return out + [""]
 
 
@@ -282,7 +303,8 @@ def report(args, r: dict, machine_rows: list[tuple[str, str]]) -> str:
             "ratios compare figures of this same run; CPU seconds per GiB are user + system time of the serving "
             "process (raw SQLite: of this script) over the bytes moved.", ""]
     out += ["### Targets", "", "| target | measured | |", "|---|---:|---|", *rows, ""]
-    for section in (uploads_section, downloads_section, listings_section, growth_section, journal_section,
+    for section in (uploads_section, downloads_section, listings_section, pagination_section, growth_section,
+                    journal_section,
                     rustypaste_section, small_uploads_section, memory_section):
         out += section(args, r)
     out += ["", bench_formats()]
@@ -327,6 +349,7 @@ def summary(name: str, args, r: dict) -> str:
         return (f"a share of {args.share_names} files all named photo.jpg: made in {made:.2f} s, the first HEAD of its zip "
                 f"(laid out, duplicates renamed) {first:.2f} s, the second (cached) {second:.3f} s")
     sections = {"raw": None, "uploads": uploads_section, "downloads": downloads_section, "listings": listings_section,
+                "pagination": pagination_section,
                 "growth": growth_section, "journal": journal_section, "rustypaste": rustypaste_section,
                 "small_uploads": small_uploads_section}
     if sections.get(name):

@@ -176,6 +176,48 @@ def listings(b: Bench) -> None:
     shutil.rmtree(os.path.join(b.work, "large"))
 
 
+def pagination(b: Bench) -> None:
+    """--pagination-files files (rows put straight into the files table: empty files, no chunks; the
+    listings read that table only), then the first page and a page near the end of `GET /api/files`
+    and of the signed-in files page, newest first and by name, by cursor and by the deprecated
+    offset, each the same number of requests in turns."""
+    import sqlite3
+    count = b.args.pagination_files
+    with Server(os.path.join(b.work, "pagination")) as server:
+        log(f"{count} files straight into the files table ...")
+        db = sqlite3.connect(os.path.join(server.folder, "blobdrop.db"), timeout=30)
+        start = int(time.time()) - count
+        with db:  # three files a second, so the cursor's id breaks ties
+            db.executemany(
+                "INSERT INTO files (id, created_at, filename, content_type, file_size, chunk_size, sha256, "
+                "download_count, state, crc32) VALUES (?, ?, ?, 'text/plain', 0, 32768, ?, 0, 'ready', 0)",
+                ((base64.urlsafe_b64encode(os.urandom(16)).decode()[:22], start + i // 3, f"file-{i:06}.txt",
+                  hashlib.sha256(b"").hexdigest()) for i in range(count)))
+        # The file just before the last page, in each order: where a Next link near the end starts.
+        newest, = db.execute("SELECT created_at || '.' || id FROM files ORDER BY created_at DESC, id DESC "
+                             "LIMIT 1 OFFSET ?", (count - 51,)).fetchone()
+        name, name_id = db.execute("SELECT filename, id FROM files ORDER BY filename COLLATE NOCASE, id "
+                                   "LIMIT 1 OFFSET ?", (count - 51,)).fetchone()
+        db.close()
+        by_name = "~" + base64.urlsafe_b64encode(name.encode()).decode().rstrip("=") + "." + name_id
+        page = {"Cookie": session_cookie(server.base)}
+        last_page = (count + 49) // 50
+        targets = [
+            ("api", "first", "/api/files?limit=50", AUTH),
+            ("api", "cursor", f"/api/files?limit=50&cursor={newest}", AUTH),
+            ("api", "offset", f"/api/files?limit=50&offset={count - 50}", AUTH),
+            ("page", "first", "/files", page),
+            ("page", "cursor", f"/files?page={last_page}&after={newest}", page),
+            ("page", "offset", f"/files?page={last_page}", page),
+            ("page by name", "first", "/files?sort=name&dir=asc", page),
+            ("page by name", "cursor", f"/files?sort=name&dir=asc&page={last_page}&after={by_name}", page),
+        ]
+        log("listing latency, first and last pages ...")
+        latencies = get_latencies([(server.base, path, headers) for _, _, path, headers in targets], b.args.requests)
+        b.r["pagination"] = {f"{what}|{which}": figures for (what, which, _, _), figures in zip(targets, latencies)}
+    shutil.rmtree(os.path.join(b.work, "pagination"))
+
+
 def guests(b: Bench) -> None:
     b.r["rss_guests"], b.r["guest_codes"] = guest_uploads_rss(b.work, b.args.guest_uploads, b.args.guest_upload_size, False)
     b.r["rss_guest_forms"], b.r["guest_form_codes"] = guest_uploads_rss(b.work, b.args.guest_uploads,

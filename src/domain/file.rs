@@ -92,7 +92,76 @@ pub struct FileListing {
     pub sort: FileSort,
     pub descending: bool,
     pub limit: i64,
-    pub offset: i64,
+    pub start: PageStart,
+}
+
+/// Where a page of the files page starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PageStart {
+    /// After `n` files: what `?page=N` links of before the cursors still ask for. It reads and
+    /// skips every file before it, so a deep page costs more than the first.
+    Offset(i64),
+    /// The files after this one in the page's order (Next).
+    After(PageCursor),
+    /// The files before this one in the page's order (Previous), still given in that order.
+    Before(PageCursor),
+}
+
+/// A file's place in the files page's order: its value of the sort column and its id (which
+/// breaks ties). A page that starts from one is found through the sort column's index, so page
+/// 2,000 costs what page 1 does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PageCursor {
+    pub key: SortKey,
+    pub id: FileId,
+}
+
+/// A value of a sort column: the name (compared as the store folds case) or a number (the size,
+/// the upload time, the expiry with "never" as `i64::MAX`, the downloads).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SortKey {
+    Text(String),
+    Number(i64),
+}
+
+impl PageCursor {
+    /// `file`'s place in a listing sorted by `sort`.
+    pub fn of(file: &FileRecord, sort: FileSort) -> PageCursor {
+        let key = match sort {
+            FileSort::Name => SortKey::Text(file.filename.as_str().to_owned()),
+            FileSort::Size => SortKey::Number(file.file_size),
+            FileSort::Created => SortKey::Number(file.created_at),
+            FileSort::Expires => SortKey::Number(file.expires_at.unwrap_or(i64::MAX)),
+            FileSort::Downloads => SortKey::Number(file.download_count),
+        };
+        PageCursor { key, id: file.id.clone() }
+    }
+
+    /// URL-safe: `1764650000.ID` for a number, `~NAME.ID` for a name in base64url.
+    pub fn encode(&self) -> String {
+        use base64::Engine;
+        match &self.key {
+            SortKey::Number(n) => format!("{n}.{}", self.id),
+            SortKey::Text(text) => {
+                format!("~{}.{}", base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(text), self.id)
+            }
+        }
+    }
+
+    /// `None` for anything `encode` did not write for a listing sorted by `sort`.
+    pub fn parse(raw: &str, sort: FileSort) -> Option<PageCursor> {
+        use base64::Engine;
+        let (key, id) = raw.rsplit_once('.')?;
+        let key = match (sort, key.strip_prefix('~')) {
+            (FileSort::Name, Some(text)) => {
+                let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(text).ok()?;
+                SortKey::Text(String::from_utf8(bytes).ok()?)
+            }
+            (FileSort::Name, None) | (_, Some(_)) => return None,
+            (_, None) => SortKey::Number(key.parse().ok()?),
+        };
+        Some(PageCursor { key, id: FileId::parse(id)? })
+    }
 }
 
 /// An owner's edit; `None` leaves a field as it is, `Some(None)` clears an optional one.
@@ -127,6 +196,26 @@ pub struct Usage {
 #[cfg(test)]
 mod cursor_tests {
     use super::*;
+
+    #[test]
+    fn a_page_cursor_reads_back_what_it_wrote_for_its_own_sort_only() {
+        let id = FileId::parse("q3XUdSzmRNKqB2hM5mFfxw").unwrap();
+        for (sort, key) in [
+            (FileSort::Name, SortKey::Text("Ünïcode. name.tar.gz".to_owned())),
+            (FileSort::Size, SortKey::Number(0)),
+            (FileSort::Expires, SortKey::Number(i64::MAX)),
+            (FileSort::Downloads, SortKey::Number(-1)),
+        ] {
+            let cursor = PageCursor { key, id: id.clone() };
+            let encoded = cursor.encode();
+            assert!(encoded.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.~".contains(&b)), "{encoded}");
+            assert_eq!(PageCursor::parse(&encoded, sort), Some(cursor.clone()));
+        }
+        assert_eq!(PageCursor::parse("12.q3XUdSzmRNKqB2hM5mFfxw", FileSort::Name), None, "a number for a name");
+        assert_eq!(PageCursor::parse("~YQ.q3XUdSzmRNKqB2hM5mFfxw", FileSort::Size), None, "a name for a size");
+        assert_eq!(PageCursor::parse("12.not-an-id", FileSort::Size), None);
+        assert_eq!(PageCursor::parse("twelve.q3XUdSzmRNKqB2hM5mFfxw", FileSort::Size), None);
+    }
 
     #[test]
     fn a_cursor_reads_back_as_written_and_nothing_else_reads() {

@@ -36,7 +36,9 @@ pub use byte_size::ByteSize;
 pub use clock::Clock;
 pub use content_type::guess_content_type;
 pub use display::{date_input, date_time, human_size, relative_time, rfc3339, unix_time};
-pub use file::{DownloadRecord, FileChanges, FileCursor, FileListing, FileRecord, FileSort, Usage};
+pub use file::{
+    DownloadRecord, FileChanges, FileCursor, FileListing, FileRecord, FileSort, PageCursor, PageStart, SortKey, Usage,
+};
 pub use file_id::FileId;
 pub use file_name::FileName;
 pub use file_name::FileNameError;

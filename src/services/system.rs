@@ -1,6 +1,8 @@
 //! What the system page and `/api/system` report, and the health check.
 
-use crate::domain::{DayActivity, DiskSpace, FileListing, FileRecord, FileSort, Usage, activity_since, daily_activity};
+use crate::domain::{
+    DayActivity, DiskSpace, FileListing, FileRecord, FileSort, PageStart, Usage, activity_since, daily_activity,
+};
 use crate::services::Context;
 use crate::store::{ResumableUsage, StoreError};
 
@@ -27,8 +29,13 @@ pub async fn report(ctx: &Context) -> Result<SystemReport, StoreError> {
     let since = activity_since(now, ACTIVITY_DAYS);
     let uploads = ctx.store.uploads_by_day(since).await?;
     let downloads = ctx.store.downloads_by_day(since).await?;
-    let largest =
-        FileListing { filter: String::new(), sort: FileSort::Size, descending: true, limit: LARGEST_FILES, offset: 0 };
+    let largest = FileListing {
+        filter: String::new(),
+        sort: FileSort::Size,
+        descending: true,
+        limit: LARGEST_FILES,
+        start: PageStart::Offset(0),
+    };
     Ok(SystemReport {
         usage: ctx.store.usage().await?,
         unfinished: ctx.store.resumable_usage().await?,

@@ -81,6 +81,49 @@ pub(super) fn whole_read_end<T>(file_id: &FileId, (state, next): (T, i64), last:
     Ok(state)
 }
 
+/// The files page's query (`browse_sql` of either store) with its page start bound: the offset as
+/// `?4`/`$4`, or a cursor's sort key and id as the 4th and 5th parameters.
+pub(crate) fn bind_page_start<'q, DB, O>(
+    query: sqlx::query::QueryAs<'q, DB, O, <DB as sqlx::Database>::Arguments<'q>>,
+    start: &crate::domain::PageStart,
+) -> sqlx::query::QueryAs<'q, DB, O, <DB as sqlx::Database>::Arguments<'q>>
+where
+    DB: sqlx::Database,
+    i64: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    String: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+{
+    use crate::domain::{PageStart, SortKey};
+    match start {
+        PageStart::Offset(offset) => query.bind(*offset),
+        PageStart::After(cursor) | PageStart::Before(cursor) => match &cursor.key {
+            SortKey::Text(text) => query.bind(text.clone()),
+            SortKey::Number(n) => query.bind(*n),
+        }
+        .bind(cursor.id.as_str().to_owned()),
+    }
+}
+
+/// A page read backwards (Previous: `PageStart::Before`) turned round into the page's order.
+pub(crate) fn in_page_order<T>(mut rows: Vec<T>, start: &crate::domain::PageStart) -> Vec<T> {
+    if matches!(start, crate::domain::PageStart::Before(_)) {
+        rows.reverse();
+    }
+    rows
+}
+
+/// Both directions with each kind of page start, for the tests that prepare every files page
+/// statement (`browse_sql`, which depends on the kind of start only).
+#[cfg(test)]
+pub(crate) fn every_page_start() -> Vec<(bool, crate::domain::PageStart)> {
+    use crate::domain::{FileId, PageCursor, PageStart, SortKey};
+    let cursor = PageCursor { key: SortKey::Number(0), id: FileId::random() };
+    let starts = [PageStart::Offset(0), PageStart::After(cursor.clone()), PageStart::Before(cursor)];
+    [false, true]
+        .into_iter()
+        .flat_map(|descending| starts.iter().map(move |start| (descending, start.clone())))
+        .collect()
+}
+
 #[cfg(test)]
 mod member_tests {
     use super::*;

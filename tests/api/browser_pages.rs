@@ -203,6 +203,107 @@ async fn the_files_page_sorts_filters_and_pages() {
     assert!(nothing.contains("id=\"empty-state\""), "a % in the filter matches itself, not everything");
 }
 
+/// The names of a files page, top to bottom, and its Next and Previous links.
+fn names_and_links(page: &str) -> (Vec<String>, Option<String>, Option<String>) {
+    let names = page
+        .split("<tr data-id=")
+        .skip(1)
+        .map(|row| row.split("<a href=\"/files/").nth(1).unwrap().split('>').nth(1).unwrap().split('<').next().unwrap())
+        .map(str::to_owned)
+        .collect();
+    let link = |rel: &str| {
+        let at = page.find(&format!("<a rel=\"{rel}\" href=\""))?;
+        let href = page[at..].split("href=\"").nth(1)?.split('"').next()?;
+        Some(href.replace("&amp;", "&").replace("&#38;", "&"))
+    };
+    (names, link("next"), link("prev"))
+}
+
+#[tokio::test]
+async fn the_files_page_walks_every_sort_order_by_cursor_forwards_and_back() {
+    let app = spawn_app().await;
+    // 125 files over three pages; sizes repeat, so ties are broken by id.
+    for i in 0..125 {
+        let name = if i % 2 == 0 { format!("Photo-{i:03}.jpg") } else { format!("photo-{i:03}.jpg") };
+        app.upload(&name, vec![b'x'; i % 7]).await;
+    }
+    let browser = sign_in(&app).await;
+    for (sort, dir) in
+        [("name", "asc"), ("size", "desc"), ("created", "desc"), ("expires", "asc"), ("downloads", "desc")]
+    {
+        let mut pages = Vec::new();
+        let mut next = Some(format!("/files?sort={sort}&dir={dir}"));
+        while let Some(path) = next {
+            let page = browser.get(&app, &path).await.text().await.unwrap();
+            assert!(page.contains("125 files"), "{sort}: the count on every page");
+            let (names, next_href, _) = names_and_links(&page);
+            if !pages.is_empty() {
+                assert!(path.contains("&after="), "{sort}: Next goes by cursor: {path}");
+            }
+            pages.push((path, names));
+            next = next_href;
+        }
+        let seen: Vec<&String> = pages.iter().flat_map(|(_, names)| names).collect();
+        assert_eq!(pages.iter().map(|(_, names)| names.len()).collect::<Vec<_>>(), [50, 50, 25], "{sort}");
+        let unique: std::collections::BTreeSet<&&String> = seen.iter().collect();
+        assert_eq!(unique.len(), 125, "{sort}: every file once");
+        if sort == "name" {
+            let folded: Vec<String> = seen.iter().map(|name| name.to_lowercase()).collect();
+            assert!(folded.windows(2).all(|pair| pair[0] <= pair[1]), "names A to Z, case folded");
+        }
+        // Previous from the last page gives back the same pages.
+        let last = browser.get(&app, &pages[2].0).await.text().await.unwrap();
+        let (_, _, prev) = names_and_links(&last);
+        let middle = browser.get(&app, &prev.unwrap()).await.text().await.unwrap();
+        let (names, _, prev) = names_and_links(&middle);
+        assert_eq!(names, pages[1].1, "{sort}: Previous from page 3 is page 2");
+        assert!(middle.contains("Page 2 of 3"));
+        let first = browser.get(&app, &prev.unwrap()).await.text().await.unwrap();
+        assert_eq!(names_and_links(&first).0, pages[0].1, "{sort}: and then page 1");
+    }
+    // The grid keeps the page it switches from.
+    let page = browser.get(&app, "/files?sort=name&dir=asc").await.text().await.unwrap();
+    let next = names_and_links(&page).1.unwrap();
+    let second = browser.get(&app, &next).await.text().await.unwrap();
+    let grid_href =
+        second.split("<a href=\"").find(|part| part.contains("view=grid")).unwrap().split('"').next().unwrap();
+    assert!(grid_href.replace("&#38;", "&").contains("&after="), "{grid_href}");
+    // A damaged cursor is a clear 400, not another page.
+    for bad in [
+        "/files?sort=name&after=12.x",
+        "/files?sort=size&after=~YQ.q3XUdSzmRNKqB2hM5mFfxw",
+        "/files?after=1.a&before=1.a",
+    ] {
+        let answer = browser.get(&app, bad).await;
+        assert_eq!(answer.status(), StatusCode::BAD_REQUEST, "{bad}");
+    }
+}
+
+#[tokio::test]
+async fn the_files_page_counts_what_it_shows_before_the_clean_up_runs() {
+    let app = spawn_app().await;
+    let kept = app.upload("kept.txt", b"k".to_vec()).await;
+    let expiring = app.upload("expiring.txt", b"e".to_vec()).await;
+    let once = app.owner(reqwest::Method::PUT, "/once.txt").header("Max-Downloads", "1").body("o");
+    let once = once.send().await.unwrap().text().await.unwrap().trim_end().to_owned();
+    let browser = sign_in(&app).await;
+    assert!(browser.get(&app, "/files").await.text().await.unwrap().contains("3 files"));
+    // Expired a moment ago, and used up: no longer visible, and no longer counted, at once.
+    let db = app.writable_db().await;
+    db.execute(&format!("UPDATE files SET expires_at = 1 WHERE id = '{}'", id_of(&expiring))).await;
+    db.close().await;
+    assert_eq!(app.download(&once).await, b"o");
+    let page = browser.get(&app, "/files").await.text().await.unwrap();
+    assert!(page.contains("1 file<"), "{page}");
+    assert_eq!(names_and_links(&page).0, ["kept.txt"]);
+    // Deleting the last one counts down too.
+    assert_eq!(
+        app.owner(reqwest::Method::DELETE, &format!("/api/files/{}", id_of(&kept))).send().await.unwrap().status(),
+        204
+    );
+    assert!(browser.get(&app, "/files").await.text().await.unwrap().contains("id=\"empty-state\""));
+}
+
 #[tokio::test]
 async fn the_file_page_shows_metadata_an_escaped_preview_and_the_download_history() {
     let app = spawn_app().await;

@@ -4,7 +4,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use serde::Deserialize;
 
 use crate::domain::{FileId, FileName, FilePassword, date_input, date_time, human_size, without_nul};
-use crate::domain::{FileListing, FileRecord, FileSort, has_thumbnail};
+use crate::domain::{FileListing, FileRecord, FileSort, PageCursor, PageStart, has_thumbnail};
 use crate::routes::error::AppError;
 use crate::routes::owner::{NoFields, Owner, OwnerForm};
 use crate::routes::pages::page::{SignedIn, end_of_day, layout, page, see_other};
@@ -25,7 +25,13 @@ pub struct ListQuery {
     dir: Option<String>,
     #[serde(default)]
     q: String,
+    /// The number of the page shown: with a cursor, the page it leads to (for "Page 3 of 9");
+    /// alone (links from before the cursors), which page to read by OFFSET.
     page: Option<i64>,
+    /// The cursor of the file that ends the page before (Next), or starts the page after
+    /// (Previous): `PageCursor::encode`.
+    after: Option<String>,
+    before: Option<String>,
     #[serde(default)]
     view: View,
 }
@@ -58,16 +64,40 @@ impl ListQuery {
         }
     }
 
-    fn href(&self, sort: FileSort, descending: bool, page: i64) -> String {
-        self.href_in(self.view, sort, descending, page)
+    /// The first page in another order.
+    fn href(&self, sort: FileSort, descending: bool) -> String {
+        self.href_in(self.view, sort, descending, 1, "")
     }
 
-    fn href_in(&self, view: View, sort: FileSort, descending: bool, page: i64) -> String {
+    /// A page of this listing: `start` is `&after=CURSOR`, `&before=CURSOR` or empty (the first).
+    fn href_in(&self, view: View, sort: FileSort, descending: bool, page: i64, start: &str) -> String {
         let sort = sort.as_str();
         let dir = if descending { "desc" } else { "asc" };
         let q = percent_encoding::utf8_percent_encode(&self.q, percent_encoding::NON_ALPHANUMERIC);
         let view = view.as_str();
-        format!("/files?sort={sort}&dir={dir}&q={q}&page={page}&view={view}")
+        format!("/files?sort={sort}&dir={dir}&q={q}&view={view}&page={page}{start}")
+    }
+
+    /// Where the page starts: after or before a cursor, else by the page number's offset.
+    fn start(&self, page_number: i64) -> Result<PageStart, AppError> {
+        let cursor = |raw: &str| {
+            PageCursor::parse(raw, self.sort).ok_or_else(|| {
+                AppError::BadRequest("this page's link is damaged: open the files page again".to_owned())
+            })
+        };
+        match (&self.after, &self.before) {
+            (Some(after), None) => Ok(PageStart::After(cursor(after)?)),
+            (None, Some(before)) => Ok(PageStart::Before(cursor(before)?)),
+            (Some(_), Some(_)) => {
+                Err(AppError::BadRequest("a page starts after a file or before one, not both".to_owned()))
+            }
+            // Checked: page 2^63 - 1 wrapped to a negative offset, which PostgreSQL answered with 500.
+            (None, None) => Ok(PageStart::Offset(
+                (page_number - 1)
+                    .checked_mul(PAGE_SIZE)
+                    .ok_or_else(|| AppError::BadRequest(format!("there is no page {page_number}")))?,
+            )),
+        }
     }
 }
 
@@ -80,19 +110,44 @@ pub async fn list(
     let now = state.ctx.now();
     let descending = query.descending();
     let page_number = query.page.unwrap_or(1).max(1);
-    // Checked: page 2^63 - 1 wrapped to a negative offset, which PostgreSQL answered with 500.
-    let offset = (page_number - 1)
-        .checked_mul(PAGE_SIZE)
-        .ok_or_else(|| AppError::BadRequest(format!("there is no page {page_number}")))?;
     let listing = FileListing {
         filter: without_nul("the search", query.q.trim())?.to_owned(),
         sort: query.sort,
         descending,
         limit: PAGE_SIZE,
-        offset,
+        start: query.start(page_number)?,
     };
     let (files, total) = files::browse(&state.ctx, &listing).await?;
     let pages = ((total + PAGE_SIZE - 1) / PAGE_SIZE).max(1);
+    // Next and Previous start from the files at this page's ends, through the sort column's index.
+    let cursor_of = |file: &FileRecord| PageCursor::of(file, query.sort).encode();
+    let next_href = match (files.last(), page_number < pages) {
+        (Some(last), true) => Some(query.href_in(
+            query.view,
+            query.sort,
+            descending,
+            page_number + 1,
+            &format!("&after={}", cursor_of(last)),
+        )),
+        _ => None,
+    };
+    let prev_href = match (files.first(), page_number) {
+        (_, 1) => None,
+        (_, 2) | (None, _) => Some(query.href_in(query.view, query.sort, descending, 1, "")),
+        (Some(first), _) => Some(query.href_in(
+            query.view,
+            query.sort,
+            descending,
+            page_number - 1,
+            &format!("&before={}", cursor_of(first)),
+        )),
+    };
+    // The same page as a list and as a grid.
+    let here = match &listing.start {
+        PageStart::After(cursor) => format!("&after={}", cursor.encode()),
+        PageStart::Before(cursor) => format!("&before={}", cursor.encode()),
+        PageStart::Offset(_) => String::new(),
+    };
     let headers = [
         ("Name", FileSort::Name),
         ("Size", FileSort::Size),
@@ -106,7 +161,7 @@ pub async fn list(
         SortHeader {
             label,
             // Clicking the active column flips its direction; another column starts at its default.
-            href: query.href(sort, if active { !descending } else { sort != FileSort::Name }, 1),
+            href: query.href(sort, if active { !descending } else { sort != FileSort::Name }),
             aria_sort: match (active, descending) {
                 (false, _) => "none",
                 (true, true) => "descending",
@@ -124,11 +179,11 @@ pub async fn list(
         total,
         page: page_number,
         pages,
-        prev_href: (page_number > 1).then(|| query.href(query.sort, descending, page_number - 1)),
-        next_href: (page_number < pages).then(|| query.href(query.sort, descending, page_number + 1)),
+        prev_href,
+        next_href,
         grid: query.view == View::Grid,
-        list_href: query.href_in(View::List, query.sort, descending, page_number),
-        grid_href: query.href_in(View::Grid, query.sort, descending, page_number),
+        list_href: query.href_in(View::List, query.sort, descending, page_number, &here),
+        grid_href: query.href_in(View::Grid, query.sort, descending, page_number, &here),
     })
 }
 

@@ -3,11 +3,11 @@
 use sqlx::{PgExecutor, Postgres, Transaction};
 
 use super::store::Store;
-use crate::domain::{FileChanges, FileCursor, FileListing, FileRecord, FileSort};
+use crate::domain::{FileChanges, FileCursor, FileListing, FileRecord, FileSort, PageStart};
 use crate::domain::{FileId, FileName, GuestLinkId};
 use crate::store::live_uploads::LiveUpload;
 use crate::store::rows::{FileRow, record, records};
-use crate::store::rules::{contains_pattern, register_upload};
+use crate::store::rules::{bind_page_start, contains_pattern, in_page_order, register_upload};
 use crate::store::{NewFile, SealedFile, StoreError};
 
 pub(super) const INSERT_UPLOAD: &str = "INSERT INTO files (id, filename, content_type, file_size, chunk_size, \
@@ -43,6 +43,14 @@ pub(super) const LIST_FILES_AFTER: &str = concat!(
 /// `$2`: the LIKE pattern. ILIKE: SQLite's LIKE ignores case too.
 pub(super) const BROWSE_WHERE: &str =
     concat!(" FROM files WHERE ", visible!(), " AND files.filename ILIKE $2 ESCAPE '\\'");
+/// The files page's count without a name filter: the kept count of ready files (`file_counts`,
+/// kept by a trigger), less the few the clean-up has not yet taken away, found through partial
+/// indexes; no read of every row.
+pub(super) const VISIBLE_COUNT: &str = "SELECT (SELECT ready FROM file_counts) \
+     - (SELECT COUNT(*) FROM files WHERE state = 'ready' AND expires_at <= $1) \
+     - (SELECT COUNT(*) FROM files WHERE state = 'ready' AND max_downloads IS NOT NULL \
+          AND download_count >= max_downloads AND (expires_at IS NULL OR expires_at > $1))";
+/// The same with a name filter, which reads every visible name anyway.
 pub(super) const BROWSE_COUNT: &str =
     concat!("SELECT COUNT(*) FROM files WHERE ", visible!(), " AND files.filename ILIKE $2 ESCAPE '\\'");
 /// One statement: when two instances race for the last allowed download, PostgreSQL makes the
@@ -96,12 +104,34 @@ fn sort_column(sort: FileSort) -> &'static str {
 }
 
 /// The files page's SELECT, its ORDER BY chosen from fixed SQL. `$1` now, `$2` the LIKE pattern,
-/// `$3` limit, `$4` offset.
-pub(super) fn browse_sql(sort: FileSort, descending: bool) -> String {
-    let direction = if descending { "DESC" } else { "ASC" };
+/// `$3` limit; `$4` the offset, or with a cursor `$4` its sort key and `$5` its id: the rows after
+/// it in the page's order (before it, for `PageStart::Before`, read in the opposite order and
+/// turned round by the caller), found through the sort column's index.
+pub(super) fn browse_sql(sort: FileSort, descending: bool, start: &PageStart) -> String {
     let order = sort_column(sort);
     let columns = file_columns!();
-    format!("SELECT {columns}{BROWSE_WHERE} ORDER BY {order} {direction}, files.id {direction} LIMIT $3 OFFSET $4")
+    let backwards = matches!(start, PageStart::Before(_));
+    let direction = if descending != backwards { "DESC" } else { "ASC" };
+    let after = match start {
+        PageStart::Offset(_) => {
+            return format!(
+                "SELECT {columns}{BROWSE_WHERE} ORDER BY {order} {direction}, files.id {direction} LIMIT $3 OFFSET $4"
+            );
+        }
+        PageStart::After(_) | PageStart::Before(_) => {
+            if direction == "DESC" {
+                "<"
+            } else {
+                ">"
+            }
+        }
+    };
+    // The name's key is compared as the column is sorted: folded by lower().
+    let key = if sort == FileSort::Name { "lower($4)" } else { "$4::BIGINT" };
+    format!(
+        "SELECT {columns}{BROWSE_WHERE} AND ({order}, files.id) {after} ({key}, $5) \
+         ORDER BY {order} {direction}, files.id {direction} LIMIT $3"
+    )
 }
 
 impl Store {
@@ -193,15 +223,17 @@ impl Store {
     #[tracing::instrument(skip(self))]
     pub async fn browse_files(&self, now: i64, listing: &FileListing) -> Result<(Vec<FileRecord>, i64), StoreError> {
         let pattern = contains_pattern(&listing.filter);
-        let files = sqlx::query_as::<_, FileRow>(&browse_sql(listing.sort, listing.descending))
-            .bind(now)
-            .bind(&pattern)
-            .bind(listing.limit)
-            .bind(listing.offset)
-            .fetch_all(&self.pool)
-            .await?;
-        let total: i64 = sqlx::query_scalar(BROWSE_COUNT).bind(now).bind(&pattern).fetch_one(&self.pool).await?;
-        Ok((records(files)?, total))
+        let query = browse_sql(listing.sort, listing.descending, &listing.start);
+        let query = sqlx::query_as::<_, FileRow>(&query).bind(now).bind(&pattern).bind(listing.limit);
+        let files = in_page_order(
+            records(bind_page_start(query, &listing.start).fetch_all(&self.pool).await?)?,
+            &listing.start,
+        );
+        let total: i64 = match listing.filter.is_empty() {
+            true => sqlx::query_scalar(VISIBLE_COUNT).bind(now).fetch_one(&self.pool).await?,
+            false => sqlx::query_scalar(BROWSE_COUNT).bind(now).bind(&pattern).fetch_one(&self.pool).await?,
+        };
+        Ok((files, total))
     }
 
     /// Counts one download and returns the file, atomically across instances (see `COUNT_DOWNLOAD`).

@@ -68,6 +68,7 @@ async fn every_statement_prepares_against_the_migrated_schema() {
         files::LIST_FILES,
         files::LIST_FILES_AFTER,
         files::BROWSE_COUNT,
+        files::VISIBLE_COUNT,
         files::COUNT_DOWNLOAD,
         files::UPDATE_FILE,
         files::DELETE_FILE,
@@ -174,8 +175,8 @@ async fn every_statement_prepares_against_the_migrated_schema() {
     .map(str::to_owned)
     .to_vec();
     for sort in [FileSort::Name, FileSort::Size, FileSort::Created, FileSort::Expires, FileSort::Downloads] {
-        for descending in [false, true] {
-            statements.push(files::browse_sql(sort, descending));
+        for (descending, start) in crate::store::rules::every_page_start() {
+            statements.push(files::browse_sql(sort, descending, &start));
         }
     }
     let mut failures = Vec::new();

@@ -3,10 +3,10 @@
 use super::returned;
 use super::rows::{FileRow, record, records};
 use super::store::Store;
-use crate::domain::{FileChanges, FileCursor, FileListing, FileRecord, FileSort};
+use crate::domain::{FileChanges, FileCursor, FileListing, FileRecord, FileSort, PageStart};
 use crate::domain::{FileId, FileName, GuestLinkId};
 use crate::store::live_uploads::LiveUpload;
-use crate::store::rules::{contains_pattern, register_upload};
+use crate::store::rules::{bind_page_start, contains_pattern, in_page_order, register_upload};
 use crate::store::{NewFile, SealedFile, StoreError};
 
 /// The fixed SQL expression each sort column maps to, never user text.
@@ -143,22 +143,32 @@ impl Store {
     #[tracing::instrument(skip(self))]
     pub async fn browse_files(&self, now: i64, listing: &FileListing) -> Result<(Vec<FileRecord>, i64), StoreError> {
         let pattern = contains_pattern(&listing.filter);
-        let files = sqlx::query_as::<_, FileRow>(&browse_sql(listing.sort, listing.descending))
-            .bind(now)
-            .bind(&pattern)
-            .bind(listing.limit)
-            .bind(listing.offset)
-            .fetch_all(&self.reader)
-            .await?;
-        let total = sql!(
-            query_scalar,
-            ["SELECT COUNT(*) AS \"count!\" FROM files WHERE " VISIBLE " AND filename LIKE ?2 ESCAPE '\\'"],
-            now,
-            pattern
-        )
-        .fetch_one(&self.reader)
-        .await?;
-        Ok((records(files)?, total))
+        let query = browse_sql(listing.sort, listing.descending, &listing.start);
+        let query = sqlx::query_as::<_, FileRow>(&query).bind(now).bind(&pattern).bind(listing.limit);
+        let files = in_page_order(
+            records(bind_page_start(query, &listing.start).fetch_all(&self.reader).await?)?,
+            &listing.start,
+        );
+        let total = match listing.filter.is_empty() {
+            // The kept count of ready files, less the few the clean-up has not yet taken away.
+            true => sql!(
+                query_scalar,
+                ["SELECT (SELECT ready FROM file_counts)                    - (SELECT COUNT(*) FROM files WHERE state = 'ready' AND expires_at <= ?1)                    - (SELECT COUNT(*) FROM files WHERE state = 'ready' AND max_downloads IS NOT NULL                         AND download_count >= max_downloads AND (expires_at IS NULL OR expires_at > ?1))                    AS \"count!: i64\""],
+                now
+            )
+            .fetch_one(&self.reader)
+            .await?,
+            // A name filter reads every visible name anyway.
+            false => sql!(
+                query_scalar,
+                ["SELECT COUNT(*) AS \"count!\" FROM files WHERE " VISIBLE " AND filename LIKE ?2 ESCAPE '\\'"],
+                now,
+                pattern
+            )
+            .fetch_one(&self.reader)
+            .await?,
+        };
+        Ok((files, total))
     }
 
     /// Counts one download and returns the file, atomically: when two clients race for the last
@@ -341,13 +351,34 @@ pub(super) async fn make_visible(
 }
 
 /// The files page's SELECT: the sort column and direction are chosen from fixed SQL, never user
-/// text, which no `query_as!` can take. `?1` now, `?2` the LIKE pattern, `?3` limit, `?4` offset.
-pub(super) fn browse_sql(sort: FileSort, descending: bool) -> String {
-    let direction = if descending { "DESC" } else { "ASC" };
+/// text, which no `query_as!` can take. `?1` now, `?2` the LIKE pattern, `?3` limit; `?4` the
+/// offset, or with a cursor `?4` its sort key and `?5` its id: the rows after it in the page's
+/// order (before it, for `PageStart::Before`, read in the opposite order and turned round by the
+/// caller), found through the sort column's index.
+pub(super) fn browse_sql(sort: FileSort, descending: bool, start: &PageStart) -> String {
     let order = sort_column(sort);
     let select =
         sql!(concat, ["SELECT " FILE_COLUMNS " FROM files WHERE " VISIBLE " AND filename LIKE ?2 ESCAPE '\\'"]);
-    format!("{select} ORDER BY {order} {direction}, id {direction} LIMIT ?3 OFFSET ?4")
+    let backwards = matches!(start, PageStart::Before(_));
+    let direction = if descending != backwards { "DESC" } else { "ASC" };
+    let after = match start {
+        PageStart::Offset(_) => {
+            return format!("{select} ORDER BY {order} {direction}, id {direction} LIMIT ?3 OFFSET ?4");
+        }
+        PageStart::After(_) | PageStart::Before(_) => {
+            if direction == "DESC" {
+                "<"
+            } else {
+                ">"
+            }
+        }
+    };
+    // The first bound alone lets SQLite seek the index to the key (it does not seek by the row
+    // value when the column has a collation: a page deep in the names read every name before it).
+    format!(
+        "{select} AND {order} {after}= ?4 AND ({order}, id) {after} (?4, ?5) \
+         ORDER BY {order} {direction}, id {direction} LIMIT ?3"
+    )
 }
 
 /// The uploads this process runs (`live_uploads`), for the clean-up.

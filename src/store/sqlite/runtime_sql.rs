@@ -72,8 +72,8 @@ mod tests {
             }
         }
         for sort in [FileSort::Name, FileSort::Size, FileSort::Created, FileSort::Expires, FileSort::Downloads] {
-            for descending in [false, true] {
-                statements.push(browse_sql(sort, descending));
+            for (descending, start) in crate::store::rules::every_page_start() {
+                statements.push(browse_sql(sort, descending, &start));
             }
         }
         for statement in &statements {
