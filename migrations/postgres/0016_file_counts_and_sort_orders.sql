@@ -1,13 +1,15 @@
 -- The files page pages by cursor in every sort order and counts without reading every row.
 --
--- How many files are 'ready', kept by the trigger below in the transaction that changes a file's
--- state; the page's count subtracts the few ready files that expired or were used up and wait
--- for the clean-up, found through the two partial indexes.
-CREATE TABLE file_counts (
-    id    INTEGER PRIMARY KEY CHECK (id = 1),
-    ready BIGINT NOT NULL
+-- How many files are 'ready': the sum of the changes the trigger below adds in the transaction that
+-- changes a file's state (+1, -1), which the clean-up folds into one row now and then. Rows are only
+-- ever added, never updated, so concurrent writers never wait for each other here (one counter row
+-- updated by every transaction deadlocked two of them that changed the same files in other orders).
+-- The page's count subtracts the few ready files that expired or were used up and wait for the
+-- clean-up, found through the two partial indexes.
+CREATE TABLE file_count_changes (
+    change BIGINT NOT NULL
 );
-INSERT INTO file_counts (id, ready) SELECT 1, COUNT(*) FROM files WHERE state = 'ready';
+INSERT INTO file_count_changes (change) SELECT COUNT(*) FROM files WHERE state = 'ready';
 
 CREATE FUNCTION file_counts_follow() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
@@ -20,7 +22,7 @@ BEGIN
         change := change + 1;
     END IF;
     IF change <> 0 THEN
-        UPDATE file_counts SET ready = ready + change;
+        INSERT INTO file_count_changes (change) VALUES (change);
     END IF;
     RETURN NULL;
 END;

@@ -43,10 +43,10 @@ pub(super) const LIST_FILES_AFTER: &str = concat!(
 /// `$2`: the LIKE pattern. ILIKE: SQLite's LIKE ignores case too.
 pub(super) const BROWSE_WHERE: &str =
     concat!(" FROM files WHERE ", visible!(), " AND files.filename ILIKE $2 ESCAPE '\\'");
-/// The files page's count without a name filter: the kept count of ready files (`file_counts`,
-/// kept by a trigger), less the few the clean-up has not yet taken away, found through partial
-/// indexes; no read of every row.
-pub(super) const VISIBLE_COUNT: &str = "SELECT (SELECT ready FROM file_counts) \
+/// The files page's count without a name filter: the kept count of ready files (the sum of
+/// `file_count_changes`, added by a trigger and folded by `FOLD_FILE_COUNT`), less the few the
+/// clean-up has not yet taken away, found through partial indexes; no read of every row.
+pub(super) const VISIBLE_COUNT: &str = "SELECT (SELECT COALESCE(SUM(change), 0) FROM file_count_changes)::BIGINT \
      - (SELECT COUNT(*) FROM files WHERE state = 'ready' AND expires_at <= $1) \
      - (SELECT COUNT(*) FROM files WHERE state = 'ready' AND max_downloads IS NOT NULL \
           AND download_count >= max_downloads AND (expires_at IS NULL OR expires_at > $1))";

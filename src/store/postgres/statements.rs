@@ -69,6 +69,7 @@ async fn every_statement_prepares_against_the_migrated_schema() {
         files::LIST_FILES_AFTER,
         files::BROWSE_COUNT,
         files::VISIBLE_COUNT,
+        space::FOLD_FILE_COUNT,
         files::COUNT_DOWNLOAD,
         files::UPDATE_FILE,
         files::DELETE_FILE,
