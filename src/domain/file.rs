@@ -34,29 +34,35 @@ impl FileRecord {
     }
 }
 
-/// Where the next page of the newest-first listing starts: the last file's creation time and id
-/// (the listing's sort key). The next page is the files after it in that order, found through the
-/// index, so a deep page costs what the first does (an OFFSET reads and skips every row before it).
+/// Where the next page of a newest-first listing (files, shares) starts: the last record's creation
+/// time and id (the listing's sort key). The next page is the records after it in that order,
+/// found through the index, so a deep page costs what the first does (an OFFSET reads and skips
+/// every row before it).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FileCursor {
+pub struct NewestFirst<Id> {
     pub created_at: i64,
-    pub id: FileId,
+    pub id: Id,
 }
+
+/// A page of `GET /api/files` (`FileCursor::after` its last file).
+pub type FileCursor = NewestFirst<FileId>;
 
 impl FileCursor {
     pub fn after(file: &FileRecord) -> FileCursor {
         FileCursor { created_at: file.created_at, id: file.id.clone() }
     }
+}
 
+impl<Id: std::fmt::Display + TryFrom<String>> NewestFirst<Id> {
     /// `1764650000.q3XUdSzmRNKqB2hM5mFfxw`: URL-safe as it is.
     pub fn encode(&self) -> String {
         format!("{}.{}", self.created_at, self.id)
     }
 
     /// `None` for anything `encode` did not write.
-    pub fn parse(raw: &str) -> Option<FileCursor> {
+    pub fn parse(raw: &str) -> Option<Self> {
         let (created_at, id) = raw.split_once('.')?;
-        Some(FileCursor { created_at: created_at.parse().ok()?, id: FileId::parse(id)? })
+        Some(NewestFirst { created_at: created_at.parse().ok()?, id: Id::try_from(id.to_owned()).ok()? })
     }
 }
 

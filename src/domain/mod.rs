@@ -37,7 +37,8 @@ pub use clock::Clock;
 pub use content_type::guess_content_type;
 pub use display::{date_input, date_time, human_size, relative_time, rfc3339, unix_time};
 pub use file::{
-    DownloadRecord, FileChanges, FileCursor, FileListing, FileRecord, FileSort, PageCursor, PageStart, SortKey, Usage,
+    DownloadRecord, FileChanges, FileCursor, FileListing, FileRecord, FileSort, NewestFirst, PageCursor, PageStart,
+    SortKey, Usage,
 };
 pub use file_id::FileId;
 pub use file_name::FileName;
@@ -52,8 +53,8 @@ pub use limits::{CHUNK_SIZE, MAX_BUNDLE_IDS, MAX_NOTE_LEN};
 pub use links::{PATH_SEGMENT, PublicUrl};
 pub use note::{Note, NoteError, NulInText, without_nul};
 pub use share::{
-    FolderPath, MalformedShareId, ShareChanges, ShareId, ShareMember, ShareMembership, ShareRecord, ShareWrite,
-    member_key,
+    FolderPath, MalformedShareId, ShareChanges, ShareCursor, ShareId, ShareMember, ShareMembership, ShareRecord,
+    ShareWrite, member_key,
 };
 pub use tar_layout::tar_layout;
 pub use thumbnail::{MAX_THUMBNAIL_SOURCE, THUMBNAIL_SIDE, Thumbnail, has_thumbnail};

@@ -13,6 +13,15 @@ random_id!(
     "share id"
 );
 
+/// A page of `GET /api/shares` (`ShareCursor::after` its last share).
+pub type ShareCursor = super::file::NewestFirst<ShareId>;
+
+impl ShareCursor {
+    pub fn after(share: &ShareRecord) -> ShareCursor {
+        ShareCursor { created_at: share.created_at, id: share.id.clone() }
+    }
+}
+
 /// The name a share's links give one of its files (`/s/{share}/f/{key}/{name}`): derived from both
 /// ids, so it names that file inside that share only and gives nothing away of the file's own id,
 /// whose `/f/` link would skip the share's password, expiry and download limit. 128 bits, hex.

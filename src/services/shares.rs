@@ -10,7 +10,7 @@ use tokio::sync::mpsc;
 use crate::domain::{
     ByteRange, FileId, FileName, FilePassword, FolderPath, GuestLinkId, Piece, ShareId, Zip64Limits, member_key,
 };
-use crate::domain::{FileRecord, GuestLinkRecord, ShareChanges, ShareMember, ShareRecord, ShareWrite};
+use crate::domain::{FileRecord, GuestLinkRecord, ShareChanges, ShareCursor, ShareMember, ShareRecord, ShareWrite};
 use crate::services::Context;
 use crate::services::auth::passwords::{self, PasswordError};
 use crate::services::downloads::{READ_BATCH_CHUNKS, stream_range};
@@ -232,8 +232,10 @@ pub async fn find(ctx: &Context, id: &ShareId) -> Result<Option<ShareRecord>, St
 }
 
 /// Every share anyone may see now, newest first.
-pub async fn list(ctx: &Context) -> Result<Vec<ShareRecord>, StoreError> {
-    ctx.store.list_shares(ctx.now()).await
+/// A page of the visible shares, newest first: the first `limit`, or the `limit` after `after`
+/// (`ShareCursor::after` the last share of the page before).
+pub async fn list(ctx: &Context, limit: i64, after: Option<&ShareCursor>) -> Result<Vec<ShareRecord>, StoreError> {
+    ctx.store.list_shares_page(ctx.now(), limit, after).await
 }
 
 /// A share's visible files, in its order.

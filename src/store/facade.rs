@@ -13,7 +13,7 @@ use crate::domain::{
 };
 use crate::domain::{DeliveryRecord, WebhookEvents, WebhookFormat, WebhookRecord};
 use crate::domain::{FileId, FolderPath, GuestLinkId, GuestLinkRecord, GuestLinkTerms, Thumbnail};
-use crate::domain::{ShareChanges, ShareId, ShareMember, ShareMembership, ShareRecord, ShareWrite};
+use crate::domain::{ShareChanges, ShareCursor, ShareId, ShareMember, ShareMembership, ShareRecord, ShareWrite};
 
 #[derive(Clone, Debug)]
 pub enum Store {
@@ -200,6 +200,7 @@ delegate! {
     fn find_share(&self, id: &ShareId, now: i64) -> Result<Option<ShareRecord>, StoreError>;
     fn share_password_hash(&self, id: &ShareId, now: i64) -> Result<Option<String>, StoreError>;
     fn list_shares(&self, now: i64) -> Result<Vec<ShareRecord>, StoreError>;
+    fn list_shares_page(&self, now: i64, limit: i64, after: Option<&ShareCursor>) -> Result<Vec<ShareRecord>, StoreError>;
     fn share_memberships(&self, now: i64) -> Result<Vec<ShareMembership>, StoreError>;
     fn share_members(&self, id: &ShareId, now: i64) -> Result<Vec<ShareMember>, StoreError>;
     fn update_share(&self, id: &ShareId, changes: &ShareChanges, now: i64) -> Result<ShareWrite, StoreError>;

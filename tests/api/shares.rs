@@ -1176,3 +1176,51 @@ async fn sharing_ten_thousand_same_named_files_holds_no_upload_up_and_their_zip_
     let listing = run(&app, folder.path(), "unzip -Z1 many.zip | tail -n 1").await;
     assert_eq!(listing.trim(), "photo (10000).jpg");
 }
+
+/// `GET /api/shares` pages by cursor, newest first, as `GET /api/files` does; the files page shows
+/// the newest shares and says where the rest are.
+#[tokio::test]
+async fn shares_page_by_cursor_and_the_files_page_shows_the_newest() {
+    let app = spawn_app().await;
+    let file = id_of(&app.upload("shared.txt", b"one file in many shares".to_vec()).await);
+    let mut made = Vec::new();
+    for i in 0..25 {
+        let body = json!({ "name": format!("Share {i:02}"), "files": [file] });
+        let share: Value = app.owner(Method::POST, "/api/shares").json(&body).send().await.unwrap().json().await.unwrap();
+        made.push(share["id"].as_str().unwrap().to_owned());
+    }
+    let whole: Vec<Value> = app.owner(Method::GET, "/api/shares").send().await.unwrap().json().await.unwrap();
+    assert_eq!(whole.len(), 25);
+
+    // Pages of 10 by the Link header: every share once, in the same order as the whole list.
+    let mut seen = Vec::new();
+    let mut next = Some(app.url("/api/shares?limit=10"));
+    while let Some(url) = next {
+        let answer = app.client.get(&url).basic_auth("", Some(crate::helpers::SECRET)).send().await.unwrap();
+        assert_eq!(answer.status(), StatusCode::OK);
+        next = answer.headers().get("link").map(|link| {
+            let link = link.to_str().unwrap();
+            assert!(link.ends_with(">; rel=\"next\""), "{link}");
+            link.trim_start_matches('<').split('>').next().unwrap().to_owned()
+        });
+        let page: Vec<Value> = answer.json().await.unwrap();
+        seen.extend(page.iter().map(|share| share["id"].as_str().unwrap().to_owned()));
+    }
+    let listed: Vec<String> = whole.iter().map(|share| share["id"].as_str().unwrap().to_owned()).collect();
+    assert_eq!(seen, listed, "the pages, one after the other, are the whole list");
+    let mut sorted = made.clone();
+    sorted.sort();
+    let mut found = seen.clone();
+    found.sort();
+    assert_eq!(found, sorted, "every share once");
+
+    for bad in ["/api/shares?cursor=nonsense", "/api/shares?cursor=12.x", "/api/shares?limit=ten"] {
+        assert_eq!(app.owner(Method::GET, bad).send().await.unwrap().status(), StatusCode::BAD_REQUEST, "{bad}");
+    }
+
+    let browser = crate::browser_pages::sign_in(&app).await;
+    let page = browser.get(&app, "/files").await.text().await.unwrap();
+    assert_eq!(page.matches("<tr data-share-id=").count(), 20);
+    assert!(page.contains("id=\"more-shares\""));
+    assert!(page.contains(&format!("data-share-id=\"{}\"", listed[0])), "the newest is shown");
+}

@@ -170,8 +170,10 @@ pub async fn list(
         }
     })
     .collect();
+    let (shares, more_shares) = share_rows(&req, &state, now).await?;
     page(&FilesPage {
-        shares: share_rows(&req, &state, now).await?,
+        shares,
+        more_shares,
         layout: layout("Files", &owner),
         rows: files.iter().map(|file| row(&req, &state, file, now)).collect(),
         headers,
@@ -279,10 +281,16 @@ pub async fn delete(
     Ok(see_other("/files"))
 }
 
-/// Every visible share for the files page: counts and sizes as stored, no chunk read.
-async fn share_rows(req: &HttpRequest, state: &AppState, now: i64) -> Result<Vec<ShareListRow>, AppError> {
-    let shares = shares::list(&state.ctx).await?;
-    Ok(shares
+/// The newest shares the files page shows above the files (the API pages through the rest).
+const SHARES_SHOWN: i64 = 20;
+
+/// The newest visible shares for the files page (`SHARES_SHOWN`, and whether there are more):
+/// counts and sizes as stored, no chunk read.
+async fn share_rows(req: &HttpRequest, state: &AppState, now: i64) -> Result<(Vec<ShareListRow>, bool), AppError> {
+    let mut shares = shares::list(&state.ctx, SHARES_SHOWN + 1, None).await?;
+    let more = shares.len() as i64 > SHARES_SHOWN;
+    shares.truncate(SHARES_SHOWN as usize);
+    let rows = shares
         .iter()
         .map(|share| ShareListRow {
             id: share.id.to_string(),
@@ -295,7 +303,8 @@ async fn share_rows(req: &HttpRequest, state: &AppState, now: i64) -> Result<Vec
             expires: When::or_never(now, share.expires_at),
             password_protected: share.password_protected,
         })
-        .collect())
+        .collect();
+    Ok((rows, more))
 }
 
 fn row(req: &HttpRequest, state: &AppState, file: &FileRecord, now: i64) -> FileRow {

@@ -140,8 +140,10 @@ pub struct FilesPage {
     pub pages: i64,
     pub prev_href: Option<String>,
     pub next_href: Option<String>,
-    /// Every share, above the files.
+    /// The newest shares, above the files.
     pub shares: Vec<ShareListRow>,
+    /// There are older shares than these (`GET /api/shares` lists them all).
+    pub more_shares: bool,
     /// The files as a grid of thumbnails rather than a table (`?view=grid`).
     pub grid: bool,
     /// The same page as a list and as a grid.

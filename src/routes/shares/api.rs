@@ -5,7 +5,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use serde::Deserialize;
 use time::OffsetDateTime;
 
-use crate::domain::{FileId, FilePassword, Note, ShareChanges, parse_time};
+use crate::domain::{FileId, FilePassword, Note, ShareChanges, ShareCursor, parse_time};
 use crate::routes::error::AppError;
 use crate::routes::json::{ShareJson, described, present};
 use crate::routes::owner::{Owner, OwnerJson};
@@ -32,12 +32,45 @@ fn bad(reason: impl Into<String>) -> AppError {
     AppError::BadRequest(reason.into())
 }
 
-#[utoipa::path(get, path = "/api/shares", operation_id = "listShares", tag = "shares",
-    responses((status = 200, description = "every share, newest first", body = [ShareJson]), (status = 401, description = "no or wrong credentials")))]
-pub async fn list(_owner: Owner, req: HttpRequest, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
-    let shares = shares::list(&state.ctx).await?;
+/// Shares on a page of `GET /api/shares` unless `limit` says otherwise, and at most.
+const DEFAULT_PAGE: i64 = 1000;
+const MAX_PAGE: i64 = 10_000;
+
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct Page {
+    /// Shares on the page: 1 to 10000, 1000 if not given (a number outside is taken as the nearest).
+    limit: Option<i64>,
+    /// Where the page starts: the `cursor` of the previous answer's `Link: <...>; rel="next"`.
+    #[param(pattern = r"^-?[0-9]{1,18}\.[A-Za-z0-9_-]{21}[AQgw]$")]
+    cursor: Option<String>,
+}
+
+#[utoipa::path(get, path = "/api/shares", operation_id = "listShares", tag = "shares", params(Page),
+    responses((status = 200, description = "shares, newest first; a full page links the next one in `Link: <URL>; rel=\"next\"`", body = [ShareJson]), (status = 400, description = "a malformed query"), (status = 401, description = "no or wrong credentials")))]
+pub async fn list(
+    _owner: Owner,
+    req: HttpRequest,
+    page: web::Query<Page>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let limit = page.limit.unwrap_or(DEFAULT_PAGE).clamp(1, MAX_PAGE);
+    let after = match page.cursor.as_deref() {
+        Some(raw) => Some(ShareCursor::parse(raw).ok_or_else(|| bad("the cursor is not one this server wrote"))?),
+        None => None,
+    };
+    let shares = shares::list(&state.ctx, limit, after.as_ref()).await?;
     let described: Vec<ShareJson> = shares.iter().map(|share| ShareJson::new(&req, &state, share, None)).collect();
-    Ok(HttpResponse::Ok().json(described))
+    let mut response = HttpResponse::Ok();
+    // A full page may have more after it: say where it goes on, as `GET /api/files` does.
+    if let Some(last) = shares.last().filter(|_| shares.len() as i64 == limit) {
+        let next = ShareCursor::after(last).encode();
+        response.insert_header((
+            actix_web::http::header::LINK,
+            format!("<{}/api/shares?limit={limit}&cursor={next}>; rel=\"next\"", state.base_url(&req)),
+        ));
+    }
+    Ok(response.json(described))
 }
 
 #[derive(Debug, Deserialize, utoipa::ToSchema)]

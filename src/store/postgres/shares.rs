@@ -4,8 +4,8 @@
 use sqlx::{PgConnection, Postgres, Transaction};
 
 use super::store::Store;
-use crate::domain::ShareMembership;
 use crate::domain::{FileId, FileName, FolderPath, ShareChanges, ShareId, ShareMember, ShareRecord, ShareWrite};
+use crate::domain::{ShareCursor, ShareMembership};
 use crate::store::rows::{ShareMemberRow, ShareRow, decode_error, record, records};
 use crate::store::rules::{MEMBER_BATCH, distinct_members};
 use crate::store::{NewShare, StoreError};
@@ -19,6 +19,21 @@ pub(super) const SHARE_AS_IS: &str = concat!("SELECT ", share_columns!(), " FROM
 pub(super) const SHARE_PASSWORD_HASH: &str =
     concat!("SELECT password_hash FROM shares WHERE shares.id = $2 AND ", share_visible!());
 /// The share listing: metadata only (see `the_share_listing_reads_no_chunks`).
+/// The first page of `list_shares_page` (`$2` the limit) and a page after a cursor (`$3`, `$4`).
+pub(super) const FIRST_SHARES: &str = concat!(
+    "SELECT ",
+    share_columns!(),
+    " FROM shares WHERE ",
+    share_visible!(),
+    " ORDER BY shares.created_at DESC, shares.id DESC LIMIT $2"
+);
+pub(super) const SHARES_AFTER: &str = concat!(
+    "SELECT ",
+    share_columns!(),
+    " FROM shares WHERE ",
+    share_visible!(),
+    " AND (shares.created_at, shares.id) < ($3, $4) ORDER BY shares.created_at DESC, shares.id DESC LIMIT $2"
+);
 pub(super) const LIST_SHARES: &str = concat!(
     "SELECT ",
     share_columns!(),
@@ -128,6 +143,25 @@ impl Store {
         let hash: Option<Option<String>> =
             sqlx::query_scalar(SHARE_PASSWORD_HASH).bind(now).bind(id.as_str()).fetch_optional(&self.pool).await?;
         Ok(hash.flatten())
+    }
+
+    /// A page of the visible shares, newest first: the first `limit`, or the `limit` after a cursor.
+    #[tracing::instrument(skip(self))]
+    pub async fn list_shares_page(
+        &self,
+        now: i64,
+        limit: i64,
+        after: Option<&ShareCursor>,
+    ) -> Result<Vec<ShareRecord>, StoreError> {
+        let query = match after {
+            None => sqlx::query_as::<_, ShareRow>(FIRST_SHARES).bind(now).bind(limit),
+            Some(cursor) => sqlx::query_as::<_, ShareRow>(SHARES_AFTER)
+                .bind(now)
+                .bind(limit)
+                .bind(cursor.created_at)
+                .bind(cursor.id.as_str().to_owned()),
+        };
+        records(query.fetch_all(&self.pool).await?)
     }
 
     /// Visible shares, newest first. Metadata only.

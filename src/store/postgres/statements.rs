@@ -141,6 +141,8 @@ async fn every_statement_prepares_against_the_migrated_schema() {
         shares::SHARE_AS_IS,
         shares::SHARE_PASSWORD_HASH,
         shares::LIST_SHARES,
+        shares::FIRST_SHARES,
+        shares::SHARES_AFTER,
         shares::SHARE_MEMBERSHIPS,
         shares::SHARE_MEMBERS,
         shares::UPDATE_SHARE,

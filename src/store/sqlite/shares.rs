@@ -3,6 +3,7 @@
 
 use super::rows::{FileRow, ShareMemberRow, ShareRow, decode_error, record, records};
 use super::store::Store;
+use crate::domain::ShareCursor;
 use crate::domain::{
     FileId, FileName, FileRecord, FolderPath, ShareChanges, ShareId, ShareMember, ShareMembership, ShareRecord,
     ShareWrite,
@@ -76,6 +77,46 @@ impl Store {
 
     /// Visible shares, newest first. Metadata only.
     #[tracing::instrument(skip(self))]
+    /// A page of the visible shares, newest first: the first `limit`, or the `limit` after a cursor,
+    /// found through the index by creation time however deep the page.
+    #[tracing::instrument(skip(self))]
+    pub async fn list_shares_page(
+        &self,
+        now: i64,
+        limit: i64,
+        after: Option<&ShareCursor>,
+    ) -> Result<Vec<ShareRecord>, StoreError> {
+        let rows = match after {
+            None => {
+                sql!(
+                    query_as ShareRow,
+                    ["SELECT " SHARE_COLUMNS " FROM shares WHERE " SHARE_VISIBLE
+                     " ORDER BY shares.created_at DESC, shares.id DESC LIMIT ?2"],
+                    now,
+                    limit
+                )
+                .fetch_all(&self.reader)
+                .await?
+            }
+            Some(cursor) => {
+                let id = cursor.id.as_str();
+                sql!(
+                    query_as ShareRow,
+                    ["SELECT " SHARE_COLUMNS " FROM shares WHERE " SHARE_VISIBLE
+                     " AND shares.created_at <= ?3 AND (shares.created_at, shares.id) < (?3, ?4) \
+                      ORDER BY shares.created_at DESC, shares.id DESC LIMIT ?2"],
+                    now,
+                    limit,
+                    cursor.created_at,
+                    id
+                )
+                .fetch_all(&self.reader)
+                .await?
+            }
+        };
+        records(rows)
+    }
+
     pub async fn list_shares(&self, now: i64) -> Result<Vec<ShareRecord>, StoreError> {
         let rows = sql!(
             query_as ShareRow,
