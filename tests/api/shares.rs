@@ -1186,7 +1186,8 @@ async fn shares_page_by_cursor_and_the_files_page_shows_the_newest() {
     let mut made = Vec::new();
     for i in 0..25 {
         let body = json!({ "name": format!("Share {i:02}"), "files": [file] });
-        let share: Value = app.owner(Method::POST, "/api/shares").json(&body).send().await.unwrap().json().await.unwrap();
+        let share: Value =
+            app.owner(Method::POST, "/api/shares").json(&body).send().await.unwrap().json().await.unwrap();
         made.push(share["id"].as_str().unwrap().to_owned());
     }
     let whole: Vec<Value> = app.owner(Method::GET, "/api/shares").send().await.unwrap().json().await.unwrap();
