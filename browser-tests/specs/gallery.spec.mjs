@@ -86,7 +86,10 @@ test('the files grid and a share of photos show thumbnails, on a desktop and on 
   const full = stranger.locator('#share-files a:has(img.thumbnail)').first();
   const [response] = await Promise.all([stranger.waitForResponse(/\/preview\//), full.click()]);
   assert.equal(response.status(), 200);
-  assert.equal(await stranger.evaluate(() => document.images[0]?.naturalWidth), 1600, 'the full-size picture');
+  // The browser shows the picture as a document of its own; it may still be decoding it.
+  await stranger.waitForURL(/\/preview\//);
+  await stranger.waitForFunction(() => document.images[0]?.complete && document.images[0].naturalWidth > 0);
+  assert.equal(await stranger.evaluate(() => document.images[0].naturalWidth), 1600, 'the full-size picture');
 
   // None of it counted as a download.
   const listed = await (await fetch(`${server.url}/api/files`, { headers: { Authorization: `Bearer ${server.secret}` } })).json();
