@@ -61,9 +61,9 @@ pub async fn shares_of(ctx: &Context, files: &[FileRecord]) -> Result<Vec<Shared
     let now = ctx.now();
     let index: std::collections::HashMap<&str, usize> =
         files.iter().enumerate().map(|(at, file)| (file.id.as_str(), at)).collect();
-    let memberships = ctx.store.share_memberships(now).await?;
+    let memberships = ctx.store.shares().memberships(now).await?;
     let mut shares = Vec::new();
-    for share in ctx.store.list_shares(now).await? {
+    for share in ctx.store.shares().list(now).await? {
         let members: Vec<(usize, String)> = memberships
             .iter()
             .filter(|member| member.share_id == share.id)
@@ -111,7 +111,7 @@ async fn send_batches(store: &Store, files: &[FileRecord], batches: mpsc::Sender
         while first < chunks {
             let last = (first + READ_BATCH_CHUNKS - 1).min(chunks - 1);
             let batch = store
-                .read_chunks_blocking(&file.id, first, last, Vec::new(), |batch, _, chunk| {
+                .chunks().read_blocking(&file.id, first, last, Vec::new(), |batch, _, chunk| {
                     batch.extend_from_slice(chunk);
                     Ok(())
                 })
@@ -171,7 +171,7 @@ pub async fn find_files(ctx: &Context, ids: &[FileId]) -> Result<Requested, Stor
     let now = ctx.now();
     let mut files = Vec::with_capacity(unique.len());
     for id in unique {
-        match ctx.store.find_file(id, now).await? {
+        match ctx.store.files().find(id, now).await? {
             Some(file) => files.push(file),
             None => return Ok(Requested::Missing),
         }
@@ -321,7 +321,7 @@ pub async fn import_visible(
     let now = ctx.now();
     let mut files = Vec::with_capacity(imported.len());
     for file in imported {
-        let found = ctx.store.find_file(&file.id, now).await.map_err(UploadError::Store)?;
+        let found = ctx.store.files().find(&file.id, now).await.map_err(UploadError::Store)?;
         if let Some(record) = found {
             ctx.events.file_uploaded(ctx.clock.now(), &record);
             files.push((record, file.deletion_token));
@@ -406,9 +406,9 @@ mod tests {
         let imported = import(&ctx, &path, None).await.unwrap();
         assert_eq!(imported.len(), 2);
         let now = time::OffsetDateTime::now_utc().unix_timestamp();
-        let record = store.find_file(&imported[0].id, now).await.unwrap().unwrap();
+        let record = store.files().find(&imported[0].id, now).await.unwrap().unwrap();
         let last = (record.file_size - 1) / record.chunk_size;
-        let read = store.read_chunks_blocking(&record.id, 0, last, Vec::new(), |bytes, _, chunk| {
+        let read = store.chunks().read_blocking(&record.id, 0, last, Vec::new(), |bytes, _, chunk| {
             bytes.extend_from_slice(chunk);
             Ok(())
         });

@@ -25,7 +25,7 @@ pub struct Collected {
 /// store several instances share, another instance's uploads are running, not cut off: only those
 /// whose lease ran out go (in `collect`).
 pub async fn purge_interrupted_uploads(ctx: &Context) -> Result<u64, StoreError> {
-    let interrupted = if ctx.store.is_shared() { 0 } else { ctx.store.mark_interrupted_uploads_deleted().await? };
+    let interrupted = if ctx.store.is_shared() { 0 } else { ctx.store.cleanup().mark_interrupted().await? };
     if interrupted > 0 {
         tracing::info!(interrupted, "removing uploads interrupted by the last stop");
     }
@@ -39,19 +39,19 @@ pub async fn purge_interrupted_uploads(ctx: &Context) -> Result<u64, StoreError>
 /// instance at a time (an instance that finds the lock taken leaves the pass to its holder).
 pub async fn collect(ctx: &Context) -> Result<Collected, StoreError> {
     let (store, now) = (&ctx.store, ctx.now());
-    let mut abandoned = store.mark_abandoned_uploads_deleted().await?;
-    let Some(lock) = store.lock_cleanup().await? else {
+    let mut abandoned = store.cleanup().mark_abandoned().await?;
+    let Some(lock) = store.cleanup().lock().await? else {
         return Ok(Collected { abandoned, ..Collected::default() });
     };
     let pass = async {
         let expiring = crate::services::webhooks::about_to_expire(ctx, now, now - USED_UP_GRACE_SECS).await;
-        let expired_files = store.mark_expired_files_deleted(now, now - USED_UP_GRACE_SECS).await?;
+        let expired_files = store.cleanup().mark_expired_files(now, now - USED_UP_GRACE_SECS).await?;
         ctx.events.files_expired(ctx.clock.now(), &expiring);
-        let expired = expired_files + store.mark_expired_resumable_uploads_deleted(now).await?;
-        abandoned += store.mark_lapsed_uploads_deleted(now, now - lease_secs(ctx)).await?;
-        let purged = store.purge_deleted_files().await?;
-        let pages_released = store.reclaim_space().await?;
-        store.restore_reserve().await;
+        let expired = expired_files + store.cleanup().mark_expired_resumable(now).await?;
+        abandoned += store.cleanup().mark_lapsed(now, now - lease_secs(ctx)).await?;
+        let purged = store.cleanup().purge_deleted().await?;
+        let pages_released = store.space().reclaim().await?;
+        store.space().restore_reserve().await;
         Ok(Collected { expired, abandoned, purged, pages_released })
     }
     .await;
@@ -74,7 +74,7 @@ pub async fn renew_leases_periodically(ctx: Context) {
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         ticker.tick().await;
-        if let Err(error) = ctx.store.renew_upload_leases(ctx.now() + lease_secs(&ctx)).await {
+        if let Err(error) = ctx.store.cleanup().renew_leases(ctx.now() + lease_secs(&ctx)).await {
             tracing::warn!(
                 ?error,
                 "could not renew the leases of the uploads in flight; trying again at the next tick"
@@ -101,7 +101,7 @@ pub async fn run_periodically(ctx: Context, interval: Duration) {
         tokio::select! {
             _ = ticker.tick() => {}
             () = ctx.cleanup.woken() => {}
-            () = ctx.store.upload_abandoned() => {}
+            () = ctx.store.uploads().abandoned() => {}
             () = tokio::time::sleep(RETRY_DELAY), if retry_soon => {}
         }
         retry_soon = match collect(&ctx).await {

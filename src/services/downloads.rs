@@ -99,13 +99,13 @@ pub async fn count(
 ) -> Result<Counted, StoreError> {
     match audience {
         Audience::Visitor if counts(sending, file.max_downloads.is_some()) => {
-            let Some(counted) = ctx.store.count_download(&file.id, ctx.now()).await? else {
+            let Some(counted) = ctx.store.files().count_download(&file.id, ctx.now()).await? else {
                 return Ok(Counted::UsedUp);
             };
             *file = counted;
             ctx.events.file_downloaded(ctx.clock.now(), file, &who.ip);
             // A failure here must not fail the download.
-            if let Err(error) = ctx.store.record_download(&file.id, ctx.now(), &who.ip, &who.user_agent).await {
+            if let Err(error) = ctx.store.activity().record_download(&file.id, ctx.now(), &who.ip, &who.user_agent).await {
                 tracing::warn!(?error, "could not record a download in the history");
             }
             Ok(Counted::Yes)
@@ -126,7 +126,7 @@ pub async fn count_for_share(
     if !counts(sending, share.max_downloads.is_some()) {
         return Ok(Counted::No);
     }
-    if !ctx.store.count_share_download(&share.id, ctx.now()).await? {
+    if !ctx.store.shares().count_download(&share.id, ctx.now()).await? {
         return Ok(Counted::UsedUp);
     }
     ctx.events.share_downloaded(ctx.clock.now(), share, &who.ip);
@@ -180,7 +180,7 @@ async fn read_batch(
     let pieces = Vec::with_capacity(READ_BATCH_CHUNKS as usize / PIECE_CHUNKS + 1);
     let (layout_here, range) = (layout.clone(), *range);
     let (mut pieces, piece) = store
-        .read_chunks_blocking(
+        .chunks().read_blocking(
             &layout.file_id,
             first as i64,
             last as i64,

@@ -29,28 +29,28 @@ pub enum EditError {
 
 /// The file anyone with its link may download now: finalized, not expired, downloads left.
 pub async fn find(ctx: &Context, id: &FileId) -> Result<Option<FileRecord>, StoreError> {
-    ctx.store.find_file(id, ctx.now()).await
+    ctx.store.files().find(id, ctx.now()).await
 }
 
 /// The hash of a visible file's download password, if it has one.
 pub async fn password_hash(ctx: &Context, id: &FileId) -> Result<Option<String>, StoreError> {
-    ctx.store.file_password_hash(id, ctx.now()).await
+    ctx.store.files().password_hash(id, ctx.now()).await
 }
 
 /// Visible files, newest first: from the start, past `offset` of them (the API's old paging, which
 /// reads every file it skips), or after a cursor (`FileCursor`, what the next page should use).
 pub async fn list(ctx: &Context, limit: i64, offset: i64) -> Result<Vec<FileRecord>, StoreError> {
-    ctx.store.list_files(ctx.now(), limit, offset).await
+    ctx.store.files().list(ctx.now(), limit, offset).await
 }
 
 /// Visible files after `after`, newest first; every page costs the same.
 pub async fn list_after(ctx: &Context, limit: i64, after: &FileCursor) -> Result<Vec<FileRecord>, StoreError> {
-    ctx.store.list_files_after(ctx.now(), limit, after).await
+    ctx.store.files().list_after(ctx.now(), limit, after).await
 }
 
 /// One page of the files page (filtered and sorted) and how many files match in all.
 pub async fn browse(ctx: &Context, listing: &FileListing) -> Result<(Vec<FileRecord>, i64), StoreError> {
-    ctx.store.browse_files(ctx.now(), listing).await
+    ctx.store.files().browse(ctx.now(), listing).await
 }
 
 /// Applies an edit to a visible file and returns the file as it is now (`None`: no such file).
@@ -76,15 +76,15 @@ pub async fn edit(ctx: &Context, id: &FileId, edit: FileEdit) -> Result<Option<F
         expires_at: edit.expires_at,
         password_hash,
     };
-    Ok(ctx.store.update_file(id, &changes, ctx.now()).await?)
+    Ok(ctx.store.files().update(id, &changes, ctx.now()).await?)
 }
 
 /// Hides a visible file at once and wakes the clean-up, which purges its chunks right after.
 /// False when there was no such file.
 pub async fn delete(ctx: &Context, id: &FileId) -> Result<bool, StoreError> {
     // Read first for the webhooks' event, which names the file.
-    let file = ctx.store.find_file(id, ctx.now()).await?;
-    let deleted = ctx.store.delete_file(id, ctx.now()).await?;
+    let file = ctx.store.files().find(id, ctx.now()).await?;
+    let deleted = ctx.store.files().delete(id, ctx.now()).await?;
     deleted_now(ctx, deleted, file.as_ref());
     Ok(deleted)
 }
@@ -102,15 +102,15 @@ fn deleted_now(ctx: &Context, deleted: bool, file: Option<&FileRecord>) {
 /// Deletes a file through its deletion link, when the token is the one its upload was given.
 pub async fn delete_with_token(ctx: &Context, id: &FileId, token: &str) -> Result<bool, StoreError> {
     let token_sha256 = crate::services::auth::secret::token_hash(token);
-    let file = ctx.store.find_file(id, ctx.now()).await?;
-    let deleted = ctx.store.delete_file_with_token(id, &token_sha256, ctx.now()).await?;
+    let file = ctx.store.files().find(id, ctx.now()).await?;
+    let deleted = ctx.store.files().delete_with_token(id, &token_sha256, ctx.now()).await?;
     deleted_now(ctx, deleted, file.as_ref());
     Ok(deleted)
 }
 
 /// The latest downloads of a file, newest first.
 pub async fn history(ctx: &Context, id: &FileId, limit: i64) -> Result<Vec<DownloadRecord>, StoreError> {
-    ctx.store.download_history(id, limit).await
+    ctx.store.activity().download_history(id, limit).await
 }
 
 /// The first `wanted` bytes of a file (fewer if it is shorter), read from its first chunks only.
@@ -123,7 +123,7 @@ pub async fn first_bytes(ctx: &Context, file: &FileRecord, wanted: usize) -> Res
             bytes.extend_from_slice(chunk);
             Ok(())
         };
-        bytes = ctx.store.read_chunks_blocking(&file.id, 0, last_chunk as i64, bytes, take).await?;
+        bytes = ctx.store.chunks().read_blocking(&file.id, 0, last_chunk as i64, bytes, take).await?;
     }
     bytes.truncate(wanted);
     Ok(bytes)
@@ -139,8 +139,8 @@ pub async fn listing_database(
 ) -> Result<Vec<u8>, StoreError> {
     use crate::store::export::{ListingRow, ListingShare, listing_database, listing_page_size};
     let now = ctx.now();
-    let shares = ctx.store.list_shares(now).await?;
-    let memberships = ctx.store.share_memberships(now).await?;
+    let shares = ctx.store.shares().list(now).await?;
+    let memberships = ctx.store.shares().memberships(now).await?;
     let share_urls: Vec<String> = shares.iter().map(|share| share_url(&share.id)).collect();
     let build = tokio::task::spawn_blocking(move || {
         let rows: Vec<ListingRow<'_>> = files.iter().zip(urls).map(|(file, url)| ListingRow { file, url }).collect();

@@ -33,7 +33,7 @@ pub enum Refusal {
 /// The link a guest path names, if it takes uploads now; else why it does not.
 pub async fn open(ctx: &Context, raw_id: &str) -> Result<GuestLinkRecord, Refusal> {
     let id = GuestLinkId::parse(raw_id).ok_or(Refusal::Unknown)?;
-    let link = ctx.store.find_guest_link(&id).await?.ok_or(Refusal::Unknown)?;
+    let link = ctx.store.guest_links().find(&id).await?.ok_or(Refusal::Unknown)?;
     match refusal(&link, ctx.now()) {
         Some(refused) => Err(refused),
         None => Ok(link),
@@ -84,7 +84,7 @@ pub fn cap_options(link: &GuestLinkRecord, mut options: UploadOptions, now: Offs
 /// Why the link turned down an upload at its finish: it changed while the bytes came in (used up
 /// by another guest, disabled, expired, deleted, or its size limit lowered).
 pub async fn refused_at_finish(ctx: &Context, id: &GuestLinkId, received: u64) -> Refusal {
-    match ctx.store.find_guest_link(id).await {
+    match ctx.store.guest_links().find(id).await {
         Ok(Some(link)) => match (refusal(&link, ctx.now()), link.max_file_size()) {
             (Some(refused), _) => refused,
             (None, Some(limit)) if received > limit.as_u64() => Refusal::TooLarge(limit),
@@ -102,12 +102,12 @@ pub async fn claim_batch(ctx: &Context, link: &GuestLinkId, files: &[FileId]) ->
     let mut distinct = files.to_vec();
     distinct.sort_by(|a, b| a.as_str().cmp(b.as_str()));
     distinct.dedup();
-    ctx.store.claim_guest_files(link, &distinct).await
+    ctx.store.guest_links().claim_files(link, &distinct).await
 }
 
 /// Gives a batch back when its share was not made after all.
 pub async fn release_batch(ctx: &Context, files: &[FileId]) {
-    if let Err(error) = ctx.store.release_guest_files(files).await {
+    if let Err(error) = ctx.store.guest_links().release_files(files).await {
         // The guest cannot share these files now; the owner still can.
         tracing::warn!(?error, files = files.len(), "could not give a guest's batch back after its share failed");
     }
@@ -115,16 +115,16 @@ pub async fn release_batch(ctx: &Context, files: &[FileId]) {
 
 /// Every link, newest first.
 pub async fn list(ctx: &Context) -> Result<Vec<GuestLinkRecord>, StoreError> {
-    ctx.store.guest_links().await
+    ctx.store.guest_links().list().await
 }
 
 /// The link with this id, in any state; `Unknown` when there is none.
 pub async fn find(ctx: &Context, id: &GuestLinkId) -> Result<GuestLinkRecord, Refusal> {
-    ctx.store.find_guest_link(id).await?.ok_or(Refusal::Unknown)
+    ctx.store.guest_links().find(id).await?.ok_or(Refusal::Unknown)
 }
 
 pub async fn create(ctx: &Context, terms: &GuestLinkTerms) -> Result<GuestLinkRecord, StoreError> {
-    ctx.store.create_guest_link(&GuestLinkId::random(), terms, ctx.now()).await
+    ctx.store.guest_links().create(&GuestLinkId::random(), terms, ctx.now()).await
 }
 
 /// New terms (and, when given, a new disabled state); `None` when there is no such link.
@@ -134,7 +134,7 @@ pub async fn update(
     terms: &GuestLinkTerms,
     disabled: Option<bool>,
 ) -> Result<Option<GuestLinkRecord>, StoreError> {
-    ctx.store.update_guest_link(id, terms, disabled).await
+    ctx.store.guest_links().update(id, terms, disabled).await
 }
 
 pub async fn set_disabled(
@@ -142,10 +142,10 @@ pub async fn set_disabled(
     id: &GuestLinkId,
     disabled: bool,
 ) -> Result<Option<GuestLinkRecord>, StoreError> {
-    ctx.store.set_guest_link_disabled(id, disabled).await
+    ctx.store.guest_links().set_disabled(id, disabled).await
 }
 
 /// Deletes the link; files uploaded through it stay. False when there was none.
 pub async fn delete(ctx: &Context, id: &GuestLinkId) -> Result<bool, StoreError> {
-    ctx.store.delete_guest_link(id).await
+    ctx.store.guest_links().delete(id).await
 }

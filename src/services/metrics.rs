@@ -110,7 +110,7 @@ impl Metrics {
     pub async fn render(&self, ctx: &Context, memory: &UploadMemory) -> Result<String, StoreError> {
         self.upload_memory_bytes.set(i64::try_from(memory.in_use()).unwrap_or(i64::MAX));
         self.upload_memory_peak_bytes.set(i64::try_from(memory.peak()).unwrap_or(i64::MAX));
-        let usage = ctx.store.usage().await?;
+        let usage = ctx.store.space().usage().await?;
         self.files.set(usage.files);
         self.stored_bytes.set(usage.stored_bytes);
         self.reclaimable_bytes.set(usage.reclaimable_bytes);

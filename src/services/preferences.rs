@@ -10,9 +10,9 @@ const DEFAULT_EXPIRY: &str = "30";
 
 /// The expiry choice the upload page preselects.
 pub async fn default_expiry(ctx: &Context) -> Result<String, StoreError> {
-    Ok(ctx.store.setting(DEFAULT_EXPIRY_KEY).await?.unwrap_or_else(|| DEFAULT_EXPIRY.to_owned()))
+    Ok(ctx.store.settings().get(DEFAULT_EXPIRY_KEY).await?.unwrap_or_else(|| DEFAULT_EXPIRY.to_owned()))
 }
 
 pub async fn set_default_expiry(ctx: &Context, choice: &str) -> Result<(), StoreError> {
-    ctx.store.set_setting(DEFAULT_EXPIRY_KEY, choice).await
+    ctx.store.settings().set(DEFAULT_EXPIRY_KEY, choice).await
 }

@@ -205,7 +205,7 @@ impl ResumableUploads {
             return Err(UploadError::TooLarge(limit).into());
         }
         let options = FileOptions::from_metadata(&creation.metadata, self.ctx.clock.now())?;
-        self.ctx.store.check_room_for_uploads().await?;
+        self.ctx.store.space().check_room().await?;
         let id = FileId::random();
         let now = self.ctx.now();
         let guest_link = who.link_id();
@@ -231,7 +231,7 @@ impl ResumableUploads {
             is_partial: creation.is_partial,
             is_final,
         };
-        self.ctx.store.create_resumable_upload(&new).await?.ok_or(ResumableError::GuestLinkFull)
+        self.ctx.store.resumable_uploads().create(&new).await?.ok_or(ResumableError::GuestLinkFull)
     }
 
     /// Joins finished partial uploads of `who` into one file (a final upload), in one request:
@@ -282,7 +282,7 @@ impl ResumableUploads {
         // The clean-up must not expire a part while it is read.
         let expires_at = self.ctx.now() + self.expiry.whole_seconds();
         for id in parts {
-            self.ctx.store.extend_resumable_upload(id, expires_at).await?;
+            self.ctx.store.resumable_uploads().extend(id, expires_at).await?;
         }
         let creation = Creation { length: Some(total), metadata: concatenation.metadata.clone(), is_partial: false };
         let upload = self.create_row(who, &creation, true).await?;
@@ -305,14 +305,14 @@ impl ResumableUploads {
             (Ok(appended), None) if appended.finished.is_some() => Ok(appended),
             (appended, failed) => {
                 // Nothing of a failed join is kept: the partials stay for another try.
-                if let Err(error) = self.ctx.store.abandon_upload(&id).await {
+                if let Err(error) = self.ctx.store.uploads().abandon(&id).await {
                     tracing::warn!(file_id = %id, ?error, "could not delete a failed final upload");
                 }
                 self.forget(&id);
                 // A part that another final upload consumed while this one read it: its chunks
                 // were purged under the reader. That is the part gone, not a damaged file.
                 for part in parts {
-                    if matches!(self.ctx.store.find_resumable_upload(part).await, Ok(None)) {
+                    if matches!(self.ctx.store.resumable_uploads().find(part).await, Ok(None)) {
                         return Err(StoreError::PartGone { part: part.to_string() }.into());
                     }
                 }
@@ -343,7 +343,7 @@ impl ResumableUploads {
         futures_util::stream::iter(batches)
             .map(move |(id, length, first, last)| {
                 let owner = id.to_string();
-                self.ctx.store.read_chunks_blocking(id, first, last, Vec::new(), move |read, idx, data| {
+                self.ctx.store.chunks().read_blocking(id, first, last, Vec::new(), move |read, idx, data| {
                     // Rows past the length are those of bytes refused after being written.
                     let expected = (length - idx as u64 * CHUNK_SIZE as u64).min(CHUNK_SIZE as u64) as usize;
                     match data.get(..expected) {
@@ -368,7 +368,7 @@ impl ResumableUploads {
             Ok(upload) => Ok(Progress::Unfinished(upload)),
             Err(ResumableError::NotFound) => {
                 let now = self.ctx.now();
-                match self.ctx.store.find_file(id, now).await? {
+                match self.ctx.store.files().find(id, now).await? {
                     Some(file) if file.guest_link_id.as_deref() == who.link_id().map(GuestLinkId::as_str) => {
                         Ok(Progress::Finished(file))
                     }
@@ -406,7 +406,7 @@ impl ResumableUploads {
     ) -> Result<Appended, ResumableError> {
         let mut hashing = self.lock(id).await?;
         let mut upload = match self.unfinished(who, id).await {
-            Err(ResumableError::NotFound) if self.ctx.store.upload_concat(id).await?.is_some() => {
+            Err(ResumableError::NotFound) if self.ctx.store.resumable_uploads().concat(id).await?.is_some() => {
                 return Err(ResumableError::FinalTakesNoBytes);
             }
             found => found?,
@@ -427,7 +427,7 @@ impl ResumableUploads {
                 if let Some(limit) = who.max_size().filter(|limit| sent > limit.as_u64()) {
                     return Err(UploadError::TooLarge(limit).into());
                 }
-                self.ctx.store.declare_resumable_length(id, sent as i64).await?;
+                self.ctx.store.resumable_uploads().declare_length(id, sent as i64).await?;
                 upload.upload_length = Some(sent as i64);
                 Some(sent)
             }
@@ -455,7 +455,7 @@ impl ResumableUploads {
         let extended = request.body_length != Some(0);
         if extended {
             let expires_at = self.ctx.now() + self.expiry.whole_seconds();
-            self.ctx.store.extend_resumable_upload(id, expires_at).await?;
+            self.ctx.store.resumable_uploads().extend(id, expires_at).await?;
             upload.expires_at = expires_at;
         }
 
@@ -464,7 +464,7 @@ impl ResumableUploads {
         self.hash_stored_chunks(id, &mut hashing, first_idx).await?;
         let partial = match partial_len {
             0 => Bytes::new(),
-            len => self.ctx.store.partial_chunk(id, first_idx, len).await?,
+            len => self.ctx.store.resumable_uploads().partial_chunk(id, first_idx, len).await?,
         };
         // Moved by each batch as it is stored, checksum or not: a batch that moved nothing could
         // land beside another request's (on another instance) at the same offset.
@@ -499,13 +499,13 @@ impl ResumableUploads {
             _ => false,
         };
         if extended && (accepted == 0 || discarded) {
-            self.ctx.store.extend_resumable_upload(id, expiry_before).await?;
+            self.ctx.store.resumable_uploads().extend(id, expiry_before).await?;
             upload.expires_at = expiry_before;
         }
         if discarded {
             let reached = reached.load(Ordering::SeqCst);
             if reached != offset as i64 {
-                self.ctx.store.truncate_resumable_upload(id, first_idx, partial, reached, offset as i64).await?;
+                self.ctx.store.resumable_uploads().truncate(id, first_idx, partial, reached, offset as i64).await?;
             }
             written?;
             committed?;
@@ -537,7 +537,7 @@ impl ResumableUploads {
 
     /// The `Upload-Concat` of a file made by a final upload (for its HEAD); `None` for any other.
     pub async fn upload_concat(&self, id: &FileId) -> Result<Option<String>, ResumableError> {
-        Ok(self.ctx.store.upload_concat(id).await?)
+        Ok(self.ctx.store.resumable_uploads().concat(id).await?)
     }
 
     /// Deletes an unfinished upload and its chunks.
@@ -548,7 +548,7 @@ impl ResumableUploads {
             Ok(_) | Err(ResumableError::Expired) => {}
             Err(error) => return Err(error),
         }
-        self.ctx.store.abandon_upload(id).await?;
+        self.ctx.store.uploads().abandon(id).await?;
         self.forget(id);
         self.ctx.cleanup.wake(); // to give the pages back
         Ok(())
@@ -556,7 +556,7 @@ impl ResumableUploads {
 
     /// The unfinished upload `id` if `who` may touch it: 404 when unknown or another's, 410 when expired.
     async fn unfinished(&self, who: &Uploader, id: &FileId) -> Result<ResumableRecord, ResumableError> {
-        let upload = self.ctx.store.find_resumable_upload(id).await?;
+        let upload = self.ctx.store.resumable_uploads().find(id).await?;
         match upload {
             Some(upload) if upload.guest_link_id.as_deref() == who.link_id().map(GuestLinkId::as_str) => {
                 if upload.expires_at <= self.ctx.now() {
@@ -600,7 +600,7 @@ impl ResumableUploads {
         };
         let id = &upload.file_id;
         self.forget(id);
-        match self.ctx.store.finish_resumable_upload(id, &finished).await? {
+        match self.ctx.store.resumable_uploads().finish(id, &finished).await? {
             Some(record) => {
                 if let Some((_, parts)) = join {
                     parts.iter().for_each(|part| self.forget(part));
@@ -610,7 +610,7 @@ impl ResumableUploads {
                 Ok(FinishedFile { record, deletion_token })
             }
             None => {
-                self.ctx.store.abandon_upload(id).await?;
+                self.ctx.store.uploads().abandon(id).await?;
                 Err(ResumableError::GuestLinkRefused)
             }
         }
@@ -653,7 +653,7 @@ impl ResumableUploads {
             hasher = self
                 .ctx
                 .store
-                .read_chunks_blocking(id, first, last, hasher, |hasher, _, chunk| {
+                .chunks().read_blocking(id, first, last, hasher, |hasher, _, chunk| {
                     hasher.update(chunk);
                     Ok(())
                 })

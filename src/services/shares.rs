@@ -107,7 +107,7 @@ pub async fn create(
         max_downloads: options.max_downloads,
         password_hash: password_hash.as_deref(),
     };
-    Ok(ctx.store.create_share(&share, files, now).await?)
+    Ok(ctx.store.shares().create(&share, files, now).await?)
 }
 
 /// The share a guest makes of its batch through a link that turns batches into shares
@@ -123,7 +123,7 @@ pub async fn create_for_guest(
 ) -> Result<ShareWrite, ShareError> {
     let mut expiries = Vec::with_capacity(files.len());
     for (id, _) in files {
-        match ctx.store.find_file(id, now).await? {
+        match ctx.store.files().find(id, now).await? {
             Some(file) if file.guest_link_id.as_deref() == Some(link.as_str()) => expiries.push(file.expires_at),
             _ => return Ok(ShareWrite::NoFile(id.clone())),
         }
@@ -223,30 +223,30 @@ pub async fn edit(
     };
     let ids: Vec<FileId> = changes.add.iter().map(|(id, _)| id.clone()).collect();
     fill_missing_crc32(ctx, &ids, now).await?;
-    Ok(ctx.store.update_share(id, &changes, now).await?)
+    Ok(ctx.store.shares().update(id, &changes, now).await?)
 }
 
 /// The share anyone with its link may see now (not expired, downloads left).
 pub async fn find(ctx: &Context, id: &ShareId) -> Result<Option<ShareRecord>, StoreError> {
-    ctx.store.find_share(id, ctx.now()).await
+    ctx.store.shares().find(id, ctx.now()).await
 }
 
 /// Every share anyone may see now, newest first.
 /// A page of the visible shares, newest first: the first `limit`, or the `limit` after `after`
 /// (`ShareCursor::after` the last share of the page before).
 pub async fn list(ctx: &Context, limit: i64, after: Option<&ShareCursor>) -> Result<Vec<ShareRecord>, StoreError> {
-    ctx.store.list_shares_page(ctx.now(), limit, after).await
+    ctx.store.shares().page(ctx.now(), limit, after).await
 }
 
 /// A share's visible files, in its order.
 pub async fn members(ctx: &Context, id: &ShareId) -> Result<Vec<ShareMember>, StoreError> {
-    ctx.store.share_members(id, ctx.now()).await
+    ctx.store.shares().members(id, ctx.now()).await
 }
 
 /// The visible member of a share that its links name `key` (`member_key`), if it is one the share
 /// serves: not one with a password or download limit of its own, which only its own link serves.
 pub async fn open_member(ctx: &Context, id: &ShareId, key: &str) -> Result<Option<FileRecord>, StoreError> {
-    let members = ctx.store.share_members(id, ctx.now()).await?;
+    let members = ctx.store.shares().members(id, ctx.now()).await?;
     Ok(members
         .into_iter()
         .map(|member| member.file)
@@ -256,7 +256,7 @@ pub async fn open_member(ctx: &Context, id: &ShareId, key: &str) -> Result<Optio
 /// Deletes a share (with its files when `with_files`, which the clean-up then purges); false
 /// when there was none.
 pub async fn delete(ctx: &Context, id: &ShareId, with_files: bool) -> Result<bool, StoreError> {
-    let deleted = ctx.store.delete_share(id, with_files, ctx.now()).await?;
+    let deleted = ctx.store.shares().delete(id, with_files, ctx.now()).await?;
     if deleted && with_files {
         ctx.cleanup.wake();
     }
@@ -265,7 +265,7 @@ pub async fn delete(ctx: &Context, id: &ShareId, with_files: bool) -> Result<boo
 
 /// The hash of a share's password, if it has one.
 pub async fn password_hash(ctx: &Context, id: &ShareId) -> Result<Option<String>, StoreError> {
-    ctx.store.share_password_hash(id, ctx.now()).await
+    ctx.store.shares().password_hash(id, ctx.now()).await
 }
 
 /// Computes and stores the CRC-32 of every file among `ids` that has none (uploaded before
@@ -273,9 +273,9 @@ pub async fn password_hash(ctx: &Context, id: &ShareId) -> Result<Option<String>
 /// before a zip is laid out, rather than for every file at startup: only files in shares need it,
 /// and a start must not read the whole database first.
 pub async fn fill_missing_crc32(ctx: &Context, ids: &[FileId], now: i64) -> Result<(), StoreError> {
-    for file in ctx.store.files_without_crc32(ids, now).await? {
+    for file in ctx.store.files().without_crc32(ids, now).await? {
         let crc32 = crc32_of(ctx, &file).await?;
-        ctx.store.set_crc32(&file.id, crc32).await?;
+        ctx.store.files().set_crc32(&file.id, crc32).await?;
     }
     Ok(())
 }
@@ -289,7 +289,7 @@ async fn crc32_of(ctx: &Context, file: &FileRecord) -> Result<u32, StoreError> {
         let last = (first + READ_BATCH_CHUNKS - 1).min(chunks - 1);
         hasher = ctx
             .store
-            .read_chunks_blocking(&file.id, first, last, hasher, |hasher, _, data| {
+            .chunks().read_blocking(&file.id, first, last, hasher, |hasher, _, data| {
                 hasher.update(data);
                 Ok(())
             })
@@ -323,7 +323,7 @@ impl ShareZip {
     ) -> Result<Self, ShareError> {
         // A member with its own password or download limit is served by its own link only.
         let open_members = async || -> Result<Vec<ShareMember>, StoreError> {
-            let mut members = ctx.store.share_members(&share.id, now).await?;
+            let mut members = ctx.store.shares().members(&share.id, now).await?;
             members.retain(|member| !member.file.has_own_gate());
             Ok(members)
         };
@@ -379,7 +379,7 @@ async fn send_member(
     range: ByteRange,
     sender: &mpsc::Sender<Result<Bytes, ShareError>>,
 ) -> bool {
-    let same = match ctx.store.find_file(&file.id, ctx.now()).await {
+    let same = match ctx.store.files().find(&file.id, ctx.now()).await {
         Ok(found) => found.is_some_and(|found| {
             found.sha256 == file.sha256 && found.file_size == file.file_size && !found.has_own_gate()
         }),

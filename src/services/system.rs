@@ -27,8 +27,8 @@ pub struct SystemReport {
 pub async fn report(ctx: &Context) -> Result<SystemReport, StoreError> {
     let now = ctx.now();
     let since = activity_since(now, ACTIVITY_DAYS);
-    let uploads = ctx.store.uploads_by_day(since).await?;
-    let downloads = ctx.store.downloads_by_day(since).await?;
+    let uploads = ctx.store.activity().uploads_by_day(since).await?;
+    let downloads = ctx.store.activity().downloads_by_day(since).await?;
     let largest = FileListing {
         filter: String::new(),
         sort: FileSort::Size,
@@ -37,11 +37,11 @@ pub async fn report(ctx: &Context) -> Result<SystemReport, StoreError> {
         start: PageStart::Offset(0),
     };
     Ok(SystemReport {
-        usage: ctx.store.usage().await?,
-        unfinished: ctx.store.resumable_usage().await?,
-        disk: ctx.store.disk_space(),
+        usage: ctx.store.space().usage().await?,
+        unfinished: ctx.store.resumable_uploads().usage().await?,
+        disk: ctx.store.space().disk_space(),
         activity: daily_activity(now, ACTIVITY_DAYS, &uploads, &downloads),
-        largest: ctx.store.browse_files(now, &largest).await?.0,
+        largest: ctx.store.files().browse(now, &largest).await?.0,
     })
 }
 

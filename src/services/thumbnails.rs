@@ -38,19 +38,19 @@ pub async fn thumbnail(ctx: &Context, file: &FileRecord) -> Result<Option<(Strin
     if !has_thumbnail(file) {
         return Ok(None);
     }
-    if let Some(kept) = ctx.store.find_thumbnail(&file.id).await? {
+    if let Some(kept) = ctx.store.files().thumbnail(&file.id).await? {
         return Ok(kept.into_made());
     }
     // `MAKING` is never closed, so the turn always comes.
     let _turn = MAKING.acquire().await.ok();
     // Made while this request waited its turn (the grid asks for many at once)?
-    if let Some(kept) = ctx.store.find_thumbnail(&file.id).await? {
+    if let Some(kept) = ctx.store.files().thumbnail(&file.id).await? {
         return Ok(kept.into_made());
     }
     let bytes = files::first_bytes(ctx, file, file.file_size as usize).await?;
     // A decoder that panics on a crafted picture makes no thumbnail; it does not take the server.
     let made = tokio::task::spawn_blocking(move || make(&bytes)).await.unwrap_or(Thumbnail::Unmakeable);
-    ctx.store.save_thumbnail(&file.id, &made).await?;
+    ctx.store.files().save_thumbnail(&file.id, &made).await?;
     Ok(made.into_made())
 }
 

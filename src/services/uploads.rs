@@ -114,7 +114,7 @@ pub enum UploadError {
 /// once, so a guest link gets its uploads back, and purged by the clean-up like any deleted file.
 pub async fn withdraw(ctx: &Context, ids: &[FileId]) {
     for id in ids {
-        if let Err(error) = ctx.store.withdraw_upload(id).await {
+        if let Err(error) = ctx.store.uploads().withdraw(id).await {
             tracing::warn!(file_id = %id, ?error, "could not delete a file of a failed request");
         }
     }
@@ -255,13 +255,13 @@ impl Upload {
     ) -> Result<Self, UploadError> {
         let store = &ctx.store;
         // Refused before a byte is read; every batch is checked again as it is inserted.
-        store.check_room_for_uploads().await?;
+        store.space().check_room().await?;
         let id = FileId::random();
-        let live = store.register_upload(&id);
+        let live = store.uploads().register(&id);
         let deletion_token = generate_secret();
         let now = ctx.clock.now();
         store
-            .create_upload(&NewFile {
+            .uploads().create(&NewFile {
                 id: &id,
                 filename: &meta.filename,
                 content_type: &meta.content_type,
@@ -391,14 +391,14 @@ impl Upload {
         let (sha256, crc32) = self.write_out().await?.all.finish();
         let size = self.received as i64;
         let record = match &self.guest_link {
-            None => self.store.finish_upload(&self.id, size, &sha256, crc32).await?,
+            None => self.store.uploads().finish(&self.id, size, &sha256, crc32).await?,
             Some(link) => {
                 let now = self.clock.unix();
-                match self.store.finish_guest_upload(&self.id, size, &sha256, crc32, link, now).await? {
+                match self.store.guest_links().finish_upload(&self.id, size, &sha256, crc32, link, now).await? {
                     Some(record) => record,
                     None => {
                         // Should this fail, `drop` tries again.
-                        self.store.abandon_upload(&self.id).await?;
+                        self.store.uploads().abandon(&self.id).await?;
                         self.settled = true;
                         if let Some(live) = self.live.take() {
                             live.removed();
@@ -443,7 +443,7 @@ impl Upload {
         self.batches = None;
         let _ = self.wait_for_writer().await; // its outcome no longer matters; its rows go next
         let live = self.live.take();
-        self.store.abandon_upload(&self.id).await?;
+        self.store.uploads().abandon(&self.id).await?;
         if let Some(live) = live {
             live.removed();
         }
@@ -503,10 +503,10 @@ async fn write_batches(
         let count = chunks.len() as i64;
         offset += chunks.iter().map(|chunk| chunk.len() as i64).sum::<i64>();
         match &destination {
-            Destination::NewFile => store.insert_chunks(&id, next_idx, chunks).await?,
+            Destination::NewFile => store.chunks().insert(&id, next_idx, chunks).await?,
             Destination::Resumable { committed, .. } => {
                 let expected = committed.load(Ordering::SeqCst);
-                store.insert_resumable_chunks(&id, next_idx, chunks, expected, offset).await?;
+                store.resumable_uploads().insert_chunks(&id, next_idx, chunks, expected, offset).await?;
                 committed.store(offset, Ordering::SeqCst);
             }
         }
@@ -582,7 +582,7 @@ impl SealedUpload {
             return Ok(());
         };
         let files: Vec<SealedFile> = uploads.iter().map(|upload| upload.file.clone()).collect();
-        store.finish_uploads_together(&files).await?;
+        store.uploads().finish_together(&files).await?;
         for upload in &mut uploads {
             upload.settled = true;
             if let Some(live) = upload.live.take() {
@@ -596,7 +596,7 @@ impl SealedUpload {
     pub async fn abandon(mut self) -> Result<(), UploadError> {
         self.settled = true;
         let live = self.live.take();
-        self.store.abandon_upload(&self.file.id).await?;
+        self.store.uploads().abandon(&self.file.id).await?;
         if let Some(live) = live {
             live.removed();
         }
@@ -636,7 +636,7 @@ fn abandon_in_background(
             if let Some(writer) = writer {
                 let _ = writer.await;
             }
-            match store.abandon_upload(&id).await {
+            match store.uploads().abandon(&id).await {
                 Ok(()) => {
                     if let Some(live) = live {
                         live.removed();

@@ -243,7 +243,7 @@ async fn write_batch(store: &Store, events: &[Event], base_url: &str) {
 
 /// One delivery per event and webhook that wants it, all in one transaction.
 async fn queue_deliveries(store: &Store, events: &[Event], base_url: &str) -> Result<(), StoreError> {
-    let webhooks = store.list_webhooks().await?;
+    let webhooks = store.webhooks().list().await?;
     let mut deliveries = Vec::new();
     for event in events {
         let wanted_by: Vec<&WebhookRecord> = webhooks.iter().filter(|hook| hook.events.contains(event.kind)).collect();
@@ -264,7 +264,7 @@ async fn queue_deliveries(store: &Store, events: &[Event], base_url: &str) -> Re
     if deliveries.is_empty() {
         return Ok(());
     }
-    store.enqueue_deliveries(&deliveries).await
+    store.webhooks().enqueue_deliveries(&deliveries).await
 }
 
 /// What the owner asked for that cannot be.
@@ -308,16 +308,16 @@ pub fn parse_format(name: &str) -> Result<WebhookFormat, WebhookError> {
 /// Creates a webhook with a new secret, returned this once.
 pub async fn create(ctx: &Context, spec: &WebhookSpec) -> Result<(WebhookRecord, String), StoreError> {
     let secret = generate_secret();
-    let record = ctx.store.create_webhook(spec.url.as_str(), &spec.events, spec.format, &secret, ctx.now()).await?;
+    let record = ctx.store.webhooks().create(spec.url.as_str(), &spec.events, spec.format, &secret, ctx.now()).await?;
     Ok((record, secret))
 }
 
 pub async fn list(ctx: &Context) -> Result<Vec<WebhookRecord>, StoreError> {
-    ctx.store.list_webhooks().await
+    ctx.store.webhooks().list().await
 }
 
 pub async fn find(ctx: &Context, id: i64) -> Result<Option<WebhookRecord>, StoreError> {
-    ctx.store.find_webhook(id).await
+    ctx.store.webhooks().find(id).await
 }
 
 /// Changes what is given; `None` when there is no such webhook.
@@ -328,23 +328,23 @@ pub async fn update(
     events: Option<&WebhookEvents>,
     format: Option<WebhookFormat>,
 ) -> Result<Option<WebhookRecord>, StoreError> {
-    ctx.store.update_webhook(id, url.map(WebhookUrl::as_str), events, format).await
+    ctx.store.webhooks().update(id, url.map(WebhookUrl::as_str), events, format).await
 }
 
 /// Deletes a webhook with its pending and past deliveries; false when there was none.
 pub async fn delete(ctx: &Context, id: i64) -> Result<bool, StoreError> {
-    ctx.store.delete_webhook(id).await
+    ctx.store.webhooks().delete(id).await
 }
 
 /// A webhook's latest deliveries, newest first.
 pub async fn deliveries(ctx: &Context, id: i64) -> Result<Vec<DeliveryRecord>, StoreError> {
-    ctx.store.webhook_deliveries(id, SHOWN_DELIVERIES).await
+    ctx.store.webhooks().deliveries(id, SHOWN_DELIVERIES).await
 }
 
 /// Queues a `webhook.test` delivery to this webhook alone, due now, and wakes the worker; its id,
 /// or `None` when there is no such webhook.
 pub async fn send_test(ctx: &Context, id: i64, base_url: &str) -> Result<Option<String>, StoreError> {
-    if ctx.store.find_webhook(id).await?.is_none() {
+    if ctx.store.webhooks().find(id).await?.is_none() {
         return Ok(None);
     }
     let at = ctx.clock.now();
@@ -359,14 +359,14 @@ pub async fn send_test(ctx: &Context, id: i64, base_url: &str) -> Result<Option<
         payload,
         created_at: at.unix_timestamp(),
     };
-    ctx.store.enqueue_deliveries(&[delivery]).await?;
+    ctx.store.webhooks().enqueue_deliveries(&[delivery]).await?;
     ctx.events.wake.notify_one();
     Ok(Some(delivery_id))
 }
 
 /// For the clean-up: the files its next pass hides for having expired or been used up.
 pub(in crate::services) async fn about_to_expire(ctx: &Context, now: i64, used_up_before: i64) -> Vec<ExpiringFile> {
-    ctx.store.files_about_to_expire(now, used_up_before).await.unwrap_or_else(|error| {
+    ctx.store.files().about_to_expire(now, used_up_before).await.unwrap_or_else(|error| {
         tracing::warn!(?error, "could not read the files about to expire for their webhooks");
         Vec::new()
     })

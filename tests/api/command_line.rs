@@ -287,7 +287,7 @@ async fn vacuum_beside_a_server_checkpoints_as_often_as_the_server() {
     // 40 MiB freed at the start of the file and 40 MiB after it, which the vacuum moves down.
     let freed = crate::helpers::store_partial_upload(&store, 1280).await;
     let _kept = crate::helpers::store_partial_upload(&store, 1280).await;
-    store.abandon_upload(&freed).await.unwrap();
+    store.uploads().abandon(&freed).await.unwrap();
     store.close().await;
     let beside = open_beside(&db);
 

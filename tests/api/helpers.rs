@@ -387,8 +387,8 @@ pub fn new_file<'a>(
 /// and its first `chunks` chunks.
 pub async fn store_partial_upload(store: &blobdrop::store::Store, chunks: usize) -> blobdrop::domain::FileId {
     let (id, name) = (blobdrop::domain::FileId::random(), blobdrop::domain::FileName::parse("partial.bin").unwrap());
-    store.create_upload(&new_file(&id, &name, "the-hash-of-its-deletion-token")).await.unwrap();
+    store.uploads().create(&new_file(&id, &name, "the-hash-of-its-deletion-token")).await.unwrap();
     let chunks: Vec<bytes::Bytes> = (0..chunks).map(|i| bytes::Bytes::from(test_bytes(32_768 + i))).collect();
-    store.insert_chunks(&id, 0, chunks).await.unwrap();
+    store.chunks().insert(&id, 0, chunks).await.unwrap();
     id
 }

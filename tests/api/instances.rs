@@ -112,7 +112,7 @@ async fn a_dead_instances_upload_is_purged_once_its_lease_ran_out_and_not_before
     let dead = Store::open(app.database.clone(), Default::default()).await.unwrap();
     let id = blobdrop::domain::FileId::random();
     let name = blobdrop::domain::FileName::parse("cut-off.bin").unwrap();
-    let live = dead.register_upload(&id);
+    let live = dead.uploads().register(&id);
     let file = blobdrop::store::NewFile {
         id: &id,
         filename: &name,
@@ -123,10 +123,10 @@ async fn a_dead_instances_upload_is_purged_once_its_lease_ran_out_and_not_before
         max_downloads: None,
         deletion_token_sha256: "the-hash-of-its-deletion-token",
     };
-    dead.create_upload(&file).await.unwrap();
-    dead.insert_chunks(&id, 0, vec![bytes::Bytes::from(test_bytes(32_768))]).await.unwrap();
+    dead.uploads().create(&file).await.unwrap();
+    dead.chunks().insert(&id, 0, vec![bytes::Bytes::from(test_bytes(32_768))]).await.unwrap();
     // A lease longer than the upload's age protects it: 120 s (the app's lease is 60 s).
-    dead.renew_upload_leases(app.clock.unix() + 120).await.unwrap();
+    dead.cleanup().renew_leases(app.clock.unix() + 120).await.unwrap();
     std::mem::forget(live); // killed: it never settles
     dead.close().await;
 
@@ -150,10 +150,10 @@ async fn only_one_instance_holds_the_clean_up_lock_at_a_time() {
         Store::open(app.database.clone(), Default::default()).await.unwrap(),
         Store::open(app.database.clone(), Default::default()).await.unwrap(),
     );
-    let held = one.lock_cleanup().await.unwrap().expect("a free lock is granted");
-    assert!(other.lock_cleanup().await.unwrap().is_none(), "two clean-ups at once");
+    let held = one.cleanup().lock().await.unwrap().expect("a free lock is granted");
+    assert!(other.cleanup().lock().await.unwrap().is_none(), "two clean-ups at once");
     held.release().await;
-    let again = other.lock_cleanup().await.unwrap().expect("a released lock is granted again");
+    let again = other.cleanup().lock().await.unwrap().expect("a released lock is granted again");
     again.release().await;
     one.close().await;
     other.close().await;

@@ -123,8 +123,8 @@ async fn free_pages_a_crash_left_are_given_back_after_the_next_start() {
         let store = Store::open(&settings.database.db, Default::default()).await.unwrap();
         store_partial_upload(&store, 256).await;
         // The clean-up's purge ran; the crash came before it gave the pages back.
-        store.mark_interrupted_uploads_deleted().await.unwrap();
-        store.purge_deleted_files().await.unwrap();
+        store.cleanup().mark_interrupted().await.unwrap();
+        store.cleanup().purge_deleted().await.unwrap();
         store.close().await;
     }
     let free_pages = |db: &std::path::Path| {

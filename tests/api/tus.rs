@@ -929,7 +929,7 @@ async fn a_part_consumed_by_one_final_upload_fails_another_final_that_names_it()
             is_partial,
             is_final: false,
         };
-        store.create_resumable_upload(&upload).await.unwrap();
+        store.resumable_uploads().create(&upload).await.unwrap();
         id
     };
     let part = create(true).await;
@@ -944,10 +944,10 @@ async fn a_part_consumed_by_one_final_upload_fails_another_final_that_names_it()
         guest_link: None,
         concatenation: Some(("final;/api/uploads/part", &parts)),
     };
-    assert!(store.finish_resumable_upload(&first, &finished("first")).await.unwrap().is_some());
-    let again = store.finish_resumable_upload(&second, &finished("second")).await;
+    assert!(store.resumable_uploads().finish(&first, &finished("first")).await.unwrap().is_some());
+    let again = store.resumable_uploads().finish(&second, &finished("second")).await;
     assert!(matches!(&again, Err(StoreError::PartGone { part: gone }) if *gone == part.to_string()), "{again:?}");
-    assert!(store.find_file(&second, 1).await.unwrap().is_none(), "no file from a part already consumed");
+    assert!(store.files().find(&second, 1).await.unwrap().is_none(), "no file from a part already consumed");
     store.close().await;
 }
 

@@ -8,7 +8,7 @@ use crate::store::{DatabaseLocation, Store, StoreOptions};
 /// so each step waits its turn behind the server's writes instead of failing or blocking them long.
 pub async fn vacuum(db: &DatabaseLocation, options: StoreOptions) -> Result<(), AdminError> {
     let store = Store::open(db, options).await?;
-    let vacuumed = store.vacuum(options.wal_autocheckpoint > 0).await;
+    let vacuumed = store.space().vacuum(options.wal_autocheckpoint > 0).await;
     store.close_beside_server().await;
     let vacuumed = vacuumed?;
     if matches!(store, Store::Postgres(_)) {

@@ -66,12 +66,12 @@ impl std::fmt::Debug for GrantKey {
 impl GrantKey {
     /// The stored key, or a new random one stored now.
     pub async fn resolve(store: &Store) -> Result<Self, StoreError> {
-        let stored = store.setting_or_insert(GRANT_KEY_SETTING, &hex::encode(random_bytes::<32>())).await?;
+        let stored = store.settings().get_or_insert(GRANT_KEY_SETTING, &hex::encode(random_bytes::<32>())).await?;
         let mut key = [0u8; 32];
         if hex::decode_to_slice(&stored, &mut key).is_err() {
             // A damaged value: replace it (outstanding grants end, nothing else does).
             key = random_bytes();
-            store.set_setting(GRANT_KEY_SETTING, &hex::encode(key)).await?;
+            store.settings().set(GRANT_KEY_SETTING, &hex::encode(key)).await?;
         }
         Ok(GrantKey(key))
     }

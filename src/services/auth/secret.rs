@@ -31,12 +31,12 @@ impl OwnerSecret {
         if let Some(secret) = configured.filter(|s| !s.is_empty()) {
             return Ok((Self::from_secret(secret), None));
         }
-        if let Some(stored) = store.setting(SECRET_HASH_KEY).await?.as_deref().and_then(Self::from_hex) {
+        if let Some(stored) = store.settings().get(SECRET_HASH_KEY).await?.as_deref().and_then(Self::from_hex) {
             return Ok((stored, None));
         }
         let generated = generate_secret();
         let candidate = Self::from_secret(&generated);
-        let stored_hex = store.setting_or_insert(SECRET_HASH_KEY, &hex::encode(candidate.hash)).await?;
+        let stored_hex = store.settings().get_or_insert(SECRET_HASH_KEY, &hex::encode(candidate.hash)).await?;
         // Another process may have stored its own secret first; then that one is the owner's.
         let generated = (stored_hex == hex::encode(candidate.hash)).then_some(generated);
         let secret = Self::from_hex(&stored_hex).unwrap_or(candidate);
@@ -134,7 +134,7 @@ mod tests {
         let (first, shown) = OwnerSecret::resolve(None, &store).await.unwrap();
         let shown = shown.expect("the first start shows the generated secret");
         assert!(first.verify(&shown));
-        let stored = store.setting(SECRET_HASH_KEY).await.unwrap().unwrap();
+        let stored = store.settings().get(SECRET_HASH_KEY).await.unwrap().unwrap();
         assert!(!stored.contains(&shown));
         let (again, shown_again) = OwnerSecret::resolve(None, &store).await.unwrap();
         assert_eq!(shown_again, None);

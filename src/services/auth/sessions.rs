@@ -30,16 +30,16 @@ pub async fn start(ctx: &Context) -> Result<NewSession, StoreError> {
     let now = ctx.clock.now();
     let expires_at = now + LIFETIME;
     ctx.store
-        .create_session(&token_hash(&token), &csrf_token, now.unix_timestamp(), expires_at.unix_timestamp())
+        .accounts().create_session(&token_hash(&token), &csrf_token, now.unix_timestamp(), expires_at.unix_timestamp())
         .await?;
     Ok(NewSession { token, expires_at })
 }
 
 pub async fn find(ctx: &Context, token: &str) -> Result<Option<Session>, StoreError> {
-    let found = ctx.store.find_session(&token_hash(token), ctx.now()).await?;
+    let found = ctx.store.accounts().find_session(&token_hash(token), ctx.now()).await?;
     Ok(found.map(|record| Session { csrf_token: record.csrf_token }))
 }
 
 pub async fn end(ctx: &Context, token: &str) -> Result<(), StoreError> {
-    ctx.store.delete_session(&token_hash(token)).await
+    ctx.store.accounts().delete_session(&token_hash(token)).await
 }

@@ -12,21 +12,21 @@ pub const LAST_USED_PRECISION_SECS: i64 = 60;
 /// Creates a token; the returned string is the only time it exists outside the client.
 pub async fn create(ctx: &Context, label: &TokenLabel) -> Result<(ApiTokenRecord, String), StoreError> {
     let token = generate_secret();
-    let record = ctx.store.create_api_token(label.as_str(), &token_hash(&token), ctx.now()).await?;
+    let record = ctx.store.accounts().create_api_token(label.as_str(), &token_hash(&token), ctx.now()).await?;
     Ok((record, token))
 }
 
 /// True when `candidate` is a live token; notes when it was used (at most once a minute).
 /// The lookup is by the candidate's hash, so no comparison ever runs on the token itself.
 pub async fn authenticate(ctx: &Context, candidate: &str) -> Result<bool, StoreError> {
-    let Some(token) = ctx.store.find_api_token(&token_hash(candidate)).await? else {
+    let Some(token) = ctx.store.accounts().find_api_token(&token_hash(candidate)).await? else {
         return Ok(false);
     };
     let now = ctx.now();
     let stale_before = now - LAST_USED_PRECISION_SECS;
     if token.last_used_at.is_none_or(|at| at < stale_before) {
         // Best effort: a full disk or a busy writer must not refuse a valid token.
-        if let Err(error) = ctx.store.touch_api_token(token.id, now, stale_before).await {
+        if let Err(error) = ctx.store.accounts().touch_api_token(token.id, now, stale_before).await {
             tracing::warn!(token_id = token.id, ?error, "could not note an API token's last use");
         }
     }
@@ -35,12 +35,12 @@ pub async fn authenticate(ctx: &Context, candidate: &str) -> Result<bool, StoreE
 
 /// Every token, newest first.
 pub async fn list(ctx: &Context) -> Result<Vec<ApiTokenRecord>, StoreError> {
-    ctx.store.list_api_tokens().await
+    ctx.store.accounts().list_api_tokens().await
 }
 
 /// Revokes a token at once; false when there was none with this id.
 pub async fn revoke(ctx: &Context, id: i64) -> Result<bool, StoreError> {
-    ctx.store.delete_api_token(id).await
+    ctx.store.accounts().delete_api_token(id).await
 }
 
 #[cfg(test)]
@@ -60,13 +60,13 @@ mod tests {
         let (created, token) = create(&ctx, &TokenLabel::parse("ci").unwrap()).await.unwrap();
         assert!(authenticate(&ctx, &token).await.unwrap());
         // A row holding a raw value (as a plain `==` lookup would need) is never matched by it.
-        store.create_api_token("raw", "planted-raw-token", 0).await.unwrap();
+        store.accounts().create_api_token("raw", "planted-raw-token", 0).await.unwrap();
         assert!(!authenticate(&ctx, "planted-raw-token").await.unwrap());
         assert!(!authenticate(&ctx, &token[..42]).await.unwrap());
         // What is stored is the hash alone.
-        let found = store.find_api_token(&token_hash(&token)).await.unwrap().unwrap();
+        let found = store.accounts().find_api_token(&token_hash(&token)).await.unwrap().unwrap();
         assert_eq!(found.id, created.id);
-        assert!(store.find_api_token(&token).await.unwrap().is_none());
+        assert!(store.accounts().find_api_token(&token).await.unwrap().is_none());
     }
 
     #[tokio::test]
@@ -76,13 +76,13 @@ mod tests {
         let (created, token) = create(&ctx, &TokenLabel::parse("ci").unwrap()).await.unwrap();
         assert_eq!(created.last_used_at, None);
         assert!(authenticate(&ctx, &token).await.unwrap());
-        let first = store.find_api_token(&token_hash(&token)).await.unwrap().unwrap().last_used_at.unwrap();
+        let first = store.accounts().find_api_token(&token_hash(&token)).await.unwrap().unwrap().last_used_at.unwrap();
         // A use noted a minute ago is renewed; one noted just now is left alone.
-        store.touch_api_token(created.id, first + 30, first - 30).await.unwrap();
-        let unchanged = store.find_api_token(&token_hash(&token)).await.unwrap().unwrap().last_used_at;
+        store.accounts().touch_api_token(created.id, first + 30, first - 30).await.unwrap();
+        let unchanged = store.accounts().find_api_token(&token_hash(&token)).await.unwrap().unwrap().last_used_at;
         assert_eq!(unchanged, Some(first));
-        store.touch_api_token(created.id, first + 90, first + 30).await.unwrap();
-        let renewed = store.find_api_token(&token_hash(&token)).await.unwrap().unwrap().last_used_at;
+        store.accounts().touch_api_token(created.id, first + 90, first + 30).await.unwrap();
+        let renewed = store.accounts().find_api_token(&token_hash(&token)).await.unwrap().unwrap().last_used_at;
         assert_eq!(renewed, Some(first + 90));
     }
 
@@ -91,8 +91,8 @@ mod tests {
         let (_folder, ctx) = context().await;
         let store = &ctx.store;
         let (created, token) = create(&ctx, &TokenLabel::parse("ci").unwrap()).await.unwrap();
-        assert!(store.delete_api_token(created.id).await.unwrap());
+        assert!(store.accounts().delete_api_token(created.id).await.unwrap());
         assert!(!authenticate(&ctx, &token).await.unwrap());
-        assert!(!store.delete_api_token(created.id).await.unwrap());
+        assert!(!store.accounts().delete_api_token(created.id).await.unwrap());
     }
 }

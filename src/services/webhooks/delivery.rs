@@ -76,7 +76,7 @@ async fn run(ctx: Context, transport: Arc<dyn Transport>, wake: Arc<Notify>, sto
         let now = ctx.now();
         if pruned_at.is_none_or(|at| now - at > 3600) {
             pruned_at = Some(now);
-            match ctx.store.prune_deliveries(now - KEEP_FINISHED_SECS).await {
+            match ctx.store.cleanup().prune_deliveries(now - KEEP_FINISHED_SECS).await {
                 Ok(0) => {}
                 Ok(removed) => tracing::info!(removed, "removed old webhook deliveries"),
                 Err(error) => tracing::warn!(?error, "could not remove old webhook deliveries"),
@@ -100,7 +100,7 @@ async fn run(ctx: Context, transport: Arc<dyn Transport>, wake: Arc<Notify>, sto
         // Due at once after the next start, rather than when their lease runs out.
         let cut: Vec<String> = in_flight.0.lock().unwrap_or_else(PoisonError::into_inner).drain().collect();
         for id in cut {
-            if let Err(error) = ctx.store.release_delivery(&id, ctx.now()).await {
+            if let Err(error) = ctx.store.webhooks().release_delivery(&id, ctx.now()).await {
                 tracing::warn!(?error, delivery = %id, "could not give a cut delivery back; it is due when its lease ends");
             }
         }
@@ -122,15 +122,15 @@ async fn start_due(
 ) -> Result<(), StoreError> {
     let free = slots.available_permits();
     let now = ctx.now();
-    if free == 0 || ctx.store.next_delivery_due().await?.is_none_or(|due| due > now) {
+    if free == 0 || ctx.store.webhooks().next_due().await?.is_none_or(|due| due > now) {
         return Ok(());
     }
-    let due = ctx.store.claim_due_deliveries(now, now + lease, free as i64).await?;
+    let due = ctx.store.webhooks().claim_due(now, now + lease, free as i64).await?;
     if due.is_empty() {
         return Ok(());
     }
     let targets: HashMap<i64, WebhookTarget> =
-        ctx.store.webhook_targets().await?.into_iter().map(|target| (target.id, target)).collect();
+        ctx.store.webhooks().targets().await?.into_iter().map(|target| (target.id, target)).collect();
     for delivery in due {
         // A webhook deleted meanwhile took its deliveries with it.
         let Some(target) = targets.get(&delivery.webhook_id).cloned() else { continue };
@@ -146,7 +146,7 @@ async fn start_due(
                 let host = receiver_host(&target.url);
                 tracing::info!(delivery = %delivery.id, webhook = target.id, %host, %reason, attempts = delivery.attempts + 1, "a webhook delivery failed");
             }
-            if let Err(error) = ctx.store.record_attempt(&delivery.id, &attempt).await {
+            if let Err(error) = ctx.store.webhooks().record_attempt(&delivery.id, &attempt).await {
                 tracing::warn!(?error, delivery = %delivery.id, "could not record a webhook attempt; it is sent again");
             }
             in_flight.0.lock().unwrap_or_else(PoisonError::into_inner).remove(&delivery.id);
