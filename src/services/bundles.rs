@@ -111,7 +111,8 @@ async fn send_batches(store: &Store, files: &[FileRecord], batches: mpsc::Sender
         while first < chunks {
             let last = (first + READ_BATCH_CHUNKS - 1).min(chunks - 1);
             let batch = store
-                .chunks().read_blocking(&file.id, first, last, Vec::new(), |batch, _, chunk| {
+                .chunks()
+                .read_blocking(&file.id, first, last, Vec::new(), |batch, _, chunk| {
                     batch.extend_from_slice(chunk);
                     Ok(())
                 })

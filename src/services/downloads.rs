@@ -105,7 +105,9 @@ pub async fn count(
             *file = counted;
             ctx.events.file_downloaded(ctx.clock.now(), file, &who.ip);
             // A failure here must not fail the download.
-            if let Err(error) = ctx.store.activity().record_download(&file.id, ctx.now(), &who.ip, &who.user_agent).await {
+            if let Err(error) =
+                ctx.store.activity().record_download(&file.id, ctx.now(), &who.ip, &who.user_agent).await
+            {
                 tracing::warn!(?error, "could not record a download in the history");
             }
             Ok(Counted::Yes)
@@ -180,7 +182,8 @@ async fn read_batch(
     let pieces = Vec::with_capacity(READ_BATCH_CHUNKS as usize / PIECE_CHUNKS + 1);
     let (layout_here, range) = (layout.clone(), *range);
     let (mut pieces, piece) = store
-        .chunks().read_blocking(
+        .chunks()
+        .read_blocking(
             &layout.file_id,
             first as i64,
             last as i64,

@@ -653,7 +653,8 @@ impl ResumableUploads {
             hasher = self
                 .ctx
                 .store
-                .chunks().read_blocking(id, first, last, hasher, |hasher, _, chunk| {
+                .chunks()
+                .read_blocking(id, first, last, hasher, |hasher, _, chunk| {
                     hasher.update(chunk);
                     Ok(())
                 })

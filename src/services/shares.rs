@@ -289,7 +289,8 @@ async fn crc32_of(ctx: &Context, file: &FileRecord) -> Result<u32, StoreError> {
         let last = (first + READ_BATCH_CHUNKS - 1).min(chunks - 1);
         hasher = ctx
             .store
-            .chunks().read_blocking(&file.id, first, last, hasher, |hasher, _, data| {
+            .chunks()
+            .read_blocking(&file.id, first, last, hasher, |hasher, _, data| {
                 hasher.update(data);
                 Ok(())
             })

@@ -261,7 +261,8 @@ impl Upload {
         let deletion_token = generate_secret();
         let now = ctx.clock.now();
         store
-            .uploads().create(&NewFile {
+            .uploads()
+            .create(&NewFile {
                 id: &id,
                 filename: &meta.filename,
                 content_type: &meta.content_type,

@@ -314,4 +314,3 @@ aggregates! {
         fn restore_reserve = restore_reserve(&self);
     }
 }
-

@@ -30,7 +30,8 @@ pub async fn start(ctx: &Context) -> Result<NewSession, StoreError> {
     let now = ctx.clock.now();
     let expires_at = now + LIFETIME;
     ctx.store
-        .accounts().create_session(&token_hash(&token), &csrf_token, now.unix_timestamp(), expires_at.unix_timestamp())
+        .accounts()
+        .create_session(&token_hash(&token), &csrf_token, now.unix_timestamp(), expires_at.unix_timestamp())
         .await?;
     Ok(NewSession { token, expires_at })
 }
