@@ -3,7 +3,7 @@
 /// A token as the tokens page and `GET /api/tokens` show it. Times are unix seconds.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ApiTokenRecord {
-    pub id: i64,
+    pub id: super::ApiTokenId,
     pub label: String,
     pub created_at: i64,
     pub last_used_at: Option<i64>,

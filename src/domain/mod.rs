@@ -17,6 +17,7 @@ mod lifetime;
 mod limits;
 mod links;
 mod note;
+mod record_ids;
 mod share;
 mod tar_layout;
 mod thumbnail;
@@ -52,6 +53,7 @@ pub use lifetime::{Lifetime, LifetimeError};
 pub use limits::{CHUNK_SIZE, MAX_BUNDLE_IDS, MAX_NOTE_LEN};
 pub use links::{PATH_SEGMENT, PublicUrl};
 pub use note::{Note, NoteError, NulInText, without_nul};
+pub use record_ids::{ApiTokenId, DeliveryId, WebhookId};
 pub use share::{
     FolderPath, MalformedShareId, ShareChanges, ShareCursor, ShareId, ShareMember, ShareMembership, ShareRecord,
     ShareWrite, member_key,

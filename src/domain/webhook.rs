@@ -205,7 +205,7 @@ pub fn receiver_host(url: &str) -> String {
 /// A webhook as the store keeps it (its secret stays in the store but for signing). Times are unix seconds.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WebhookRecord {
-    pub id: i64,
+    pub id: super::WebhookId,
     pub url: String,
     pub events: WebhookEvents,
     pub format: WebhookFormat,
@@ -215,8 +215,8 @@ pub struct WebhookRecord {
 /// One delivery of one event to one webhook, and how its attempts went. Times are unix seconds.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DeliveryRecord {
-    pub id: String,
-    pub webhook_id: i64,
+    pub id: super::DeliveryId,
+    pub webhook_id: super::WebhookId,
     pub event: String,
     pub created_at: i64,
     pub attempts: i64,

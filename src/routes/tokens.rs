@@ -4,8 +4,8 @@ use actix_web::{HttpResponse, web};
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
-use crate::domain::ApiTokenRecord;
 use crate::domain::TokenLabel;
+use crate::domain::{ApiTokenId, ApiTokenRecord};
 use crate::routes::error::AppError;
 use crate::routes::owner::{Owner, OwnerJson};
 use crate::routes::state::AppState;
@@ -29,7 +29,7 @@ impl TokenJson {
     fn new(record: &ApiTokenRecord, token: Option<String>) -> Self {
         let time = crate::domain::unix_time;
         TokenJson {
-            id: record.id,
+            id: record.id.0,
             label: record.label.clone(),
             created: time(record.created_at),
             last_used: record.last_used_at.map(time),
@@ -69,8 +69,12 @@ pub async fn create(new: OwnerJson<NewToken>, state: web::Data<AppState>) -> Res
 /// 204; the token gets 401 from the next request on.
 #[utoipa::path(delete, path = "/api/tokens/{id}", operation_id = "revokeToken", tag = "tokens", params(("id" = i64, Path)),
     responses((status = 204, description = "revoked"), (status = 401, description = "no or wrong credentials"), (status = 403, description = "an API token cannot manage tokens"), (status = 404, description = "no such id")))]
-pub async fn revoke(_owner: Owner, id: web::Path<i64>, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
-    if !tokens::revoke(&state.ctx, *id).await? {
+pub async fn revoke(
+    _owner: Owner,
+    id: web::Path<ApiTokenId>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    if !tokens::revoke(&state.ctx, &id).await? {
         return Err(AppError::Unknown("API token"));
     }
     Ok(HttpResponse::NoContent().finish())

@@ -5,7 +5,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
-use crate::domain::{DeliveryRecord, WebhookEvent, WebhookFormat, WebhookRecord, WebhookUrl, unix_time};
+use crate::domain::{DeliveryRecord, WebhookEvent, WebhookFormat, WebhookId, WebhookRecord, WebhookUrl, unix_time};
 use crate::routes::error::AppError;
 use crate::routes::owner::{Owner, OwnerJson};
 use crate::routes::state::AppState;
@@ -28,7 +28,7 @@ pub struct WebhookJson {
 impl WebhookJson {
     pub fn new(record: &WebhookRecord, secret: Option<String>) -> Self {
         WebhookJson {
-            id: record.id,
+            id: record.id.0,
             url: record.url.clone(),
             events: record.events.iter().collect(),
             format: record.format,
@@ -61,7 +61,7 @@ pub struct DeliveryJson {
 impl From<&DeliveryRecord> for DeliveryJson {
     fn from(record: &DeliveryRecord) -> Self {
         DeliveryJson {
-            id: record.id.clone(),
+            id: record.id.to_string(),
             event: record.event.clone(),
             status: record.status(),
             attempts: record.attempts,
@@ -158,7 +158,7 @@ enum FormatName {
 #[utoipa::path(patch, path = "/api/webhooks/{id}", operation_id = "editWebhook", tag = "webhooks", params(("id" = i64, Path)), request_body = WebhookEdit,
     responses((status = 200, description = "the webhook as it is now", body = WebhookJson), (status = 400, description = "a bad body, with a one-line reason"), (status = 401, description = "no or wrong credentials"), (status = 403, description = "an API token cannot manage webhooks"), (status = 404, description = "no such id")))]
 pub async fn edit(
-    id: web::Path<i64>,
+    id: web::Path<WebhookId>,
     edit: OwnerJson<WebhookEdit>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
@@ -167,7 +167,7 @@ pub async fn edit(
         body.url.as_deref().map(WebhookUrl::parse).transpose().map_err(|reason| AppError::BadRequest(reason.into()))?;
     let events = body.events.as_deref().map(webhooks::parse_events).transpose()?;
     let format = body.format.as_deref().map(webhooks::parse_format).transpose()?;
-    let record = webhooks::update(&state.ctx, *id, url.as_ref(), events.as_ref(), format)
+    let record = webhooks::update(&state.ctx, &id, url.as_ref(), events.as_ref(), format)
         .await?
         .ok_or(AppError::Unknown("webhook"))?;
     Ok(HttpResponse::Ok().json(WebhookJson::new(&record, None)))
@@ -176,8 +176,12 @@ pub async fn edit(
 /// 204; its pending deliveries go with it.
 #[utoipa::path(delete, path = "/api/webhooks/{id}", operation_id = "deleteWebhook", tag = "webhooks", params(("id" = i64, Path)),
     responses((status = 204, description = "deleted, with its deliveries"), (status = 401, description = "no or wrong credentials"), (status = 403, description = "an API token cannot manage webhooks"), (status = 404, description = "no such id")))]
-pub async fn delete(_owner: Owner, id: web::Path<i64>, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
-    if !webhooks::delete(&state.ctx, *id).await? {
+pub async fn delete(
+    _owner: Owner,
+    id: web::Path<WebhookId>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    if !webhooks::delete(&state.ctx, &id).await? {
         return Err(AppError::Unknown("webhook"));
     }
     Ok(HttpResponse::NoContent().finish())
@@ -196,22 +200,22 @@ pub struct TestDelivery {
 pub async fn test(
     req: HttpRequest,
     _owner: Owner,
-    id: web::Path<i64>,
+    id: web::Path<WebhookId>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
     let delivery =
-        webhooks::send_test(&state.ctx, *id, &state.base_url(&req)).await?.ok_or(AppError::Unknown("webhook"))?;
-    Ok(HttpResponse::Accepted().json(TestDelivery { delivery }))
+        webhooks::send_test(&state.ctx, &id, &state.base_url(&req)).await?.ok_or(AppError::Unknown("webhook"))?;
+    Ok(HttpResponse::Accepted().json(TestDelivery { delivery: delivery.to_string() }))
 }
 
 #[utoipa::path(get, path = "/api/webhooks/{id}/deliveries", operation_id = "listWebhookDeliveries", tag = "webhooks", params(("id" = i64, Path)),
     responses((status = 200, description = "the webhook's latest deliveries, newest first", body = [DeliveryJson]), (status = 401, description = "no or wrong credentials"), (status = 403, description = "an API token cannot manage webhooks"), (status = 404, description = "no such id")))]
 pub async fn deliveries(
     _owner: Owner,
-    id: web::Path<i64>,
+    id: web::Path<WebhookId>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    webhooks::find(&state.ctx, *id).await?.ok_or(AppError::Unknown("webhook"))?;
-    let deliveries = webhooks::deliveries(&state.ctx, *id).await?;
+    webhooks::find(&state.ctx, &id).await?.ok_or(AppError::Unknown("webhook"))?;
+    let deliveries = webhooks::deliveries(&state.ctx, &id).await?;
     Ok(HttpResponse::Ok().json(deliveries.iter().map(DeliveryJson::from).collect::<Vec<_>>()))
 }

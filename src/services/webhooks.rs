@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 use tokio::sync::{Notify, mpsc};
 
-use crate::domain::Clock;
+use crate::domain::{Clock, DeliveryId, WebhookId};
 use crate::domain::{
     DeliveryRecord, PATH_SEGMENT, WebhookEvent, WebhookEvents, WebhookFormat, WebhookRecord, WebhookUrl,
 };
@@ -253,7 +253,7 @@ async fn queue_deliveries(store: &Store, events: &[Event], base_url: &str) -> Re
         let Some(payload) = event.payload_json(base_url) else { continue };
         for hook in wanted_by {
             deliveries.push(NewDelivery {
-                id: uuid::Uuid::new_v4().to_string(),
+                id: DeliveryId::random(),
                 webhook_id: hook.id,
                 event: event.kind.as_str(),
                 payload: payload.clone(),
@@ -316,14 +316,14 @@ pub async fn list(ctx: &Context) -> Result<Vec<WebhookRecord>, StoreError> {
     ctx.store.webhooks().list().await
 }
 
-pub async fn find(ctx: &Context, id: i64) -> Result<Option<WebhookRecord>, StoreError> {
+pub async fn find(ctx: &Context, id: &WebhookId) -> Result<Option<WebhookRecord>, StoreError> {
     ctx.store.webhooks().find(id).await
 }
 
 /// Changes what is given; `None` when there is no such webhook.
 pub async fn update(
     ctx: &Context,
-    id: i64,
+    id: &WebhookId,
     url: Option<&WebhookUrl>,
     events: Option<&WebhookEvents>,
     format: Option<WebhookFormat>,
@@ -332,18 +332,18 @@ pub async fn update(
 }
 
 /// Deletes a webhook with its pending and past deliveries; false when there was none.
-pub async fn delete(ctx: &Context, id: i64) -> Result<bool, StoreError> {
+pub async fn delete(ctx: &Context, id: &WebhookId) -> Result<bool, StoreError> {
     ctx.store.webhooks().delete(id).await
 }
 
 /// A webhook's latest deliveries, newest first.
-pub async fn deliveries(ctx: &Context, id: i64) -> Result<Vec<DeliveryRecord>, StoreError> {
+pub async fn deliveries(ctx: &Context, id: &WebhookId) -> Result<Vec<DeliveryRecord>, StoreError> {
     ctx.store.webhooks().deliveries(id, SHOWN_DELIVERIES).await
 }
 
 /// Queues a `webhook.test` delivery to this webhook alone, due now, and wakes the worker; its id,
 /// or `None` when there is no such webhook.
-pub async fn send_test(ctx: &Context, id: i64, base_url: &str) -> Result<Option<String>, StoreError> {
+pub async fn send_test(ctx: &Context, id: &WebhookId, base_url: &str) -> Result<Option<DeliveryId>, StoreError> {
     if ctx.store.webhooks().find(id).await?.is_none() {
         return Ok(None);
     }
@@ -351,10 +351,10 @@ pub async fn send_test(ctx: &Context, id: i64, base_url: &str) -> Result<Option<
     let mut event = Event::new(WebhookEvent::Test, at);
     event.file = Some(("TEST_FILE_ID".into(), "test.txt".into(), 4));
     let Some(payload) = event.payload_json(base_url) else { return Ok(None) };
-    let delivery_id = uuid::Uuid::new_v4().to_string();
+    let delivery_id = DeliveryId::random();
     let delivery = NewDelivery {
         id: delivery_id.clone(),
-        webhook_id: id,
+        webhook_id: *id,
         event: WebhookEvent::Test.as_str(),
         payload,
         created_at: at.unix_timestamp(),

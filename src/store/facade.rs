@@ -14,6 +14,7 @@ use super::{Attempt, DueDelivery, ExpiringFile, NewDelivery, SealedFile, Session
 use super::{DatabaseLocation, OpenError, StoreError, StoreOptions};
 use super::{FinishedResumable, NewFile, NewResumable, NewShare, ResumableRecord, ResumableUsage};
 use super::{postgres, sqlite};
+use crate::domain::{ApiTokenId, DeliveryId, WebhookId};
 use crate::domain::{
     ApiTokenRecord, DayTotal, DiskSpace, DownloadRecord, FileChanges, FileCursor, FileListing, FileRecord, Usage,
 };
@@ -263,9 +264,9 @@ aggregates! {
         fn delete_session = delete_session(&self, token_sha256: &str) -> Result<(), StoreError>;
         fn create_api_token = create_api_token(&self, label: &str, token_sha256: &str, now: i64) -> Result<ApiTokenRecord, StoreError>;
         fn find_api_token = find_api_token(&self, token_sha256: &str) -> Result<Option<ApiTokenRecord>, StoreError>;
-        fn touch_api_token = touch_api_token(&self, id: i64, now: i64, stale_before: i64) -> Result<(), StoreError>;
+        fn touch_api_token = touch_api_token(&self, id: &ApiTokenId, now: i64, stale_before: i64) -> Result<(), StoreError>;
         fn list_api_tokens = list_api_tokens(&self) -> Result<Vec<ApiTokenRecord>, StoreError>;
-        fn delete_api_token = delete_api_token(&self, id: i64) -> Result<bool, StoreError>;
+        fn delete_api_token = delete_api_token(&self, id: &ApiTokenId) -> Result<bool, StoreError>;
     }
 
     /// Installation-wide settings kept in the database.
@@ -293,16 +294,16 @@ aggregates! {
     webhooks -> Webhooks {
         fn create = create_webhook(&self, url: &str, events: &WebhookEvents, format: WebhookFormat, secret: &str, now: i64) -> Result<WebhookRecord, StoreError>;
         fn list = list_webhooks(&self) -> Result<Vec<WebhookRecord>, StoreError>;
-        fn find = find_webhook(&self, id: i64) -> Result<Option<WebhookRecord>, StoreError>;
-        fn update = update_webhook(&self, id: i64, url: Option<&str>, events: Option<&WebhookEvents>, format: Option<WebhookFormat>) -> Result<Option<WebhookRecord>, StoreError>;
-        fn delete = delete_webhook(&self, id: i64) -> Result<bool, StoreError>;
+        fn find = find_webhook(&self, id: &WebhookId) -> Result<Option<WebhookRecord>, StoreError>;
+        fn update = update_webhook(&self, id: &WebhookId, url: Option<&str>, events: Option<&WebhookEvents>, format: Option<WebhookFormat>) -> Result<Option<WebhookRecord>, StoreError>;
+        fn delete = delete_webhook(&self, id: &WebhookId) -> Result<bool, StoreError>;
         fn targets = webhook_targets(&self) -> Result<Vec<WebhookTarget>, StoreError>;
         fn enqueue_deliveries = enqueue_deliveries(&self, deliveries: &[NewDelivery]) -> Result<(), StoreError>;
         fn claim_due = claim_due_deliveries(&self, now: i64, lease_until: i64, limit: i64) -> Result<Vec<DueDelivery>, StoreError>;
-        fn release_delivery = release_delivery(&self, id: &str, now: i64) -> Result<(), StoreError>;
+        fn release_delivery = release_delivery(&self, id: &DeliveryId, now: i64) -> Result<(), StoreError>;
         fn next_due = next_delivery_due(&self) -> Result<Option<i64>, StoreError>;
-        fn record_attempt = record_attempt(&self, id: &str, attempt: &Attempt<'_>) -> Result<(), StoreError>;
-        fn deliveries = webhook_deliveries(&self, webhook_id: i64, limit: i64) -> Result<Vec<DeliveryRecord>, StoreError>;
+        fn record_attempt = record_attempt(&self, id: &DeliveryId, attempt: &Attempt<'_>) -> Result<(), StoreError>;
+        fn deliveries = webhook_deliveries(&self, webhook_id: &WebhookId, limit: i64) -> Result<Vec<DeliveryRecord>, StoreError>;
     }
 
     /// What the files take, giving space back, vacuum, and the free-space reserve (SQLite's).

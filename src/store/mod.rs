@@ -5,6 +5,7 @@
 
 mod error;
 mod facade;
+mod ids;
 mod leases;
 mod live_uploads;
 mod location;

@@ -1,6 +1,6 @@
 //! Records the store takes and gives back that are the same whichever database runs.
 
-use crate::domain::{FileId, FileName, GuestLinkId, ShareId, WebhookFormat};
+use crate::domain::{DeliveryId, FileId, FileName, GuestLinkId, ShareId, WebhookFormat, WebhookId};
 
 /// The metadata of an upload that is about to start.
 #[derive(Debug, Clone)]
@@ -132,7 +132,7 @@ pub struct OrphanChunks {
 /// A webhook as a delivery needs it: where, how, and the key to sign with.
 #[derive(Debug, Clone)]
 pub struct WebhookTarget {
-    pub id: i64,
+    pub id: WebhookId,
     pub url: String,
     pub format: WebhookFormat,
     pub secret: String,
@@ -141,8 +141,8 @@ pub struct WebhookTarget {
 /// A delivery to queue.
 #[derive(Debug, Clone)]
 pub struct NewDelivery {
-    pub id: String,
-    pub webhook_id: i64,
+    pub id: DeliveryId,
+    pub webhook_id: WebhookId,
     pub event: &'static str,
     pub payload: String,
     pub created_at: i64,
@@ -151,8 +151,8 @@ pub struct NewDelivery {
 /// A delivery claimed for one attempt.
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct DueDelivery {
-    pub id: String,
-    pub webhook_id: i64,
+    pub id: DeliveryId,
+    pub webhook_id: WebhookId,
     pub event: String,
     pub payload: String,
     /// Attempts made before this one.

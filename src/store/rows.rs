@@ -226,7 +226,7 @@ pub(crate) struct WebhookRow {
 impl From<WebhookRow> for WebhookRecord {
     fn from(row: WebhookRow) -> Self {
         WebhookRecord {
-            id: row.id,
+            id: crate::domain::WebhookId(row.id),
             url: row.url,
             events: WebhookEvents::from_stored(&row.events),
             // The table's CHECK allows the four formats only.

@@ -27,7 +27,7 @@ pub async fn settings(
     let default = preferences::default_expiry(&state.ctx).await?;
     let mut hooks = Vec::new();
     for hook in webhooks::list(&state.ctx).await? {
-        let deliveries = webhooks::deliveries(&state.ctx, hook.id).await?;
+        let deliveries = webhooks::deliveries(&state.ctx, &hook.id).await?;
         hooks.push(webhook_view(&hook, &deliveries));
     }
     page(&SettingsPage {
@@ -41,7 +41,7 @@ pub async fn settings(
 
 fn webhook_view(hook: &WebhookRecord, deliveries: &[DeliveryRecord]) -> WebhookView {
     WebhookView {
-        id: hook.id,
+        id: hook.id.0,
         url: hook.url.clone(),
         format: hook.format.as_str(),
         events: hook.events.iter().map(|event| event.as_str()).collect::<Vec<_>>().join(", "),

@@ -5,8 +5,8 @@ use base64::Engine;
 use base64::prelude::BASE64_STANDARD;
 use serde::Deserialize;
 
-use crate::domain::TokenLabel;
 use crate::domain::date_time;
+use crate::domain::{ApiTokenId, TokenLabel};
 use crate::routes::error::AppError;
 use crate::routes::owner::{NoFields, Owner, OwnerForm};
 use crate::routes::pages::page::{SignedIn, layout, page, see_other};
@@ -48,11 +48,11 @@ pub async fn create(
 }
 
 pub async fn revoke(
-    id: web::Path<i64>,
+    id: web::Path<ApiTokenId>,
     _form: OwnerForm<NoFields>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    if !tokens::revoke(&state.ctx, *id).await? {
+    if !tokens::revoke(&state.ctx, &id).await? {
         return Err(AppError::Unknown("API token"));
     }
     Ok(see_other("/tokens"))
@@ -70,7 +70,7 @@ async fn tokens_page(
         tokens: tokens
             .into_iter()
             .map(|token| TokenRow {
-                id: token.id,
+                id: token.id.0,
                 label: token.label,
                 created: date_time(token.created_at),
                 last_used: When::or_never(now, token.last_used_at),

@@ -1,7 +1,7 @@
 //! API tokens: random secrets for scripts, shown once at creation, stored and found by SHA-256 only.
 
-use crate::domain::ApiTokenRecord;
 use crate::domain::TokenLabel;
+use crate::domain::{ApiTokenId, ApiTokenRecord};
 use crate::services::Context;
 use crate::services::auth::secret::{generate_secret, token_hash};
 use crate::store::StoreError;
@@ -26,8 +26,8 @@ pub async fn authenticate(ctx: &Context, candidate: &str) -> Result<bool, StoreE
     let stale_before = now - LAST_USED_PRECISION_SECS;
     if token.last_used_at.is_none_or(|at| at < stale_before) {
         // Best effort: a full disk or a busy writer must not refuse a valid token.
-        if let Err(error) = ctx.store.accounts().touch_api_token(token.id, now, stale_before).await {
-            tracing::warn!(token_id = token.id, ?error, "could not note an API token's last use");
+        if let Err(error) = ctx.store.accounts().touch_api_token(&token.id, now, stale_before).await {
+            tracing::warn!(token_id = token.id.0, ?error, "could not note an API token's last use");
         }
     }
     Ok(true)
@@ -39,7 +39,7 @@ pub async fn list(ctx: &Context) -> Result<Vec<ApiTokenRecord>, StoreError> {
 }
 
 /// Revokes a token at once; false when there was none with this id.
-pub async fn revoke(ctx: &Context, id: i64) -> Result<bool, StoreError> {
+pub async fn revoke(ctx: &Context, id: &ApiTokenId) -> Result<bool, StoreError> {
     ctx.store.accounts().delete_api_token(id).await
 }
 
@@ -78,10 +78,10 @@ mod tests {
         assert!(authenticate(&ctx, &token).await.unwrap());
         let first = store.accounts().find_api_token(&token_hash(&token)).await.unwrap().unwrap().last_used_at.unwrap();
         // A use noted a minute ago is renewed; one noted just now is left alone.
-        store.accounts().touch_api_token(created.id, first + 30, first - 30).await.unwrap();
+        store.accounts().touch_api_token(&created.id, first + 30, first - 30).await.unwrap();
         let unchanged = store.accounts().find_api_token(&token_hash(&token)).await.unwrap().unwrap().last_used_at;
         assert_eq!(unchanged, Some(first));
-        store.accounts().touch_api_token(created.id, first + 90, first + 30).await.unwrap();
+        store.accounts().touch_api_token(&created.id, first + 90, first + 30).await.unwrap();
         let renewed = store.accounts().find_api_token(&token_hash(&token)).await.unwrap().unwrap().last_used_at;
         assert_eq!(renewed, Some(first + 90));
     }
@@ -91,8 +91,8 @@ mod tests {
         let (_folder, ctx) = context().await;
         let store = &ctx.store;
         let (created, token) = create(&ctx, &TokenLabel::parse("ci").unwrap()).await.unwrap();
-        assert!(store.accounts().delete_api_token(created.id).await.unwrap());
+        assert!(store.accounts().delete_api_token(&created.id).await.unwrap());
         assert!(!authenticate(&ctx, &token).await.unwrap());
-        assert!(!store.accounts().delete_api_token(created.id).await.unwrap());
+        assert!(!store.accounts().delete_api_token(&created.id).await.unwrap());
     }
 }

@@ -11,7 +11,7 @@ use tokio::sync::{Notify, Semaphore};
 use tokio::task::JoinSet;
 
 use super::Payload;
-use crate::domain::{WebhookEvent, WebhookFormat, human_size, receiver_host};
+use crate::domain::{DeliveryId, WebhookEvent, WebhookFormat, WebhookId, human_size, receiver_host};
 use crate::services::Context;
 use crate::store::{Attempt, DueDelivery, StoreError, WebhookTarget};
 
@@ -98,7 +98,7 @@ async fn run(ctx: Context, transport: Arc<dyn Transport>, wake: Arc<Notify>, sto
         running.abort_all();
         while running.join_next().await.is_some() {}
         // Due at once after the next start, rather than when their lease runs out.
-        let cut: Vec<String> = in_flight.0.lock().unwrap_or_else(PoisonError::into_inner).drain().collect();
+        let cut: Vec<DeliveryId> = in_flight.0.lock().unwrap_or_else(PoisonError::into_inner).drain().collect();
         for id in cut {
             if let Err(error) = ctx.store.webhooks().release_delivery(&id, ctx.now()).await {
                 tracing::warn!(?error, delivery = %id, "could not give a cut delivery back; it is due when its lease ends");
@@ -109,7 +109,7 @@ async fn run(ctx: Context, transport: Arc<dyn Transport>, wake: Arc<Notify>, sto
 
 /// The ids of the deliveries being attempted, to give back those a stop cuts off.
 #[derive(Debug, Clone, Default)]
-struct InFlight(Arc<Mutex<HashSet<String>>>);
+struct InFlight(Arc<Mutex<HashSet<DeliveryId>>>);
 
 /// Claims as many due deliveries as there are free slots and starts each in a task of its own.
 async fn start_due(
@@ -129,7 +129,7 @@ async fn start_due(
     if due.is_empty() {
         return Ok(());
     }
-    let targets: HashMap<i64, WebhookTarget> =
+    let targets: HashMap<WebhookId, WebhookTarget> =
         ctx.store.webhooks().targets().await?.into_iter().map(|target| (target.id, target)).collect();
     for delivery in due {
         // A webhook deleted meanwhile took its deliveries with it.
@@ -144,7 +144,7 @@ async fn start_due(
             if let Err((_, reason)) = &outcome {
                 // The id and host only: a Discord or Slack URL holds its token in the path.
                 let host = receiver_host(&target.url);
-                tracing::info!(delivery = %delivery.id, webhook = target.id, %host, %reason, attempts = delivery.attempts + 1, "a webhook delivery failed");
+                tracing::info!(delivery = %delivery.id, webhook = %target.id, %host, %reason, attempts = delivery.attempts + 1, "a webhook delivery failed");
             }
             if let Err(error) = ctx.store.webhooks().record_attempt(&delivery.id, &attempt).await {
                 tracing::warn!(?error, delivery = %delivery.id, "could not record a webhook attempt; it is sent again");
@@ -200,7 +200,8 @@ pub trait Transport: Send + Sync + 'static {
 }
 
 fn request(target: &WebhookTarget, delivery: &DueDelivery) -> Result<Outgoing, String> {
-    let mut headers = vec![("X-Blobdrop-Event", delivery.event.clone()), ("X-Blobdrop-Delivery", delivery.id.clone())];
+    let mut headers =
+        vec![("X-Blobdrop-Event", delivery.event.clone()), ("X-Blobdrop-Delivery", delivery.id.to_string())];
     let json = |body: serde_json::Value| body.to_string().into_bytes();
     let body = match target.format {
         WebhookFormat::Generic => {
@@ -313,8 +314,8 @@ mod tests {
         let payload = r#"{"event":"file.downloaded","time":"2026-01-01T00:00:00Z",
             "file":{"id":"X","name":"a.pdf","size":2048,"link":"https://h/f/X/a.pdf"},"client_address":"203.0.113.9"}"#;
         let delivery = DueDelivery {
-            id: "d".into(),
-            webhook_id: 1,
+            id: DeliveryId("d".into()),
+            webhook_id: WebhookId(1),
             event: "file.downloaded".into(),
             payload: payload.into(),
             attempts: 0,

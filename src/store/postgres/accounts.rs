@@ -2,6 +2,7 @@
 //! tokens are stored, and lookups go by those hashes.
 
 use super::store::Store;
+use crate::domain::ApiTokenId;
 use crate::domain::{ApiTokenRecord, DayTotal, DownloadRecord, FileId};
 use crate::store::rules::kept_user_agent;
 use crate::store::{SessionRecord, StoreError};
@@ -39,7 +40,7 @@ pub(super) const DOWNLOADS_BY_DAY: &str = "SELECT downloads.at / 86400, COUNT(*)
 type TokenRow = (i64, String, i64, Option<i64>);
 
 fn token((id, label, created_at, last_used_at): TokenRow) -> ApiTokenRecord {
-    ApiTokenRecord { id, label, created_at, last_used_at }
+    ApiTokenRecord { id: ApiTokenId(id), label, created_at, last_used_at }
 }
 
 impl Store {
@@ -94,7 +95,7 @@ impl Store {
     }
 
     /// Notes a use, unless one at or after `stale_before` is already noted.
-    pub async fn touch_api_token(&self, id: i64, now: i64, stale_before: i64) -> Result<(), StoreError> {
+    pub async fn touch_api_token(&self, id: &ApiTokenId, now: i64, stale_before: i64) -> Result<(), StoreError> {
         sqlx::query(TOUCH_API_TOKEN).bind(now).bind(id).bind(stale_before).execute(&self.pool).await?;
         Ok(())
     }
@@ -106,7 +107,7 @@ impl Store {
     }
 
     /// Revokes a token at once; false when there was no such token.
-    pub async fn delete_api_token(&self, id: i64) -> Result<bool, StoreError> {
+    pub async fn delete_api_token(&self, id: &ApiTokenId) -> Result<bool, StoreError> {
         Ok(sqlx::query(DELETE_API_TOKEN).bind(id).execute(&self.pool).await?.rows_affected() == 1)
     }
 

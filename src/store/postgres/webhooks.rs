@@ -2,6 +2,7 @@
 //! delivery is claimed with `FOR UPDATE SKIP LOCKED`, so two instances never take the same one.
 
 use super::store::Store;
+use crate::domain::{DeliveryId, WebhookId};
 use crate::domain::{DeliveryRecord, WebhookEvents, WebhookFormat, WebhookRecord};
 use crate::store::rows::WebhookRow;
 use crate::store::{Attempt, DueDelivery, ExpiringFile, NewDelivery, StoreError, WebhookTarget};
@@ -63,7 +64,7 @@ impl Store {
         Ok(rows.into_iter().map(Into::into).collect())
     }
 
-    pub async fn find_webhook(&self, id: i64) -> Result<Option<WebhookRecord>, StoreError> {
+    pub async fn find_webhook(&self, id: &WebhookId) -> Result<Option<WebhookRecord>, StoreError> {
         let row = sqlx::query_as::<_, WebhookRow>(FIND_WEBHOOK).bind(id).fetch_optional(&self.pool).await?;
         Ok(row.map(Into::into))
     }
@@ -71,7 +72,7 @@ impl Store {
     /// Changes what is given; `None` when there is no such webhook.
     pub async fn update_webhook(
         &self,
-        id: i64,
+        id: &WebhookId,
         url: Option<&str>,
         events: Option<&WebhookEvents>,
         format: Option<WebhookFormat>,
@@ -87,7 +88,7 @@ impl Store {
     }
 
     /// Deletes the webhook and its deliveries; false when there was none.
-    pub async fn delete_webhook(&self, id: i64) -> Result<bool, StoreError> {
+    pub async fn delete_webhook(&self, id: &WebhookId) -> Result<bool, StoreError> {
         Ok(sqlx::query(DELETE_WEBHOOK).bind(id).execute(&self.pool).await?.rows_affected() == 1)
     }
 
@@ -97,7 +98,7 @@ impl Store {
         Ok(rows
             .into_iter()
             .map(|(id, url, format, secret)| WebhookTarget {
-                id,
+                id: WebhookId(id),
                 url,
                 format: WebhookFormat::parse(&format).unwrap_or_default(),
                 secret,
@@ -134,7 +135,7 @@ impl Store {
     }
 
     /// Gives back a claimed delivery whose attempt was cut off by a stop: due again at `now`.
-    pub async fn release_delivery(&self, id: &str, now: i64) -> Result<(), StoreError> {
+    pub async fn release_delivery(&self, id: &DeliveryId, now: i64) -> Result<(), StoreError> {
         sqlx::query(RELEASE_DELIVERY).bind(id).bind(now).execute(&self.pool).await?;
         Ok(())
     }
@@ -145,7 +146,7 @@ impl Store {
     }
 
     /// Counts one attempt of a delivery and what came of it.
-    pub async fn record_attempt(&self, id: &str, attempt: &Attempt<'_>) -> Result<(), StoreError> {
+    pub async fn record_attempt(&self, id: &DeliveryId, attempt: &Attempt<'_>) -> Result<(), StoreError> {
         sqlx::query(RECORD_ATTEMPT)
             .bind(id)
             .bind(attempt.status)
@@ -158,7 +159,11 @@ impl Store {
     }
 
     /// A webhook's latest deliveries, newest first.
-    pub async fn webhook_deliveries(&self, webhook_id: i64, limit: i64) -> Result<Vec<DeliveryRecord>, StoreError> {
+    pub async fn webhook_deliveries(
+        &self,
+        webhook_id: &WebhookId,
+        limit: i64,
+    ) -> Result<Vec<DeliveryRecord>, StoreError> {
         let rows: Vec<DeliveryRow> =
             sqlx::query_as(WEBHOOK_DELIVERIES).bind(webhook_id).bind(limit).fetch_all(&self.pool).await?;
         Ok(rows
@@ -176,8 +181,8 @@ impl Store {
                     delivered_at,
                 )| {
                     DeliveryRecord {
-                        id,
-                        webhook_id,
+                        id: DeliveryId(id),
+                        webhook_id: WebhookId(webhook_id),
                         event,
                         created_at,
                         attempts,

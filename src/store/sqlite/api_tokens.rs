@@ -2,6 +2,7 @@
 
 use super::returned;
 use super::store::Store;
+use crate::domain::ApiTokenId;
 use crate::domain::ApiTokenRecord;
 use crate::store::StoreError;
 
@@ -38,7 +39,7 @@ impl Store {
 
     /// Notes a use, unless one at or after `stale_before` is already noted (so concurrent requests
     /// write at most once).
-    pub async fn touch_api_token(&self, id: i64, now: i64, stale_before: i64) -> Result<(), StoreError> {
+    pub async fn touch_api_token(&self, id: &ApiTokenId, now: i64, stale_before: i64) -> Result<(), StoreError> {
         sqlx::query!(
             "UPDATE api_tokens SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)",
             now,
@@ -61,7 +62,7 @@ impl Store {
     }
 
     /// Revokes a token at once; false when there was no such token.
-    pub async fn delete_api_token(&self, id: i64) -> Result<bool, StoreError> {
+    pub async fn delete_api_token(&self, id: &ApiTokenId) -> Result<bool, StoreError> {
         let result = sqlx::query!("DELETE FROM api_tokens WHERE id = ?", id).execute(&self.writer).await?;
         Ok(result.rows_affected() == 1)
     }

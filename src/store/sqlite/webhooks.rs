@@ -2,6 +2,7 @@
 
 use super::returned;
 use super::store::Store;
+use crate::domain::{DeliveryId, WebhookId};
 use crate::domain::{DeliveryRecord, WebhookEvents, WebhookFormat, WebhookRecord};
 use crate::store::rows::WebhookRow;
 use crate::store::{Attempt, DueDelivery, ExpiringFile, NewDelivery, StoreError, WebhookTarget};
@@ -43,7 +44,7 @@ impl Store {
         Ok(rows.into_iter().map(Into::into).collect())
     }
 
-    pub async fn find_webhook(&self, id: i64) -> Result<Option<WebhookRecord>, StoreError> {
+    pub async fn find_webhook(&self, id: &WebhookId) -> Result<Option<WebhookRecord>, StoreError> {
         let row = sqlx::query_as!(
             WebhookRow,
             "SELECT id AS \"id!\", url, events, format, created_at FROM webhooks WHERE id = ?",
@@ -57,7 +58,7 @@ impl Store {
     /// Changes what is given; `None` when there is no such webhook.
     pub async fn update_webhook(
         &self,
-        id: i64,
+        id: &WebhookId,
         url: Option<&str>,
         events: Option<&WebhookEvents>,
         format: Option<WebhookFormat>,
@@ -79,7 +80,7 @@ impl Store {
     }
 
     /// Deletes the webhook and its deliveries; false when there was none.
-    pub async fn delete_webhook(&self, id: i64) -> Result<bool, StoreError> {
+    pub async fn delete_webhook(&self, id: &WebhookId) -> Result<bool, StoreError> {
         let result = sqlx::query!("DELETE FROM webhooks WHERE id = ?", id).execute(&self.writer).await?;
         Ok(result.rows_affected() == 1)
     }
@@ -91,7 +92,7 @@ impl Store {
         Ok(rows
             .into_iter()
             .map(|row| WebhookTarget {
-                id: row.id,
+                id: WebhookId(row.id),
                 url: row.url,
                 format: WebhookFormat::parse(&row.format).unwrap_or_default(),
                 secret: row.secret,
@@ -143,7 +144,7 @@ impl Store {
     }
 
     /// Gives back a claimed delivery whose attempt was cut off by a stop: due again at `now`.
-    pub async fn release_delivery(&self, id: &str, now: i64) -> Result<(), StoreError> {
+    pub async fn release_delivery(&self, id: &DeliveryId, now: i64) -> Result<(), StoreError> {
         sqlx::query!(
             "UPDATE webhook_deliveries SET next_attempt_at = ?2 WHERE id = ?1 AND next_attempt_at IS NOT NULL",
             id,
@@ -164,7 +165,7 @@ impl Store {
     }
 
     /// Counts one attempt of a delivery and what came of it.
-    pub async fn record_attempt(&self, id: &str, attempt: &Attempt<'_>) -> Result<(), StoreError> {
+    pub async fn record_attempt(&self, id: &DeliveryId, attempt: &Attempt<'_>) -> Result<(), StoreError> {
         sqlx::query!(
             "UPDATE webhook_deliveries SET attempts = attempts + 1, last_status = ?2, last_error = ?3, \
              next_attempt_at = ?4, delivered_at = ?5 WHERE id = ?1",
@@ -180,7 +181,11 @@ impl Store {
     }
 
     /// A webhook's latest deliveries, newest first.
-    pub async fn webhook_deliveries(&self, webhook_id: i64, limit: i64) -> Result<Vec<DeliveryRecord>, StoreError> {
+    pub async fn webhook_deliveries(
+        &self,
+        webhook_id: &WebhookId,
+        limit: i64,
+    ) -> Result<Vec<DeliveryRecord>, StoreError> {
         Ok(sqlx::query_as!(
             DeliveryRecord,
             "SELECT id AS \"id!\", webhook_id, event, created_at, attempts, next_attempt_at, last_status, \
