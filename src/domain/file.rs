@@ -19,7 +19,7 @@ pub struct FileRecord {
     pub download_count: i64,
     pub last_download_at: Option<i64>,
     /// The guest link the file came through; `None` for the owner's own uploads.
-    pub guest_link_id: Option<String>,
+    pub guest_link_id: Option<super::GuestLinkId>,
     pub guest_link_label: Option<String>,
     /// Downloads need a password; its hash is read only by `file_password_hash`.
     pub password_protected: bool,

@@ -57,7 +57,7 @@ impl FileJson {
             expires: file.expires_at.map(time),
             downloads: file.download_count,
             max_downloads: file.max_downloads,
-            guest_link_id: file.guest_link_id.clone(),
+            guest_link_id: file.guest_link_id.as_ref().map(ToString::to_string),
             guest_link_label: file.guest_link_label.clone(),
             password_protected: file.password_protected,
         }

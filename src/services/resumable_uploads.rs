@@ -18,11 +18,11 @@ use sha2::{Digest, Sha256};
 use time::OffsetDateTime;
 use tokio::sync::OwnedMutexGuard;
 
+use crate::domain::FileRecord;
 use crate::domain::{
     ByteSize, CHUNK_SIZE, ChecksumAlgorithm, FileId, FileName, Lifetime, MaxDownloads, Note, OptionHeaders,
     UploadChecksum, UploadMetadata, UploadOptions, guess_content_type,
 };
-use crate::domain::{FileRecord, GuestLinkId};
 use crate::services::Context;
 use crate::services::auth::secret::{generate_secret, token_hash};
 use crate::services::guest_links::Refusal;
@@ -369,9 +369,7 @@ impl ResumableUploads {
             Err(ResumableError::NotFound) => {
                 let now = self.ctx.now();
                 match self.ctx.store.files().find(id, now).await? {
-                    Some(file) if file.guest_link_id.as_deref() == who.link_id().map(GuestLinkId::as_str) => {
-                        Ok(Progress::Finished(file))
-                    }
+                    Some(file) if file.guest_link_id.as_ref() == who.link_id() => Ok(Progress::Finished(file)),
                     _ => Err(ResumableError::NotFound),
                 }
             }
@@ -558,7 +556,7 @@ impl ResumableUploads {
     async fn unfinished(&self, who: &Uploader, id: &FileId) -> Result<ResumableRecord, ResumableError> {
         let upload = self.ctx.store.resumable_uploads().find(id).await?;
         match upload {
-            Some(upload) if upload.guest_link_id.as_deref() == who.link_id().map(GuestLinkId::as_str) => {
+            Some(upload) if upload.guest_link_id.as_ref() == who.link_id() => {
                 if upload.expires_at <= self.ctx.now() {
                     self.forget(id);
                     return Err(ResumableError::Expired);

@@ -124,7 +124,7 @@ pub async fn create_for_guest(
     let mut expiries = Vec::with_capacity(files.len());
     for (id, _) in files {
         match ctx.store.files().find(id, now).await? {
-            Some(file) if file.guest_link_id.as_deref() == Some(link.as_str()) => expiries.push(file.expires_at),
+            Some(file) if file.guest_link_id.as_ref() == Some(link) => expiries.push(file.expires_at),
             _ => return Ok(ShareWrite::NoFile(id.clone())),
         }
     }

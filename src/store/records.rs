@@ -36,7 +36,7 @@ pub struct ResumableRecord {
     pub upload_length: Option<i64>,
     pub metadata: String,
     pub file_lifetime_secs: Option<i64>,
-    pub guest_link_id: Option<String>,
+    pub guest_link_id: Option<GuestLinkId>,
     pub created_at: i64,
     pub expires_at: i64,
     /// A partial upload (tus concatenation): finished, it waits to be joined into a final one.

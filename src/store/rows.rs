@@ -32,6 +32,11 @@ pub(crate) struct FileRow {
     pub password_protected: bool,
 }
 
+/// A stored guest link id (a file's or an upload's link), checked as ids are.
+fn guest_link(raw: Option<String>) -> Result<Option<GuestLinkId>, StoreError> {
+    raw.map(|raw| GuestLinkId::try_from(raw).map_err(|e| decode_error("guest_link_id", e))).transpose()
+}
+
 impl TryFrom<FileRow> for FileRecord {
     type Error = StoreError;
 
@@ -49,7 +54,7 @@ impl TryFrom<FileRow> for FileRecord {
             max_downloads: row.max_downloads,
             download_count: row.download_count,
             last_download_at: row.last_download_at,
-            guest_link_id: row.guest_link_id,
+            guest_link_id: guest_link(row.guest_link_id)?,
             guest_link_label: row.guest_link_label,
             password_protected: row.password_protected,
         })
@@ -114,7 +119,7 @@ impl TryFrom<ResumableRow> for ResumableRecord {
             upload_length: row.upload_length,
             metadata: row.metadata,
             file_lifetime_secs: row.file_lifetime_secs,
-            guest_link_id: row.guest_link_id,
+            guest_link_id: guest_link(row.guest_link_id)?,
             created_at: row.created_at,
             expires_at: row.expires_at,
             is_partial: row.is_partial,

@@ -61,7 +61,7 @@ impl Events {
         self.report(Event::new(WebhookEvent::FileUploaded, at).about(file));
         if let Some(id) = &file.guest_link_id {
             let mut used = Event::new(WebhookEvent::GuestLinkUsed, at).about(file);
-            used.guest_link = Some((id.clone(), file.guest_link_label.clone().unwrap_or_default()));
+            used.guest_link = Some((id.to_string(), file.guest_link_label.clone().unwrap_or_default()));
             self.report(used);
         }
     }

@@ -180,7 +180,7 @@ pub fn listing_database(
                 file.expires_at,
                 file.download_count,
                 file.max_downloads,
-                file.guest_link_id,
+                file.guest_link_id.as_ref().map(|id| id.as_str()),
                 file.guest_link_label,
                 file.password_protected,
             ])?;
