@@ -9,6 +9,7 @@
 
 use bytes::Bytes;
 
+use super::flows::Flows;
 use super::live_uploads::LiveUpload;
 use super::{Attempt, DueDelivery, ExpiringFile, NewDelivery, SealedFile, SessionRecord, Vacuumed, WebhookTarget};
 use super::{DatabaseLocation, OpenError, StoreError, StoreOptions};
@@ -251,6 +252,7 @@ aggregates! {
         fn update = update_guest_link(&self, id: &GuestLinkId, terms: &GuestLinkTerms, disabled: Option<bool>) -> Result<Option<GuestLinkRecord>, StoreError>;
         fn set_disabled = set_guest_link_disabled(&self, id: &GuestLinkId, disabled: bool) -> Result<Option<GuestLinkRecord>, StoreError>;
         fn delete = delete_guest_link(&self, id: &GuestLinkId) -> Result<bool, StoreError>;
+        /// `flows::Flows::finish_guest_upload`, written once for both stores.
         fn finish_upload = finish_guest_upload(&self, file_id: &FileId, file_size: i64, sha256: &str, crc32: u32, link: &GuestLinkId, now: i64) -> Result<Option<FileRecord>, StoreError>;
         /// A guest's batch: each file goes into at most one share the guest makes.
         fn claim_files = claim_guest_files(&self, link: &GuestLinkId, files: &[FileId]) -> Result<bool, StoreError>;

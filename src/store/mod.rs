@@ -5,6 +5,7 @@
 
 mod error;
 mod facade;
+mod flows;
 mod ids;
 mod leases;
 mod live_uploads;

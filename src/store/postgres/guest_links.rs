@@ -2,9 +2,8 @@
 
 use sqlx::PgExecutor;
 
-use super::files::make_visible;
 use super::store::Store;
-use crate::domain::{FileId, FileRecord, GuestLinkId, GuestLinkRecord, GuestLinkTerms};
+use crate::domain::{FileId, GuestLinkId, GuestLinkRecord, GuestLinkTerms};
 use crate::store::StoreError;
 use crate::store::rows::{GuestLinkRow, record, records};
 
@@ -114,28 +113,6 @@ impl Store {
     #[tracing::instrument(skip(self))]
     pub async fn delete_guest_link(&self, id: &GuestLinkId) -> Result<bool, StoreError> {
         Ok(sqlx::query(DELETE_GUEST_LINK).bind(id.as_str()).execute(&self.pool).await?.rows_affected() == 1)
-    }
-
-    /// Makes a fully written guest upload visible only if its link still takes it, in one
-    /// transaction with the link's count. `None`: the link refused.
-    #[tracing::instrument(skip(self))]
-    pub async fn finish_guest_upload(
-        &self,
-        file_id: &FileId,
-        file_size: i64,
-        sha256: &str,
-        crc32: u32,
-        link: &GuestLinkId,
-        now: i64,
-    ) -> Result<Option<FileRecord>, StoreError> {
-        let mut transaction = self.pool.begin().await?;
-        if !claim_guest_upload(&mut *transaction, link, file_size, now).await? {
-            transaction.rollback().await?;
-            return Ok(None);
-        }
-        let file = make_visible(&mut *transaction, file_id, file_size, sha256, crc32, Some(link)).await?;
-        transaction.commit().await?;
-        Ok(Some(file))
     }
 
     /// Takes back a file made visible by a request that then failed, giving its guest link the

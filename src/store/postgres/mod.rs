@@ -9,6 +9,7 @@ mod sql;
 mod accounts;
 mod chunks;
 mod files;
+mod flows;
 mod guest_links;
 mod integrity;
 mod leases;

@@ -1,10 +1,9 @@
 //! Guest link rows: create, list, find, edit, disable, delete, and the atomic claim of an upload slot.
 
-use super::files::make_visible;
 use super::returned;
 use super::rows::{GuestLinkRow, record, records};
 use super::store::Store;
-use crate::domain::{FileId, FileRecord, GuestLinkId, GuestLinkRecord, GuestLinkTerms};
+use crate::domain::{FileId, GuestLinkId, GuestLinkRecord, GuestLinkTerms};
 use crate::store::StoreError;
 
 impl Store {
@@ -113,31 +112,6 @@ impl Store {
         let id = id.as_str();
         let result = sqlx::query!("DELETE FROM guest_links WHERE id = ?", id).execute(&self.writer).await?;
         Ok(result.rows_affected() == 1)
-    }
-
-    /// Makes a fully written guest upload visible, but only if its link still takes it: in one
-    /// write transaction, the link's count goes up only while it is below the maximum (and the link
-    /// is enabled, unexpired and allows the file's size), and the file becomes visible only if it
-    /// did. SQLite runs one write transaction at a time, so concurrent uploads through the same
-    /// link are counted one after another and never past the maximum. `None`: the link refused.
-    #[tracing::instrument(skip(self))]
-    pub async fn finish_guest_upload(
-        &self,
-        file_id: &FileId,
-        file_size: i64,
-        sha256: &str,
-        crc32: u32,
-        link: &GuestLinkId,
-        now: i64,
-    ) -> Result<Option<FileRecord>, StoreError> {
-        let mut transaction = self.writer.begin().await?;
-        if !claim_guest_upload(&mut *transaction, link, file_size, now).await? {
-            transaction.rollback().await?;
-            return Ok(None);
-        }
-        let file = make_visible(&mut *transaction, file_id, file_size, sha256, crc32, Some(link)).await?;
-        transaction.commit().await?;
-        Ok(Some(file))
     }
 
     /// Takes back a file made visible by a request that then failed (a later part of the same form

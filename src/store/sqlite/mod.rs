@@ -25,6 +25,7 @@ mod deletion_tokens;
 mod downloads;
 pub mod export;
 mod files;
+mod flows;
 mod guest_links;
 pub mod import;
 mod integrity;

@@ -1,0 +1,115 @@
+//! The store's multi-statement flows, each written once for both databases. A backend
+//! (`sqlite::Store`, `postgres::Store`) supplies its statements through `Statements`: one SQL
+//! statement each, run on the connection of a transaction the flow began; the flow says which
+//! run, in which order, and when the transaction commits or rolls back. The flows are methods of
+//! `Flows`, which every backend's `Store` has, so `facade.rs` lists them with the backends' own.
+//!
+//! A new flow goes here, with the single statements it needs added to `Statements` and to
+//! `statements!`, which implements them for each backend by calling that backend's function of
+//! the same name (`files::make_visible`, `guest_links::claim_guest_upload`): each backend writes
+//! the SQL, and one line in its `flows.rs` implements the list.
+
+use std::future::Future;
+
+use sqlx::{Database, Pool};
+
+use crate::domain::{FileId, FileRecord, GuestLinkId};
+use crate::store::StoreError;
+
+/// A database's single statements, for the flows below.
+pub(crate) trait Statements: Sync {
+    type Db: Database;
+
+    /// The pool write transactions begin on.
+    fn writer(&self) -> &Pool<Self::Db>;
+
+    /// Counts one more upload on `link` if it still takes one of `file_size` bytes (enabled,
+    /// unexpired, under its maximum); false when it does not.
+    fn claim_guest_upload<'c>(
+        connection: &'c mut <Self::Db as Database>::Connection,
+        link: &'c GuestLinkId,
+        file_size: i64,
+        now: i64,
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send + 'c;
+
+    /// Turns an 'uploading' row 'ready' with its size, hashes and the guest link it came through;
+    /// the file as it is now.
+    fn make_visible<'c>(
+        connection: &'c mut <Self::Db as Database>::Connection,
+        id: &'c FileId,
+        file_size: i64,
+        sha256: &'c str,
+        crc32: u32,
+        guest_link: Option<&'c GuestLinkId>,
+    ) -> impl Future<Output = Result<FileRecord, StoreError>> + Send + 'c;
+}
+
+/// The flows, as methods of every backend's `Store` (the blanket impl below): the facade's
+/// handles call them like the backends' own methods.
+pub(crate) trait Flows: Statements {
+    /// Makes a fully written guest upload visible, but only if its link still takes it: in one
+    /// transaction, the link's count goes up only while it is below the maximum (and the link is
+    /// enabled, unexpired and allows the file's size), and the file becomes visible only if it
+    /// did. Concurrent uploads through one link are counted one after another (SQLite runs one
+    /// write transaction at a time; PostgreSQL's row lock on the link makes the second wait and
+    /// re-check), so never past the maximum. `None`: the link refused.
+    fn finish_guest_upload(
+        &self,
+        file_id: &FileId,
+        file_size: i64,
+        sha256: &str,
+        crc32: u32,
+        link: &GuestLinkId,
+        now: i64,
+    ) -> impl Future<Output = Result<Option<FileRecord>, StoreError>> + Send {
+        async move {
+            let mut transaction = self.writer().begin().await?;
+            if !Self::claim_guest_upload(&mut transaction, link, file_size, now).await? {
+                transaction.rollback().await?;
+                return Ok(None);
+            }
+            let file = Self::make_visible(&mut transaction, file_id, file_size, sha256, crc32, Some(link)).await?;
+            transaction.commit().await?;
+            Ok(Some(file))
+        }
+    }
+}
+
+impl<S: Statements> Flows for S {}
+
+/// `statements!(Database, pool field)` in a backend's `flows.rs`: `Statements` for its `Store`,
+/// each statement the backend's function of the same name.
+macro_rules! statements {
+    ($db:ty, $pool:ident) => {
+        impl crate::store::flows::Statements for super::store::Store {
+            type Db = $db;
+
+            fn writer(&self) -> &sqlx::Pool<$db> {
+                &self.$pool
+            }
+
+            fn claim_guest_upload<'c>(
+                connection: &'c mut <$db as sqlx::Database>::Connection,
+                link: &'c crate::domain::GuestLinkId,
+                file_size: i64,
+                now: i64,
+            ) -> impl std::future::Future<Output = Result<bool, crate::store::StoreError>> + Send + 'c {
+                super::guest_links::claim_guest_upload(connection, link, file_size, now)
+            }
+
+            fn make_visible<'c>(
+                connection: &'c mut <$db as sqlx::Database>::Connection,
+                id: &'c crate::domain::FileId,
+                file_size: i64,
+                sha256: &'c str,
+                crc32: u32,
+                guest_link: Option<&'c crate::domain::GuestLinkId>,
+            ) -> impl std::future::Future<Output = Result<crate::domain::FileRecord, crate::store::StoreError>> + Send + 'c
+            {
+                super::files::make_visible(connection, id, file_size, sha256, crc32, guest_link)
+            }
+        }
+    };
+}
+
+pub(crate) use statements;
