@@ -42,6 +42,18 @@ pub(crate) trait Statements: Sync {
         crc32: u32,
         guest_link: Option<&'c GuestLinkId>,
     ) -> impl Future<Output = Result<FileRecord, StoreError>> + Send + 'c;
+
+    /// Hides a visible file; the guest link it came through, if it came through one.
+    fn withdraw_file<'c>(
+        connection: &'c mut <Self::Db as Database>::Connection,
+        id: &'c FileId,
+    ) -> impl Future<Output = Result<Option<GuestLinkId>, StoreError>> + Send + 'c;
+
+    /// Gives a guest link back one upload of its count.
+    fn give_upload_back<'c>(
+        connection: &'c mut <Self::Db as Database>::Connection,
+        link: &'c GuestLinkId,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send + 'c;
 }
 
 /// The flows, as methods of every backend's `Store` (the blanket impl below): the facade's
@@ -71,6 +83,20 @@ pub(crate) trait Flows: Statements {
             let file = Self::make_visible(&mut transaction, file_id, file_size, sha256, crc32, Some(link)).await?;
             transaction.commit().await?;
             Ok(Some(file))
+        }
+    }
+
+    /// Takes back a file made visible by a request that then failed (a later part of the same
+    /// form was refused, so the client got no link): hides it and, if it came through a guest
+    /// link, gives the link its upload back, in one transaction. The clean-up purges its chunks.
+    fn withdraw_upload(&self, id: &FileId) -> impl Future<Output = Result<(), StoreError>> + Send {
+        async move {
+            let mut transaction = self.writer().begin().await?;
+            if let Some(link) = Self::withdraw_file(&mut transaction, id).await? {
+                Self::give_upload_back(&mut transaction, &link).await?;
+            }
+            transaction.commit().await?;
+            Ok(())
         }
     }
 }
@@ -107,6 +133,23 @@ macro_rules! statements {
             ) -> impl std::future::Future<Output = Result<crate::domain::FileRecord, crate::store::StoreError>> + Send + 'c
             {
                 super::files::make_visible(connection, id, file_size, sha256, crc32, guest_link)
+            }
+
+            fn withdraw_file<'c>(
+                connection: &'c mut <$db as sqlx::Database>::Connection,
+                id: &'c crate::domain::FileId,
+            ) -> impl std::future::Future<
+                Output = Result<Option<crate::domain::GuestLinkId>, crate::store::StoreError>,
+            > + Send
+            + 'c {
+                super::guest_links::withdraw_file(connection, id)
+            }
+
+            fn give_upload_back<'c>(
+                connection: &'c mut <$db as sqlx::Database>::Connection,
+                link: &'c crate::domain::GuestLinkId,
+            ) -> impl std::future::Future<Output = Result<(), crate::store::StoreError>> + Send + 'c {
+                super::guest_links::give_upload_back(connection, link)
             }
         }
     };

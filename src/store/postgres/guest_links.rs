@@ -114,20 +114,6 @@ impl Store {
     pub async fn delete_guest_link(&self, id: &GuestLinkId) -> Result<bool, StoreError> {
         Ok(sqlx::query(DELETE_GUEST_LINK).bind(id.as_str()).execute(&self.pool).await?.rows_affected() == 1)
     }
-
-    /// Takes back a file made visible by a request that then failed, giving its guest link the
-    /// upload back, in one transaction.
-    #[tracing::instrument(skip(self))]
-    pub async fn withdraw_upload(&self, id: &FileId) -> Result<(), StoreError> {
-        let mut transaction = self.pool.begin().await?;
-        let link: Option<Option<String>> =
-            sqlx::query_scalar(WITHDRAW_FILE).bind(id.as_str()).fetch_optional(&mut *transaction).await?;
-        if let Some(Some(link)) = link {
-            sqlx::query(GIVE_UPLOAD_BACK).bind(link).execute(&mut *transaction).await?;
-        }
-        transaction.commit().await?;
-        Ok(())
-    }
 }
 
 impl Store {
@@ -169,4 +155,23 @@ pub(super) async fn claim_guest_upload(
         .fetch_optional(executor)
         .await?;
     Ok(claimed.is_some())
+}
+
+/// Hides a visible file (`withdraw_upload`); the guest link it came through, if it is one and was
+/// visible.
+pub(super) async fn withdraw_file(
+    executor: impl PgExecutor<'_>,
+    id: &FileId,
+) -> Result<Option<GuestLinkId>, StoreError> {
+    let link: Option<Option<String>> =
+        sqlx::query_scalar(WITHDRAW_FILE).bind(id.as_str()).fetch_optional(executor).await?;
+    link.flatten()
+        .map(|link| GuestLinkId::try_from(link).map_err(|e| crate::store::rows::decode_error("guest_link_id", e)))
+        .transpose()
+}
+
+/// Gives `link` back one upload of its count.
+pub(super) async fn give_upload_back(executor: impl PgExecutor<'_>, link: &GuestLinkId) -> Result<(), StoreError> {
+    sqlx::query(GIVE_UPLOAD_BACK).bind(link.as_str()).execute(executor).await?;
+    Ok(())
 }

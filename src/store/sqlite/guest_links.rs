@@ -113,32 +113,6 @@ impl Store {
         let result = sqlx::query!("DELETE FROM guest_links WHERE id = ?", id).execute(&self.writer).await?;
         Ok(result.rows_affected() == 1)
     }
-
-    /// Takes back a file made visible by a request that then failed (a later part of the same form
-    /// was refused, so the client got no link): hides it and, if it came through a guest link, gives
-    /// the link its upload back, in one transaction. The clean-up purges its chunks.
-    #[tracing::instrument(skip(self))]
-    pub async fn withdraw_upload(&self, id: &FileId) -> Result<(), StoreError> {
-        let id = id.as_str();
-        let mut transaction = self.writer.begin().await?;
-        let link = sqlx::query_scalar!(
-            "UPDATE files SET state = 'deleted' WHERE id = ? AND state = 'ready' RETURNING guest_link_id",
-            id
-        )
-        .fetch_all(&mut *transaction)
-        .await
-        .map(returned::at_most_one_row)?;
-        if let Some(Some(link)) = link {
-            sqlx::query!(
-                "UPDATE guest_links SET upload_count = upload_count - 1 WHERE id = ? AND upload_count > 0",
-                link
-            )
-            .execute(&mut *transaction)
-            .await?;
-        }
-        transaction.commit().await?;
-        Ok(())
-    }
 }
 
 impl Store {
@@ -204,4 +178,35 @@ pub(super) async fn claim_guest_upload(
     .await
     .map(returned::at_most_one_row)?;
     Ok(claimed.is_some())
+}
+
+/// Hides a visible file (`withdraw_upload`); the guest link it came through, if it is one and was
+/// visible.
+pub(super) async fn withdraw_file(
+    executor: impl sqlx::SqliteExecutor<'_>,
+    id: &FileId,
+) -> Result<Option<GuestLinkId>, StoreError> {
+    let id = id.as_str();
+    let link = sqlx::query_scalar!(
+        "UPDATE files SET state = 'deleted' WHERE id = ? AND state = 'ready' RETURNING guest_link_id",
+        id
+    )
+    .fetch_all(executor)
+    .await
+    .map(returned::at_most_one_row)?;
+    link.flatten()
+        .map(|link| GuestLinkId::try_from(link).map_err(|e| super::rows::decode_error("guest_link_id", e)))
+        .transpose()
+}
+
+/// Gives `link` back one upload of its count.
+pub(super) async fn give_upload_back(
+    executor: impl sqlx::SqliteExecutor<'_>,
+    link: &GuestLinkId,
+) -> Result<(), StoreError> {
+    let link = link.as_str();
+    sqlx::query!("UPDATE guest_links SET upload_count = upload_count - 1 WHERE id = ? AND upload_count > 0", link)
+        .execute(executor)
+        .await?;
+    Ok(())
 }
