@@ -27,7 +27,8 @@ const METHODS: [Method; 7] =
 /// a changed row is a changed answer, wanted or not. One change was wanted: ids are typed in the path
 /// extractor, so a malformed id is 404 before any other check, also for the routes whose owner
 /// check reads a form or JSON body first (it used to answer 401 or 400 there, and 415 on `POST
-/// /f/{id}`); it tells a stranger nothing, whatever the credentials.
+/// /f/{id}`); it tells a stranger nothing, whatever the credentials. The share routes followed when
+/// they took their ids as a typed path too (a malformed share id's POST was 415, its PATCH 400 or 401).
 #[rustfmt::skip]
 const TABLE: &[(&str, Who, [u16; 7])] = &[
     // browser::configure, registered first (its "/" GET comes before routes::configure's POST and PUT).
@@ -164,8 +165,8 @@ const TABLE: &[(&str, Who, [u16; 7])] = &[
     ("/s/{share}",                      Owner,    [200, 200, 415, 405, 405, 405, 405]),
     ("/s/{share}/",                     Stranger, [200, 200, 415, 405, 405, 405, 405]),
     ("/s/{share}/",                     Owner,    [200, 200, 415, 405, 405, 405, 405]),
-    ("/s/malformed-id",                 Stranger, [404, 404, 415, 405, 405, 405, 405]),
-    ("/s/malformed-id",                 Owner,    [404, 404, 415, 405, 405, 405, 405]),
+    ("/s/malformed-id",                 Stranger, [404, 404, 404, 405, 405, 405, 405]),
+    ("/s/malformed-id",                 Owner,    [404, 404, 404, 405, 405, 405, 405]),
     ("/s/{share}/preview/{file}",       Stranger, [404, 404, 405, 405, 405, 405, 405]),
     ("/s/{share}/preview/{file}",       Owner,    [404, 404, 405, 405, 405, 405, 405]),
     ("/s/{share}/preview/{member}",     Stranger, [404, 404, 405, 405, 405, 405, 405]),
@@ -180,24 +181,24 @@ const TABLE: &[(&str, Who, [u16; 7])] = &[
     ("/s/{share}/f/{member}/x.txt",     Owner,    [200, 200, 415, 405, 405, 405, 405]),
     ("/s/{share}/f/{file}",             Stranger, [404, 404, 415, 405, 405, 405, 405]),
     ("/s/{share}/f/{file}",             Owner,    [404, 404, 415, 405, 405, 405, 405]),
-    ("/s/malformed-id/f/{member}",      Stranger, [404, 404, 415, 405, 405, 405, 405]),
-    ("/s/malformed-id/f/{member}",      Owner,    [404, 404, 415, 405, 405, 405, 405]),
+    ("/s/malformed-id/f/{member}",      Stranger, [404, 404, 404, 405, 405, 405, 405]),
+    ("/s/malformed-id/f/{member}",      Owner,    [404, 404, 404, 405, 405, 405, 405]),
     ("/s/malformed-id/preview/{file}",  Stranger, [404, 404, 405, 405, 405, 405, 405]),
     ("/s/malformed-id/preview/{file}",  Owner,    [404, 404, 405, 405, 405, 405, 405]),
     ("/s/{share}/tar",                  Stranger, [200, 200, 415, 405, 405, 405, 405]),
     ("/s/{share}/tar",                  Owner,    [200, 200, 415, 405, 405, 405, 405]),
-    ("/s/malformed-id/tar",             Stranger, [404, 404, 415, 405, 405, 405, 405]),
-    ("/s/malformed-id/tar",             Owner,    [404, 404, 415, 405, 405, 405, 405]),
+    ("/s/malformed-id/tar",             Stranger, [404, 404, 404, 405, 405, 405, 405]),
+    ("/s/malformed-id/tar",             Owner,    [404, 404, 404, 405, 405, 405, 405]),
     ("/s/{share}/zip",                  Stranger, [200, 200, 415, 405, 405, 405, 405]),
     ("/s/{share}/zip",                  Owner,    [200, 200, 415, 405, 405, 405, 405]),
-    ("/s/malformed-id/zip",             Stranger, [404, 404, 415, 405, 405, 405, 405]),
-    ("/s/malformed-id/zip",             Owner,    [404, 404, 415, 405, 405, 405, 405]),
+    ("/s/malformed-id/zip",             Stranger, [404, 404, 404, 405, 405, 405, 405]),
+    ("/s/malformed-id/zip",             Owner,    [404, 404, 404, 405, 405, 405, 405]),
     ("/api/shares",                     Stranger, [401, 405, 401, 405, 405, 405, 405]),
     ("/api/shares",                     Owner,    [200, 405, 400, 405, 405, 405, 405]),
     ("/api/shares/{share}",             Stranger, [401, 405, 405, 405, 401, 401, 405]),
     ("/api/shares/{share}",             Owner,    [200, 405, 405, 405, 400, 204, 405]),
-    ("/api/shares/malformed-id",        Stranger, [401, 405, 405, 405, 401, 401, 405]),
-    ("/api/shares/malformed-id",        Owner,    [404, 405, 405, 405, 400, 404, 405]),
+    ("/api/shares/malformed-id",        Stranger, [401, 405, 405, 405, 404, 401, 405]),
+    ("/api/shares/malformed-id",        Owner,    [404, 405, 405, 405, 404, 404, 405]),
     ("/api/webhooks",                   Stranger, [401, 405, 401, 405, 405, 405, 405]),
     ("/api/webhooks",                   Owner,    [200, 405, 400, 405, 405, 405, 405]),
     ("/api/webhooks/{webhook}",         Stranger, [405, 405, 405, 405, 401, 401, 405]),

@@ -5,11 +5,11 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use serde::Deserialize;
 use time::OffsetDateTime;
 
-use crate::domain::{FileId, FilePassword, Note, ShareChanges, ShareCursor, parse_time};
+use crate::domain::{FileId, FilePassword, Note, ShareChanges, ShareCursor, ShareId, parse_time};
 use crate::routes::error::AppError;
 use crate::routes::json::{ShareJson, described, present};
 use crate::routes::owner::{Owner, OwnerJson};
-use crate::routes::shares::{FileIdText, FileRef, parse_refs, parse_share_id, visible_share};
+use crate::routes::shares::{FileIdText, FileRef, parse_refs, visible_share};
 use crate::routes::state::AppState;
 use crate::routes::whole_number;
 use crate::services::shares::{self, NewShareOptions};
@@ -124,7 +124,7 @@ pub async fn create(
 pub async fn show(
     _owner: Owner,
     req: HttpRequest,
-    id: web::Path<String>,
+    id: web::Path<ShareId>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
     let share = visible_share(&state, &id).await?;
@@ -163,11 +163,10 @@ pub struct Edit {
     responses((status = 200, description = "the edited share with its files", body = ShareJson), (status = 400, description = "a bad body, with a one-line reason"), (status = 401, description = "no or wrong credentials"), (status = 404, description = "no such id"), (status = 409, description = "a file it adds is not there")))]
 pub async fn edit(
     req: HttpRequest,
-    id: web::Path<String>,
+    id: web::Path<ShareId>,
     body: OwnerJson<Edit>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    let id = parse_share_id(&id)?;
     let body = body.body;
     let note = body.note.map(|note| note.as_deref().map(Note::parse).transpose()).transpose()?;
     let changes = ShareChanges {
@@ -200,11 +199,10 @@ pub struct DeleteQuery {
     responses((status = 204, description = "deleted; its files stay unless ?files=true"), (status = 400, description = "a malformed query"), (status = 401, description = "no or wrong credentials"), (status = 404, description = "no such id")))]
 pub async fn delete(
     _owner: Owner,
-    id: web::Path<String>,
+    id: web::Path<ShareId>,
     query: web::Query<DeleteQuery>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    let id = parse_share_id(&id)?;
     if !shares::delete(&state.ctx, &id, query.files).await? {
         return Err(AppError::Unknown("share"));
     }

@@ -10,9 +10,10 @@ use actix_web::http::header::{
 };
 use actix_web::{HttpRequest, HttpResponse, web};
 
-use crate::domain::FileName;
+use crate::domain::{FileName, ShareId};
 use crate::routes::error::AppError;
 use crate::routes::serve::{Conditional, DownloadQuery, Version, downloader, send_file, sending};
+use crate::routes::shares::SharePath;
 use crate::routes::shares::gate::passed_gate;
 use crate::routes::state::AppState;
 use crate::services::downloads::{self, Audience, Counted};
@@ -24,36 +25,45 @@ use crate::services::shares::{self, ArchiveFormat, ShareZip, stream_zip};
 /// share (`member_key`); a file with its own password or limit is not served here (404).
 pub async fn member(
     req: HttpRequest,
+    path: web::Path<SharePath>,
     query: web::Query<DownloadQuery>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    let share = match passed_gate(&req, &state).await? {
+    let share = match passed_gate(&req, &state, &path.id).await? {
         Ok(share) => share,
         Err(form) => return Ok(form),
     };
-    let key = req.match_info().get("key").unwrap_or_default();
-    let file = shares::open_member(&state.ctx, &share.id, key).await?.ok_or(AppError::Unknown("file"))?;
+    let file = shares::open_member(&state.ctx, &share.id, &path.key).await?.ok_or(AppError::Unknown("file"))?;
     send_file(&req, &state, file, &query, Audience::Share(&share)).await
 }
 
 /// `GET`/`HEAD /s/{id}/zip`: the share's zip, whole or one range of it. Counted like a file
 /// download: a GET from the first byte, or any GET that sends bytes when the share has a limit.
-pub async fn zip(req: HttpRequest, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
+pub async fn zip(
+    req: HttpRequest,
+    path: web::Path<SharePath>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
     let format = ArchiveFormat::Zip(state.zip64);
-    archive(req, state, format).await
+    archive(req, state, &path.id, format).await
 }
 
 /// `GET`/`HEAD /s/{id}/tar`: the same files as one ustar/pax tar, in every way like the zip.
-pub async fn tar(req: HttpRequest, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
-    archive(req, state, ArchiveFormat::Tar).await
+pub async fn tar(
+    req: HttpRequest,
+    path: web::Path<SharePath>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    archive(req, state, &path.id, ArchiveFormat::Tar).await
 }
 
 async fn archive(
     req: HttpRequest,
     state: web::Data<AppState>,
+    id: &ShareId,
     format: ArchiveFormat,
 ) -> Result<HttpResponse, AppError> {
-    let share = match passed_gate(&req, &state).await? {
+    let share = match passed_gate(&req, &state, id).await? {
         Ok(share) => share,
         Err(form) => return Ok(form),
     };

@@ -3,11 +3,11 @@
 
 use actix_web::{HttpRequest, HttpResponse, web};
 
-use crate::domain::ShareRecord;
+use crate::domain::{ShareId, ShareRecord};
 use crate::routes::error::AppError;
 use crate::routes::pages::page::see_other;
 use crate::routes::password_gate::{Unlock, check_form_password, gate_by_password, grant_and_return};
-use crate::routes::shares::visible_share;
+use crate::routes::shares::{SharePath, visible_share};
 use crate::routes::state::AppState;
 use crate::services::auth::passwords::GRANT_LIFETIME_SECS;
 use crate::services::shares;
@@ -20,8 +20,9 @@ const GRANT_COOKIE: &str = "blobdrop_share";
 pub(super) async fn passed_gate(
     req: &HttpRequest,
     state: &AppState,
+    id: &ShareId,
 ) -> Result<Result<ShareRecord, HttpResponse>, AppError> {
-    let share = visible_share(state, req.match_info().get("id").unwrap_or_default()).await?;
+    let share = visible_share(state, id).await?;
     if share.password_protected
         && let Some(form) = gate(req, state, &share).await?
     {
@@ -47,10 +48,11 @@ async fn gate(req: &HttpRequest, state: &AppState, share: &ShareRecord) -> Resul
 /// and sends the browser back; a wrong one shows the form again.
 pub async fn unlock(
     req: HttpRequest,
+    path: web::Path<SharePath>,
     form: web::Form<Unlock>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    let share = visible_share(&state, req.match_info().get("id").unwrap_or_default()).await?;
+    let share = visible_share(&state, &path.id).await?;
     let back = req.uri().path().to_owned();
     let now = state.ctx.now();
     let Some(password_hash) = shares::password_hash(&state.ctx, &share.id).await? else {

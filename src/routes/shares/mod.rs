@@ -17,14 +17,19 @@ use crate::services::shares;
 
 pub use gate::unlock;
 
-fn parse_share_id(raw: &str) -> Result<ShareId, AppError> {
-    ShareId::parse(raw).ok_or(AppError::Unknown("share"))
+/// What the path of a share's route names: the share, and for a file of it, its `key`
+/// (`member_key`). Extracted as a typed path, so a malformed id is a 404 before anything else
+/// (the route table names it "share").
+#[derive(Debug, Deserialize)]
+pub struct SharePath {
+    pub id: ShareId,
+    #[serde(default)]
+    pub key: String,
 }
 
-/// The visible share a path names, or 404.
-async fn visible_share(state: &AppState, raw_id: &str) -> Result<ShareRecord, AppError> {
-    let id = parse_share_id(raw_id)?;
-    shares::find(&state.ctx, &id).await?.ok_or(AppError::Unknown("share"))
+/// The visible share `id` names, or 404.
+async fn visible_share(state: &AppState, id: &ShareId) -> Result<ShareRecord, AppError> {
+    shares::find(&state.ctx, id).await?.ok_or(AppError::Unknown("share"))
 }
 
 /// A file to put in a share: its id, or its id with the folder it goes in.

@@ -11,6 +11,7 @@ use crate::routes::error::AppError;
 use crate::routes::pages::page::page;
 use crate::routes::pages::views::{Layout, Preview, When};
 use crate::routes::serve::{DownloadQuery, send_file, send_thumbnail};
+use crate::routes::shares::SharePath;
 use crate::routes::shares::gate::passed_gate;
 use crate::routes::state::AppState;
 use crate::services::downloads::Audience;
@@ -76,8 +77,12 @@ struct SharePage {
 
 /// `GET`/`HEAD /s/{id}`: every file with its folder, size, type and link through the share, and
 /// "Download all".
-pub async fn share_page(req: HttpRequest, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
-    let share = match passed_gate(&req, &state).await? {
+pub async fn share_page(
+    req: HttpRequest,
+    path: web::Path<SharePath>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let share = match passed_gate(&req, &state, &path.id).await? {
         Ok(share) => share,
         Err(form) => return Ok(form),
     };
@@ -146,10 +151,11 @@ fn shell_quoted(text: &str) -> String {
 /// counted. Only for a member `shown_member` gives; every other type is the download link's business.
 pub async fn preview(
     req: HttpRequest,
+    path: web::Path<SharePath>,
     query: web::Query<DownloadQuery>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    let file = match shown_member(&req, &state).await? {
+    let file = match shown_member(&req, &state, &path).await? {
         Ok(file) => file,
         Err(form) => return Ok(form),
     };
@@ -161,8 +167,12 @@ pub async fn preview(
 
 /// `GET`/`HEAD /s/{id}/thumbnail/{key}`: the small picture the share page shows of one of its
 /// pictures, for a member `shown_member` gives; never counted.
-pub async fn thumbnail(req: HttpRequest, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
-    match shown_member(&req, &state).await? {
+pub async fn thumbnail(
+    req: HttpRequest,
+    path: web::Path<SharePath>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    match shown_member(&req, &state, &path).await? {
         Ok(file) => send_thumbnail(&req, &state, &file).await,
         Err(form) => Ok(form),
     }
@@ -171,16 +181,19 @@ pub async fn thumbnail(req: HttpRequest, state: web::Data<AppState>) -> Result<H
 /// The member `{key}` of the share `{id}` that its page may show in place (a preview, a
 /// thumbnail): behind the share's gate (`Err`: its password form), in a share without a download
 /// limit, and not a member with a gate of its own or over `MAX_PREVIEW_BYTES`; 404 otherwise.
-async fn shown_member(req: &HttpRequest, state: &AppState) -> Result<Result<FileRecord, HttpResponse>, AppError> {
-    let share = match passed_gate(req, state).await? {
+async fn shown_member(
+    req: &HttpRequest,
+    state: &AppState,
+    path: &SharePath,
+) -> Result<Result<FileRecord, HttpResponse>, AppError> {
+    let share = match passed_gate(req, state, &path.id).await? {
         Ok(share) => share,
         Err(form) => return Ok(Err(form)),
     };
     if !previews_allowed(&share) {
         return Err(AppError::NotFound);
     }
-    let key = req.match_info().get("key").unwrap_or_default();
-    let file = shares::open_member(&state.ctx, &share.id, key).await?.filter(previewable);
+    let file = shares::open_member(&state.ctx, &share.id, &path.key).await?.filter(previewable);
     Ok(Ok(file.ok_or(AppError::NotFound)?))
 }
 
