@@ -14,7 +14,7 @@ use std::future::Future;
 use sqlx::{Database, Pool};
 
 use crate::domain::{FileId, FileRecord, GuestLinkId};
-use crate::store::StoreError;
+use crate::store::{NewDelivery, StoreError};
 
 /// A database's single statements, for the flows below.
 pub(crate) trait Statements: Sync {
@@ -53,6 +53,12 @@ pub(crate) trait Statements: Sync {
     fn give_upload_back<'c>(
         connection: &'c mut <Self::Db as Database>::Connection,
         link: &'c GuestLinkId,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send + 'c;
+
+    /// Queues one webhook delivery, due at once; nothing when its webhook is gone.
+    fn enqueue_delivery<'c>(
+        connection: &'c mut <Self::Db as Database>::Connection,
+        delivery: &'c NewDelivery,
     ) -> impl Future<Output = Result<(), StoreError>> + Send + 'c;
 }
 
@@ -94,6 +100,19 @@ pub(crate) trait Flows: Statements {
             let mut transaction = self.writer().begin().await?;
             if let Some(link) = Self::withdraw_file(&mut transaction, id).await? {
                 Self::give_upload_back(&mut transaction, &link).await?;
+            }
+            transaction.commit().await?;
+            Ok(())
+        }
+    }
+
+    /// Queues `deliveries` in one transaction, due at once. A delivery of a webhook deleted
+    /// meanwhile is left out (its foreign key would refuse it, and the whole batch with it).
+    fn enqueue_deliveries(&self, deliveries: &[NewDelivery]) -> impl Future<Output = Result<(), StoreError>> + Send {
+        async move {
+            let mut transaction = self.writer().begin().await?;
+            for delivery in deliveries {
+                Self::enqueue_delivery(&mut transaction, delivery).await?;
             }
             transaction.commit().await?;
             Ok(())
@@ -143,6 +162,13 @@ macro_rules! statements {
             > + Send
             + 'c {
                 super::guest_links::withdraw_file(connection, id)
+            }
+
+            fn enqueue_delivery<'c>(
+                connection: &'c mut <$db as sqlx::Database>::Connection,
+                delivery: &'c crate::store::NewDelivery,
+            ) -> impl std::future::Future<Output = Result<(), crate::store::StoreError>> + Send + 'c {
+                super::webhooks::enqueue_delivery(connection, delivery)
             }
 
             fn give_upload_back<'c>(

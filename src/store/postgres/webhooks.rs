@@ -106,23 +106,6 @@ impl Store {
             .collect())
     }
 
-    /// Queues `deliveries` in one transaction, due at once.
-    pub async fn enqueue_deliveries(&self, deliveries: &[NewDelivery]) -> Result<(), StoreError> {
-        let mut transaction = self.pool.begin().await?;
-        for delivery in deliveries {
-            sqlx::query(ENQUEUE_DELIVERY)
-                .bind(&delivery.id)
-                .bind(delivery.webhook_id)
-                .bind(delivery.event)
-                .bind(&delivery.payload)
-                .bind(delivery.created_at)
-                .execute(&mut *transaction)
-                .await?;
-        }
-        transaction.commit().await?;
-        Ok(())
-    }
-
     /// Takes up to `limit` deliveries due at `now`, oldest first, and moves their next attempt to
     /// `lease_until`, skipping those another instance is claiming at the same moment.
     pub async fn claim_due_deliveries(
@@ -205,4 +188,20 @@ impl Store {
     pub async fn files_about_to_expire(&self, now: i64, used_up_before: i64) -> Result<Vec<ExpiringFile>, StoreError> {
         Ok(sqlx::query_as(ABOUT_TO_EXPIRE).bind(now).bind(used_up_before).fetch_all(&self.pool).await?)
     }
+}
+
+/// Queues one delivery, due at once; nothing when its webhook is gone (deleted meanwhile).
+pub(super) async fn enqueue_delivery(
+    executor: impl sqlx::PgExecutor<'_>,
+    delivery: &NewDelivery,
+) -> Result<(), StoreError> {
+    sqlx::query(ENQUEUE_DELIVERY)
+        .bind(&delivery.id)
+        .bind(delivery.webhook_id)
+        .bind(delivery.event)
+        .bind(&delivery.payload)
+        .bind(delivery.created_at)
+        .execute(executor)
+        .await?;
+    Ok(())
 }

@@ -100,27 +100,6 @@ impl Store {
             .collect())
     }
 
-    /// Queues `deliveries` in one transaction, due at once. A delivery of a webhook deleted
-    /// meanwhile is left out (its foreign key would refuse it and the whole batch with it).
-    pub async fn enqueue_deliveries(&self, deliveries: &[NewDelivery]) -> Result<(), StoreError> {
-        let mut transaction = self.writer.begin().await?;
-        for delivery in deliveries {
-            sqlx::query!(
-                "INSERT INTO webhook_deliveries (id, webhook_id, event, payload, created_at, next_attempt_at) \
-                 SELECT ?1, id, ?3, ?4, ?5, ?5 FROM webhooks WHERE id = ?2",
-                delivery.id,
-                delivery.webhook_id,
-                delivery.event,
-                delivery.payload,
-                delivery.created_at,
-            )
-            .execute(&mut *transaction)
-            .await?;
-        }
-        transaction.commit().await?;
-        Ok(())
-    }
-
     /// Takes up to `limit` deliveries due at `now`, oldest first, and moves their next attempt to
     /// `lease_until`: no other pass takes them meanwhile, and should the server stop before their
     /// attempt is recorded, they are due again from then on.
@@ -220,4 +199,23 @@ impl Store {
         .fetch_all(&self.reader)
         .await?)
     }
+}
+
+/// Queues one delivery, due at once; nothing when its webhook is gone (deleted meanwhile).
+pub(super) async fn enqueue_delivery(
+    executor: impl sqlx::SqliteExecutor<'_>,
+    delivery: &NewDelivery,
+) -> Result<(), StoreError> {
+    sqlx::query!(
+        "INSERT INTO webhook_deliveries (id, webhook_id, event, payload, created_at, next_attempt_at) \
+         SELECT ?1, id, ?3, ?4, ?5, ?5 FROM webhooks WHERE id = ?2",
+        delivery.id,
+        delivery.webhook_id,
+        delivery.event,
+        delivery.payload,
+        delivery.created_at,
+    )
+    .execute(executor)
+    .await?;
+    Ok(())
 }
