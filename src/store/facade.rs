@@ -254,7 +254,7 @@ aggregates! {
         fn delete = delete_guest_link(&self, id: &GuestLinkId) -> Result<bool, StoreError>;
         /// `flows::Flows::finish_guest_upload`, written once for both stores.
         fn finish_upload = finish_guest_upload(&self, file_id: &FileId, file_size: i64, sha256: &str, crc32: u32, link: &GuestLinkId, now: i64) -> Result<Option<FileRecord>, StoreError>;
-        /// A guest's batch: each file goes into at most one share the guest makes.
+        /// A guest's batch: each file goes into at most one share the guest makes (`flows::Flows::claim_guest_files`).
         fn claim_files = claim_guest_files(&self, link: &GuestLinkId, files: &[FileId]) -> Result<bool, StoreError>;
         fn release_files = release_guest_files(&self, files: &[FileId]) -> Result<(), StoreError>;
     }

@@ -60,6 +60,15 @@ pub(crate) trait Statements: Sync {
         connection: &'c mut <Self::Db as Database>::Connection,
         delivery: &'c NewDelivery,
     ) -> impl Future<Output = Result<(), StoreError>> + Send + 'c;
+
+    /// Marks `files` shared by a guest of `link` where each is a visible, unshared file of it;
+    /// how many it marked. Each row is taken as it is marked, so of two shares of one batch the
+    /// second finds the files shared.
+    fn mark_guest_files_shared<'c>(
+        connection: &'c mut <Self::Db as Database>::Connection,
+        link: &'c GuestLinkId,
+        files: &'c [FileId],
+    ) -> impl Future<Output = Result<u64, StoreError>> + Send + 'c;
 }
 
 /// The flows, as methods of every backend's `Store` (the blanket impl below): the facade's
@@ -116,6 +125,24 @@ pub(crate) trait Flows: Statements {
             }
             transaction.commit().await?;
             Ok(())
+        }
+    }
+
+    /// Marks `files` (distinct ids) as shared by a guest of `link`, all or none: false (and
+    /// nothing marked) when one of them is not a visible file of that link or is shared already.
+    fn claim_guest_files(
+        &self,
+        link: &GuestLinkId,
+        files: &[FileId],
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send {
+        async move {
+            let mut transaction = self.writer().begin().await?;
+            if Self::mark_guest_files_shared(&mut transaction, link, files).await? != files.len() as u64 {
+                transaction.rollback().await?;
+                return Ok(false);
+            }
+            transaction.commit().await?;
+            Ok(true)
         }
     }
 }
@@ -176,6 +203,14 @@ macro_rules! statements {
                 link: &'c crate::domain::GuestLinkId,
             ) -> impl std::future::Future<Output = Result<(), crate::store::StoreError>> + Send + 'c {
                 super::guest_links::give_upload_back(connection, link)
+            }
+
+            fn mark_guest_files_shared<'c>(
+                connection: &'c mut <$db as sqlx::Database>::Connection,
+                link: &'c crate::domain::GuestLinkId,
+                files: &'c [crate::domain::FileId],
+            ) -> impl std::future::Future<Output = Result<u64, crate::store::StoreError>> + Send + 'c {
+                super::guest_links::mark_guest_files_shared(connection, link, files)
             }
         }
     };

@@ -117,21 +117,6 @@ impl Store {
 }
 
 impl Store {
-    /// Marks `files` (distinct ids) as shared by a guest of `link`, all or none: false (and
-    /// nothing marked) when one of them is not a visible file of that link or is shared already.
-    #[tracing::instrument(skip_all, fields(link = %link, files = files.len()))]
-    pub async fn claim_guest_files(&self, link: &GuestLinkId, files: &[FileId]) -> Result<bool, StoreError> {
-        let ids: Vec<&str> = files.iter().map(FileId::as_str).collect();
-        let mut transaction = self.pool.begin().await?;
-        let claimed = sqlx::query(CLAIM_GUEST_FILES).bind(&ids).bind(link.as_str()).execute(&mut *transaction).await?;
-        if claimed.rows_affected() != files.len() as u64 {
-            transaction.rollback().await?;
-            return Ok(false);
-        }
-        transaction.commit().await?;
-        Ok(true)
-    }
-
     /// Gives `files` back to their guest for a share (the share they were marked for was not made).
     #[tracing::instrument(skip_all, fields(files = files.len()))]
     pub async fn release_guest_files(&self, files: &[FileId]) -> Result<(), StoreError> {
@@ -174,4 +159,17 @@ pub(super) async fn withdraw_file(
 pub(super) async fn give_upload_back(executor: impl PgExecutor<'_>, link: &GuestLinkId) -> Result<(), StoreError> {
     sqlx::query(GIVE_UPLOAD_BACK).bind(link.as_str()).execute(executor).await?;
     Ok(())
+}
+
+/// Marks `files` shared by a guest of `link` where each is a visible, unshared file of it; how
+/// many it marked. Each row is locked as it is marked: of two shares of one batch, on any
+/// instance, the second waits, then finds the files shared.
+pub(super) async fn mark_guest_files_shared(
+    executor: impl PgExecutor<'_>,
+    link: &GuestLinkId,
+    files: &[FileId],
+) -> Result<u64, StoreError> {
+    let ids: Vec<&str> = files.iter().map(FileId::as_str).collect();
+    let marked = sqlx::query(CLAIM_GUEST_FILES).bind(&ids).bind(link.as_str()).execute(executor).await?;
+    Ok(marked.rows_affected())
 }

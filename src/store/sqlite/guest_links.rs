@@ -116,29 +116,6 @@ impl Store {
 }
 
 impl Store {
-    /// Marks `files` (distinct ids) as shared by a guest of `link`, all or none: false (and
-    /// nothing marked) when one of them is not a visible file of that link or is shared already.
-    /// SQLite runs one write transaction at a time, so two shares of one batch cannot both mark it.
-    #[tracing::instrument(skip_all, fields(link = %link, files = files.len()))]
-    pub async fn claim_guest_files(&self, link: &GuestLinkId, files: &[FileId]) -> Result<bool, StoreError> {
-        let (link, ids) = (link.as_str(), ids_json(files));
-        let mut transaction = self.writer.begin().await?;
-        let claimed = sqlx::query!(
-            "UPDATE files SET guest_shared = 1 WHERE id IN (SELECT value FROM json_each(?)) \
-             AND guest_link_id = ? AND state = 'ready' AND guest_shared = 0",
-            ids,
-            link
-        )
-        .execute(&mut *transaction)
-        .await?;
-        if claimed.rows_affected() != files.len() as u64 {
-            transaction.rollback().await?;
-            return Ok(false);
-        }
-        transaction.commit().await?;
-        Ok(true)
-    }
-
     /// Gives `files` back to their guest for a share (the share they were marked for was not made).
     #[tracing::instrument(skip_all, fields(files = files.len()))]
     pub async fn release_guest_files(&self, files: &[FileId]) -> Result<(), StoreError> {
@@ -209,4 +186,24 @@ pub(super) async fn give_upload_back(
         .execute(executor)
         .await?;
     Ok(())
+}
+
+/// Marks `files` shared by a guest of `link` where each is a visible, unshared file of it; how
+/// many it marked. SQLite runs one write transaction at a time, so two shares of one batch cannot
+/// both mark it.
+pub(super) async fn mark_guest_files_shared(
+    executor: impl sqlx::SqliteExecutor<'_>,
+    link: &GuestLinkId,
+    files: &[FileId],
+) -> Result<u64, StoreError> {
+    let (link, ids) = (link.as_str(), ids_json(files));
+    let marked = sqlx::query!(
+        "UPDATE files SET guest_shared = 1 WHERE id IN (SELECT value FROM json_each(?)) \
+         AND guest_link_id = ? AND state = 'ready' AND guest_shared = 0",
+        ids,
+        link
+    )
+    .execute(executor)
+    .await?;
+    Ok(marked.rows_affected())
 }
