@@ -50,6 +50,11 @@ pub struct Settings {
     #[arg(long, env = "BLOBDROP_MAX_FORM_FILES", default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_form_files: u32,
 
+    /// Take only age-encrypted files (C2SP age v1): any other body, by any route, gets 415 and
+    /// nothing of it is kept.
+    #[arg(long, env = "BLOBDROP_REQUIRE_ENCRYPTION")]
+    pub require_encryption: bool,
+
     /// Memory all uploads together may hold while their bytes wait to be stored, e.g. 32MiB
     /// (counted in 32 KiB chunks, at least one); an upload finding no room waits its turn.
     #[arg(long, env = "BLOBDROP_UPLOAD_MEMORY", default_value = "32MiB")]

@@ -22,6 +22,11 @@ pub struct ImportArgs {
     #[arg(long, env = "BLOBDROP_MAX_UPLOAD")]
     pub max_upload: Option<ByteSize>,
 
+    /// Take only age-encrypted files, as the server with the same setting does: a bundle holding
+    /// any other file is refused whole.
+    #[arg(long, env = "BLOBDROP_REQUIRE_ENCRYPTION")]
+    pub require_encryption: bool,
+
     /// The bundle (.sqlite) to import.
     pub bundle: PathBuf,
 }
@@ -54,7 +59,7 @@ pub async fn import_command(args: &ImportArgs) -> Result<(), ImportCommandError>
     }
     let store = Store::open(&args.database.db, args.database.store_options()).await?;
     let ctx = Context::new(store.clone(), Clock::system(), CleanupTrigger::default());
-    let imported = import(&ctx, &args.bundle, args.max_upload).await;
+    let imported = import(&ctx, &args.bundle, args.max_upload, args.require_encryption).await;
     store.close_beside_server().await;
     for file in imported? {
         println!("{}\t{}\t{}", file.id, file.size, file.name);

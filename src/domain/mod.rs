@@ -1,6 +1,7 @@
 //! Types that validate request input once, at the edge, in the product's words.
 
 mod activity;
+mod age;
 mod api_token;
 mod build_info;
 mod byte_range;
@@ -30,6 +31,9 @@ mod webhook;
 mod zip_layout;
 
 pub use activity::{DAY_SECONDS, DayActivity, DayTotal, DiskSpace, activity_since, daily_activity};
+pub use age::{
+    AGE_CHUNK, AGE_INTRO, AgeCheck, AgeRefusal, MAX_AGE_HEADER, check_header, check_payload, looks_like_age,
+};
 pub use api_token::ApiTokenRecord;
 pub use build_info::{COMMIT, LONG_VERSION, VERSION};
 pub use byte_range::{ByteRange, RangeRequest};

@@ -92,6 +92,9 @@ pub enum AppError {
     ChecksumMismatch(String),
     #[error("{0}")]
     UnsupportedMediaType(&'static str),
+    /// Only age-encrypted files are taken, and the body is not one.
+    #[error(transparent)]
+    NotEncrypted(crate::domain::AgeRefusal),
     /// A tus request without `Tus-Resumable: 1.0.0`.
     #[error("{0}")]
     PreconditionFailed(&'static str),
@@ -135,6 +138,7 @@ impl From<UploadError> for AppError {
         match error {
             UploadError::TooLarge(limit) => AppError::TooLarge(limit),
             UploadError::Store(store) => store.into(),
+            UploadError::NotEncrypted(refusal) => AppError::NotEncrypted(refusal),
             other => AppError::internal(other),
         }
     }
@@ -281,7 +285,7 @@ impl ResponseError for AppError {
             AppError::Conflict(_) => StatusCode::CONFLICT,
             AppError::Locked(_) => StatusCode::LOCKED,
             AppError::ChecksumMismatch(_) => StatusCode::from_u16(460).unwrap_or(StatusCode::BAD_REQUEST),
-            AppError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            AppError::UnsupportedMediaType(_) | AppError::NotEncrypted(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             AppError::PreconditionFailed(_) => StatusCode::PRECONDITION_FAILED,
             AppError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }

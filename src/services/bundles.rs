@@ -10,8 +10,8 @@ use std::path::Path;
 
 use tokio::sync::mpsc;
 
-use crate::domain::FileRecord;
 use crate::domain::guess_content_type;
+use crate::domain::{AgeCheck, FileRecord};
 use crate::domain::{ByteSize, FileId, FileName, FolderPath, UploadOptions};
 use crate::services::Context;
 use crate::services::downloads::READ_BATCH_CHUNKS;
@@ -249,8 +249,14 @@ pub struct ImportedFile {
 }
 
 /// Checks the bundle at `path`, then stores all its files, visible together at the end. On any
-/// failure nothing becomes visible and what was written is deleted. Each file obeys `max_size`.
-pub async fn import(ctx: &Context, path: &Path, max_size: Option<ByteSize>) -> Result<Vec<ImportedFile>, ImportError> {
+/// failure nothing becomes visible and what was written is deleted. Each file obeys `max_size`,
+/// and with `require_age` must be an age-encrypted file.
+pub async fn import(
+    ctx: &Context,
+    path: &Path,
+    max_size: Option<ByteSize>,
+    require_age: bool,
+) -> Result<Vec<ImportedFile>, ImportError> {
     let path = path.to_owned();
     let reader = tokio::task::spawn_blocking(move || BundleReader::open(&path)).await??;
     let files = reader.files.clone();
@@ -265,7 +271,7 @@ pub async fn import(ctx: &Context, path: &Path, max_size: Option<ByteSize>) -> R
         Ok::<_, BundleError>(())
     });
     let mut sealed = Vec::with_capacity(files.len());
-    let stored = store_files(ctx, &files, max_size, &mut received, &mut sealed).await;
+    let stored = store_files(ctx, &files, max_size, require_age, &mut received, &mut sealed).await;
     let imported: Vec<ImportedFile> = sealed
         .iter()
         .zip(&files)
@@ -317,8 +323,9 @@ pub async fn import_visible(
     ctx: &Context,
     path: &Path,
     max_size: Option<ByteSize>,
+    require_age: bool,
 ) -> Result<Vec<(FileRecord, String)>, ImportError> {
-    let imported = import(ctx, path, max_size).await?;
+    let imported = import(ctx, path, max_size, require_age).await?;
     let now = ctx.now();
     let mut files = Vec::with_capacity(imported.len());
     for file in imported {
@@ -336,6 +343,7 @@ async fn store_files(
     ctx: &Context,
     files: &[BundledFile],
     max_size: Option<ByteSize>,
+    require_age: bool,
     pieces: &mut mpsc::Receiver<Vec<u8>>,
     sealed: &mut Vec<SealedUpload>,
 ) -> Result<(), ImportError> {
@@ -349,12 +357,21 @@ async fn store_files(
             guest_link: None,
         };
         let mut upload = Upload::begin(ctx, &meta, max_size, &memory).await?;
+        let mut age = require_age.then(AgeCheck::new);
         while upload.received() < file.size {
             let Some(piece) = pieces.recv().await else {
                 upload.abandon().await?;
                 return Err(BundleError::Refused("the bundle ended early".into()).into());
             };
+            if let Some(Err(refusal)) = age.as_mut().map(|age| age.feed(&piece)) {
+                upload.abandon().await?;
+                return Err(UploadError::NotEncrypted(refusal).into());
+            }
             upload.write(piece.into()).await?;
+        }
+        if let Some(Err(refusal)) = age.as_ref().map(AgeCheck::finish) {
+            upload.abandon().await?;
+            return Err(UploadError::NotEncrypted(refusal).into());
         }
         let mut done = upload.seal().await?;
         if done.file.sha256 != file.sha256 || done.file.file_size as u64 != file.size {
@@ -404,7 +421,7 @@ mod tests {
         assert!(status.success());
         assert_eq!(std::fs::read(folder.path().join("large.bin")).unwrap(), large);
 
-        let imported = import(&ctx, &path, None).await.unwrap();
+        let imported = import(&ctx, &path, None, false).await.unwrap();
         assert_eq!(imported.len(), 2);
         let now = time::OffsetDateTime::now_utc().unix_timestamp();
         let record = store.files().find(&imported[0].id, now).await.unwrap().unwrap();

@@ -12,8 +12,8 @@ use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
 use time::OffsetDateTime;
 
+use crate::domain::{AgeCheck, UploadOptionsError, guess_content_type};
 use crate::domain::{ByteSize, FileName, FolderPath, GuestLinkId, GuestLinkRecord, OptionHeaders, UploadOptions};
-use crate::domain::{UploadOptionsError, guess_content_type};
 use crate::services::Context;
 use crate::services::guest_links::{self, Refusal};
 use crate::services::in_flight::{Busy, InFlight, InFlightLimits, Slot};
@@ -26,6 +26,8 @@ pub struct IntakeLimits {
     pub max_upload: Option<ByteSize>,
     /// Files one form may hold.
     pub max_form_files: u32,
+    /// Only age-encrypted files are taken.
+    pub require_encryption: bool,
     /// The memory all uploads together may hold in batches.
     pub memory: ByteSize,
     /// Guest uploads in flight per guest link and per client address.
@@ -52,6 +54,7 @@ pub enum IntakeError {
 pub struct Intake {
     max_upload: Option<ByteSize>,
     max_form_files: u32,
+    require_encryption: bool,
     memory: UploadMemory,
     in_flight: InFlight,
 }
@@ -61,6 +64,7 @@ impl Intake {
         Intake {
             max_upload: limits.max_upload,
             max_form_files: limits.max_form_files,
+            require_encryption: limits.require_encryption,
             memory: UploadMemory::new(limits.memory),
             in_flight: InFlight::new(limits.in_flight),
         }
@@ -94,7 +98,9 @@ impl Intake {
     }
 
     fn uploader(&self, who: Who, max_size: Option<ByteSize>, slot: Option<Slot>) -> Uploader {
-        Uploader { who, max_size, max_files: self.max_form_files, memory: self.memory.clone(), _slot: slot }
+        let max_files = self.max_form_files;
+        let require_encryption = self.require_encryption;
+        Uploader { who, max_size, max_files, require_encryption, memory: self.memory.clone(), _slot: slot }
     }
 
     /// The server's own size limit (a guest link may lower it for its uploads).
@@ -132,6 +138,8 @@ pub struct Uploader {
     who: Who,
     max_size: Option<ByteSize>,
     max_files: u32,
+    /// Only age-encrypted files are taken (`Uploader::age_check`).
+    require_encryption: bool,
     memory: UploadMemory,
     /// A guest's place among the uploads in flight, held until the request ends.
     _slot: Option<Slot>,
@@ -177,6 +185,17 @@ impl Uploader {
         }
     }
 
+    /// The check every body of this uploader's goes through when only age-encrypted files are
+    /// taken; `None` when any file is.
+    pub fn age_check(&self) -> Option<AgeCheck> {
+        self.require_encryption.then(AgeCheck::new)
+    }
+
+    /// Whether only age-encrypted files are taken.
+    pub fn requires_encryption(&self) -> bool {
+        self.require_encryption
+    }
+
     /// The memory the upload's batches take their room from.
     pub fn memory(&self) -> &UploadMemory {
         &self.memory
@@ -216,18 +235,26 @@ impl Uploader {
         E: From<UploadError> + From<Refusal>,
     {
         let mut upload = Upload::begin(ctx, meta, self.max_size, &self.memory).await?;
+        let mut age = self.age_check();
         let mut body = std::pin::pin!(body);
         let mut written = Ok(());
         while let Some(piece) = body.next().await {
             written = match piece {
-                Ok(bytes) => upload.write(bytes).await.map_err(E::from),
+                Ok(bytes) => match age.as_mut().map_or(Ok(()), |age| age.feed(&bytes)) {
+                    Ok(()) => upload.write(bytes).await.map_err(E::from),
+                    Err(refusal) => Err(UploadError::NotEncrypted(refusal).into()),
+                },
                 Err(error) => Err(error),
             };
             if written.is_err() {
                 break;
             }
         }
-        if let Err(error) = written.and_then(|()| check_complete(upload.received())) {
+        let whole = |()| match age.as_ref().map_or(Ok(()), AgeCheck::finish) {
+            Ok(()) => Ok(()),
+            Err(refusal) => Err(E::from(UploadError::NotEncrypted(refusal))),
+        };
+        if let Err(error) = written.and_then(|()| check_complete(upload.received())).and_then(whole) {
             if let Err(cleanup) = upload.abandon().await {
                 tracing::warn!(error = ?cleanup, "could not delete a failed upload; the clean-up will");
             }
@@ -286,6 +313,7 @@ mod tests {
         Intake::new(IntakeLimits {
             max_upload: max_upload.map(ByteSize::from_bytes),
             max_form_files: 2,
+            require_encryption: false,
             memory: ByteSize::from_bytes(1 << 20),
             in_flight: InFlightLimits { per_guest_link: 1, per_client: 1 },
         })

@@ -18,7 +18,7 @@ use sha2::{Digest, Sha256};
 use time::OffsetDateTime;
 use tokio::sync::OwnedMutexGuard;
 
-use crate::domain::FileRecord;
+use crate::domain::{AgeRefusal, FileRecord, MAX_AGE_HEADER, check_header, check_payload};
 use crate::domain::{
     ByteSize, CHUNK_SIZE, ChecksumAlgorithm, FileId, FileName, Lifetime, MaxDownloads, Note, OptionHeaders,
     UploadChecksum, UploadMetadata, UploadOptions, guess_content_type,
@@ -471,6 +471,8 @@ impl ResumableUploads {
             Resume { first_idx, partial: partial.clone(), hasher: hashing.hasher.clone(), committed: reached.clone() };
         let mut writer = Upload::resume(&self.ctx, id, resume, limit, who.memory());
         let mut checksum = request.checksum.as_ref().map(|sent| ChecksumOf::new(sent.algorithm));
+        // The header is checked as the first request brings it; the whole layout at the finish.
+        let mut age = who.age_check().filter(|_| offset == 0);
         let (mut received, mut accepted) = (0u64, 0u64);
         let mut written = Ok(());
         let mut body = std::pin::pin!(body);
@@ -480,6 +482,10 @@ impl ResumableUploads {
                 checksum.update(&piece);
             }
             let len = piece.len() as u64;
+            if let Some(Err(refusal)) = age.as_mut().map(|age| age.feed(&piece)) {
+                written = Err(UploadError::NotEncrypted(refusal));
+                break;
+            }
             if let Err(error) = writer.write(piece).await {
                 written = Err(error);
                 break;
@@ -490,6 +496,9 @@ impl ResumableUploads {
         // Waits for the writer in every case, so nothing of this request lands after what follows.
         let committed = writer.commit().await;
         let new_offset = offset + accepted;
+        if let Err(UploadError::NotEncrypted(refusal)) = &written {
+            return Err(self.refuse_unencrypted(id, refusal.clone()).await);
+        }
         let discarded = match (&request.checksum, checksum) {
             (Some(sent), Some(checksum)) => {
                 committed.is_err() || cut || written.is_err() || checksum.finish() != sent.digest
@@ -521,6 +530,11 @@ impl ResumableUploads {
         written?;
         let finished = match length {
             Some(length) if length == new_offset && !upload.is_partial => {
+                if who.requires_encryption()
+                    && let Err(refusal) = self.check_age(id, new_offset).await?
+                {
+                    return Err(self.refuse_unencrypted(id, refusal).await);
+                }
                 Some(self.finish(who, &upload, hashes.all, join).await?)
             }
             // A finished part needs no hash: the final upload hashes the bytes it joins.
@@ -612,6 +626,41 @@ impl ResumableUploads {
                 Err(ResumableError::GuestLinkRefused)
             }
         }
+    }
+
+    /// Checks the age layout of a whole upload of `total` bytes: its header, read back from its
+    /// first chunks (at most `MAX_AGE_HEADER` bytes), and its payload's size.
+    async fn check_age(&self, id: &FileId, total: u64) -> Result<Result<(), AgeRefusal>, StoreError> {
+        if total == 0 {
+            return Ok(Err(AgeRefusal::NotAge));
+        }
+        let last = ((total.min(MAX_AGE_HEADER as u64) - 1) / CHUNK_SIZE as u64) as i64;
+        let head = self
+            .ctx
+            .store
+            .chunks()
+            .read_blocking(id, 0, last, Vec::new(), |head, _, chunk| {
+                head.extend_from_slice(chunk);
+                Ok(())
+            })
+            .await?;
+        let head = &head[..head.len().min(total as usize)];
+        Ok(match check_header(head) {
+            Ok(Some(header_len)) => check_payload(header_len, total),
+            Ok(None) if head.len() >= MAX_AGE_HEADER => Err(AgeRefusal::HeaderTooLong),
+            Ok(None) => Err(AgeRefusal::Truncated),
+            Err(refusal) => Err(refusal),
+        })
+    }
+
+    /// Deletes an upload refused for not being an age file: nothing of it is kept.
+    async fn refuse_unencrypted(&self, id: &FileId, refusal: AgeRefusal) -> ResumableError {
+        if let Err(error) = self.ctx.store.uploads().abandon(id).await {
+            tracing::warn!(file_id = %id, ?error, "could not delete a refused upload; the clean-up will");
+        }
+        self.forget(id);
+        self.ctx.cleanup.wake();
+        UploadError::NotEncrypted(refusal).into()
     }
 
     /// The upload's hashing state, locked for this request; `Busy` while another request holds it.

@@ -14,7 +14,7 @@ use time::OffsetDateTime;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio::task::JoinHandle;
 
-use crate::domain::FileRecord;
+use crate::domain::{AgeRefusal, FileRecord};
 use crate::domain::{ByteSize, CHUNK_SIZE, Clock, FileId, FileName, FolderPath, GuestLinkId, UploadOptions};
 use crate::services::Context;
 use crate::services::auth::secret::{generate_secret, token_hash};
@@ -108,6 +108,9 @@ pub enum UploadError {
     /// deleted, or its size limit lowered meanwhile); nothing of the upload was kept.
     #[error("the guest link refused the upload")]
     GuestLinkRefused,
+    /// The server (or the link) takes only age-encrypted files, and this body is not one.
+    #[error(transparent)]
+    NotEncrypted(#[from] AgeRefusal),
 }
 
 /// Takes back files stored for a request that then failed (the client got no links): hidden at

@@ -121,6 +121,7 @@ impl Application {
         let intake = Intake::new(IntakeLimits {
             max_upload: settings.max_upload,
             max_form_files: settings.max_form_files,
+            require_encryption: settings.require_encryption,
             memory: settings.upload_memory,
             in_flight: in_flight_limits(&settings),
         });

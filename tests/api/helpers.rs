@@ -169,6 +169,7 @@ pub fn test_settings(folder: &std::path::Path) -> Settings {
         shared_secret: Some(SECRET.into()),
         shared_secret_file: None,
         max_form_files: 1000,
+        require_encryption: false,
         upload_memory: "32MiB".parse().unwrap(),
         // Every test client comes from 127.0.0.1: uploads in flight are limited where a test asks.
         guest_link_uploads: 1000,

@@ -13,7 +13,7 @@ use crate::command_line::{count, server_log, start_binary};
 use crate::helpers::{SECRET, TestApp, id_of, sha256, spawn_app, spawn_app_with, test_bytes};
 
 /// A tus request by the owner.
-fn tus(app: &TestApp, method: Method, url: &str) -> RequestBuilder {
+pub(crate) fn tus(app: &TestApp, method: Method, url: &str) -> RequestBuilder {
     app.client.request(method, url).basic_auth("", Some(SECRET)).header("Tus-Resumable", "1.0.0")
 }
 
@@ -35,7 +35,7 @@ async fn create_at(app: &TestApp, endpoint: &str, length: usize, name: &str) -> 
     response.headers()["location"].to_str().unwrap().to_owned()
 }
 
-async fn create(app: &TestApp, length: usize, name: &str) -> String {
+pub(crate) async fn create(app: &TestApp, length: usize, name: &str) -> String {
     create_at(app, "/api/uploads", length, name).await
 }
 
@@ -45,7 +45,7 @@ fn patch_request(app: &TestApp, url: &str, offset: usize) -> RequestBuilder {
         .header("Content-Type", "application/offset+octet-stream")
 }
 
-async fn patch(app: &TestApp, url: &str, offset: usize, bytes: &[u8]) -> Response {
+pub(crate) async fn patch(app: &TestApp, url: &str, offset: usize, bytes: &[u8]) -> Response {
     patch_request(app, url, offset).body(bytes.to_vec()).send().await.unwrap()
 }
 
@@ -384,7 +384,7 @@ async fn unfinished_uploads_and_their_bytes_show_on_the_system_api() {
     assert!(page.contains("<dt>Unfinished uploads</dt><dd>1 (97.7 KiB so far)</dd>"), "{page}");
 }
 
-async fn guest_link(app: &TestApp, terms: serde_json::Value) -> String {
+pub(crate) async fn guest_link(app: &TestApp, terms: serde_json::Value) -> String {
     let response = app.owner(Method::POST, "/api/guest-links").json(&terms).send().await.unwrap();
     assert_eq!(response.status(), StatusCode::CREATED);
     let link: serde_json::Value = response.json().await.unwrap();
@@ -396,7 +396,7 @@ fn guest(app: &TestApp, method: Method, url: &str) -> RequestBuilder {
     app.client.request(method, url).header("Tus-Resumable", "1.0.0")
 }
 
-async fn guest_create(app: &TestApp, link: &str, length: usize) -> Response {
+pub(crate) async fn guest_create(app: &TestApp, link: &str, length: usize) -> Response {
     guest(app, Method::POST, &app.url(&format!("/g/{link}/uploads")))
         .header("Upload-Length", length)
         .send()
@@ -404,7 +404,7 @@ async fn guest_create(app: &TestApp, link: &str, length: usize) -> Response {
         .unwrap()
 }
 
-async fn guest_patch(app: &TestApp, url: &str, offset: usize, bytes: &[u8]) -> Response {
+pub(crate) async fn guest_patch(app: &TestApp, url: &str, offset: usize, bytes: &[u8]) -> Response {
     guest(app, Method::PATCH, url)
         .header("Upload-Offset", offset)
         .header("Content-Type", "application/offset+octet-stream")

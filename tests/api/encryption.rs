@@ -1,0 +1,172 @@
+//! A server that requires encryption (BLOBDROP_REQUIRE_ENCRYPTION) takes only age files, by every
+//! way in: a PUT, a form, tus (the header at the first PATCH, the layout at the finish), a guest
+//! link and a bundle import. Anything else gets 415 with one line of reason and nothing is kept.
+
+use reqwest::{Method, StatusCode};
+use serde_json::json;
+
+use crate::helpers::{TestApp, sha256, spawn_app, spawn_app_with, test_bytes};
+use crate::tus::{create, guest_create, guest_link, guest_patch, patch, tus};
+
+/// An age v1 header with one X25519 stanza (the layout the server checks; no key opens it).
+const HEADER: &[u8] = b"age-encryption.org/v1\n-> X25519 TEiF0ypqr+bpvcqXNyCVJpL7OuwPdVwPL7KQEbFDOCc\nEmECAEcKN+n/Vs9SbWiV+Hu0r+E8R77DdWYyd83nw7U\n--- Vn+54jqiiUCE+WZcEVY3f1sqHjlu/z1LCQ/T7Xm7qI0\n";
+
+/// An age file of `plaintext` bytes: header, nonce, then chunks of 64 KiB + 16 (the last shorter).
+fn age_file(plaintext: usize) -> Vec<u8> {
+    let chunks = plaintext.div_ceil(65_536).max(1);
+    let mut bytes = HEADER.to_vec();
+    bytes.extend(test_bytes(16 + plaintext + 16 * chunks));
+    bytes
+}
+
+async fn strict_app() -> TestApp {
+    spawn_app_with(|settings| settings.require_encryption = true).await
+}
+
+/// A refusal for not being an age file: 415, one line saying why.
+async fn assert_not_age(response: reqwest::Response) {
+    assert_eq!(response.status(), StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    let body = response.text().await.unwrap();
+    assert_eq!(body.lines().count(), 1, "{body:?}");
+    assert!(body.contains("takes only age-encrypted files"), "{body:?}");
+}
+
+#[tokio::test]
+async fn a_put_of_anything_but_an_age_file_is_refused_and_nothing_is_kept() {
+    let app = strict_app().await;
+    assert_not_age(app.put("notes.txt", test_bytes(100_000)).await).await;
+    assert_not_age(app.put("empty.txt", Vec::new()).await).await;
+    // The header alone, a payload one byte short of a tag, a chunk cut in its tag.
+    assert_not_age(app.put("header.age", HEADER.to_vec()).await).await;
+    let mut short = age_file(0);
+    short.pop();
+    assert_not_age(app.put("short.age", short).await).await;
+    let mut cut = age_file(70_000);
+    cut.truncate(HEADER.len() + 16 + 65_552 + 5);
+    assert_not_age(app.put("cut.age", cut).await).await;
+    let mut bad_mac = age_file(10);
+    bad_mac[HEADER.len() - 10] = b'!';
+    assert_not_age(app.put("mac.age", bad_mac).await).await;
+    app.assert_nothing_stored().await;
+
+    for plaintext in [0, 10, 65_536, 200_000] {
+        let bytes = age_file(plaintext);
+        let link = app.upload("secret.age", bytes.clone()).await;
+        assert_eq!(sha256(&app.download(&link).await), sha256(&bytes), "an age file of {plaintext} bytes");
+    }
+}
+
+#[tokio::test]
+async fn a_chunked_put_without_a_length_is_checked_as_it_streams() {
+    let app = strict_app().await;
+    let pieces = |bytes: Vec<u8>| {
+        let pieces: Vec<Result<Vec<u8>, std::io::Error>> = bytes.chunks(1000).map(|piece| Ok(piece.to_vec())).collect();
+        reqwest::Body::wrap_stream(futures_util::stream::iter(pieces))
+    };
+    assert_not_age(app.put("plain.bin", pieces(test_bytes(300_000))).await).await;
+    app.assert_nothing_stored().await;
+    let bytes = age_file(300_000);
+    let response = app.put("secret.age", pieces(bytes.clone())).await;
+    assert_eq!(response.status(), StatusCode::CREATED);
+}
+
+#[tokio::test]
+async fn a_form_with_one_file_that_is_not_age_keeps_none_of_its_files() {
+    let app = strict_app().await;
+    let part = |name: &str, bytes: Vec<u8>| reqwest::multipart::Part::bytes(bytes).file_name(name.to_owned());
+    let form = reqwest::multipart::Form::new()
+        .part("a", part("a.age", age_file(1000)))
+        .part("b", part("b.txt", test_bytes(1000)));
+    assert_not_age(app.post_form(form).await).await;
+    app.assert_nothing_stored().await;
+    let form = reqwest::multipart::Form::new().part("a", part("a.age", age_file(1000)));
+    assert_eq!(app.post_form(form).await.status(), StatusCode::CREATED);
+}
+
+#[tokio::test]
+async fn tus_refuses_a_plain_first_patch_and_deletes_the_upload() {
+    let app = strict_app().await;
+    let url = create(&app, 200_000, "up.age").await;
+    assert_not_age(patch(&app, &url, 0, &test_bytes(100_000)).await).await;
+    let gone = tus(&app, Method::HEAD, &url).send().await.unwrap();
+    assert_eq!(gone.status(), StatusCode::NOT_FOUND, "the refused upload is deleted");
+    app.assert_nothing_stored().await;
+}
+
+#[tokio::test]
+async fn tus_checks_the_whole_layout_at_the_finish_across_patches() {
+    let app = strict_app().await;
+    // A header split across PATCHes, then the rest: a whole age file is taken.
+    let bytes = age_file(150_000);
+    let url = create(&app, bytes.len(), "up.age").await;
+    let mut offset = 0;
+    for piece in [&bytes[..30], &bytes[30..100_000], &bytes[100_000..]] {
+        let response = patch(&app, &url, offset, piece).await;
+        assert_eq!(response.status(), StatusCode::NO_CONTENT, "{:?}", response.text().await);
+        offset += piece.len();
+    }
+    assert_eq!(app.list().await.len(), 1);
+
+    // A good beginning, a payload that no chunks make: refused at the finish, nothing kept.
+    let mut bytes = age_file(2 * 65_536);
+    bytes.extend([0; 5]);
+    let url = create(&app, bytes.len(), "up.age").await;
+    assert_eq!(patch(&app, &url, 0, &bytes[..100_000]).await.status(), StatusCode::NO_CONTENT);
+    assert_not_age(patch(&app, &url, 100_000, &bytes[100_000..]).await).await;
+    assert_eq!(tus(&app, Method::HEAD, &url).send().await.unwrap().status(), StatusCode::NOT_FOUND);
+    assert_eq!(app.list().await.len(), 1, "only the first file");
+
+    // A second PATCH that brings the rest of a broken header: refused at the finish too.
+    let mut broken = HEADER.to_vec();
+    broken[40] = 0;
+    broken.extend(test_bytes(32));
+    let url = create(&app, broken.len(), "up.age").await;
+    assert_eq!(patch(&app, &url, 0, &broken[..30]).await.status(), StatusCode::NO_CONTENT);
+    assert_not_age(patch(&app, &url, 30, &broken[30..]).await).await;
+    assert_eq!(app.list().await.len(), 1);
+}
+
+#[tokio::test]
+async fn a_guest_link_takes_only_age_files_by_put_and_by_tus() {
+    let app = strict_app().await;
+    let link = guest_link(&app, json!({"label": "drop"})).await;
+    let put = |name: &str, bytes: Vec<u8>| app.client.put(app.url(&format!("/g/{link}/{name}"))).body(bytes).send();
+    assert_not_age(put("plain.txt", test_bytes(5000)).await.unwrap()).await;
+    let created = guest_create(&app, &link, 5000).await;
+    assert_eq!(created.status(), StatusCode::CREATED);
+    let url = created.headers()["location"].to_str().unwrap().to_owned();
+    let patch = guest_patch(&app, &url, 0, &test_bytes(5000)).await;
+    assert_not_age(patch).await;
+    app.assert_nothing_stored().await;
+    assert_eq!(put("secret.age", age_file(5000)).await.unwrap().status(), StatusCode::CREATED);
+}
+
+#[tokio::test]
+async fn a_bundle_holding_a_plain_file_is_refused_whole() {
+    let open = spawn_app().await;
+    open.upload("secret.age", age_file(1000)).await;
+    open.upload("plain.txt", test_bytes(1000)).await;
+    let ids: Vec<String> = open.list().await.iter().map(|file| file["id"].as_str().unwrap().to_owned()).collect();
+    let bundle = |ids: String| {
+        let open = &open;
+        async move {
+            let answer = open.owner(Method::GET, &format!("/api/bundle?ids={ids}")).send().await.unwrap();
+            answer.bytes().await.unwrap().to_vec()
+        }
+    };
+    let both = bundle(ids.join(",")).await;
+    let age_id = open.list().await.iter().find(|file| file["filename"] == "secret.age").unwrap()["id"].clone();
+    let age_only = bundle(age_id.as_str().unwrap().to_owned()).await;
+
+    let app = strict_app().await;
+    assert_not_age(app.owner(Method::POST, "/api/bundle").body(both).send().await.unwrap()).await;
+    app.assert_nothing_stored().await;
+    let imported = app.owner(Method::POST, "/api/bundle").body(age_only).send().await.unwrap();
+    assert_eq!(imported.status(), StatusCode::CREATED);
+}
+
+#[tokio::test]
+async fn without_the_setting_any_file_is_taken() {
+    let app = spawn_app().await;
+    app.upload("plain.txt", b"hello".to_vec()).await;
+}
