@@ -1122,9 +1122,12 @@ impl Database {
 }
 
 /// What a store needs to go through rounds of cuts: the disk, and PostgreSQL on it if it runs.
+/// Fields drop in this order: the cluster first, while the disk it lives on is still mounted (its
+/// `kill` reads the postmaster's pid there; dropped after the disk, it found none, and the server
+/// outlived the test: two full runs of the suite each left one running).
 struct Rig {
-    disk: ForgetfulDisk,
     cluster: Option<Cluster>,
+    disk: ForgetfulDisk,
     db: Database,
     env: Vec<(&'static str, &'static str)>,
     logs: tempfile::TempDir,
@@ -1265,5 +1268,15 @@ async fn every_acknowledged_change_survives_power_cuts_on_postgres() {
         return;
     }
     let test = "every_acknowledged_change_survives_power_cuts_on_postgres";
-    acknowledged_changes_survive_power_cuts(test, Rig::postgres()).await;
+    let rig = Rig::postgres();
+    let data = rig.cluster.as_ref().map(|cluster| cluster.folder.join("data")).unwrap();
+    acknowledged_changes_survive_power_cuts(test, rig).await;
+    // The test's own PostgreSQL went with it (it once outlived the test: `Rig`'s field order).
+    let ps = std::process::Command::new("ps").args(["-eo", "pid,args"]).output().unwrap();
+    let left: Vec<String> = String::from_utf8_lossy(&ps.stdout)
+        .lines()
+        .filter(|line| line.contains(&format!("-D {}", data.display())))
+        .map(str::to_owned)
+        .collect();
+    assert!(left.is_empty(), "the test's PostgreSQL still runs: {left:?}");
 }
