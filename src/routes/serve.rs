@@ -196,9 +196,6 @@ pub(crate) async fn send_thumbnail(
     file: &FileRecord,
 ) -> Result<HttpResponse, AppError> {
     let etag = EntityTag::new_strong(format!("{}-thumbnail", file.sha256));
-    if is_not_modified(req, &etag, SystemTime::UNIX_EPOCH) {
-        return Ok(HttpResponse::NotModified().insert_header(header::ETag(etag)).finish());
-    }
     let (content_type, bytes) = thumbnails::thumbnail(&state.ctx, file).await?.ok_or_else(|| {
         AppError::NotFoundBecause(
             "no thumbnail: only pictures (JPEG, PNG, WebP, GIF) of at most 32 MiB, without a password or a download \
@@ -206,6 +203,10 @@ pub(crate) async fn send_thumbnail(
                 .to_owned(),
         )
     })?;
+    // Only once there is one: a conditional request gets no 304 for a thumbnail that never was.
+    if is_not_modified(req, &etag, modified_time(file)) {
+        return Ok(HttpResponse::NotModified().insert_header(header::ETag(etag)).finish());
+    }
     let mut response = HttpResponse::Ok();
     response
         .insert_header((header::CONTENT_TYPE, content_type))

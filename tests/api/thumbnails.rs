@@ -70,6 +70,9 @@ async fn a_picture_gets_a_small_thumbnail_made_once_and_never_counted() {
     let revalidated = app.owner(Method::GET, &path).header("if-none-match", etag).send().await.unwrap();
     assert_eq!(revalidated.status(), StatusCode::NOT_MODIFIED);
     assert_eq!(app.owner(Method::HEAD, &path).send().await.unwrap().status(), StatusCode::OK);
+    // A date before the upload names no copy the browser could hold: the picture comes.
+    let dated = app.owner(Method::GET, &path).header("if-modified-since", "Thu, 01 Jan 1970 00:00:01 GMT");
+    assert_eq!(dated.send().await.unwrap().status(), StatusCode::OK);
 
     // Not a download, and nobody else's to fetch.
     assert_eq!(app.list().await[0]["downloads"], 0);
@@ -89,6 +92,10 @@ async fn no_thumbnail_of_a_file_with_its_own_gate_nor_of_what_is_not_a_picture()
     let disguised = app.upload("disguised.png", b"<svg onload=alert(1)></svg>".to_vec()).await;
 
     for url in [limited.trim(), &guarded, &text, &disguised] {
+        // A conditional request is no way past the gate either.
+        let request = app.owner(Method::GET, &format!("/files/{}/thumbnail", id_of(url)));
+        let answer = request.header("if-modified-since", "Fri, 01 Jan 2100 00:00:00 GMT").send().await.unwrap();
+        assert_eq!(answer.status(), StatusCode::NOT_FOUND, "{url}");
         let answer = app.owner(Method::GET, &format!("/files/{}/thumbnail", id_of(url))).send().await.unwrap();
         assert_eq!(answer.status(), StatusCode::NOT_FOUND, "{url}");
         assert!(answer.text().await.unwrap().contains("no thumbnail"));
