@@ -10,11 +10,13 @@ use crate::routes::error::AppError;
 const ASSETS: &[(&str, &str, &str)] = &[
     ("style.css", "text/css; charset=utf-8", include_str!("../../static/style.css")),
     ("app.js", JS, include_str!("../../static/app.js")),
+    ("js/age-stream.js", JS, include_str!("../../static/js/age-stream.js")),
     ("js/confirm.js", JS, include_str!("../../static/js/confirm.js")),
     ("js/copy.js", JS, include_str!("../../static/js/copy.js")),
     ("js/expiry.js", JS, include_str!("../../static/js/expiry.js")),
     ("js/format.js", JS, include_str!("../../static/js/format.js")),
     ("js/nav.js", JS, include_str!("../../static/js/nav.js")),
+    ("js/open-encrypted.js", JS, include_str!("../../static/js/open-encrypted.js")),
     ("js/shares.js", JS, include_str!("../../static/js/shares.js")),
     ("js/tables.js", JS, include_str!("../../static/js/tables.js")),
     ("js/thumbnails.js", JS, include_str!("../../static/js/thumbnails.js")),
@@ -31,6 +33,15 @@ const ASSETS: &[(&str, &str, &str)] = &[
         "vendor/tus-js-client.LICENSE",
         "text/plain; charset=utf-8",
         include_str!("../../static/vendor/tus-js-client.LICENSE"),
+    ),
+    // typage (npm age-encryption) and its noble and scure dependencies, as scripts/vendor-age
+    // bundles the versions pinned in browser-tests/package-lock.json (the browser tests check the
+    // bytes), with their BSD and MIT licences. Loaded only to encrypt or decrypt.
+    ("vendor/age.js", JS, include_str!("../../static/vendor/age.js")),
+    (
+        "vendor/age-encryption.LICENSE",
+        "text/plain; charset=utf-8",
+        include_str!("../../static/vendor/age-encryption.LICENSE"),
     ),
 ];
 const JS: &str = "text/javascript; charset=utf-8";

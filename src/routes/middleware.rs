@@ -20,7 +20,7 @@ pub fn security_headers() -> DefaultHeaders {
         .add((
             "Content-Security-Policy",
             "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; \
-             media-src 'self'; frame-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; \
+             media-src 'self' blob:; frame-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; \
              frame-ancestors 'none'",
         ))
         .add(("X-Content-Type-Options", "nosniff"))

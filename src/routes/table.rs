@@ -319,6 +319,7 @@ fn routes(t: &mut Table) {
             protected::unlock,
         );
     });
+    t.route("/e/{id}", GET, Link, download::encrypted);
     // Three segments after /f/: it cannot be taken for a download link, whose name is one.
     t.resource(&["/f/{id}/delete/{token}"], |r| {
         r.route(DELETE, Link, delete_link::delete)
@@ -525,7 +526,9 @@ mod tests {
                 let under = |prefix: &str| line.patterns.iter().all(|pattern| pattern.starts_with(prefix));
                 match verb.access {
                     Access::Guest => assert!(under("/g/{link}"), "{:?}", line.patterns),
-                    Access::Link => assert!(under("/f/") || under("/s/"), "{:?}", line.patterns),
+                    Access::Link => {
+                        assert!(under("/f/") || under("/s/") || under("/e/"), "{:?}", line.patterns)
+                    }
                     _ => {}
                 }
             }

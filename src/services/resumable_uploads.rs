@@ -18,7 +18,7 @@ use sha2::{Digest, Sha256};
 use time::OffsetDateTime;
 use tokio::sync::OwnedMutexGuard;
 
-use crate::domain::{AgeRefusal, FileRecord, MAX_AGE_HEADER, check_header, check_payload};
+use crate::domain::{AgeCheck, AgeRefusal, FileRecord, MAX_AGE_HEADER, check_header, check_payload};
 use crate::domain::{
     ByteSize, CHUNK_SIZE, ChecksumAlgorithm, FileId, FileName, Lifetime, MaxDownloads, Note, OptionHeaders,
     UploadChecksum, UploadMetadata, UploadOptions, guess_content_type,
@@ -472,7 +472,8 @@ impl ResumableUploads {
         let mut writer = Upload::resume(&self.ctx, id, resume, limit, who.memory());
         let mut checksum = request.checksum.as_ref().map(|sent| ChecksumOf::new(sent.algorithm));
         // The header is checked as the first request brings it; the whole layout at the finish.
-        let mut age = who.age_check().filter(|_| offset == 0);
+        let only_age = takes_only_age(who, &upload);
+        let mut age = (only_age && offset == 0).then(AgeCheck::new);
         let (mut received, mut accepted) = (0u64, 0u64);
         let mut written = Ok(());
         let mut body = std::pin::pin!(body);
@@ -530,9 +531,7 @@ impl ResumableUploads {
         written?;
         let finished = match length {
             Some(length) if length == new_offset && !upload.is_partial => {
-                if who.requires_encryption()
-                    && let Err(refusal) = self.check_age(id, new_offset).await?
-                {
+                if only_age && let Err(refusal) = self.check_age(id, new_offset).await? {
                     return Err(self.refuse_unencrypted(id, refusal).await);
                 }
                 Some(self.finish(who, &upload, hashes.all, join).await?)
@@ -713,9 +712,23 @@ impl ResumableUploads {
     }
 }
 
+/// Whether an upload takes only an age file: the server or its guest link requires it, or the
+/// upload said it is one (`encryption age` in its metadata, as the page's encrypting uploads
+/// do), so that a page whose encryption broke gets a refusal instead of storing the plaintext.
+fn takes_only_age(who: &Uploader, upload: &ResumableRecord) -> bool {
+    who.requires_encryption()
+        || UploadMetadata::parse(&upload.metadata)
+            .is_ok_and(|metadata| metadata.text(ENCRYPTION).is_ok_and(|value| value == Some(AGE)))
+}
+
+/// The metadata key by which an upload says what encrypted it, and its one known value.
+const ENCRYPTION: &str = "encryption";
+const AGE: &str = "age";
+
 /// The file options an upload's metadata gives: `filename`, `filetype`, `note`, `max_downloads`
 /// `expires` (a lifetime such as `7d`, as the `Expire` header, counted from the finish) and
 /// `expires_at` (an RFC 3339 time, as the `Expires-At` header); given both, the earlier wins.
+/// `encryption` may only be `age` (`takes_only_age`).
 struct FileOptions {
     filename: FileName,
     content_type: String,
@@ -741,6 +754,11 @@ impl FileOptions {
         let asked = UploadOptions::from_headers(headers, now).map_err(|error| bad(&error))?;
         let (max_downloads, expires_at) = (asked.max_downloads, asked.expires_at.map(OffsetDateTime::unix_timestamp));
         let lifetime = text("expires")?.map(Lifetime::parse).transpose().map_err(|error| bad(&error))?;
+        if let Some(other) = text(ENCRYPTION)?.filter(|value| *value != AGE) {
+            return Err(bad(&format!(
+                "the upload's encryption {other:?} is not one this server knows: the one is age"
+            )));
+        }
         Ok(FileOptions { filename, content_type, note, max_downloads, lifetime, expires_at })
     }
 }

@@ -21,6 +21,7 @@ export function initUploadPage() {
   const chooseFolder = document.getElementById('choose-folder');
   const oneLink = document.getElementById('one-link');
   const shareName = document.getElementById('share-name');
+  const encrypt = document.getElementById('encrypt');
   // Optional: the server may state its size limit as data-max-upload="BYTES" on the form.
   const maxUpload = /^\d+$/.test(form.dataset.maxUpload ?? '') ? Number(form.dataset.maxUpload) : null;
   // A guest link's page says where its files go; a guest gets links but no owner-only extras.
@@ -46,13 +47,17 @@ export function initUploadPage() {
     // A folder arrives as a File that fails to read halfway; say why instead of "network error".
     for (const folder of folders) new UploadRow(list, folder, before).failed('folders cannot be uploaded; zip the folder first');
     const noteText = note?.value.trim() ?? '';
-    if (!share && ((oneLink?.checked && files.length > 0) || (guestShares && files.length > 1))) {
+    // Each encrypted file has its own key, in its own link: no share of them (yet).
+    const encrypted = encrypt?.checked ?? false;
+    if (encrypted) share = null;
+    if (!share && !encrypted && ((oneLink?.checked && files.length > 0) || (guestShares && files.length > 1))) {
       share = { name: shareName?.value.trim() || 'Shared files', folders: files.map(() => '') };
     }
     const shared = share ? shareRow(list, share.name, before) : null;
     const uploaded = [];
     files.forEach((file, index) => {
       const row = new UploadRow(list, file, before);
+      row.encrypt = encrypted;
       if (maxUpload !== null && file.size > maxUpload) {
         // The server would read the whole body before refusing it: say so before sending a byte.
         row.failed(`larger than the ${formatBytes(maxUpload)} limit per file`);
@@ -107,6 +112,14 @@ export function initUploadPage() {
   if (fileInput) initPicker(fileInput, chooseButton, dropZone, upload);
   if (folderInput && chooseFolder && forOwner) initFolderPicker(folderInput, chooseFolder, uploadFolder);
   if (expiry && expiryDate) initExpiryField(expiry, expiryDate);
+  if (encrypt && oneLink) {
+    const followEncrypt = () => {
+      oneLink.disabled = encrypt.checked;
+      if (encrypt.checked) oneLink.checked = false;
+    };
+    encrypt.addEventListener('change', followEncrypt);
+    followEncrypt();
+  }
   initDrops(dropZone, (files, folderFiles, folderEntries) => dropped(files, folderFiles, folderEntries));
   initPaste(upload);
 

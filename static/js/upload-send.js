@@ -3,6 +3,7 @@
 // tus-js-client's distributed build (static/vendor, the version pinned in tests/tus/package.json):
 // it defines window.tus.
 import '../vendor/tus.min.js';
+import { newIdentity, newSealer, sealedSource } from './age-stream.js';
 
 const csrfToken = () => document.querySelector('meta[name="csrf-token"]')?.content ?? '';
 
@@ -67,8 +68,31 @@ function metadataOf(file, headers) {
  * size, modification time) continues where it stopped: the progress bar starts there. `uploadTo`
  * is `/` for the owner, `/g/{id}/` on a guest link's page. Cancel deletes what was sent.
  */
-export function sendFile(row, headers, uploadTo, forOwner) {
+export async function sendFile(row, headers, uploadTo, forOwner) {
+  if (!row.encrypt) return send(row, headers, uploadTo, forOwner, null);
+  // Fail closed: any failure to encrypt fails the upload, and the server holds an upload that
+  // says it is age-encrypted to that (a plaintext body is refused), whatever this code does.
+  let sealing;
+  try {
+    const identity = await newIdentity();
+    sealing = { identity, sealer: await newSealer({ identity }) };
+  } catch (error) {
+    return { ok: false, reason: `could not encrypt: ${error?.message ?? error}` };
+  }
+  return send(row, headers, uploadTo, forOwner, sealing);
+}
+
+/** The link to an encrypted file's page: the key, name and type in its fragment, never sent. */
+function encryptedLink(file, sealing, plain) {
+  const secret = new URLSearchParams({ k: sealing.identity, n: plain.name });
+  if (plain.type) secret.set('t', plain.type);
+  return `${new URL(file.url).origin}/e/${file.id}#${secret}`;
+}
+
+function send(row, headers, uploadTo, forOwner, sealing) {
   const endpoint = forOwner ? '/api/uploads' : `${uploadTo}uploads`;
+  const metadata = metadataOf(row.file, headers);
+  if (sealing) Object.assign(metadata, { filename: 'encrypted.age', filetype: 'application/octet-stream', encryption: 'age' });
   return new Promise((resolve) => {
     let file = null;
     const upload = new window.tus.Upload(row.file, {
@@ -76,10 +100,13 @@ export function sendFile(row, headers, uploadTo, forOwner) {
       chunkSize: CHUNK_SIZE,
       retryDelays: RETRY_DELAYS,
       httpStack: headRetryingStack(),
-      metadata: metadataOf(row.file, headers),
+      metadata,
       headers: { 'X-CSRF-Token': csrfToken() },
-      storeFingerprintForResuming: true,
+      // An encrypted upload resumes within the page (every byte range of it can be sealed again),
+      // not after a reload: its key lives only in this page.
+      storeFingerprintForResuming: !sealing,
       removeFingerprintOnSuccess: true,
+      ...(sealing && { fileReader: { openFile: async () => sealedSource(row.file, sealing.sealer) } }),
       onProgress(sent, total) {
         row.onProgress(sent, total);
         // The body is sent but the server still commits the last chunks.
@@ -93,6 +120,7 @@ export function sendFile(row, headers, uploadTo, forOwner) {
         }
       },
       onSuccess() {
+        if (file && sealing) file = { ...file, url: encryptedLink(file, sealing, row.file) };
         resolve(file ? { ok: true, file } : { ok: false, reason: 'the server answered no link' });
       },
       onError(error) {
@@ -104,6 +132,7 @@ export function sendFile(row, headers, uploadTo, forOwner) {
         upload.abort(true).catch(() => {}).finally(() => resolve({ ok: false, cancelled: true }));
       },
     };
+    if (sealing) return upload.start();
     upload
       .findPreviousUploads()
       .then((previous) => {

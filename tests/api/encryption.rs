@@ -170,3 +170,54 @@ async fn without_the_setting_any_file_is_taken() {
     let app = spawn_app().await;
     app.upload("plain.txt", b"hello".to_vec()).await;
 }
+
+#[tokio::test]
+async fn a_tus_upload_that_says_it_is_age_is_held_to_it_on_any_server() {
+    // The page's encrypting upload says so in its metadata: should its encryption break, the
+    // plaintext it sends is refused, not stored (Gokapi #357), though the server takes anything.
+    let app = spawn_app().await;
+    let said_age = |length: usize| {
+        tus(&app, Method::POST, &app.url("/api/uploads"))
+            .header("Upload-Length", length)
+            .header("Upload-Metadata", "filename ZW5jcnlwdGVkLmFnZQ==,encryption YWdl")
+    };
+    let plain = test_bytes(100_000);
+    let created = said_age(plain.len()).send().await.unwrap();
+    assert_eq!(created.status(), StatusCode::CREATED);
+    let url = created.headers()["location"].to_str().unwrap().to_owned();
+    assert_not_age(patch(&app, &url, 0, &plain).await).await;
+    assert_eq!(tus(&app, Method::HEAD, &url).send().await.unwrap().status(), StatusCode::NOT_FOUND);
+    app.assert_nothing_stored().await;
+
+    // An age file is taken, and an encryption nobody knows is a clear 400.
+    let bytes = age_file(70_000);
+    let created = said_age(bytes.len()).send().await.unwrap();
+    let url = created.headers()["location"].to_str().unwrap().to_owned();
+    assert_eq!(patch(&app, &url, 0, &bytes).await.status(), StatusCode::NO_CONTENT);
+    assert_eq!(app.list().await.len(), 1);
+    let unknown = tus(&app, Method::POST, &app.url("/api/uploads"))
+        .header("Upload-Length", 10)
+        .header("Upload-Metadata", "encryption Z3Bn")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(unknown.status(), StatusCode::BAD_REQUEST);
+    assert!(unknown.text().await.unwrap().contains("\"gpg\" is not one this server knows"));
+}
+
+#[tokio::test]
+async fn an_encrypted_files_page_says_its_size_and_where_curl_gets_it_and_knows_no_key() {
+    let app = spawn_app().await;
+    let url = app.upload("encrypted.age", age_file(1000)).await;
+    let id = url.trim().rsplit('/').nth(1).unwrap().to_owned();
+    let page = app.client.get(app.url(&format!("/e/{id}"))).send().await.unwrap();
+    assert_eq!(page.status(), StatusCode::OK);
+    assert!(page.headers()["content-type"].to_str().unwrap().starts_with("text/html"));
+    let html = page.text().await.unwrap();
+    let size = HEADER.len() + 16 + 1000 + 16;
+    assert!(html.contains(&format!("data-size=\"{size}\"")), "{html}");
+    assert!(html.contains(&format!("curl -s {}/f/{id} | age -d", app.url(""))), "{html}");
+    // Only a file that is there has one.
+    let missing = app.client.get(app.url("/e/AAAAAAAAAAAAAAAAAAAAAA")).send().await.unwrap();
+    assert_eq!(missing.status(), StatusCode::NOT_FOUND);
+}

@@ -153,6 +153,10 @@ const TABLE: &[(&str, Who, [u16; 7])] = &[
     ("/f/{file}/name.txt",              Owner,    [200, 200, 415, 405, 405, 405, 405]),
     ("/f/malformed-id/name.txt",        Stranger, [404, 404, 404, 405, 405, 405, 405]),
     ("/f/malformed-id/name.txt",        Owner,    [404, 404, 404, 405, 405, 405, 405]),
+    ("/e/{file}",                       Stranger, [200, 404, 404, 404, 404, 404, 404]),
+    ("/e/{file}",                       Owner,    [200, 404, 404, 404, 404, 404, 404]),
+    ("/e/malformed-id",                 Stranger, [404, 404, 404, 404, 404, 404, 404]),
+    ("/e/malformed-id",                 Owner,    [404, 404, 404, 404, 404, 404, 404]),
     // tokens_api::configure, inside routes::configure before `/{filename}`.
     ("/api/tokens",                     Stranger, [401, 405, 401, 405, 405, 405, 405]),
     ("/api/tokens",                     Owner,    [200, 405, 400, 405, 405, 405, 405]),

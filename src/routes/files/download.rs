@@ -2,15 +2,18 @@
 //! counted by the rule of `services::downloads`.
 //!
 //! The owner's file page embeds its previews from `/files/{id}/preview` instead: the same answer,
-//! for the owner only, never counted and never in the download history.
+//! for the owner only, never counted and never in the download history. An encrypted file's link
+//! is its page, `/e/{id}`, which downloads from `/f/{id}` and decrypts in the browser.
 
 use actix_web::{HttpRequest, HttpResponse, web};
 
-use crate::domain::FileId;
+use crate::domain::{FileId, human_size};
 use crate::routes::error::AppError;
 use crate::routes::files::link::FileLink;
 use crate::routes::files::protected;
 use crate::routes::owner::Owner;
+use crate::routes::pages::page::page;
+use crate::routes::pages::views::{EncryptedPage, Layout};
 use crate::routes::serve::{DownloadQuery, send_file, send_thumbnail};
 use crate::routes::state::AppState;
 use crate::services::downloads::Audience;
@@ -29,6 +32,25 @@ pub async fn download(
         return Ok(password_form);
     }
     send_file(&req, &state, file, &query, Audience::Visitor).await
+}
+
+/// `GET /e/{id}`: the page that decrypts an age-encrypted file in the browser with the key in the
+/// link's fragment (static/js/open-encrypted.js); it fetches `/f/{id}` like any download, so the
+/// file's own rules (expiry, limit, password) hold. Nothing here knows or checks the key.
+pub async fn encrypted(
+    req: HttpRequest,
+    id: web::Path<FileId>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let file = files::find(&state.ctx, &id).await?.ok_or(AppError::NotFound)?;
+    let layout = Layout { title: "Encrypted file".to_owned(), csrf_token: String::new() };
+    page(&EncryptedPage {
+        layout,
+        id: file.id.to_string(),
+        size_bytes: file.file_size,
+        size: human_size(file.file_size),
+        download_url: format!("{}/f/{}", state.base_url(&req), file.id),
+    })
 }
 
 /// `GET`/`HEAD /files/{id}/preview`: what the owner's file page embeds (image, audio, video, PDF).

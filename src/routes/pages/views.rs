@@ -47,6 +47,20 @@ pub struct PasswordPage {
     pub wrong_password: bool,
 }
 
+/// The page that opens an age-encrypted file in the browser (`/e/{id}`); the key stays in the
+/// link's fragment, which no request carries.
+#[derive(Template)]
+#[template(path = "encrypted.html")]
+pub struct EncryptedPage {
+    pub layout: Layout,
+    pub id: String,
+    /// The age file's size in bytes, and as people read it.
+    pub size_bytes: i64,
+    pub size: String,
+    /// Where its ciphertext downloads from, absolute, for the `curl … | age -d` hint.
+    pub download_url: String,
+}
+
 /// One option of an expiry menu.
 pub struct ExpiryChoice {
     pub value: &'static str,

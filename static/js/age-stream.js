@@ -1,0 +1,170 @@
+// age v1 files made and opened chunk by chunk, so uploads resume and downloads go on from any chunk.
+//
+// An age file (C2SP age v1) is a text header (the file key wrapped for an X25519 recipient or a
+// passphrase, then a MAC), a 16-byte nonce, and the payload: 64 KiB chunks, each sealed alone with
+// ChaCha20-Poly1305 under HKDF-SHA256(file key, nonce, "payload"), its nonce the chunk's number
+// (11 bytes, big-endian) and a last-chunk flag. typage (static/vendor/age.js) makes and opens the
+// header; the chunks are sealed here with its own primitives, one at a time, so the same chunk
+// always gives the same bytes (a resumed upload sends what the first try would have) and any chunk
+// opens without the ones before it. Interop with the `age` command line is tested both ways.
+
+/** Plaintext bytes in a chunk, and a sealed chunk's size (its Poly1305 tag added). */
+export const CHUNK = 65536;
+export const SEALED = CHUNK + 16;
+const NONCE = 16;
+/** The age header is short text; one longer than this is no age file. */
+const MAX_HEADER = 65536;
+
+/** The library, loaded only when a file is encrypted or opened (it is 140 KB). */
+const library = () => import('../vendor/age.js');
+
+/** How many chunks a payload of `plainSize` bytes has: an empty one has one empty chunk. */
+export function chunkCount(plainSize) {
+  return Math.max(1, Math.ceil(plainSize / CHUNK));
+}
+
+function chunkNonce(index, last) {
+  const nonce = new Uint8Array(12);
+  let rest = index;
+  for (let byte = 10; byte >= 0; byte -= 1) {
+    nonce[byte] = rest % 256;
+    rest = Math.floor(rest / 256);
+  }
+  nonce[11] = last ? 1 : 0;
+  return nonce;
+}
+
+/**
+ * Where the header ends in `bytes` (just after its `--- MAC` line), or -1 if it does not end
+ * within them. Throws if they do not begin as an age file.
+ */
+export function headerLength(bytes) {
+  const text = new TextDecoder('latin1').decode(bytes.subarray(0, MAX_HEADER));
+  const version = 'age-encryption.org/v1\n';
+  if (!(text.length < version.length ? version.startsWith(text) : text.startsWith(version))) {
+    throw new Error('this is not an age-encrypted file');
+  }
+  const mac = text.indexOf('\n--- ');
+  if (mac < 0) return -1;
+  const end = text.indexOf('\n', mac + 1);
+  return end < 0 ? -1 : end + 1;
+}
+
+/** A decrypter holding the key the link carries (an `AGE-SECRET-KEY-1…` identity) or a passphrase. */
+function decrypterFor(lib, { identity, passphrase }) {
+  const decrypter = new lib.Decrypter();
+  if (passphrase) decrypter.addPassphrase(passphrase);
+  else decrypter.addIdentity(identity);
+  return decrypter;
+}
+
+async function payloadKey(lib, fileKey, nonce) {
+  return lib.hkdf(lib.sha256, fileKey, nonce, new TextEncoder().encode('payload'), 32);
+}
+
+/** A new identity for one file: the key its link carries. */
+export async function newIdentity() {
+  return (await library()).generateX25519Identity();
+}
+
+/**
+ * Sealing for a new file, to `identity`'s recipient or with `passphrase`: `prefix` is the header
+ * and nonce, `seal(index, plaintext, last)` one sealed chunk.
+ */
+export async function newSealer(secret) {
+  const lib = await library();
+  const encrypter = new lib.Encrypter();
+  if (secret.passphrase) encrypter.setPassphrase(secret.passphrase);
+  else encrypter.addRecipient(await lib.identityToRecipient(secret.identity));
+  // An empty payload's file: its header and nonce are a new file's, and its one empty chunk is
+  // dropped. The file key comes back out of the header, as anyone opening the file gets it.
+  const empty = await encrypter.encrypt(new Uint8Array(0));
+  const length = headerLength(empty);
+  const fileKey = await decrypterFor(lib, secret).decryptHeader(empty.subarray(0, length));
+  const key = await payloadKey(lib, fileKey, empty.subarray(length, length + NONCE));
+  return {
+    prefix: empty.slice(0, length + NONCE),
+    seal: (index, plaintext, last) => lib.chacha20poly1305(key, chunkNonce(index, last)).encrypt(plaintext),
+  };
+}
+
+/** The size of the age file of `plainSize` bytes that `sealer` makes. */
+export function sealedSize(sealer, plainSize) {
+  return sealer.prefix.length + plainSize + 16 * chunkCount(plainSize);
+}
+
+/**
+ * `file`'s age file as tus-js-client's file source: any byte range of it, sealed from the
+ * plaintext chunks it covers, so an upload resumes from wherever the server stands.
+ */
+export function sealedSource(file, sealer) {
+  const { prefix } = sealer;
+  const count = chunkCount(file.size);
+  const size = sealedSize(sealer, file.size);
+  return {
+    size,
+    async slice(start, end) {
+      const stop = Math.min(end, size);
+      const parts = [];
+      if (start < prefix.length) parts.push(prefix.subarray(start, Math.min(stop, prefix.length)));
+      const from = Math.max(start, prefix.length) - prefix.length;
+      const to = stop - prefix.length;
+      if (to > from) {
+        const first = Math.floor(from / SEALED);
+        const last = Math.floor((to - 1) / SEALED);
+        const plain = new Uint8Array(await file.slice(first * CHUNK, Math.min(file.size, (last + 1) * CHUNK)).arrayBuffer());
+        for (let index = first; index <= last; index += 1) {
+          const at = (index - first) * CHUNK;
+          const sealed = sealer.seal(index, plain.subarray(at, Math.min(plain.length, at + CHUNK)), index === count - 1);
+          const base = index * SEALED;
+          parts.push(sealed.subarray(Math.max(from - base, 0), Math.min(to - base, sealed.length)));
+        }
+      }
+      return { value: new Blob(parts), done: stop >= size };
+    },
+    close() {},
+  };
+}
+
+/**
+ * Opening an age file of `fileSize` bytes whose beginning (header and nonce at least) is `head`,
+ * with `secret` ({ identity } or { passphrase }). Throws a one-line reason for a wrong key or a
+ * damaged header. `payloadStart` is where chunk 0 begins; `open(index, sealed)` gives a chunk's
+ * plaintext or throws if it was changed, truncated or moved.
+ */
+export async function newOpener(head, fileSize, secret) {
+  const lib = await library();
+  const length = headerLength(head);
+  if (length < 0 || head.length < length + NONCE) throw new Error('the file ends inside its age header');
+  let fileKey;
+  try {
+    fileKey = await decrypterFor(lib, secret).decryptHeader(head.subarray(0, length));
+  } catch (error) {
+    const reason = String(error?.message ?? error);
+    if (reason.includes('AGE-SECRET-KEY')) throw new Error('the key in the link is not a whole age key: copy the whole link');
+    if (/no identity matched|incorrect passphrase|decrypt|MAC/i.test(reason)) {
+      throw new Error(secret.passphrase ? 'wrong passphrase for this file' : 'wrong key for this file: check the whole link');
+    }
+    throw new Error(`the file's age header is damaged (${reason})`);
+  }
+  const key = await payloadKey(lib, fileKey, head.subarray(length, length + NONCE));
+  const payloadStart = length + NONCE;
+  const payload = fileSize - payloadStart;
+  const count = Math.ceil(payload / SEALED);
+  if (payload < 16 || (payload % SEALED !== 0 && payload % SEALED < 16)) {
+    throw new Error('the file is truncated: its size fits no age payload');
+  }
+  return {
+    payloadStart,
+    count,
+    /** The plaintext size the whole file opens to. */
+    plainSize: payload - 16 * count,
+    open(index, sealed) {
+      try {
+        return lib.chacha20poly1305(key, chunkNonce(index, index === count - 1)).decrypt(sealed);
+      } catch {
+        throw new Error(`chunk ${index + 1} of ${count} does not open: the file was changed or cut`);
+      }
+    },
+  };
+}
