@@ -10,20 +10,27 @@ use tokio::process::Command;
 use crate::helpers::{SECRET, TestApp, TestDb, id_of, sha256, spawn_app, test_bytes};
 
 /// Runs `blobdrop ARGS` in `folder` pointed at the app with the owner's token, feeding `stdin`.
-async fn blobdrop_with(app: &TestApp, folder: &Path, args: &[&str], token: &str, stdin: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_blobdrop"))
-        .args(args)
+pub(crate) async fn blobdrop_with(app: &TestApp, folder: &Path, args: &[&str], token: &str, stdin: &[u8]) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_blobdrop"));
+    command.args(args);
+    run_as_user(as_user(app, folder, token, &mut command), stdin).await
+}
+
+/// `command` run in `folder` with blobdrop's environment pointed at the app (a `blobdrop`, or a
+/// program that runs it).
+pub(crate) fn as_user<'a>(app: &TestApp, folder: &Path, token: &str, command: &'a mut Command) -> &'a mut Command {
+    command
         .current_dir(folder)
         .env("BLOBDROP_URL", &app.address)
         .env("BLOBDROP_TOKEN", token)
         .env("BLOBDROP_DB", app.database.as_os_str())
         // Where `upload` keeps what it needs to resume: the test's folder, not the user's.
         .env("XDG_CACHE_HOME", folder.join(".cache"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+}
+
+/// Runs `command`, feeding `stdin`; returns what it printed and its exit status.
+pub(crate) async fn run_as_user(command: &mut Command, stdin: &[u8]) -> Output {
+    let mut child = command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     let mut input = child.stdin.take().unwrap();
     input.write_all(stdin).await.unwrap();
     drop(input);
@@ -31,7 +38,7 @@ async fn blobdrop_with(app: &TestApp, folder: &Path, args: &[&str], token: &str,
 }
 
 /// `blobdrop ARGS` that must succeed; returns its standard output.
-async fn blobdrop(app: &TestApp, folder: &Path, args: &[&str]) -> String {
+pub(crate) async fn blobdrop(app: &TestApp, folder: &Path, args: &[&str]) -> String {
     let output = blobdrop_with(app, folder, args, SECRET, b"").await;
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "blobdrop {args:?} failed: {stderr}");
@@ -39,8 +46,13 @@ async fn blobdrop(app: &TestApp, folder: &Path, args: &[&str]) -> String {
 }
 
 /// `blobdrop ARGS` that must fail with one line on standard error; returns that line.
-async fn blobdrop_fails(app: &TestApp, folder: &Path, args: &[&str], token: &str) -> String {
+pub(crate) async fn blobdrop_fails(app: &TestApp, folder: &Path, args: &[&str], token: &str) -> String {
     let output = blobdrop_with(app, folder, args, token, b"").await;
+    one_line_failure(output, args)
+}
+
+/// The one line on standard error of a `blobdrop` that failed.
+pub(crate) fn one_line_failure(output: Output, args: &[&str]) -> String {
     let stderr = String::from_utf8(output.stderr).unwrap();
     assert!(!output.status.success(), "blobdrop {args:?} should have failed");
     assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");

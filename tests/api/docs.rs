@@ -8,8 +8,9 @@ use clap::CommandFactory;
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
-/// Variables read outside the command line's own list (the log filter, read by `telemetry`).
-const READ_ELSEWHERE: &[&str] = &["RUST_LOG"];
+/// Variables read outside the command line's own list: the log filter, read by `telemetry`, and
+/// the client's passphrase, which no flag takes (a flag's value shows in `ps`).
+const READ_ELSEWHERE: &[&str] = &["RUST_LOG", "BLOBDROP_PASSPHRASE"];
 
 /// Every environment variable of every command and subcommand, from clap's own definition.
 fn settings_in_code() -> BTreeSet<String> {

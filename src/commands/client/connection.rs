@@ -16,7 +16,7 @@ use crate::domain::FileId;
 use crate::settings::{SecretFileError, SecretSetting};
 
 /// Bytes read from a file per piece of a request body.
-const READ_SIZE: usize = 256 * 1024;
+pub(super) const READ_SIZE: usize = 256 * 1024;
 
 /// Which server, and the secret or API token that proves the owner.
 #[derive(Debug, Clone, Args)]
@@ -70,6 +70,24 @@ pub enum ClientError {
         "the download's SHA-256 is {got} but the server's is {expected}; the partial file was removed, run get again"
     )]
     Corrupted { got: String, expected: String },
+    #[error("the link's key is not an age key (AGE-SECRET-KEY-1...): check that the whole link was copied")]
+    BadKey,
+    #[error("the key in the link (or the passphrase) does not open this file; nothing was saved")]
+    WrongKey,
+    #[error("cannot decrypt the file: {0}; nothing of it was kept")]
+    Undecryptable(String),
+    #[error("the partial download is not this file's (or was made with another key); it was removed, run get again")]
+    NotThisFile,
+    #[error("cannot encrypt: {0}")]
+    Encrypt(String),
+    #[error("this link is to a file encrypted with a passphrase: add --passphrase")]
+    PassphraseNeeded,
+    #[error("no passphrase given (an empty one opens nothing)")]
+    NoPassphrase,
+    #[error("the two passphrases differ; nothing was uploaded")]
+    PassphrasesDiffer,
+    #[error("--encrypt takes files and standard input, not --share or folders (their names would reach the server)")]
+    EncryptedShare,
     #[error("the file is uploaded (its link is above) but its note was not saved: {0}")]
     NoteRefused(Box<ClientError>),
     #[error("{failed} of {total} files were not deleted")]
@@ -92,6 +110,7 @@ impl ClientError {
 }
 
 /// An HTTP client bound to one server and credentials.
+#[derive(Clone)]
 pub(super) struct Connection {
     pub(super) http: reqwest::Client,
     server: Option<Url>,

@@ -1,5 +1,7 @@
 //! `blobdrop get URL|ID [-o FILE]`: downloads into `FILE.part`, resumes it with a Range request
 //! after an interruption, checks the SHA-256 against the server's ETag, then renames it to FILE.
+//! A link with a key in its fragment (or `--passphrase`) is decrypted as it downloads; its part
+//! holds only plaintext whose chunk authenticated, and is renamed once the last chunk has.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -10,7 +12,9 @@ use reqwest::{Response, StatusCode, Url};
 use sha2::{Digest, Sha256};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+use super::ciphertext::{Destination, decrypt};
 use super::connection::{ClientError, Connection, ServerArgs, file_id, on_terminal, progress_bar};
+use super::keys::{Fragment, Key, PassphraseArgs};
 use crate::domain::FileName;
 
 #[derive(Debug, Args)]
@@ -25,30 +29,74 @@ pub struct GetArgs {
     /// Where to save it (default: the file's own name in this folder); `-` writes to standard output.
     #[arg(short, long)]
     output: Option<PathBuf>,
+
+    /// Decrypt with a passphrase (a file made with `age -p` or `upload --passphrase`).
+    #[command(flatten)]
+    passphrase: PassphraseArgs,
 }
 
 pub async fn get(args: GetArgs) -> Result<(), ClientError> {
     let connection = Connection::new(&args.server)?;
-    let url = download_url(&connection, &args.file)?;
+    let mut url = download_url(&connection, &args.file)?;
+    let fragment = Fragment::parse(url.fragment().unwrap_or_default())?;
+    url.set_fragment(None);
     let what = format!("file {}", file_id(url.as_str())?);
-    if args.output.as_deref() == Some(Path::new("-")) {
-        return to_stdout(&connection, url, &what).await;
+    let key = match (args.passphrase.read(false)?, fragment.key) {
+        (Some(passphrase), _) => Some(Key::Passphrase(passphrase)),
+        (None, Some(key)) => Some(key),
+        (None, None) if fragment.name.is_some() => return Err(ClientError::PassphraseNeeded),
+        (None, None) => None,
+    };
+    let to_stdout = args.output.as_deref() == Some(Path::new("-"));
+    if let (Some(key), true) = (&key, to_stdout) {
+        return decrypt(&connection, url, key.clone(), Destination::StandardOutput, progress_bar(None, "")).await;
     }
-    let output = match args.output {
-        Some(output) => output,
-        None => PathBuf::from(remote_name(&connection, &url, &what).await?.as_str()),
+    if to_stdout {
+        return self::to_stdout(&connection, url, &what).await;
+    }
+    let output = match (args.output, fragment.name) {
+        (Some(output), _) => output,
+        (None, Some(name)) if key.is_some() => PathBuf::from(clean_name(&name, &url)?.as_str()),
+        (None, _) => {
+            let name = remote_name(&connection, &url, &what).await?;
+            match &key {
+                // `report.pdf.age` holds report.pdf.
+                Some(_) => PathBuf::from(
+                    clean_name(name.as_str().strip_suffix(".age").unwrap_or(name.as_str()), &url)?.as_str(),
+                ),
+                None => PathBuf::from(name.as_str()),
+            }
+        }
     };
     let part = part_path(&output);
+    if let Some(key) = key {
+        let label = output.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
+        let progress = progress_bar(None, &label);
+        decrypt(&connection, url, key, Destination::Part(part.clone()), progress.clone()).await?;
+        progress.finish_and_clear();
+        return finish(&part, &output);
+    }
     let got = fetch(&connection, &url, &part, &what).await?;
     if let Some(expected) = got.expected_sha256.filter(|expected| *expected != got.sha256) {
         let _ = std::fs::remove_file(&part); // its bytes are wrong: the next try starts afresh
         return Err(ClientError::Corrupted { got: got.sha256, expected });
     }
-    std::fs::rename(&part, &output).map_err(|source| ClientError::write(&output, source))?;
+    finish(&part, &output)
+}
+
+/// The whole file, checked, under its own name.
+fn finish(part: &Path, output: &Path) -> Result<(), ClientError> {
+    std::fs::rename(part, output).map_err(|source| ClientError::write(output, source))?;
     if on_terminal() {
         eprintln!("saved {}", output.display());
     }
     Ok(())
+}
+
+/// A name from the link or the server, cleaned like any uploaded name; the file's id without one.
+fn clean_name(name: &str, url: &Url) -> Result<FileName, ClientError> {
+    let id = file_id(url.as_str())?;
+    FileName::parse(name).or_else(|_| FileName::parse(id.as_str())).map_err(|_| ClientError::NotAFile(url.to_string()))
 }
 
 /// The link as given, or the server's link for an id.
@@ -83,8 +131,7 @@ async fn remote_name(connection: &Connection, url: &Url, what: &str) -> Result<F
         }
     };
     // An id is always a usable name: the fallback when the server sends none.
-    let id = file_id(url.as_str())?;
-    FileName::parse(&name).or_else(|_| FileName::parse(id.as_str())).map_err(|_| ClientError::NotAFile(url.to_string()))
+    clean_name(&name, url)
 }
 
 /// The name in `attachment; filename="x"; filename*=UTF-8''x` (the UTF-8 one when present).

@@ -1,8 +1,10 @@
 //! The command-line client: `blobdrop upload`, `ls`, `info`, `rm`, `get`, talking HTTP to a server.
 
+mod ciphertext;
 mod connection;
 mod files;
 mod get;
+mod keys;
 mod resumable;
 mod upload;
 
@@ -20,7 +22,8 @@ pub enum ClientCommand {
     Info(files::InfoArgs),
     /// Delete files.
     Rm(files::RemoveArgs),
-    /// Download a file by link or id; resumes an interrupted download and checks its SHA-256.
+    /// Download a file by link or id; resumes an interrupted download and checks its SHA-256;
+    /// decrypts an encrypted file with the key in its link (or --passphrase).
     Get(get::GetArgs),
 }
 

@@ -1,10 +1,12 @@
 //! `blobdrop upload FILE` over tus: the upload's id is kept under the user's cache folder, keyed by
 //! the file's path, size and modification time, so the same command run again after an
 //! interruption continues where the server says the upload stands; removed once the file is up.
+//! An encrypted file's bytes are made as they are sent, so its upload goes on only within one run.
 
 use std::io::SeekFrom;
 use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
@@ -13,7 +15,8 @@ use reqwest::header::{CONTENT_LENGTH, CONTENT_TYPE, HeaderMap};
 use sha2::{Digest, Sha256};
 use tokio::io::{AsyncReadExt, AsyncSeekExt};
 
-use super::connection::{ClientError, Connection, header_value, progress_bar, read_pieces};
+use super::ciphertext::Encrypting;
+use super::connection::{ClientError, Connection, READ_SIZE, header_value, progress_bar, read_pieces};
 use crate::domain::{ByteSize, FileName, Lifetime};
 
 /// The file options, sent as the upload's metadata.
@@ -26,8 +29,16 @@ pub(super) struct Options {
 
 pub(super) struct Source {
     pub name: FileName,
-    pub path: PathBuf,
+    pub content: Content,
     pub length: u64,
+}
+
+/// Where the bytes come from.
+pub(super) enum Content {
+    /// A file on disk: read again from any offset, so a later run resumes its upload.
+    File(PathBuf),
+    /// An age file being made from the plaintext (`--encrypt`): read once, in order.
+    Encrypting(Arc<tokio::sync::Mutex<Encrypting>>),
 }
 
 /// What the finished upload's uploader is told.
@@ -39,7 +50,10 @@ pub(super) struct Sent {
 
 /// Uploads one file, continuing the upload a run before this one began for the same file.
 pub(super) async fn send(connection: &Connection, options: &Options, source: Source) -> Result<Sent, ClientError> {
-    let state = State::of(&source.path).await;
+    let state = match &source.content {
+        Content::File(path) => State::of(path).await,
+        Content::Encrypting(_) => None,
+    };
     let mut resumed = None;
     if let Some(id) = state.as_ref().and_then(State::read) {
         match offset(connection, &id).await {
@@ -64,7 +78,10 @@ pub(super) async fn send(connection: &Connection, options: &Options, source: Sou
     while finished.is_none() && offset < source.length {
         let remaining = source.length - offset;
         let piece = options.chunk_size.map_or(remaining, |size| size.as_u64().max(1).min(remaining));
-        let headers = patch(connection, &id, &source.path, offset, piece, &progress).await?;
+        let headers = match patch(connection, &id, &source.content, offset, piece, &progress).await {
+            Ok(headers) => headers,
+            Err(error) => return Err(give_up(connection, &id, &source.content, error).await),
+        };
         offset = header(&headers, "upload-offset").and_then(|value| value.parse().ok()).unwrap_or(offset + piece);
         progress.set_position(offset);
         finished = links(&headers);
@@ -145,25 +162,65 @@ async fn offset(connection: &Connection, id: &str) -> Result<u64, ClientError> {
     })
 }
 
+/// An upload that cannot go on: a file's is kept for the next run; an encrypted one's cannot be
+/// continued (the next run makes another key), so it is deleted. Returns why it stopped.
+async fn give_up(connection: &Connection, id: &str, content: &Content, error: ClientError) -> ClientError {
+    let Content::Encrypting(encrypting) = content else { return error };
+    if let Ok(request) = tus(connection, Method::DELETE, &path(id)) {
+        let _ = request.send().await;
+    }
+    encrypting.lock().await.failure().unwrap_or(error)
+}
+
 /// Sends `length` bytes of the file from `offset`; returns the answer's headers.
 async fn patch(
     connection: &Connection,
     id: &str,
-    file: &Path,
+    content: &Content,
     offset: u64,
     length: u64,
     progress: &indicatif::ProgressBar,
 ) -> Result<HeaderMap, ClientError> {
-    let read_error = |source| ClientError::Read { path: file.display().to_string(), source };
-    let mut reader = tokio::fs::File::open(file).await.map_err(read_error)?;
-    reader.seek(SeekFrom::Start(offset)).await.map_err(read_error)?;
-    let body = reqwest::Body::wrap_stream(read_pieces(Box::new(reader.take(length)), progress.clone()));
+    let body = match content {
+        Content::File(file) => {
+            let read_error = |source| ClientError::Read { path: file.display().to_string(), source };
+            let mut reader = tokio::fs::File::open(file).await.map_err(read_error)?;
+            reader.seek(SeekFrom::Start(offset)).await.map_err(read_error)?;
+            reqwest::Body::wrap_stream(read_pieces(Box::new(reader.take(length)), progress.clone()))
+        }
+        Content::Encrypting(encrypting) => {
+            reqwest::Body::wrap_stream(take(encrypting.clone(), length, progress.clone()))
+        }
+    };
     let request = tus(connection, Method::PATCH, &path(id))?
         .header("Upload-Offset", offset)
         .header(CONTENT_TYPE, "application/offset+octet-stream")
         .header(CONTENT_LENGTH, length)
         .body(body);
     Ok(connection.send(request, "the upload").await?.headers().clone())
+}
+
+/// The next `length` bytes of the age file being made, as a body stream.
+fn take(
+    encrypting: Arc<tokio::sync::Mutex<Encrypting>>,
+    length: u64,
+    progress: indicatif::ProgressBar,
+) -> impl futures_util::Stream<Item = std::io::Result<bytes::Bytes>> + Send + 'static {
+    futures_util::stream::try_unfold((encrypting, length), move |(encrypting, left)| {
+        let progress = progress.clone();
+        async move {
+            if left == 0 {
+                return Ok(None);
+            }
+            let max = left.min(READ_SIZE as u64) as usize;
+            let Some(piece) = encrypting.lock().await.next(max).await? else {
+                return Err(std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "the age file ended early"));
+            };
+            progress.inc(piece.len() as u64);
+            let left = left - piece.len() as u64;
+            Ok(Some((piece, (encrypting, left))))
+        }
+    })
 }
 
 /// Where the id of a file's unfinished upload is kept: `$XDG_CACHE_HOME/blobdrop/uploads/KEY`

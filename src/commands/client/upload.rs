@@ -1,6 +1,8 @@
 //! `blobdrop upload FILE...`: sends each file as a resumable (tus) upload that the same command
 //! continues after an interruption, and standard input with `PUT /{name}`; with `--share NAME`, or
-//! a folder, the files then become one share (`POST /api/shares`).
+//! a folder, the files then become one share (`POST /api/shares`). With `--encrypt` (or
+//! `--passphrase`) each file goes up as an age file under a placeholder name, and its link carries
+//! the key and the name in its fragment.
 
 use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
@@ -11,9 +13,12 @@ use reqwest::header::{ACCEPT, CONTENT_LENGTH};
 use serde::Deserialize;
 use tokio::io::AsyncRead;
 
+use super::ciphertext::{Encrypting, age_file_len};
 use super::connection::{
-    ClientError, Connection, ServerArgs, file_id, header_value, on_terminal, progress_bar, read_pieces,
+    ClientError, Connection, READ_SIZE, ServerArgs, file_id, header_value, on_terminal, progress_bar, read_pieces,
 };
+use super::keys::{Key, PLACEHOLDER_NAME, PassphraseArgs};
+use super::resumable::Content;
 use crate::domain::PATH_SEGMENT;
 use crate::domain::{ByteSize, FileName, FolderPath, Lifetime};
 
@@ -51,6 +56,15 @@ pub struct UploadArgs {
     /// bodies (default: the rest of the file in one request).
     #[arg(long)]
     chunk_size: Option<ByteSize>,
+
+    /// Encrypt each file (age, to a new key printed in the link's #fragment, which never reaches
+    /// the server); the server keeps it as encrypted.age. An interrupted encrypted upload starts
+    /// over when run again.
+    #[arg(long)]
+    encrypt: bool,
+
+    #[command(flatten)]
+    passphrase: PassphraseArgs,
 }
 
 /// The fields of the server's JSON upload answer that the client prints.
@@ -83,7 +97,7 @@ impl Source {
     fn into_resumable(self) -> super::resumable::Source {
         super::resumable::Source {
             name: self.name,
-            path: self.file.unwrap_or_default(),
+            content: Content::File(self.file.unwrap_or_default()),
             length: self.length.unwrap_or_default(),
         }
     }
@@ -108,6 +122,14 @@ struct SharedJson {
 pub async fn upload(args: UploadArgs) -> Result<(), ClientError> {
     let connection = Connection::new(&args.server)?;
     connection.server()?;
+    // One key for every file of the run: the links differ only in their names.
+    let key = match args.passphrase.read(true)? {
+        Some(passphrase) => Some(Key::Passphrase(passphrase)),
+        None => args.encrypt.then(|| Key::Identity(age::x25519::Identity::generate())),
+    };
+    if key.is_some() && (args.share.is_some() || args.files.iter().any(|path| path.is_dir())) {
+        return Err(ClientError::EncryptedShare);
+    }
     // Every file is opened before the first is sent, so a typo fails before anything is uploaded.
     let mut sources = Vec::new();
     // A lone folder is the share's root; beside other arguments it is a folder inside the share.
@@ -128,8 +150,10 @@ pub async fn upload(args: UploadArgs) -> Result<(), ClientError> {
     let mut shared = Vec::new();
     for source in sources {
         let folder = source.folder.clone();
-        let uploaded = match source.file.is_some() {
-            true => {
+        let name = source.name.as_str().to_owned();
+        let uploaded = match (&key, source.file.is_some()) {
+            (Some(key), _) => send_encrypted(&connection, &args, source, key).await?,
+            (None, true) => {
                 let sent = super::resumable::send(&connection, &args.resumable(), source.into_resumable()).await?;
                 Uploaded {
                     url: sent.url,
@@ -138,11 +162,12 @@ pub async fn upload(args: UploadArgs) -> Result<(), ClientError> {
                     note_missing: false,
                 }
             }
-            false => send(&connection, &args, source).await?,
+            (None, false) => send(&connection, &args, source).await?,
         };
         shared.push(serde_json::json!({ "id": file_id(&uploaded.url)?, "folder": folder.as_str() }));
+        let link = key.as_ref().map_or_else(|| uploaded.url.clone(), |key| key.link(&uploaded.url, &name));
         if share_name.is_none() || on_terminal() {
-            println!("{}", uploaded.url);
+            println!("{link}");
         }
         if on_terminal() {
             println!("  delete: curl -X DELETE {}", uploaded.delete_url);
@@ -236,10 +261,55 @@ fn invalid_name(name: Option<&str>, error: crate::domain::FileNameError) -> Clie
     ClientError::Refused { status: 400, reason: format!("{:?}: {error}", name.unwrap_or_default()) }
 }
 
-async fn send(connection: &Connection, args: &UploadArgs, source: Source) -> Result<Uploaded, ClientError> {
-    let encoded = percent_encoding::utf8_percent_encode(source.name.as_str(), PATH_SEGMENT).to_string();
+/// Encrypts as it sends: a file over tus (its length follows from the plaintext's), standard
+/// input with a PUT of unknown length; either way under the placeholder name.
+async fn send_encrypted(
+    connection: &Connection,
+    args: &UploadArgs,
+    source: Source,
+    key: &Key,
+) -> Result<Uploaded, ClientError> {
+    let plaintext: Box<dyn std::io::Read + Send> = match &source.file {
+        Some(path) => Box::new(
+            std::fs::File::open(path)
+                .map_err(|error| ClientError::Read { path: path.display().to_string(), source: error })?,
+        ),
+        None => Box::new(std::io::stdin()),
+    };
+    let encrypting = Encrypting::start(plaintext, source.name.as_str().to_owned(), source.length, key).await?;
+    let name = FileName::parse(PLACEHOLDER_NAME).map_err(|error| invalid_name(Some(PLACEHOLDER_NAME), error))?;
+    let Some(plaintext_len) = source.length.filter(|_| source.file.is_some()) else {
+        let body = futures_util::stream::try_unfold(encrypting, |mut encrypting| async move {
+            Ok::<_, std::io::Error>(encrypting.next(READ_SIZE).await?.map(|piece| (piece, encrypting)))
+        });
+        let placeholder = Source { name, reader: Box::new(tokio::io::empty()), length: None, ..source };
+        return put(connection, args, placeholder, reqwest::Body::wrap_stream(body)).await;
+    };
+    let length = age_file_len(encrypting.header_len, plaintext_len);
+    let content = Content::Encrypting(std::sync::Arc::new(tokio::sync::Mutex::new(encrypting)));
+    let sent =
+        super::resumable::send(connection, &args.resumable(), super::resumable::Source { name, content, length })
+            .await?;
+    Ok(Uploaded { url: sent.url, delete_url: sent.delete_url, expires_at: sent.expires_at, note_missing: false })
+}
+
+async fn send(connection: &Connection, args: &UploadArgs, mut source: Source) -> Result<Uploaded, ClientError> {
     let progress = progress_bar(source.length, source.name.as_str());
-    let body = reqwest::Body::wrap_stream(read_pieces(source.reader, progress.clone()));
+    let reader = std::mem::replace(&mut source.reader, Box::new(tokio::io::empty()));
+    let body = reqwest::Body::wrap_stream(read_pieces(reader, progress.clone()));
+    let answer = put(connection, args, source, body).await;
+    progress.finish_and_clear();
+    answer
+}
+
+/// `PUT /{name}` of `body`, with the file options as headers.
+async fn put(
+    connection: &Connection,
+    args: &UploadArgs,
+    source: Source,
+    body: reqwest::Body,
+) -> Result<Uploaded, ClientError> {
+    let encoded = percent_encoding::utf8_percent_encode(source.name.as_str(), PATH_SEGMENT).to_string();
     let mut request = connection.owner(Method::PUT, &encoded)?.header(ACCEPT, "application/json").body(body);
     if let Some(length) = source.length {
         // The server refuses an oversized file at once instead of after reading it all.
@@ -251,7 +321,5 @@ async fn send(connection: &Connection, args: &UploadArgs, source: Source) -> Res
     if let Some(max) = args.max_downloads {
         request = request.header("Max-Downloads", max.get());
     }
-    let answer = connection.send(request, "the upload address").await;
-    progress.finish_and_clear();
-    answer?.json().await.map_err(ClientError::BadAnswer)
+    connection.send(request, "the upload address").await?.json().await.map_err(ClientError::BadAnswer)
 }
