@@ -11,7 +11,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import test from 'node:test';
-import { TEST_TIMEOUT, assertNoProblems, fetchBytes, openApp, sha256, uploadWithApi, waitForUploads } from '../helpers.mjs';
+import { BIN, TEST_TIMEOUT, assertNoProblems, fetchBytes, openApp, sha256, uploadWithApi, waitForUploads } from '../helpers.mjs';
 
 async function scratch(t) {
   const folder = await mkdtemp(path.join(tmpdir(), 'blobdrop-age-'));
@@ -87,9 +87,10 @@ test('a file encrypted in the page is an age file on the server that age -d and 
   assert.equal(row.status, 'Done', row.status);
   const link = new URL(row.link);
   assert.match(link.pathname, /^\/e\/[^/]+$/);
-  const fragment = new URLSearchParams(link.hash.slice(1));
-  assert.match(fragment.get('k'), /^AGE-SECRET-KEY-1[0-9A-Z]+$/);
-  assert.equal(fragment.get('n'), 'plan <b>x</b>.pdf');
+  const [key, name, type] = link.hash.slice(1).split('&');
+  assert.match(key, /^AGE-SECRET-KEY-1[0-9A-Z]+$/);
+  assert.equal(decodeURIComponent(name), 'name=plan <b>x</b>.pdf');
+  assert.equal(type, 'type=application%2Fpdf');
 
   // The server has an age file under a placeholder name, and not one byte run of the plaintext.
   const id = link.pathname.split('/')[2];
@@ -100,9 +101,9 @@ test('a file encrypted in the page is an age file on the server that age -d and 
   assert.equal(ciphertext.indexOf(original.subarray(1000, 1064)), -1);
 
   // Debian's age opens it with the link's key.
-  const key = path.join(folder, 'key.txt');
-  await writeFile(key, `${fragment.get('k')}\n`);
-  const opened = execFileSync('age', ['-d', '-i', key], { input: ciphertext, maxBuffer: 64 * 1024 * 1024 });
+  const keyFile = path.join(folder, 'key.txt');
+  await writeFile(keyFile, `${key}\n`);
+  const opened = execFileSync('age', ['-d', '-i', keyFile], { input: ciphertext, maxBuffer: 64 * 1024 * 1024 });
   assert.equal(sha256(opened), sha256(original));
 
   // So does the link, in the page: the name shown as text, the bytes the same.
@@ -111,9 +112,13 @@ test('a file encrypted in the page is an age file on the server that age -d and 
   assert.equal(await viewer.textContent('#encrypted-name'), 'plan <b>x</b>.pdf');
   assert.equal(await viewer.locator('#encrypted-name b').count(), 0, 'the name is text, never markup');
   await viewer.close();
-  const { bytes, name } = await decryptInPage(context, row.link);
-  assert.equal(name, 'plan _b_x__b_.pdf', 'the name saved, as Chromium makes it safe');
-  assert.equal(sha256(bytes), sha256(original));
+  const saved = await decryptInPage(context, row.link);
+  assert.equal(saved.name, 'plan _b_x__b_.pdf', 'the name saved, as Chromium makes it safe');
+  assert.equal(sha256(saved.bytes), sha256(original));
+
+  // And blobdrop get, with the page's link as it is.
+  execFileSync(BIN, ['get', '-o', path.join(folder, 'by-get.pdf'), row.link], { stdio: 'pipe' });
+  assert.equal(sha256(await readFile(path.join(folder, 'by-get.pdf'))), sha256(original));
   assertNoProblems(problems);
 });
 
@@ -131,21 +136,29 @@ test('files made by the age command line open in the page, and bad keys or bytes
   const recipient = execFileSync('age-keygen', ['-y', key]).toString().trim();
   const sealed = execFileSync('age', ['-r', recipient], { input: original });
   const made = await uploadWithApi(server, 'photo.bin.age', sealed);
-  const link = `${server.url}/e/${made.id}#k=${identity}&n=photo.bin`;
+  const link = `${server.url}/e/${made.id}#${identity}&name=photo.bin`;
   const { bytes } = await decryptInPage(context, link);
   assert.equal(sha256(bytes), sha256(original));
+
+  // blobdrop upload --encrypt prints the same kind of link: it opens in the page.
+  const env = { ...process.env, BLOBDROP_URL: server.url, BLOBDROP_TOKEN: server.secret };
+  const printed = execFileSync(BIN, ['upload', '--encrypt', plain], { env, stdio: ['ignore', 'pipe', 'pipe'] }).toString().trim();
+  assert.match(printed, /\/e\/[^/#]+#AGE-SECRET-KEY-1[0-9A-Z]+&name=photo\.bin$/);
+  const fromClient = await decryptInPage(context, printed);
+  assert.equal(fromClient.name, 'photo.bin');
+  assert.equal(sha256(fromClient.bytes), sha256(original));
 
   // age -p: the page asks for the passphrase.
   const withPassphrase = path.join(folder, 'photo.bin.age');
   encryptWithPassphrase(plain, withPassphrase, 'correct horse battery staple');
   const locked = await uploadWithApi(server, 'locked.age', await readFile(withPassphrase));
-  const lockedLink = `${server.url}/e/${locked.id}#n=photo.bin`;
+  const lockedLink = `${server.url}/e/${locked.id}#name=photo.bin`;
   assert.equal(sha256((await decryptInPage(context, lockedLink, 'correct horse battery staple')).bytes), sha256(original));
   assert.match(await refusalInPage(context, lockedLink, 'wrong horse'), /wrong passphrase/);
 
   // Another key, a changed chunk, two chunks swapped, a file cut short: never bytes, a reason.
   const otherKey = execFileSync('age-keygen').toString().split('\n').find((line) => line.startsWith('AGE-SECRET-KEY-1'));
-  assert.match(await refusalInPage(context, `${server.url}/e/${made.id}#k=${otherKey}`), /wrong key/);
+  assert.match(await refusalInPage(context, `${server.url}/e/${made.id}#${otherKey}`), /wrong key/);
   const payload = sealed.indexOf('\n', sealed.indexOf('\n---') + 1) + 1 + 16;
   const changed = Buffer.from(sealed);
   changed[payload + 100] ^= 1;
@@ -158,7 +171,7 @@ test('files made by the age command line open in the page, and bad keys or bytes
   const cut = sealed.subarray(0, sealed.length - 100);
   for (const [name, body] of [['changed', changed], ['swapped', swapped], ['cut', cut]]) {
     const bad = await uploadWithApi(server, `${name}.age`, body);
-    assert.match(await refusalInPage(context, `${server.url}/e/${bad.id}#k=${identity}`), /does not open/, name);
+    assert.match(await refusalInPage(context, `${server.url}/e/${bad.id}#${identity}`), /does not open/, name);
   }
   assertNoProblems(problems);
 });

@@ -62,6 +62,36 @@ async function payloadKey(lib, fileKey, nonce) {
   return lib.hkdf(lib.sha256, fileKey, nonce, new TextEncoder().encode('payload'), 32);
 }
 
+/**
+ * An encrypted file's link fragment, as `blobdrop upload --encrypt` writes it too: the identity as
+ * `age-keygen` prints it, then `name=` and `type=`, percent-encoded, joined by `&`. The fragment
+ * never leaves the browser.
+ */
+export function linkFragment(identity, name, type) {
+  const parts = [identity, `name=${encodeURIComponent(name)}`];
+  if (type) parts.push(`type=${encodeURIComponent(type)}`);
+  return parts.join('&');
+}
+
+/** `{ identity, name, type }` of a link's fragment (`#…`), each null when it is not there. */
+export function readFragment(hash) {
+  const found = { identity: null, name: null, type: null };
+  for (const part of hash.replace(/^#/, '').split('&')) {
+    const [key, value] = part.split(/=(.*)/s);
+    const decoded = () => {
+      try {
+        return decodeURIComponent(value ?? '');
+      } catch {
+        return value;
+      }
+    };
+    if (/^AGE-SECRET-KEY-1/i.test(part)) found.identity = part;
+    else if (key === 'name') found.name = decoded();
+    else if (key === 'type') found.type = decoded();
+  }
+  return found;
+}
+
 /** A new identity for one file: the key its link carries. */
 export async function newIdentity() {
   return (await library()).generateX25519Identity();

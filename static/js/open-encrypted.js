@@ -3,7 +3,7 @@
 // cut download goes on from the byte it reached. The name and type come from the fragment too and
 // are only ever shown as text.
 
-import { SEALED, headerLength, newOpener } from './age-stream.js';
+import { SEALED, headerLength, newOpener, readFragment } from './age-stream.js';
 
 /** Tries after a cut connection, with this many seconds between them, then it gives up. */
 const RETRIES = 5;
@@ -141,11 +141,11 @@ export function initOpenEncrypted() {
   const status = document.getElementById('decrypt-status');
   const bar = document.getElementById('decrypt-progress');
   const passphrase = document.getElementById('passphrase');
-  const fragment = new URLSearchParams(window.location.hash.slice(1));
-  const identity = fragment.get('k');
-  const name = fragment.get('n') || 'decrypted';
-  const type = fragment.get('t') || 'application/octet-stream';
-  if (fragment.get('n')) document.getElementById('encrypted-name').textContent = fragment.get('n');
+  const fragment = readFragment(window.location.hash);
+  const { identity } = fragment;
+  const name = fragment.name || 'decrypted';
+  const type = fragment.type || 'application/octet-stream';
+  if (fragment.name) document.getElementById('encrypted-name').textContent = fragment.name;
   if (!identity) {
     // No key in the link: a file encrypted with a passphrase (age -p), or a link cut short.
     document.getElementById('passphrase-field').hidden = false;

@@ -3,7 +3,7 @@
 // tus-js-client's distributed build (static/vendor, the version pinned in tests/tus/package.json):
 // it defines window.tus.
 import '../vendor/tus.min.js';
-import { newIdentity, newSealer, sealedSource } from './age-stream.js';
+import { linkFragment, newIdentity, newSealer, sealedSource } from './age-stream.js';
 
 const csrfToken = () => document.querySelector('meta[name="csrf-token"]')?.content ?? '';
 
@@ -84,9 +84,7 @@ export async function sendFile(row, headers, uploadTo, forOwner) {
 
 /** The link to an encrypted file's page: the key, name and type in its fragment, never sent. */
 function encryptedLink(file, sealing, plain) {
-  const secret = new URLSearchParams({ k: sealing.identity, n: plain.name });
-  if (plain.type) secret.set('t', plain.type);
-  return `${new URL(file.url).origin}/e/${file.id}#${secret}`;
+  return `${new URL(file.url).origin}/e/${file.id}#${linkFragment(sealing.identity, plain.name, plain.type)}`;
 }
 
 function send(row, headers, uploadTo, forOwner, sealing) {

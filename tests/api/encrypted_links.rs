@@ -114,9 +114,12 @@ async fn upload_encrypt_prints_a_link_whose_key_opens_the_file_with_stock_age_an
     // In requests of 200 KiB: the encryption goes on from one request to the next.
     let out = blobdrop(&app, folder, &["upload", "--encrypt", "holiday.mov", "--chunk-size", "200KiB"]).await;
     let link = out.trim();
-    let (url, fragment) = link.split_once('#').unwrap();
+    let (page, fragment) = link.split_once('#').unwrap();
     let (key, name) = fragment.split_once('&').unwrap();
     assert!(key.starts_with("AGE-SECRET-KEY-1") && name == "name=holiday.mov", "{link}");
+    // The link is the file's page, which decrypts in a browser; its bytes are at /f/.
+    let url = &page.replace("/e/", "/f/");
+    assert!(page.starts_with(&app.url("/e/")), "{link}");
     // The server knows neither the name nor the key.
     let listed = serde_json::to_string(&app.list().await).unwrap();
     assert!(listed.contains("encrypted.age") && !listed.contains("holiday") && !listed.contains(key), "{listed}");
@@ -133,7 +136,8 @@ async fn upload_encrypt_prints_a_link_whose_key_opens_the_file_with_stock_age_an
         blobdrop_with(&app, folder, &["upload", "-", "--encrypt", "--name", "notes.txt"], SECRET, b"from a pipe").await;
     assert!(piped.status.success(), "{}", String::from_utf8_lossy(&piped.stderr));
     let link = String::from_utf8(piped.stdout).unwrap();
-    let (url, fragment) = link.trim().split_once('#').unwrap();
+    let (page, fragment) = link.trim().split_once('#').unwrap();
+    let url = &page.replace("/e/", "/f/");
     std::fs::write(folder.join("notes-key.txt"), fragment.split('&').next().unwrap()).unwrap();
     run(folder, "curl", &["-sS", "--fail", "-o", "notes.age", url]).await;
     assert_eq!(run(folder, "age", &["-d", "-i", "notes-key.txt", "notes.age"]).await, b"from a pipe");
@@ -173,9 +177,10 @@ async fn a_passphrase_opens_files_both_ways_and_is_asked_on_the_terminal() {
     .await;
     assert_eq!(shown.matches("passphrase: ").count(), 2, "{shown}");
     // The last line that shows a link, after the progress bar drawn on the same line.
-    let line = shown.lines().find(|line| line.contains("/f/")).unwrap();
+    let line = shown.lines().find(|line| line.contains("/e/")).unwrap();
     let link = line[line.rfind("http://").unwrap()..].trim();
-    let (url, fragment) = link.split_once('#').unwrap();
+    let (page, fragment) = link.split_once('#').unwrap();
+    let url = &page.replace("/e/", "/f/");
     assert_eq!(fragment, "name=plans.pdf", "the link carries no key");
     run(folder, "curl", &["-sS", "--fail", "-o", "download.age", url]).await;
     on_a_terminal(&app, folder, passphrase, "age", &["-d", "-o", "by-age.pdf", "download.age"]).await;

@@ -102,7 +102,14 @@ fn clean_name(name: &str, url: &Url) -> Result<FileName, ClientError> {
 /// The link as given, or the server's link for an id.
 fn download_url(connection: &Connection, raw: &str) -> Result<Url, ClientError> {
     if raw.starts_with("http://") || raw.starts_with("https://") {
-        return Url::parse(raw).map_err(|_| ClientError::NotAFile(raw.to_owned()));
+        let mut url = Url::parse(raw).map_err(|_| ClientError::NotAFile(raw.to_owned()))?;
+        // An encrypted file's page (`/e/{id}`, the link the page and `upload --encrypt` give):
+        // its bytes are the download's.
+        if let Some(["e", id]) = url.path_segments().map(|segments| segments.collect::<Vec<_>>()).as_deref() {
+            let path = format!("/f/{id}");
+            url.set_path(&path);
+        }
+        return Ok(url);
     }
     connection.url(&format!("f/{}", file_id(raw)?))
 }

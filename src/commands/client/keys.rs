@@ -47,14 +47,24 @@ impl Key {
         }
     }
 
-    /// The download link with the fragment that opens it: `URL#AGE-SECRET-KEY-1...&name=NAME`
-    /// (`URL#name=NAME` for a passphrase, which the link never carries).
+    /// The link to the file's page, `/e/{id}` (it decrypts in a browser; `get` takes it too), with
+    /// the fragment that opens it: `#AGE-SECRET-KEY-1...&name=NAME` (`#name=NAME` for a
+    /// passphrase, which the link never carries). `url` is the download link the server gave.
     pub(super) fn link(&self, url: &str, name: &str) -> String {
+        let url = page_of(url);
         let name = format!("name={}", utf8_percent_encode(name, FRAGMENT));
         match self {
             Key::Identity(identity) => format!("{url}#{}&{name}", identity.to_string().expose_secret()),
             Key::Passphrase(_) => format!("{url}#{name}"),
         }
+    }
+}
+
+/// An encrypted file's page from its download link: `…/f/{id}[/{name}]` becomes `…/e/{id}`.
+fn page_of(download: &str) -> String {
+    match download.split_once("/f/") {
+        Some((origin, rest)) => format!("{origin}/e/{}", rest.split('/').next().unwrap_or_default()),
+        None => download.to_owned(),
     }
 }
 
@@ -135,7 +145,7 @@ mod tests {
         let key = Key::Identity(identity.clone());
         let link = key.link("https://h/f/ID/encrypted.age", "naïve report #2 & more.pdf");
         let (url, fragment) = link.split_once('#').unwrap();
-        assert_eq!(url, "https://h/f/ID/encrypted.age");
+        assert_eq!(url, "https://h/e/ID", "the file's page");
         assert!(fragment.starts_with("AGE-SECRET-KEY-1"), "{fragment}");
         let parsed = Fragment::parse(fragment).unwrap();
         assert_eq!(parsed.name.as_deref(), Some("naïve report #2 & more.pdf"));
