@@ -9,6 +9,8 @@
 //! the same name (`files::make_visible`, `guest_links::claim_guest_upload`): each backend writes
 //! the SQL, and one line in its `flows.rs` implements the list.
 
+pub(crate) mod resumable_uploads;
+
 use std::future::Future;
 
 use sqlx::{Database, Pool};

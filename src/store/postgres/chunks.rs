@@ -68,6 +68,18 @@ pub(super) async fn read_existing<T: Send + 'static>(
 }
 
 impl Store {
+    /// A connection for a resumable upload's batch (`store::flows::resumable_uploads`): the
+    /// server's disk is its own, so there is no reserve to check.
+    pub(super) async fn writer_for_batch(
+        &self,
+        _bytes: u64,
+    ) -> Result<sqlx::pool::PoolConnection<sqlx::Postgres>, StoreError> {
+        Ok(self.pool.acquire().await?)
+    }
+
+    /// After the commit of a resumable upload's batch: nothing to count.
+    pub(super) fn batch_committed(&self, _bytes: u64) {}
+
     /// Stores consecutive chunks `first_idx..` of an upload in one INSERT (one short transaction).
     #[tracing::instrument(skip_all, fields(file_id = %file_id, first_idx, chunks = chunks.len()))]
     pub async fn insert_chunks(&self, file_id: &FileId, first_idx: i64, chunks: Vec<Bytes>) -> Result<(), StoreError> {

@@ -1,6 +1,6 @@
 //! File metadata rows on PostgreSQL: create, finalize, find, list, edit, delete, count downloads.
 
-use sqlx::{PgExecutor, Postgres, Transaction};
+use sqlx::PgExecutor;
 
 use super::store::Store;
 use crate::domain::{FileChanges, FileCursor, FileListing, FileRecord, FileSort, PageStart};
@@ -348,9 +348,9 @@ impl Store {
     }
 }
 
-/// The 'uploading' row of a new upload and its deletion token, inside `transaction`.
+/// The 'uploading' row of a new upload and its deletion token.
 pub(super) async fn insert_upload_row(
-    transaction: &mut Transaction<'_, Postgres>,
+    connection: &mut sqlx::PgConnection,
     file: &NewFile<'_>,
 ) -> Result<(), StoreError> {
     sqlx::query(INSERT_UPLOAD)
@@ -361,12 +361,12 @@ pub(super) async fn insert_upload_row(
         .bind(file.created_at)
         .bind(file.expires_at)
         .bind(file.max_downloads)
-        .execute(&mut **transaction)
+        .execute(&mut *connection)
         .await?;
     sqlx::query(INSERT_DELETION_TOKEN)
         .bind(file.id.as_str())
         .bind(file.deletion_token_sha256)
-        .execute(&mut **transaction)
+        .execute(&mut *connection)
         .await?;
     Ok(())
 }

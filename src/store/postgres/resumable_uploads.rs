@@ -2,15 +2,13 @@
 //! since the committed offset moves in the same transaction as the chunk rows that hold it.
 
 use bytes::Bytes;
-use sqlx::PgExecutor;
+use sqlx::PgConnection;
 
 use super::chunks::{INSERT_CHUNKS, UPSERT_CHUNKS, insert};
-use super::files::{insert_upload_row, make_visible};
-use super::guest_links::claim_guest_upload;
 use super::store::Store;
-use crate::domain::{FileId, FileRecord, GuestLinkId, GuestLinkRecord, NewUnfinished, UnfinishedUploads};
+use crate::domain::{FileId, GuestLinkId, GuestLinkRecord, UnfinishedUploads};
 use crate::store::rows::{GuestLinkRow, ResumableRow, record};
-use crate::store::{FinishedResumable, NewResumable, ResumableRecord, ResumableUsage, StoreError};
+use crate::store::{NewResumable, ResumableRecord, ResumableUsage, StoreError};
 
 pub(super) const SET_NOTE: &str = "UPDATE files SET note = $1 WHERE id = $2";
 pub(super) const CREATE_RESUMABLE: &str = concat!(
@@ -18,8 +16,7 @@ pub(super) const CREATE_RESUMABLE: &str = concat!(
      created_at, expires_at, is_partial) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ",
     resumable_columns!()
 );
-/// Locks a guest link's row until the creation commits: a creation through the link on any
-/// instance waits, then counts what this one created.
+/// Locks a guest link's row until the creation commits (see `lock_guest_link`).
 pub(super) const LOCK_GUEST_LINK: &str =
     concat!("SELECT ", guest_link_columns!(), " FROM guest_links WHERE id = $1 FOR UPDATE");
 /// What a guest link's live unfinished uploads hold (the sum capped at 2^63 - 1 rather than failing).
@@ -57,40 +54,6 @@ pub(super) const RESUMABLE_USAGE: &str = "SELECT COUNT(*), COALESCE(SUM(upload_o
      FROM resumable_uploads JOIN files ON files.id = file_id WHERE files.state = 'uploading'";
 
 impl Store {
-    /// Records an invisible file and its resumable row in one transaction. Through a guest link,
-    /// only if the link takes it besides the unfinished uploads it holds (`None`: it does not),
-    /// checked under the link row's lock, so creations racing for its last upload, on any
-    /// instance, are judged one after another.
-    #[tracing::instrument(skip_all, fields(file_id = %upload.file.id))]
-    pub async fn create_resumable_upload(
-        &self,
-        upload: &NewResumable<'_>,
-    ) -> Result<Option<ResumableRecord>, StoreError> {
-        let mut transaction = self.pool.begin().await?;
-        if let Some(link) = upload.guest_link
-            && !link_takes_upload(&mut transaction, link, upload).await?
-        {
-            transaction.rollback().await?;
-            return Ok(None);
-        }
-        insert_upload_row(&mut transaction, &upload.file).await?;
-        let id = upload.file.id.as_str();
-        sqlx::query(SET_NOTE).bind(upload.note).bind(id).execute(&mut *transaction).await?;
-        let row = sqlx::query_as::<_, ResumableRow>(CREATE_RESUMABLE)
-            .bind(id)
-            .bind(upload.upload_length)
-            .bind(upload.metadata)
-            .bind(upload.file_lifetime_secs)
-            .bind(upload.guest_link.map(GuestLinkId::as_str))
-            .bind(upload.file.created_at)
-            .bind(upload.expires_at)
-            .bind(upload.is_partial)
-            .fetch_one(&mut *transaction)
-            .await?;
-        transaction.commit().await?;
-        row.try_into().map(Some)
-    }
-
     /// The unfinished upload `id`, expired or not (the caller tells 410 from 404).
     #[tracing::instrument(skip(self))]
     pub async fn find_resumable_upload(&self, id: &FileId) -> Result<Option<ResumableRecord>, StoreError> {
@@ -111,52 +74,6 @@ impl Store {
         Ok(result.rows_affected() == 1)
     }
 
-    /// Stores consecutive chunks `first_idx..`, replacing a partly filled chunk at `first_idx`, and
-    /// moves the committed offset to `offset`, in one transaction; only from `expected` (else
-    /// `OffsetMoved`, nothing stored), whichever instance moved it.
-    #[tracing::instrument(skip_all, fields(file_id = %file_id, first_idx, chunks = chunks.len()))]
-    pub async fn insert_resumable_chunks(
-        &self,
-        file_id: &FileId,
-        first_idx: i64,
-        chunks: Vec<Bytes>,
-        expected: i64,
-        offset: i64,
-    ) -> Result<(), StoreError> {
-        if chunks.is_empty() {
-            return Ok(());
-        }
-        let mut transaction = self.pool.begin().await?;
-        // The row stays locked until the commit: a request racing for the same offset waits, then
-        // finds the offset moved.
-        move_offset(&mut *transaction, file_id, expected, offset).await?;
-        insert(&mut *transaction, UPSERT_CHUNKS, file_id, first_idx, chunks).await?;
-        transaction.commit().await?;
-        Ok(())
-    }
-
-    /// Takes back a request's refused bytes: the offset from `reached` back to `back_to`, every
-    /// chunk from `idx` on deleted and `partial` put back; only while the upload stands at
-    /// `reached` (else `OffsetMoved`).
-    #[tracing::instrument(skip(self, partial))]
-    pub async fn truncate_resumable_upload(
-        &self,
-        file_id: &FileId,
-        idx: i64,
-        partial: Bytes,
-        reached: i64,
-        back_to: i64,
-    ) -> Result<(), StoreError> {
-        let mut transaction = self.pool.begin().await?;
-        move_offset(&mut *transaction, file_id, reached, back_to).await?;
-        sqlx::query(DELETE_CHUNKS_FROM).bind(file_id.as_str()).bind(idx).execute(&mut *transaction).await?;
-        if !partial.is_empty() {
-            insert(&mut *transaction, INSERT_CHUNKS, file_id, idx, vec![partial]).await?;
-        }
-        transaction.commit().await?;
-        Ok(())
-    }
-
     /// The first `len` bytes of chunk `idx` of an upload (the part a later request completes).
     #[tracing::instrument(skip(self))]
     pub async fn partial_chunk(&self, file_id: &FileId, idx: i64, len: usize) -> Result<Bytes, StoreError> {
@@ -169,58 +86,6 @@ impl Store {
             Ok(())
         })
         .await
-    }
-
-    /// Makes a finished resumable upload visible, in one transaction with its expiry, a fresh
-    /// deletion token and (through a guest link) the link's count. `None`: the link refused it.
-    #[tracing::instrument(skip_all, fields(file_id = %id))]
-    pub async fn finish_resumable_upload(
-        &self,
-        id: &FileId,
-        finished: &FinishedResumable<'_>,
-    ) -> Result<Option<FileRecord>, StoreError> {
-        let mut transaction = self.pool.begin().await?;
-        let link = finished.guest_link.map(|(link, _)| link);
-        if let Some((link, now)) = finished.guest_link
-            && !claim_guest_upload(&mut *transaction, link, finished.file_size, now).await?
-        {
-            transaction.rollback().await?;
-            return Ok(None);
-        }
-        // Chunks past the end were left by a request whose bytes were refused mid-way.
-        let chunks = (finished.file_size.max(0) as u64).div_ceil(crate::domain::CHUNK_SIZE as u64) as i64;
-        let file_id = id.as_str();
-        sqlx::query(DELETE_CHUNKS_FROM).bind(file_id).bind(chunks).execute(&mut *transaction).await?;
-        sqlx::query(FINISH_EXPIRY).bind(finished.expires_at).bind(file_id).execute(&mut *transaction).await?;
-        sqlx::query(REPLACE_DELETION_TOKEN)
-            .bind(finished.deletion_token_sha256)
-            .bind(file_id)
-            .execute(&mut *transaction)
-            .await?;
-        // Only the request whose bytes brought the upload to its end finishes it.
-        let finishing = sqlx::query(DELETE_FINISHED_RESUMABLE)
-            .bind(file_id)
-            .bind(finished.file_size)
-            .execute(&mut *transaction)
-            .await?;
-        if finishing.rows_affected() != 1 {
-            return Err(StoreError::OffsetMoved { file_id: file_id.to_owned() }); // dropped: rolled back
-        }
-        if let Some((upload_concat, parts)) = finished.concatenation {
-            sqlx::query(INSERT_CONCATENATED).bind(file_id).bind(upload_concat).execute(&mut *transaction).await?;
-            // Consumed with the commit that makes the file visible: never both, never neither.
-            for part in parts {
-                let consumed = sqlx::query(CONSUME_PART).bind(part.as_str()).execute(&mut *transaction).await?;
-                if consumed.rows_affected() != 1 {
-                    return Err(StoreError::PartGone { part: part.to_string() }); // dropped: rolled back
-                }
-                sqlx::query(DELETE_RESUMABLE).bind(part.as_str()).execute(&mut *transaction).await?;
-            }
-        }
-        let file =
-            make_visible(&mut *transaction, id, finished.file_size, finished.sha256, finished.crc32, link).await?;
-        transaction.commit().await?;
-        Ok(Some(file))
     }
 
     /// The `Upload-Concat` of the file a final upload made, if `id` is one.
@@ -241,36 +106,134 @@ impl Store {
     }
 }
 
-/// Whether guest link `link` takes `upload` besides the live unfinished uploads it holds.
-async fn link_takes_upload(
-    transaction: &mut sqlx::PgConnection,
+// The single statements of the resumable flows (`store::flows::resumable_uploads`).
+
+/// Guest link `link`, its row locked until the caller's transaction ends: a creation through the
+/// link on any instance waits, then counts what this one created.
+pub(super) async fn lock_guest_link(
+    connection: &mut PgConnection,
     link: &GuestLinkId,
-    upload: &NewResumable<'_>,
-) -> Result<bool, StoreError> {
-    let row = sqlx::query_as::<_, GuestLinkRow>(LOCK_GUEST_LINK)
-        .bind(link.as_str())
-        .fetch_optional(&mut *transaction)
-        .await?;
-    let Some(link) = record::<_, GuestLinkRecord>(row)? else { return Ok(false) };
-    let now = upload.file.created_at;
-    let (uploads, declared_bytes, undeclared): (i64, i64, i64) =
-        sqlx::query_as(UNFINISHED_OF_LINK).bind(link.id.as_str()).bind(now).fetch_one(&mut *transaction).await?;
-    let holds = UnfinishedUploads { uploads, declared_bytes, undeclared };
-    let new = NewUnfinished { length: upload.upload_length, is_partial: upload.is_partial, is_final: upload.is_final };
-    Ok(link.takes_unfinished(holds, new, now))
+) -> Result<Option<GuestLinkRecord>, StoreError> {
+    record(sqlx::query_as::<_, GuestLinkRow>(LOCK_GUEST_LINK).bind(link.as_str()).fetch_optional(connection).await?)
 }
 
-/// Moves an unfinished upload's committed offset from `expected` to `offset`; `OffsetMoved` when
-/// it does not stand at `expected`.
-async fn move_offset(
-    executor: impl PgExecutor<'_>,
+/// What the live unfinished uploads through `link` hold at `now`.
+pub(super) async fn unfinished_of_link(
+    connection: &mut PgConnection,
+    link: &GuestLinkId,
+    now: i64,
+) -> Result<UnfinishedUploads, StoreError> {
+    let (uploads, declared_bytes, undeclared): (i64, i64, i64) =
+        sqlx::query_as(UNFINISHED_OF_LINK).bind(link.as_str()).bind(now).fetch_one(connection).await?;
+    Ok(UnfinishedUploads { uploads, declared_bytes, undeclared })
+}
+
+pub(super) async fn set_note(connection: &mut PgConnection, id: &FileId, note: Option<&str>) -> Result<(), StoreError> {
+    sqlx::query(SET_NOTE).bind(note).bind(id.as_str()).execute(connection).await?;
+    Ok(())
+}
+
+pub(super) async fn insert_resumable(
+    connection: &mut PgConnection,
+    upload: &NewResumable<'_>,
+) -> Result<ResumableRecord, StoreError> {
+    let row = sqlx::query_as::<_, ResumableRow>(CREATE_RESUMABLE)
+        .bind(upload.file.id.as_str())
+        .bind(upload.upload_length)
+        .bind(upload.metadata)
+        .bind(upload.file_lifetime_secs)
+        .bind(upload.guest_link.map(GuestLinkId::as_str))
+        .bind(upload.file.created_at)
+        .bind(upload.expires_at)
+        .bind(upload.is_partial)
+        .fetch_one(connection)
+        .await?;
+    row.try_into()
+}
+
+/// Moves an unfinished upload's committed offset from `expected` to `offset`; false when it does
+/// not stand at `expected`. The row stays locked until the commit: a request racing for the same
+/// offset waits, then finds the offset moved.
+pub(super) async fn move_offset(
+    connection: &mut PgConnection,
     file_id: &FileId,
     expected: i64,
     offset: i64,
+) -> Result<bool, StoreError> {
+    let moved = sqlx::query(MOVE_OFFSET).bind(offset).bind(file_id.as_str()).bind(expected).execute(connection).await?;
+    Ok(moved.rows_affected() == 1)
+}
+
+pub(super) async fn store_chunks(
+    connection: &mut PgConnection,
+    file_id: &FileId,
+    first_idx: i64,
+    chunks: Vec<Bytes>,
 ) -> Result<(), StoreError> {
-    let moved = sqlx::query(MOVE_OFFSET).bind(offset).bind(file_id.as_str()).bind(expected).execute(executor).await?;
-    if moved.rows_affected() != 1 {
-        return Err(StoreError::OffsetMoved { file_id: file_id.to_string() });
-    }
+    insert(connection, UPSERT_CHUNKS, file_id, first_idx, chunks).await
+}
+
+pub(super) async fn put_back_chunk(
+    connection: &mut PgConnection,
+    file_id: &FileId,
+    idx: i64,
+    partial: Bytes,
+) -> Result<(), StoreError> {
+    insert(connection, INSERT_CHUNKS, file_id, idx, vec![partial]).await
+}
+
+pub(super) async fn delete_chunks_from(
+    connection: &mut PgConnection,
+    file_id: &FileId,
+    idx: i64,
+) -> Result<(), StoreError> {
+    sqlx::query(DELETE_CHUNKS_FROM).bind(file_id.as_str()).bind(idx).execute(connection).await?;
+    Ok(())
+}
+
+pub(super) async fn finish_expiry(
+    connection: &mut PgConnection,
+    file_id: &FileId,
+    expires_at: Option<i64>,
+) -> Result<(), StoreError> {
+    sqlx::query(FINISH_EXPIRY).bind(expires_at).bind(file_id.as_str()).execute(connection).await?;
+    Ok(())
+}
+
+pub(super) async fn replace_deletion_token(
+    connection: &mut PgConnection,
+    file_id: &FileId,
+    token_sha256: &str,
+) -> Result<(), StoreError> {
+    sqlx::query(REPLACE_DELETION_TOKEN).bind(token_sha256).bind(file_id.as_str()).execute(connection).await?;
+    Ok(())
+}
+
+pub(super) async fn delete_finished_resumable(
+    connection: &mut PgConnection,
+    file_id: &FileId,
+    offset: i64,
+) -> Result<bool, StoreError> {
+    let finishing =
+        sqlx::query(DELETE_FINISHED_RESUMABLE).bind(file_id.as_str()).bind(offset).execute(connection).await?;
+    Ok(finishing.rows_affected() == 1)
+}
+
+pub(super) async fn insert_concatenated(
+    connection: &mut PgConnection,
+    file_id: &FileId,
+    upload_concat: &str,
+) -> Result<(), StoreError> {
+    sqlx::query(INSERT_CONCATENATED).bind(file_id.as_str()).bind(upload_concat).execute(connection).await?;
+    Ok(())
+}
+
+pub(super) async fn consume_part(connection: &mut PgConnection, part: &FileId) -> Result<bool, StoreError> {
+    let consumed = sqlx::query(CONSUME_PART).bind(part.as_str()).execute(connection).await?;
+    Ok(consumed.rows_affected() == 1)
+}
+
+pub(super) async fn delete_resumable(connection: &mut PgConnection, id: &FileId) -> Result<(), StoreError> {
+    sqlx::query(DELETE_RESUMABLE).bind(id.as_str()).execute(connection).await?;
     Ok(())
 }

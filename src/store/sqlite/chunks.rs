@@ -53,6 +53,19 @@ impl Store {
         Ok(())
     }
 
+    /// The write connection, once it holds the room for a resumable upload's batch of `bytes`
+    /// (`store::flows::resumable_uploads`): as for every upload's batch, checked while holding it.
+    pub(super) async fn writer_for_batch(&self, bytes: u64) -> Result<sqlx::pool::PoolConnection<Sqlite>, StoreError> {
+        let mut writer = self.writer.acquire().await?;
+        self.room_for_batch(&mut writer, bytes).await?;
+        Ok(writer)
+    }
+
+    /// After the commit of a resumable upload's batch of `bytes`.
+    pub(super) fn batch_committed(&self, bytes: u64) {
+        self.committed_to_wal(bytes);
+    }
+
     /// Refuses a batch of `bytes` that the free-space reserve has no room for; run while holding
     /// the write connection (see `insert_chunks`).
     pub(super) async fn room_for_batch(

@@ -299,9 +299,9 @@ impl Store {
     }
 }
 
-/// The 'uploading' row of a new upload and its deletion token, inside `transaction`.
+/// The 'uploading' row of a new upload and its deletion token.
 pub(super) async fn insert_upload_row(
-    transaction: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
+    connection: &mut sqlx::SqliteConnection,
     file: &NewFile<'_>,
 ) -> Result<(), StoreError> {
     let (id, filename) = (file.id.as_str(), file.filename.as_str());
@@ -316,10 +316,10 @@ pub(super) async fn insert_upload_row(
         file.expires_at,
         file.max_downloads,
     )
-    .execute(&mut **transaction)
+    .execute(&mut *connection)
     .await?;
     sqlx::query!("INSERT INTO deletion_tokens (file_id, token_sha256) VALUES (?, ?)", id, file.deletion_token_sha256)
-        .execute(&mut **transaction)
+        .execute(&mut *connection)
         .await?;
     Ok(())
 }
