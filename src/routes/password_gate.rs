@@ -100,7 +100,7 @@ pub(crate) fn grant_and_return(
 /// The form, as a 401 without a Basic challenge (which would make the browser pop up its own
 /// password dialog). It names nothing about the file: its name may be what the password guards.
 fn password_form(wrong_password: bool) -> Result<HttpResponse, AppError> {
-    let layout = Layout { title: "Password required".into(), csrf_token: String::new() };
+    let layout = Layout::for_stranger("Password required");
     let mut response = page(&PasswordPage { layout, wrong_password })?;
     *response.status_mut() = StatusCode::UNAUTHORIZED;
     response.headers_mut().insert(header::CACHE_CONTROL, header::HeaderValue::from_static("no-store"));

@@ -26,7 +26,7 @@ pub async fn delete_from_form(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
     delete_with_token(path, &state).await?;
-    page(&DeleteLinkPage { layout: stranger_layout("File deleted"), deleted: true })
+    page(&DeleteLinkPage { layout: Layout::for_stranger("File deleted"), deleted: true })
 }
 
 /// A browser gets the confirmation page, whatever the token: it tells a guesser nothing until the
@@ -36,7 +36,7 @@ pub async fn confirm(req: HttpRequest) -> Result<HttpResponse, AppError> {
     if !accepts_html(&req) {
         return Err(AppError::DeleteOnly);
     }
-    page(&DeleteLinkPage { layout: stranger_layout("Delete this file?"), deleted: false })
+    page(&DeleteLinkPage { layout: Layout::for_stranger("Delete this file?"), deleted: false })
 }
 
 /// Any other method sent to a deletion link.
@@ -50,8 +50,4 @@ async fn delete_with_token(path: web::Path<(FileId, String)>, state: &AppState) 
         return Err(AppError::NotFound);
     }
     Ok(())
-}
-
-fn stranger_layout(title: &str) -> Layout {
-    Layout { title: title.to_owned(), csrf_token: String::new() }
 }

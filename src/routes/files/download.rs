@@ -43,7 +43,7 @@ pub async fn encrypted(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
     let file = files::find(&state.ctx, &id).await?.ok_or(AppError::NotFound)?;
-    let layout = Layout { title: "Encrypted file".to_owned(), csrf_token: String::new() };
+    let layout = Layout::for_stranger("Encrypted file");
     page(&EncryptedPage {
         layout,
         id: file.id.to_string(),

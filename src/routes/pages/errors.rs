@@ -27,7 +27,7 @@ pub fn html_errors<B: 'static>(res: ServiceResponse<B>) -> actix_web::Result<Err
         .map(|error| error.to_string())
         .unwrap_or_else(|| status.canonical_reason().unwrap_or("Error").to_owned());
     let page = ErrorPage {
-        layout: Layout { title: status.as_str().to_owned(), csrf_token: String::new() },
+        layout: Layout::for_stranger(status.as_str()),
         status: status.as_u16(),
         reason: status.canonical_reason().unwrap_or("Error").to_owned(),
         message,

@@ -18,7 +18,7 @@ pub struct SignedOut {
 }
 
 pub async fn form(query: web::Query<SignedOut>) -> Result<HttpResponse, AppError> {
-    let layout = Layout { title: "Sign in".into(), csrf_token: String::new() };
+    let layout = Layout::for_stranger("Sign in");
     page(&LoginPage { layout, wrong_secret: false, signed_out: query.signed_out.is_some() })
 }
 
@@ -40,7 +40,7 @@ pub async fn sign_in(
         return Err(refused.into());
     }
     if verdict == Verdict::Wrong {
-        let layout = Layout { title: "Sign in".into(), csrf_token: String::new() };
+        let layout = Layout::for_stranger("Sign in");
         let mut response = page(&LoginPage { layout, wrong_secret: true, signed_out: false })?;
         *response.status_mut() = actix_web::http::StatusCode::UNAUTHORIZED;
         return Ok(response);

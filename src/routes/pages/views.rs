@@ -13,6 +13,12 @@ pub struct Layout {
 }
 
 impl Layout {
+    /// The layout of a page anyone may see (a link's, an error's, signing in): no navigation, no
+    /// CSRF token.
+    pub fn for_stranger(title: &str) -> Self {
+        Layout { title: title.to_owned(), csrf_token: String::new() }
+    }
+
     pub fn signed_in(&self) -> bool {
         !self.csrf_token.is_empty()
     }

@@ -122,7 +122,7 @@ pub async fn share_page(
     // Whole, so that the curl line works when pasted into a terminal.
     let zip_url = format!("{}/zip", state.share_url(&req, &share.id));
     let mut response = page(&SharePage {
-        layout: Layout { title: share.name.as_str().to_owned(), csrf_token: String::new() },
+        layout: Layout::for_stranger(share.name.as_str()),
         name: share.name.as_str().to_owned(),
         note: share.note.clone().unwrap_or_default(),
         file_count: share.file_count,
