@@ -115,6 +115,12 @@ def targets(args, r: dict) -> list[str]:
     target(f"download of {L} ahead of rustypaste", f"{ours[2] / theirs[2]:.2f}x", ours[2] > theirs[2])
     target("peak RSS through that upload and download < 0.05x rustypaste's",
            f"{ours[4] / theirs[4]:.3f}x ({ours[4]:.0f} / {theirs[4]:.0f} MiB)", ours[4] < 0.05 * theirs[4])
+    if "encrypted_client" in r:
+        e = r["encrypted_client"]
+        for what, enc, plain in (("upload --encrypt", "put_enc", "put"), ("get LINK#KEY", "get_enc", "get")):
+            ratio = e[enc] / e[plain]
+            target(f"client `{what}` of {human(args.encrypt_mib)} ≥ 0.9x the plain `{plain.replace('put', 'upload')}`",
+                   f"{ratio:.2f}x", ratio >= 0.9)
     target(f"peak RSS through a {L} upload ≤ 64 MiB", f"{r['rss_upload']:.0f} MiB", r["rss_upload"] <= 64)
     target(f"peak RSS through {args.clients} concurrent downloads of {S} ≤ 64 MiB", f"{r['rss_downloads']:.0f} MiB",
            r["rss_downloads"] <= 64)
@@ -288,6 +294,14 @@ def memory_section(args, r: dict) -> list[str]:
             f"{r['purge'][0]:.1f} ms, p99 {r['purge'][1]:.1f} ms, max {r['purge'][2]:.1f} ms."]
 
 
+def encrypted_client_lines(args, r: dict) -> list[str]:
+    e = r["encrypted_client"]
+    return [f"blobdrop client, {args.encrypt_mib} MiB, medians of {args.runs} pairs: `upload` {e['put']:.0f} MiB/s, "
+            f"`upload --encrypt` {e['put_enc']:.0f} MiB/s: {e['put_enc'] / e['put']:.2f}x (target >= 0.9x; client CPU "
+            f"{e['cpu_put']:.2f} s and {e['cpu_put_enc']:.2f} s); `get` {e['get']:.0f} MiB/s, `get LINK#KEY` "
+            f"{e['get_enc']:.0f} MiB/s: {e['get_enc'] / e['get']:.2f}x (target >= 0.9x)"]
+
+
 def command_line(args) -> str:
     n, mib = args.growth
     return (f"scripts/bench --small {args.small} --large {args.large} --runs {args.runs} --files {args.files} "
@@ -340,6 +354,8 @@ def summary(name: str, args, r: dict) -> str:
                 f"answered {finish * 1000:.0f} ms after its last byte (target < 1 s); the {patches} PATCHes waited "
                 f"{waits:.2f} s in all after their last byte; one curl per PATCH (the harness before): {per_curl:.0f} MiB/s "
                 f"({per_curl / plain:.2f}x)")
+    if name == "encrypted_client":
+        return "\n".join(encrypted_client_lines(args, r))
     if name == "share_zip":
         one, zipped = r["share_zip"]
         return (f"download of {args.share_mib} MiB, medians of {args.runs}: one file {one:.0f} MiB/s, the zip of a share "

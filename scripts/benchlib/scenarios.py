@@ -6,6 +6,7 @@ from .constants import AUTH, MIB, SECRET
 from .measure import (CURL_CPU, curl, download, get_latencies, log, med, percentile, put_small, session_cookie,
                       sha256_of_url, system, upload, written_bytes)
 from .nginx import Nginx
+from .constants import BINARY
 from .server import Rustypaste, Server, build_before, rustypaste_binary
 
 
@@ -683,3 +684,56 @@ def tus_curl_per_patch(server: Server, source: str, patch: int, name: str) -> tu
                     file_url = line.split(":", 1)[1].strip()
             offset += len(piece)
     return time.perf_counter() - started, file_url
+
+
+def encrypted_client(b: Bench) -> None:
+    """The client's end-to-end encryption: `blobdrop upload --encrypt` of an --encrypt-mib MiB file
+    against `blobdrop upload` of it, then `blobdrop get LINK#KEY` of that upload against `blobdrop get`
+    of the plain one; RUNS pairs, each on a fresh server, the order switched every run. Each figure is
+    the client process's wall time (start to exit: the encryption's key set-up is part of it), and the
+    CPU seconds of the client beside it. Both sides go over tus (a file) and one GET."""
+    args = b.args
+    source, digest = b.source("encrypted", args.encrypt_mib)
+    figures: dict[str, list[float]] = {key: [] for key in ("put", "put_enc", "get", "get_enc", "cpu_put", "cpu_put_enc")}
+    for i in range(args.runs):
+        folder = os.path.join(b.work, f"encrypted-{i}")
+        with Server(folder) as server:
+            env = dict(os.environ, BLOBDROP_URL=server.base, BLOBDROP_TOKEN=SECRET, XDG_CACHE_HOME=folder)
+            links = {}
+            for what in (["plain", "encrypted"] if i % 2 == 0 else ["encrypted", "plain"]):
+                log(f"encrypted_client: run {i + 1} of {args.runs}: blobdrop upload{' --encrypt' if what == 'encrypted' else ''} ...")
+                flags = ["--encrypt"] if what == "encrypted" else []
+                seconds, cpu, out = timed_client(env, ["upload", *flags, source])
+                links[what] = out.strip()
+                figures["put_enc" if what == "encrypted" else "put"].append(args.encrypt_mib / seconds)
+                figures["cpu_put_enc" if what == "encrypted" else "cpu_put"].append(cpu)
+            for what in (["plain", "encrypted"] if i % 2 == 0 else ["encrypted", "plain"]):
+                log(f"encrypted_client: run {i + 1} of {args.runs}: blobdrop get ({what}) ...")
+                target = os.path.join(folder, f"{what}.bin")
+                seconds, _, _ = timed_client(env, ["get", links[what], "-o", target])
+                figures["get_enc" if what == "encrypted" else "get"].append(args.encrypt_mib / seconds)
+                if file_sha256(target) != digest:
+                    raise SystemExit(f"blobdrop get ({what}) came back with other bytes")
+                os.remove(target)
+        shutil.rmtree(folder)
+    b.r["encrypted_client"] = {key: med(values) for key, values in figures.items()}
+
+
+def timed_client(env: dict, args: list[str]) -> tuple[float, float, str]:
+    """Runs the blobdrop client; returns its wall seconds, its CPU seconds and what it printed."""
+    before = os.times()
+    started = time.perf_counter()
+    done = subprocess.run([BINARY, *args], env=env, capture_output=True, text=True)
+    seconds = time.perf_counter() - started
+    after = os.times()
+    if done.returncode != 0:
+        raise SystemExit(f"blobdrop {' '.join(args)} failed: {done.stderr.strip()}")
+    return seconds, after.children_user + after.children_system - before.children_user - before.children_system, done.stdout
+
+
+def file_sha256(path: str) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(MIB):
+            digest.update(block)
+    return digest.hexdigest()

@@ -239,7 +239,8 @@ fn decrypt_to_part(remote: Remote, key: &Key, part: &Path) -> Result<(), ClientE
     file.set_len(whole * CHUNK).map_err(write_error)?;
     file.seek(SeekFrom::Start(whole * CHUNK)).map_err(write_error)?;
     copy(&mut reader, &mut file, part)?;
-    file.sync_all().map_err(write_error)
+    // Not synced, as a plain get's part is not: the rename is what says the file is whole.
+    file.flush().map_err(write_error)
 }
 
 /// Reads until `buffer` is full or the plaintext ends; returns how much it read.
