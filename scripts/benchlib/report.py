@@ -121,6 +121,12 @@ def targets(args, r: dict) -> list[str]:
             ratio = e[enc] / e[plain]
             target(f"client `{what}` of {human(args.encrypt_mib)} ≥ 0.9x the plain `{plain.replace('put', 'upload')}`",
                    f"{ratio:.2f}x", ratio >= 0.9)
+    if "encrypted_page" in r:
+        e = r["encrypted_page"]
+        for what, enc, plain in (("upload", "put_enc", "put"), ("download", "get_enc", "get")):
+            ratio = e[enc] / e[plain]
+            target(f"page: encrypting {what} of {human(args.encrypt_mib)} in Chromium ≥ 0.5x the plain {what}",
+                   f"{ratio:.2f}x", ratio >= 0.5)
     target(f"peak RSS through a {L} upload ≤ 64 MiB", f"{r['rss_upload']:.0f} MiB", r["rss_upload"] <= 64)
     target(f"peak RSS through {args.clients} concurrent downloads of {S} ≤ 64 MiB", f"{r['rss_downloads']:.0f} MiB",
            r["rss_downloads"] <= 64)
@@ -302,6 +308,15 @@ def encrypted_client_lines(args, r: dict) -> list[str]:
             f"{e['get_enc']:.0f} MiB/s: {e['get_enc'] / e['get']:.2f}x (target >= 0.9x)"]
 
 
+def encrypted_page_lines(args, r: dict) -> list[str]:
+    e = r["encrypted_page"]
+    return [f"the page in headless Chromium, {args.encrypt_mib} MiB, medians of {args.runs}: upload {e['put']:.0f} MiB/s, "
+            f"encrypting upload {e['put_enc']:.0f} MiB/s: {e['put_enc'] / e['put']:.2f}x (target >= 0.5x; peak JS heap "
+            f"{e['heap_put']:.0f} and {e['heap_put_enc']:.0f} MiB); download {e['get']:.0f} MiB/s, decrypting download "
+            f"{e['get_enc']:.0f} MiB/s: {e['get_enc'] / e['get']:.2f}x (target >= 0.5x; peak JS heap {e['heap_get']:.0f} "
+            f"and {e['heap_get_enc']:.0f} MiB)"]
+
+
 def command_line(args) -> str:
     n, mib = args.growth
     return (f"scripts/bench --small {args.small} --large {args.large} --runs {args.runs} --files {args.files} "
@@ -356,6 +371,8 @@ def summary(name: str, args, r: dict) -> str:
                 f"({per_curl / plain:.2f}x)")
     if name == "encrypted_client":
         return "\n".join(encrypted_client_lines(args, r))
+    if name == "encrypted_page":
+        return "\n".join(encrypted_page_lines(args, r))
     if name == "share_zip":
         one, zipped = r["share_zip"]
         return (f"download of {args.share_mib} MiB, medians of {args.runs}: one file {one:.0f} MiB/s, the zip of a share "

@@ -2,7 +2,7 @@
 import base64, hashlib, http.client, json, os, shutil, subprocess, threading, time, urllib.parse
 
 from .baseline import DD_MIB, RawSqlite, Reader, dd_rate, raw_sqlite
-from .constants import AUTH, MIB, SECRET
+from .constants import AUTH, MIB, ROOT, SECRET
 from .measure import (CURL_CPU, curl, download, get_latencies, log, med, percentile, put_small, session_cookie,
                       sha256_of_url, system, upload, written_bytes)
 from .nginx import Nginx
@@ -717,6 +717,28 @@ def encrypted_client(b: Bench) -> None:
                 os.remove(target)
         shutil.rmtree(folder)
     b.r["encrypted_client"] = {key: med(values) for key, values in figures.items()}
+
+
+def encrypted_page(b: Bench) -> None:
+    """The page's end-to-end encryption: in headless Chromium (browser-tests/bench-encryption.mjs),
+    the upload page sends an --encrypt-mib MiB file plain and with "Encrypt in this browser", and the
+    browser saves it plain and decrypted by its /e/ID#KEY page; RUNS of each, in turns, on one fresh
+    server. Each figure is the page's wall time, with the peak of the page's JavaScript heap."""
+    args = b.args
+    source, _ = b.source("encrypted", args.encrypt_mib)
+    folder = os.path.join(b.work, "encrypted-page")
+    here = os.path.join(ROOT, "browser-tests")
+    if not os.path.isdir(os.path.join(here, "node_modules")):
+        log("encrypted_page: npm ci in browser-tests ...")
+        subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=here, check=True, capture_output=True)
+    with Server(folder) as server:
+        log(f"encrypted_page: {args.runs} runs of {args.encrypt_mib} MiB up and down, plain and encrypted, in Chromium ...")
+        done = subprocess.run(["node", "bench-encryption.mjs", server.base, SECRET, source, str(args.runs)],
+                              cwd=here, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise SystemExit(f"encrypted_page failed: {done.stderr.strip()[-2000:]}")
+    shutil.rmtree(folder)
+    b.r["encrypted_page"] = json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def timed_client(env: dict, args: list[str]) -> tuple[float, float, str]:

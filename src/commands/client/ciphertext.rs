@@ -303,6 +303,10 @@ fn stream_error(error: io::Error) -> ClientError {
     ClientError::Undecryptable(reason.into())
 }
 
+/// Received pieces of a response waiting to be decrypted: enough for the network to run ahead of
+/// the decryption on another core (16 KiB each, typically), little enough to stay a few MiB.
+const AHEAD: usize = 256;
+
 /// The age file on the server as a reader that seeks: each read takes the next bytes of one
 /// Range response, a seek drops it and the next read asks from the new place.
 struct Remote {
@@ -312,9 +316,28 @@ struct Remote {
     position: u64,
     /// The whole file's length, once an answer said it.
     length: Option<u64>,
-    body: Option<Response>,
+    /// The open response's body, received by a task of its own up to AHEAD pieces ahead of the
+    /// reads, so receiving and decrypting overlap; dropping it ends that task and the response.
+    body: Option<mpsc::Receiver<reqwest::Result<Bytes>>>,
     leftover: Bytes,
     progress: ProgressBar,
+}
+
+/// Receives `response`'s body into a channel, from a task on `runtime`, until it ends, fails or
+/// the reader goes away.
+fn receive_ahead(runtime: &Handle, mut response: Response) -> mpsc::Receiver<reqwest::Result<Bytes>> {
+    let (sender, receiver) = mpsc::channel(AHEAD);
+    runtime.spawn(async move {
+        loop {
+            let piece = response.chunk().await;
+            let end = !matches!(piece, Ok(Some(_)));
+            let Some(piece) = piece.transpose() else { break };
+            if sender.send(piece).await.is_err() || end {
+                break;
+            }
+        }
+    });
+    receiver
 }
 
 impl Remote {
@@ -353,7 +376,7 @@ impl Remote {
             self.progress.set_length(length);
         }
         self.progress.set_position(self.position);
-        self.body = Some(response);
+        self.body = Some(receive_ahead(&self.runtime, response));
         Ok(true)
     }
 }
@@ -368,13 +391,13 @@ impl Read for Remote {
                 return Ok(0);
             }
             let Some(body) = self.body.as_mut() else { return Ok(0) };
-            match self.runtime.block_on(body.chunk()) {
-                Ok(Some(piece)) => self.leftover = piece,
-                Ok(None) => {
+            match body.blocking_recv() {
+                Some(Ok(piece)) => self.leftover = piece,
+                None => {
                     self.body = None;
                     return Ok(0);
                 }
-                Err(error) => return Err(io::Error::other(ClientError::Interrupted(error))),
+                Some(Err(error)) => return Err(io::Error::other(ClientError::Interrupted(error))),
             }
         }
         let take = self.leftover.len().min(buffer.len());
