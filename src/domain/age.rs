@@ -29,15 +29,15 @@ const BODY_COLUMNS: usize = 64;
 /// Why a body is not an age file, in one line for the client.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum AgeRefusal {
-    #[error("this server takes only age-encrypted files (the body does not begin with age-encryption.org/v1)")]
+    #[error("this upload takes only age-encrypted files (the body does not begin with age-encryption.org/v1)")]
     NotAge,
-    #[error("this server takes only age-encrypted files: the age header is malformed ({0})")]
+    #[error("this upload takes only age-encrypted files: the age header is malformed ({0})")]
     BadHeader(&'static str),
-    #[error("this server takes only age-encrypted files: the age header is longer than 64 KiB")]
+    #[error("this upload takes only age-encrypted files: the age header is longer than 64 KiB")]
     HeaderTooLong,
-    #[error("this server takes only age-encrypted files: the body ends inside the age header")]
+    #[error("this upload takes only age-encrypted files: the body ends inside the age header")]
     Truncated,
-    #[error("this server takes only age-encrypted files: a payload of {0} bytes is not a whole age payload")]
+    #[error("this upload takes only age-encrypted files: a payload of {0} bytes is not a whole age payload")]
     BadPayload(u64),
 }
 

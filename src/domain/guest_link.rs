@@ -29,6 +29,8 @@ pub struct GuestLinkTerms {
     /// Each guest's batch (a form of several files, or the browser's files of one drop) becomes
     /// one share, and the guest gets its link instead of one per file.
     pub share_batches: bool,
+    /// Only age-encrypted files are taken through the link (the guest page encrypts them).
+    pub require_encryption: bool,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -79,6 +81,7 @@ impl GuestLinkTerms {
             max_uploads,
             file_lifetime_days,
             share_batches: false,
+            require_encryption: false,
         })
     }
 }
@@ -157,6 +160,7 @@ mod tests {
                 max_uploads: Some(3),
                 file_lifetime_days: Some(7),
                 share_batches: false,
+                require_encryption: false,
             })
         );
         assert_eq!(GuestLinkTerms::new(" ", None, None, None, None), Err(GuestLinkError::Label));
@@ -206,6 +210,7 @@ mod tests {
             file_lifetime_days: None,
             disabled: false,
             share_batches: false,
+            require_encryption: false,
         }
     }
 
@@ -311,6 +316,8 @@ pub struct GuestLinkRecord {
     pub disabled: bool,
     /// Each guest's batch becomes one share (see `GuestLinkTerms::share_batches`).
     pub share_batches: bool,
+    /// Only age-encrypted files are taken (see `GuestLinkTerms::require_encryption`).
+    pub require_encryption: bool,
 }
 
 impl GuestLinkRecord {

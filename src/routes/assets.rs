@@ -11,6 +11,7 @@ const ASSETS: &[(&str, &str, &str)] = &[
     ("style.css", "text/css; charset=utf-8", include_str!("../../static/style.css")),
     ("app.js", JS, include_str!("../../static/app.js")),
     ("js/age-stream.js", JS, include_str!("../../static/js/age-stream.js")),
+    ("js/age-worker.js", JS, include_str!("../../static/js/age-worker.js")),
     ("js/confirm.js", JS, include_str!("../../static/js/confirm.js")),
     ("js/copy.js", JS, include_str!("../../static/js/copy.js")),
     ("js/expiry.js", JS, include_str!("../../static/js/expiry.js")),

@@ -94,7 +94,9 @@ impl Intake {
         let link = guest_links::open(ctx, raw_link).await?;
         let slot = if sends_bytes { Some(self.in_flight.enter(&link.id, client)?) } else { None };
         let max_size = guest_links::size_limit(self.max_upload, &link);
-        Ok(self.uploader(Who::Guest(link), max_size, slot))
+        let mut uploader = self.uploader(Who::Guest(link), max_size, slot);
+        uploader.require_encryption |= uploader.guest_link().is_some_and(|link| link.require_encryption);
+        Ok(uploader)
     }
 
     fn uploader(&self, who: Who, max_size: Option<ByteSize>, slot: Option<Slot>) -> Uploader {

@@ -74,6 +74,7 @@ pub(crate) struct GuestLinkRow {
     pub file_lifetime_days: Option<i64>,
     pub disabled: bool,
     pub share_batches: bool,
+    pub require_encryption: bool,
 }
 
 impl TryFrom<GuestLinkRow> for GuestLinkRecord {
@@ -91,6 +92,7 @@ impl TryFrom<GuestLinkRow> for GuestLinkRecord {
             file_lifetime_days: row.file_lifetime_days,
             disabled: row.disabled,
             share_batches: row.share_batches,
+            require_encryption: row.require_encryption,
         })
     }
 }

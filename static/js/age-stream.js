@@ -23,7 +23,8 @@ export function chunkCount(plainSize) {
   return Math.max(1, Math.ceil(plainSize / CHUNK));
 }
 
-function chunkNonce(index, last) {
+/** Chunk `index`'s nonce: its number in 11 bytes, big-endian, then the last-chunk flag. */
+export function chunkNonce(index, last) {
   const nonce = new Uint8Array(12);
   let rest = index;
   for (let byte = 10; byte >= 0; byte -= 1) {
@@ -112,10 +113,94 @@ export async function newSealer(secret) {
   const length = headerLength(empty);
   const fileKey = await decrypterFor(lib, secret).decryptHeader(empty.subarray(0, length));
   const key = await payloadKey(lib, fileKey, empty.subarray(length, length + NONCE));
+  const seal = (index, plaintext, last) => lib.chacha20poly1305(key, chunkNonce(index, last)).encrypt(plaintext);
   return {
     prefix: empty.slice(0, length + NONCE),
-    seal: (index, plaintext, last) => lib.chacha20poly1305(key, chunkNonce(index, last)).encrypt(plaintext),
+    seal,
+    /** The chunks of `plain` sealed, from chunk `first` on, as one buffer (`sealRun`). */
+    sealRun: (first, plain, endsFile) => sealRun(key, seal, first, plain, endsFile),
   };
+}
+
+/** Workers that seal chunks (static/js/age-worker.js): one per core, at least two, at most four. */
+const WORKERS = Math.min(4, Math.max(2, globalThis.navigator?.hardwareConcurrency ?? 2));
+let pool = null;
+
+/** The sealing workers, started the first time; an empty list where workers cannot start. */
+function sealingWorkers() {
+  if (pool !== null) return pool;
+  pool = [];
+  try {
+    for (let n = 0; n < WORKERS; n += 1) pool.push(startWorker());
+  } catch {
+    pool = [];
+  }
+  return pool;
+}
+
+function startWorker() {
+  const worker = new Worker(new URL('./age-worker.js', import.meta.url), { type: 'module' });
+  const pending = new Map();
+  let jobs = 0;
+  const failAll = (reason) => {
+    for (const { reject } of pending.values()) reject(new Error(reason));
+    pending.clear();
+  };
+  worker.onmessage = ({ data: { job, bytes, error } }) => {
+    const waiting = pending.get(job);
+    pending.delete(job);
+    if (error) waiting?.reject(new Error(error));
+    else waiting?.resolve(new Uint8Array(bytes));
+  };
+  worker.onerror = (event) => {
+    event.preventDefault();
+    failAll('the sealing worker failed to start');
+  };
+  return {
+    seal(message) {
+      jobs += 1;
+      const job = jobs;
+      return new Promise((resolve, reject) => {
+        pending.set(job, { resolve, reject });
+        worker.postMessage({ ...message, job }, [message.bytes]);
+      });
+    },
+  };
+}
+
+/**
+ * `plain` (whole chunks, the last maybe short) sealed as chunks `first`, `first + 1`, ... with the
+ * payload `key`, the last one flagged last if `endsFile`: one sealed buffer, the same bytes
+ * `seal` makes chunk by chunk. The run is cut into one part per worker, sealed side by side; where
+ * workers cannot run, it is sealed here.
+ */
+async function sealRun(key, seal, first, plain, endsFile) {
+  const count = chunkCount(plain.length);
+  const sealed = new Uint8Array(plain.length + 16 * count);
+  const workers = sealingWorkers();
+  const perPart = Math.ceil(count / Math.max(1, workers.length));
+  const parts = [];
+  for (let part = 0; part * perPart < count; part += 1) {
+    const from = part * perPart;
+    const to = Math.min(count, from + perPart);
+    const bytes = plain.slice(from * CHUNK, Math.min(plain.length, to * CHUNK)).buffer;
+    const message = { key, first: first + from, endsFile: endsFile && to === count, bytes };
+    const work = workers.length > 0 ? workers[part].seal(message) : Promise.resolve(sealHere(seal, message));
+    parts.push(work.then((run) => sealed.set(run, from * SEALED)));
+  }
+  await Promise.all(parts);
+  return sealed;
+}
+
+function sealHere(seal, { first, endsFile, bytes }) {
+  const plain = new Uint8Array(bytes);
+  const count = chunkCount(plain.length);
+  const sealed = new Uint8Array(plain.length + 16 * count);
+  for (let n = 0; n < count; n += 1) {
+    const chunk = plain.subarray(n * CHUNK, Math.min(plain.length, (n + 1) * CHUNK));
+    sealed.set(seal(first + n, chunk, endsFile && n === count - 1), n * SEALED);
+  }
+  return sealed;
 }
 
 /** The size of the age file of `plainSize` bytes that `sealer` makes. */
@@ -125,34 +210,50 @@ export function sealedSize(sealer, plainSize) {
 
 /**
  * `file`'s age file as tus-js-client's file source: any byte range of it, sealed from the
- * plaintext chunks it covers, so an upload resumes from wherever the server stands.
+ * plaintext chunks it covers, so an upload resumes from wherever the server stands. While one
+ * range is sent, the next one (of the same length) is sealed already.
  */
 export function sealedSource(file, sealer) {
   const { prefix } = sealer;
   const count = chunkCount(file.size);
   const size = sealedSize(sealer, file.size);
+  /** The range being sealed ahead: `{ start, stop, bytes }` (a promise of its parts). */
+  let ahead = null;
+
+  /** The parts of the age file's bytes from `start` to `stop`. */
+  async function range(start, stop) {
+    const parts = [];
+    if (start < prefix.length) parts.push(prefix.subarray(start, Math.min(stop, prefix.length)));
+    const from = Math.max(start, prefix.length) - prefix.length;
+    const to = stop - prefix.length;
+    if (to > from) {
+      const first = Math.floor(from / SEALED);
+      const last = Math.floor((to - 1) / SEALED);
+      const plain = new Uint8Array(await file.slice(first * CHUNK, Math.min(file.size, (last + 1) * CHUNK)).arrayBuffer());
+      const sealed = await sealer.sealRun(first, plain, last === count - 1);
+      parts.push(sealed.subarray(from - first * SEALED, to - first * SEALED));
+    }
+    return parts;
+  }
+
   return {
     size,
     async slice(start, end) {
       const stop = Math.min(end, size);
-      const parts = [];
-      if (start < prefix.length) parts.push(prefix.subarray(start, Math.min(stop, prefix.length)));
-      const from = Math.max(start, prefix.length) - prefix.length;
-      const to = stop - prefix.length;
-      if (to > from) {
-        const first = Math.floor(from / SEALED);
-        const last = Math.floor((to - 1) / SEALED);
-        const plain = new Uint8Array(await file.slice(first * CHUNK, Math.min(file.size, (last + 1) * CHUNK)).arrayBuffer());
-        for (let index = first; index <= last; index += 1) {
-          const at = (index - first) * CHUNK;
-          const sealed = sealer.seal(index, plain.subarray(at, Math.min(plain.length, at + CHUNK)), index === count - 1);
-          const base = index * SEALED;
-          parts.push(sealed.subarray(Math.max(from - base, 0), Math.min(to - base, sealed.length)));
-        }
+      const parts = ahead?.start === start && ahead?.stop === stop ? ahead.bytes : range(start, stop);
+      ahead = null;
+      const value = new Blob(await parts);
+      if (stop < size) {
+        const next = { start: stop, stop: Math.min(size, stop + (stop - start)) };
+        next.bytes = range(next.start, next.stop);
+        next.bytes.catch(() => {}); // a failure counts when (if) the range is asked for
+        ahead = next;
       }
-      return { value: new Blob(parts), done: stop >= size };
+      return { value, done: stop >= size };
     },
-    close() {},
+    close() {
+      ahead = null;
+    },
   };
 }
 

@@ -391,6 +391,15 @@ fn imported_paths(source: &str) -> Vec<String> {
         paths.push(quoted[start..quoted.len() - 1].to_owned());
         statement.clear();
     }
+    // A worker's module, started from its URL relative to the module: `new URL('./x.js', import.meta.url)`.
+    for (at, _) in source.match_indices("new URL('") {
+        let rest = &source[at + "new URL('".len()..];
+        if let Some((path, after)) = rest.split_once('\'')
+            && after.starts_with(", import.meta.url)")
+        {
+            paths.push(path.to_owned());
+        }
+    }
     paths
 }
 

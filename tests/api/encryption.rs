@@ -221,3 +221,36 @@ async fn an_encrypted_files_page_says_its_size_and_where_curl_gets_it_and_knows_
     let missing = app.client.get(app.url("/e/AAAAAAAAAAAAAAAAAAAAAA")).send().await.unwrap();
     assert_eq!(missing.status(), StatusCode::NOT_FOUND);
 }
+
+#[tokio::test]
+async fn a_guest_link_that_requires_encryption_holds_its_uploads_to_it_on_a_server_that_does_not() {
+    let app = spawn_app().await;
+    let link = guest_link(&app, json!({"label": "sealed drop", "require_encryption": true})).await;
+    let shown: serde_json::Value =
+        app.owner(Method::GET, "/api/guest-links").send().await.unwrap().json().await.unwrap();
+    assert_eq!(shown[0]["require_encryption"], true, "{shown}");
+    let put = |name: &str, bytes: Vec<u8>| app.client.put(app.url(&format!("/g/{link}/{name}"))).body(bytes).send();
+    assert_not_age(put("plain.txt", test_bytes(5000)).await.unwrap()).await;
+    let form = reqwest::multipart::Form::new()
+        .part("file", reqwest::multipart::Part::bytes(test_bytes(5000)).file_name("plain.txt"));
+    assert_not_age(app.client.post(app.url(&format!("/g/{link}/"))).multipart(form).send().await.unwrap()).await;
+    let created = guest_create(&app, &link, 5000).await;
+    assert_eq!(created.status(), StatusCode::CREATED);
+    let url = created.headers()["location"].to_str().unwrap().to_owned();
+    assert_not_age(guest_patch(&app, &url, 0, &test_bytes(5000)).await).await;
+    app.assert_nothing_stored().await;
+
+    // The guest page encrypts with no choice to leave it off; an age file is taken.
+    let page = app.client.get(app.url(&format!("/g/{link}"))).send().await.unwrap().text().await.unwrap();
+    assert!(
+        page.contains(r#"id="encrypt" type="checkbox" aria-describedby="encrypt-hint" checked disabled"#),
+        "{page}"
+    );
+    assert_eq!(put("secret.age", age_file(5000)).await.unwrap().status(), StatusCode::CREATED);
+
+    // The owner's own uploads, and another link's, are not held to it.
+    assert_eq!(app.put("notes.txt", test_bytes(100)).await.status(), StatusCode::CREATED);
+    let open = guest_link(&app, json!({"label": "open drop"})).await;
+    let plain = app.client.put(app.url(&format!("/g/{open}/notes.txt"))).body(test_bytes(100)).send().await.unwrap();
+    assert_eq!(plain.status(), StatusCode::CREATED);
+}

@@ -35,6 +35,8 @@ pub struct GuestLinkJson {
     file_lifetime_days: Option<i64>,
     /// Each guest's batch of files becomes one share; the guest gets its link.
     share_batches: bool,
+    /// Only age-encrypted files are taken through the link.
+    require_encryption: bool,
 }
 
 impl GuestLinkJson {
@@ -53,6 +55,7 @@ impl GuestLinkJson {
             uploads: link.upload_count,
             file_lifetime_days: link.file_lifetime_days,
             share_batches: link.share_batches,
+            require_encryption: link.require_encryption,
         }
     }
 }
@@ -118,6 +121,10 @@ pub struct NewLink {
     /// one share whose link the guest gets back. Default false.
     #[serde(default)]
     share_batches: bool,
+    /// Only age-encrypted files are taken (a body that is not an age file is refused with 415 and
+    /// nothing of it kept); the guest page encrypts in the browser. Default false.
+    #[serde(default)]
+    require_encryption: bool,
 }
 
 /// `PATCH` body: absent fields stay as they are; `null` clears a limit.
@@ -145,6 +152,7 @@ pub struct Edit {
     #[schema(value_type = Option<i64>, minimum = 1, maximum = 36500)]
     file_lifetime_days: Option<Option<i64>>,
     share_batches: Option<bool>,
+    require_encryption: Option<bool>,
 }
 
 /// An expiry being set now: an RFC 3339 time in the future.
@@ -186,6 +194,7 @@ pub async fn create(
     let max_file_size = body.max_file_size.map(SizeInput::parse).transpose()?;
     let mut terms = terms(&body.label, expires_at, max_file_size, body.max_uploads, body.file_lifetime_days)?;
     terms.share_batches = body.share_batches;
+    terms.require_encryption = body.require_encryption;
     let link = guest_links::create(&state.ctx, &terms).await?;
     let json = GuestLinkJson::new(&req, &state, &link, now);
     Ok(HttpResponse::Created().insert_header(("Location", json.url.clone())).json(json))
@@ -232,6 +241,7 @@ pub async fn edit(
         edit.file_lifetime_days.unwrap_or(link.file_lifetime_days),
     )?;
     terms.share_batches = edit.share_batches.unwrap_or(link.share_batches);
+    terms.require_encryption = edit.require_encryption.unwrap_or(link.require_encryption);
     let link = guest_links::update(&state.ctx, &link.id, &terms, edit.disabled)
         .await?
         .ok_or(AppError::Unknown("guest link"))?;

@@ -61,6 +61,9 @@ pub struct LinkForm {
     /// The checkbox: present (`on`) when ticked.
     #[serde(default)]
     share_batches: Option<String>,
+    /// The checkbox: present when ticked.
+    #[serde(default)]
+    require_encryption: Option<String>,
 }
 
 impl LinkForm {
@@ -84,6 +87,7 @@ impl LinkForm {
         let mut terms = GuestLinkTerms::new(&self.label, expires_at, max_file_size, max_uploads, lifetime)
             .map_err(AppError::from)?;
         terms.share_batches = self.share_batches.is_some();
+        terms.require_encryption = self.require_encryption.is_some();
         Ok(terms)
     }
 }
@@ -162,6 +166,7 @@ pub async fn guest_upload(
         max_upload_bytes: limit.map(|size| size.as_u64().to_string()).unwrap_or_default(),
         file_lifetime: link.file_lifetime_days.map(|days| plural(days, "day")).unwrap_or_default(),
         share_batches: link.share_batches,
+        require_encryption: guest.requires_encryption(),
         uploads_left: link.max_uploads.map(|max| plural(max - link.upload_count, "file")).unwrap_or_default(),
     })
 }
@@ -186,6 +191,7 @@ fn row(req: &HttpRequest, state: &AppState, link: &GuestLinkRecord, now: i64) ->
         max_file_size_input: link.max_file_size().map(size_input).unwrap_or_default(),
         file_lifetime_days: link.file_lifetime_days.map(|n| n.to_string()).unwrap_or_default(),
         share_batches: link.share_batches,
+        require_encryption: link.require_encryption,
     }
 }
 

@@ -358,6 +358,8 @@ pub struct GuestLinkRow {
     pub file_lifetime_days: String,
     /// Each guest's batch becomes one share.
     pub share_batches: bool,
+    /// Only age-encrypted files are taken.
+    pub require_encryption: bool,
 }
 
 #[derive(Template)]
@@ -387,6 +389,8 @@ pub struct GuestUploadPage {
     pub upload_to: String,
     /// Each batch of files becomes one share: the page asks for its link once they are in.
     pub share_batches: bool,
+    /// Only age-encrypted files are taken: the page encrypts every file, with no choice.
+    pub require_encryption: bool,
     /// `10 MiB`, for people; empty when there is no limit.
     pub max_upload: String,
     /// The same in bytes, for the page's script.

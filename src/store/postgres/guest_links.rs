@@ -9,7 +9,7 @@ use crate::store::rows::{GuestLinkRow, record, records};
 
 pub(super) const CREATE_GUEST_LINK: &str = concat!(
     "INSERT INTO guest_links (id, label, created_at, expires_at, max_file_size, max_uploads, file_lifetime_days, \
-     share_batches) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ",
+     share_batches, require_encryption) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING ",
     guest_link_columns!()
 );
 pub(super) const GUEST_LINKS: &str =
@@ -17,7 +17,8 @@ pub(super) const GUEST_LINKS: &str =
 pub(super) const FIND_GUEST_LINK: &str = concat!("SELECT ", guest_link_columns!(), " FROM guest_links WHERE id = $1");
 pub(super) const UPDATE_GUEST_LINK: &str = concat!(
     "UPDATE guest_links SET label = $1, expires_at = $2, max_file_size = $3, max_uploads = $4, \
-     file_lifetime_days = $5, share_batches = $8, disabled = COALESCE($6, disabled) WHERE id = $7 RETURNING ",
+     file_lifetime_days = $5, share_batches = $8, require_encryption = $9, disabled = COALESCE($6, disabled) \
+     WHERE id = $7 RETURNING ",
     guest_link_columns!()
 );
 pub(super) const SET_DISABLED: &str =
@@ -56,6 +57,7 @@ impl Store {
             .bind(terms.max_uploads.map(i64::from))
             .bind(terms.file_lifetime_days.map(i64::from))
             .bind(terms.share_batches)
+            .bind(terms.require_encryption)
             .fetch_one(&self.pool)
             .await?;
         row.try_into()
@@ -89,6 +91,7 @@ impl Store {
             .bind(disabled)
             .bind(id.as_str())
             .bind(terms.share_batches)
+            .bind(terms.require_encryption)
             .fetch_optional(&self.pool)
             .await?;
         record(row)

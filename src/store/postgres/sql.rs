@@ -25,7 +25,7 @@ macro_rules! visible {
 macro_rules! guest_link_columns {
     () => {
         "id, label, created_at, expires_at, max_file_size, max_uploads, upload_count, file_lifetime_days, disabled, \
-         share_batches"
+         share_batches, require_encryption"
     };
 }
 

@@ -18,7 +18,8 @@ impl Store {
         let row = sql!(
             query_as GuestLinkRow,
             ["INSERT INTO guest_links (id, label, created_at, expires_at, max_file_size, max_uploads, \
-              file_lifetime_days, share_batches) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING " GUEST_LINK_COLUMNS],
+              file_lifetime_days, share_batches, require_encryption) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) \
+              RETURNING " GUEST_LINK_COLUMNS],
             id,
             terms.label,
             now,
@@ -27,6 +28,7 @@ impl Store {
             terms.max_uploads,
             terms.file_lifetime_days,
             terms.share_batches,
+            terms.require_encryption,
         )
         .fetch_all(&self.writer)
         .await
@@ -69,7 +71,8 @@ impl Store {
         let row = sql!(
             query_as GuestLinkRow,
             ["UPDATE guest_links SET label = ?, expires_at = ?, max_file_size = ?, max_uploads = ?, \
-              file_lifetime_days = ?, share_batches = ?, disabled = COALESCE(?, disabled) WHERE id = ? \
+              file_lifetime_days = ?, share_batches = ?, require_encryption = ?, disabled = COALESCE(?, disabled) \
+              WHERE id = ? \
               RETURNING " GUEST_LINK_COLUMNS],
             terms.label,
             terms.expires_at,
@@ -77,6 +80,7 @@ impl Store {
             terms.max_uploads,
             terms.file_lifetime_days,
             terms.share_batches,
+            terms.require_encryption,
             disabled,
             id,
         )

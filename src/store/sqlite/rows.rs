@@ -30,7 +30,8 @@ macro_rules! sql {
     (@munch $how:tt [$($sql:literal)*] $args:tt GUEST_LINK_COLUMNS $($rest:tt)*) => {
         sql!(@munch $how [$($sql)*
             "id, label, created_at, expires_at, max_file_size, max_uploads, upload_count, \
-             file_lifetime_days, disabled AS \"disabled: bool\", share_batches AS \"share_batches: bool\""
+             file_lifetime_days, disabled AS \"disabled: bool\", share_batches AS \"share_batches: bool\", \
+             require_encryption AS \"require_encryption: bool\""
         ] $args $($rest)*)
     };
     (@munch $how:tt [$($sql:literal)*] $args:tt RESUMABLE_COLUMNS $($rest:tt)*) => {
