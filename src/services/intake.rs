@@ -110,6 +110,11 @@ impl Intake {
         self.max_upload
     }
 
+    /// Whether the server takes only age-encrypted files from everyone.
+    pub fn requires_encryption(&self) -> bool {
+        self.require_encryption
+    }
+
     /// Files one form (or one guest batch) may hold.
     pub fn max_form_files(&self) -> u32 {
         self.max_form_files

@@ -57,6 +57,18 @@ async fn a_put_of_anything_but_an_age_file_is_refused_and_nothing_is_kept() {
 }
 
 #[tokio::test]
+async fn the_upload_page_of_a_server_that_requires_encryption_encrypts_with_no_choice() {
+    let boxed = r#"id="encrypt" type="checkbox" aria-describedby="encrypt-hint""#;
+    let page = |app: TestApp| async move {
+        let page = app.owner(Method::GET, "/").send().await.unwrap();
+        assert_eq!(page.status(), StatusCode::OK);
+        page.text().await.unwrap()
+    };
+    assert!(page(strict_app().await).await.contains(&format!("{boxed} checked disabled>")));
+    assert!(page(spawn_app().await).await.contains(&format!("{boxed}>")));
+}
+
+#[tokio::test]
 async fn a_chunked_put_without_a_length_is_checked_as_it_streams() {
     let app = strict_app().await;
     let pieces = |bytes: Vec<u8>| {

@@ -26,5 +26,6 @@ pub async fn index(
         expiry_choices: expiry_choices(&default),
         max_upload: state.intake.max_upload().map(|size| size.to_string()).unwrap_or_default(),
         max_upload_bytes: state.intake.max_upload().map(|size| size.as_u64().to_string()).unwrap_or_default(),
+        require_encryption: state.intake.requires_encryption(),
     })
 }

@@ -91,6 +91,8 @@ pub struct UploadPage {
     pub max_upload: String,
     /// The same in bytes, for the page's script to refuse a file before sending it.
     pub max_upload_bytes: String,
+    /// The server takes only age-encrypted files: the page encrypts every file, with no choice.
+    pub require_encryption: bool,
 }
 
 /// A time as pages show it: the relative words (`in 7 days`, see `relative_time`), with the exact
