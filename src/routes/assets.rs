@@ -10,6 +10,8 @@ use crate::routes::error::AppError;
 const ASSETS: &[(&str, &str, &str)] = &[
     ("style.css", "text/css; charset=utf-8", include_str!("../../static/style.css")),
     ("app.js", JS, include_str!("../../static/app.js")),
+    // The encrypted page's player, a service worker: see SERVICE_WORKER.
+    (SERVICE_WORKER, JS, include_str!("../../static/stream-worker.js")),
     ("js/age-stream.js", JS, include_str!("../../static/js/age-stream.js")),
     ("js/age-worker.js", JS, include_str!("../../static/js/age-worker.js")),
     ("js/confirm.js", JS, include_str!("../../static/js/confirm.js")),
@@ -47,6 +49,12 @@ const ASSETS: &[(&str, &str, &str)] = &[
 ];
 const JS: &str = "text/javascript; charset=utf-8";
 
+/// The service worker that plays an encrypted file's video or audio in its page (`/e/{id}`). A
+/// worker may control only pages under its script's folder unless its answer allows more: this one
+/// allows `/e/`, where each encrypted page registers it for its own path, and nothing else.
+const SERVICE_WORKER: &str = "stream-worker.js";
+const SERVICE_WORKER_SCOPE: &str = "/e/";
+
 /// The pages link `/static/{ASSET_VERSION}/{path}` (views.rs `Layout::asset_version`): a release's
 /// files never change under their URL, so browsers keep them; the relative imports between the
 /// modules carry the version along.
@@ -61,7 +69,12 @@ pub async fn asset(path: web::Path<String>) -> Result<HttpResponse, AppError> {
         None => (path.as_str(), "public, max-age=3600"),
     };
     let (_, content_type, body) = ASSETS.iter().find(|(file, _, _)| *file == name).ok_or(AppError::NotFound)?;
-    Ok(HttpResponse::Ok().content_type(*content_type).insert_header((header::CACHE_CONTROL, cache)).body(*body))
+    let mut response = HttpResponse::Ok();
+    response.content_type(*content_type).insert_header((header::CACHE_CONTROL, cache));
+    if name == SERVICE_WORKER {
+        response.insert_header(("Service-Worker-Allowed", SERVICE_WORKER_SCOPE));
+    }
+    Ok(response.body(*body))
 }
 
 pub async fn not_found() -> Result<HttpResponse, AppError> {

@@ -265,6 +265,12 @@ export function sealedSource(file, sealer) {
  */
 export async function newOpener(head, fileSize, secret) {
   const lib = await library();
+  const { key, payloadStart } = await openHeader(lib, head, secret);
+  return chunkOpener(lib, key, payloadStart, fileSize);
+}
+
+/** The payload key of the age file beginning with `head`, and where chunk 0 begins; newOpener's reasons. */
+async function openHeader(lib, head, secret) {
   const length = headerLength(head);
   if (length < 0 || head.length < length + NONCE) throw new Error('the file ends inside its age header');
   let fileKey;
@@ -278,8 +284,16 @@ export async function newOpener(head, fileSize, secret) {
     }
     throw new Error(`the file's age header is damaged (${reason})`);
   }
-  const key = await payloadKey(lib, fileKey, head.subarray(length, length + NONCE));
-  const payloadStart = length + NONCE;
+  return { key: await payloadKey(lib, fileKey, head.subarray(length, length + NONCE)), payloadStart: length + NONCE };
+}
+
+/**
+ * newOpener's opener for a payload whose key (HKDF of the file key and nonce) is `key` and whose
+ * chunk 0 begins at `payloadStart`: what a service worker is handed (see `newKeyedOpener`), so it
+ * opens the chunks without the link's key, and without `import()`, which service workers lack:
+ * `lib` is the vendored age.js module, imported statically there.
+ */
+export function chunkOpener(lib, key, payloadStart, fileSize) {
   const payload = fileSize - payloadStart;
   const count = Math.ceil(payload / SEALED);
   if (payload < 16 || (payload % SEALED !== 0 && payload % SEALED < 16)) {
@@ -298,4 +312,15 @@ export async function newOpener(head, fileSize, secret) {
       }
     },
   };
+}
+
+/**
+ * newOpener's opener of the age file of `fileSize` bytes whose beginning is `head`, with the
+ * payload key it holds (`{ opener, key }`): all that `chunkOpener` needs. That key opens this
+ * file's chunks and nothing else, not even its header.
+ */
+export async function newKeyedOpener(head, fileSize, secret) {
+  const lib = await library();
+  const { key, payloadStart } = await openHeader(lib, head, secret);
+  return { opener: chunkOpener(lib, key, payloadStart, fileSize), key };
 }

@@ -472,3 +472,24 @@ async fn a_static_path_outside_the_embedded_files_is_404() {
     assert_eq!(raw_get_status(&app, "/static/js/format.js").await, "HTTP/1.1 200 OK");
     assert_eq!(raw_get_status(&app, &format!("/static/{version}/js/format.js")).await, "HTTP/1.1 200 OK");
 }
+
+/// The encrypted page's player is a service worker whose script lives with the other static files:
+/// its answer lets it control the encrypted pages (`/e/...`, each registers it for its own path),
+/// and nothing else of the site.
+#[tokio::test]
+async fn the_players_service_worker_may_control_encrypted_pages_only() {
+    let app = spawn_app().await;
+    let url = app.url(&format!("/static/{}/stream-worker.js", env!("CARGO_PKG_VERSION")));
+    let response = app.get(&url).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    assert!(response.headers()["content-type"].to_str().unwrap().starts_with("text/javascript"));
+    assert_eq!(response.headers()["service-worker-allowed"], "/e/");
+    // It imports what it needs statically (a service worker has no import()), by relative URL.
+    let script = response.text().await.unwrap();
+    for path in imported_paths(&script) {
+        let module = reqwest::Url::parse(&url).unwrap().join(&path).unwrap();
+        assert_eq!(app.get(module.as_str()).await.status(), StatusCode::OK, "{module}");
+    }
+    let other = app.get(&app.url(&format!("/static/{}/app.js", env!("CARGO_PKG_VERSION")))).await;
+    assert!(other.headers().get("service-worker-allowed").is_none(), "only the worker's answer allows a scope");
+}
