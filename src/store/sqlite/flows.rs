@@ -1,4 +1,5 @@
 //! SQLite's statements for the store's flows (`store::flows`): its functions of the same names.
 
-crate::store::flows::statements!(sqlx::Sqlite, writer);
-crate::store::flows::resumable_uploads::statements!(sqlx::Sqlite);
+crate::store::flows::backend!(sqlx::Sqlite, writer);
+crate::store::flows::statements!();
+crate::store::flows::resumable_uploads::statements!();
