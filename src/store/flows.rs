@@ -11,6 +11,7 @@
 //! one line per list in its `flows.rs` implements it.
 
 pub(crate) mod resumable_uploads;
+pub(crate) mod shares;
 
 use std::future::Future;
 
