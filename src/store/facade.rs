@@ -10,6 +10,7 @@
 use bytes::Bytes;
 
 use super::flows::Flows;
+use super::flows::files::FileFlows;
 use super::flows::resumable_uploads::ResumableFlows;
 use super::flows::shares::ShareFlows;
 use super::live_uploads::LiveUpload;

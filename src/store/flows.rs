@@ -10,6 +10,7 @@
 //! (`files::make_visible`, `guest_links::claim_guest_upload`). Each backend writes the SQL, and
 //! one line per list in its `flows.rs` implements it.
 
+pub(crate) mod files;
 pub(crate) mod resumable_uploads;
 pub(crate) mod shares;
 

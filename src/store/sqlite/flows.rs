@@ -4,3 +4,4 @@ crate::store::flows::backend!(sqlx::Sqlite, writer);
 crate::store::flows::statements!();
 crate::store::flows::resumable_uploads::statements!();
 crate::store::flows::shares::statements!();
+crate::store::flows::files::statements!();
