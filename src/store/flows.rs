@@ -1,76 +1,168 @@
 //! The store's multi-statement flows, each written once for both databases. A backend
-//! (`sqlite::Store`, `postgres::Store`) supplies its statements through `Statements`: one SQL
-//! statement each, run on the connection of a transaction the flow began; the flow says which
-//! run, in which order, and when the transaction commits or rolls back. The flows are methods of
-//! `Flows`, which every backend's `Store` has, so `facade.rs` lists them with the backends' own.
+//! (`sqlite::Store`, `postgres::Store`) supplies its statements: one SQL statement each, run on
+//! the connection of a transaction the flow began; the flow says which run, in which order, and
+//! when the transaction commits or rolls back. The flows are methods of traits every backend's
+//! `Store` has, so `facade.rs` lists them with the backends' own.
 //!
-//! A new flow goes here, with the single statements it needs added to `Statements` and to
-//! `statements!`, which implements them for each backend by calling that backend's function of
-//! the same name (`files::make_visible`, `guest_links::claim_guest_upload`): each backend writes
-//! the SQL, and one line in its `flows.rs` implements the list.
+//! A new flow goes here (or in the aggregate's file below), and each single statement it needs is
+//! declared once, in a `declare_statements!` list: the list makes the statement trait and a macro
+//! that implements it for a backend by calling that backend's function of the same name
+//! (`files::make_visible`, `guest_links::claim_guest_upload`). Each backend writes the SQL, and
+//! one line per list in its `flows.rs` implements it.
 
+pub(crate) mod files;
 pub(crate) mod resumable_uploads;
+pub(crate) mod shares;
 
 use std::future::Future;
 
+use sqlx::pool::PoolConnection;
 use sqlx::{Database, Pool};
 
-use crate::domain::{FileId, FileRecord, GuestLinkId};
-use crate::store::{NewDelivery, StoreError};
-
-/// A database's single statements, for the flows below.
-pub(crate) trait Statements: Sync {
+/// What every flow needs of a backend besides its statements: where write transactions begin.
+pub(crate) trait Backend: Sync {
     type Db: Database;
 
     /// The pool write transactions begin on.
     fn writer(&self) -> &Pool<Self::Db>;
 
+    /// The write connection a batch of `bytes` chunk bytes is stored on, once it has room for
+    /// them (SQLite checks the free-space reserve while holding its one write connection, so no
+    /// other batch lands between the check and the insert).
+    fn batch_writer(&self, bytes: u64) -> impl Future<Output = Result<PoolConnection<Self::Db>, StoreError>> + Send;
+
+    /// After the commit of a batch of `bytes` (SQLite counts them toward its next checkpoint).
+    fn batch_committed(&self, bytes: u64);
+}
+
+/// `backend!(Database, pool field)` in a backend's `flows.rs`: `Backend` for its `Store`, the
+/// batch methods its `Store`'s `writer_for_batch` and `batch_committed`.
+macro_rules! backend {
+    ($db:ty, $pool:ident) => {
+        impl crate::store::flows::Backend for super::store::Store {
+            type Db = $db;
+
+            fn writer(&self) -> &sqlx::Pool<$db> {
+                &self.$pool
+            }
+
+            fn batch_writer(
+                &self,
+                bytes: u64,
+            ) -> impl std::future::Future<
+                Output = Result<sqlx::pool::PoolConnection<$db>, crate::store::StoreError>,
+            > + Send {
+                super::store::Store::writer_for_batch(self, bytes)
+            }
+
+            fn batch_committed(&self, bytes: u64) {
+                super::store::Store::batch_committed(self, bytes)
+            }
+        }
+    };
+}
+
+pub(crate) use backend;
+
+/// Declares a list of single statements once:
+///
+/// ```text
+/// declare_statements! {
+///     /// docs of the trait
+///     trait NameStatements in crate::store::flows::module, implemented by macro_name;
+///     use { the types the list names };
+///     /// docs of the statement
+///     fn statement(arg: &'c Type, ...) -> Returned = backend_module;
+///     ...
+/// }
+/// ```
+///
+/// makes `NameStatements: Backend`, whose methods take the connection of a transaction first
+/// and return `Result<Returned, StoreError>`, the types in scope in the declaring module, and
+/// `macro_name!()`, which a backend's `flows.rs` calls to implement the trait by calling its
+/// `backend_module::statement(connection, arg, ...)`. `'c` is the connection's borrow.
+macro_rules! declare_statements {
+    (
+        $(#[$about:meta])*
+        trait $trait:ident in $($module:ident)::+, implemented by $implement:ident;
+        use $imports:tt;
+        $(
+            $(#[$meta:meta])*
+            fn $name:ident($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty = $backend:ident;
+        )*
+    ) => {
+        use $imports;
+
+        $(#[$about])*
+        pub(crate) trait $trait: crate::store::flows::Backend {
+            $(
+                $(#[$meta])*
+                fn $name<'c>(
+                    connection: &'c mut <Self::Db as sqlx::Database>::Connection,
+                    $($arg: $ty),*
+                ) -> impl std::future::Future<Output = Result<$ret, crate::store::StoreError>> + Send + 'c;
+            )*
+        }
+
+        macro_rules! $implement {
+            () => {
+                const _: () = {
+                    // What the list names; the declaring module may import more with it.
+                    #[allow(unused_imports)]
+                    use $imports;
+
+                    impl $($module)::+::$trait for super::store::Store {
+                        $(
+                            fn $name<'c>(
+                                connection: &'c mut <<Self as crate::store::flows::Backend>::Db as sqlx::Database>::Connection,
+                                $($arg: $ty),*
+                            ) -> impl std::future::Future<Output = Result<$ret, crate::store::StoreError>> + Send + 'c {
+                                super::$backend::$name(connection, $($arg),*)
+                            }
+                        )*
+                    }
+                };
+            };
+        }
+
+        pub(crate) use $implement;
+    };
+}
+
+pub(crate) use declare_statements;
+
+declare_statements! {
+    /// A database's single statements shared by the flows of several aggregates.
+    trait Statements in crate::store::flows, implemented by statements;
+    use {crate::domain::{FileId, FileRecord, GuestLinkId}, crate::store::{NewDelivery, StoreError}};
+
     /// Counts one more upload on `link` if it still takes one of `file_size` bytes (enabled,
     /// unexpired, under its maximum); false when it does not.
-    fn claim_guest_upload<'c>(
-        connection: &'c mut <Self::Db as Database>::Connection,
-        link: &'c GuestLinkId,
-        file_size: i64,
-        now: i64,
-    ) -> impl Future<Output = Result<bool, StoreError>> + Send + 'c;
+    fn claim_guest_upload(link: &'c GuestLinkId, file_size: i64, now: i64) -> bool = guest_links;
 
     /// Turns an 'uploading' row 'ready' with its size, hashes and the guest link it came through;
     /// the file as it is now.
-    fn make_visible<'c>(
-        connection: &'c mut <Self::Db as Database>::Connection,
+    fn make_visible(
         id: &'c FileId,
         file_size: i64,
         sha256: &'c str,
         crc32: u32,
         guest_link: Option<&'c GuestLinkId>,
-    ) -> impl Future<Output = Result<FileRecord, StoreError>> + Send + 'c;
+    ) -> FileRecord = files;
 
     /// Hides a visible file; the guest link it came through, if it came through one.
-    fn withdraw_file<'c>(
-        connection: &'c mut <Self::Db as Database>::Connection,
-        id: &'c FileId,
-    ) -> impl Future<Output = Result<Option<GuestLinkId>, StoreError>> + Send + 'c;
+    fn withdraw_file(id: &'c FileId) -> Option<GuestLinkId> = guest_links;
 
     /// Gives a guest link back one upload of its count.
-    fn give_upload_back<'c>(
-        connection: &'c mut <Self::Db as Database>::Connection,
-        link: &'c GuestLinkId,
-    ) -> impl Future<Output = Result<(), StoreError>> + Send + 'c;
+    fn give_upload_back(link: &'c GuestLinkId) -> () = guest_links;
 
     /// Queues one webhook delivery, due at once; nothing when its webhook is gone.
-    fn enqueue_delivery<'c>(
-        connection: &'c mut <Self::Db as Database>::Connection,
-        delivery: &'c NewDelivery,
-    ) -> impl Future<Output = Result<(), StoreError>> + Send + 'c;
+    fn enqueue_delivery(delivery: &'c NewDelivery) -> () = webhooks;
 
     /// Marks `files` shared by a guest of `link` where each is a visible, unshared file of it;
     /// how many it marked. Each row is taken as it is marked, so of two shares of one batch the
     /// second finds the files shared.
-    fn mark_guest_files_shared<'c>(
-        connection: &'c mut <Self::Db as Database>::Connection,
-        link: &'c GuestLinkId,
-        files: &'c [FileId],
-    ) -> impl Future<Output = Result<u64, StoreError>> + Send + 'c;
+    fn mark_guest_files_shared(link: &'c GuestLinkId, files: &'c [FileId]) -> u64 = guest_links;
 }
 
 /// The flows, as methods of every backend's `Store` (the blanket impl below): the facade's
@@ -150,72 +242,3 @@ pub(crate) trait Flows: Statements {
 }
 
 impl<S: Statements> Flows for S {}
-
-/// `statements!(Database, pool field)` in a backend's `flows.rs`: `Statements` for its `Store`,
-/// each statement the backend's function of the same name.
-macro_rules! statements {
-    ($db:ty, $pool:ident) => {
-        impl crate::store::flows::Statements for super::store::Store {
-            type Db = $db;
-
-            fn writer(&self) -> &sqlx::Pool<$db> {
-                &self.$pool
-            }
-
-            fn claim_guest_upload<'c>(
-                connection: &'c mut <$db as sqlx::Database>::Connection,
-                link: &'c crate::domain::GuestLinkId,
-                file_size: i64,
-                now: i64,
-            ) -> impl std::future::Future<Output = Result<bool, crate::store::StoreError>> + Send + 'c {
-                super::guest_links::claim_guest_upload(connection, link, file_size, now)
-            }
-
-            fn make_visible<'c>(
-                connection: &'c mut <$db as sqlx::Database>::Connection,
-                id: &'c crate::domain::FileId,
-                file_size: i64,
-                sha256: &'c str,
-                crc32: u32,
-                guest_link: Option<&'c crate::domain::GuestLinkId>,
-            ) -> impl std::future::Future<Output = Result<crate::domain::FileRecord, crate::store::StoreError>> + Send + 'c
-            {
-                super::files::make_visible(connection, id, file_size, sha256, crc32, guest_link)
-            }
-
-            fn withdraw_file<'c>(
-                connection: &'c mut <$db as sqlx::Database>::Connection,
-                id: &'c crate::domain::FileId,
-            ) -> impl std::future::Future<
-                Output = Result<Option<crate::domain::GuestLinkId>, crate::store::StoreError>,
-            > + Send
-            + 'c {
-                super::guest_links::withdraw_file(connection, id)
-            }
-
-            fn enqueue_delivery<'c>(
-                connection: &'c mut <$db as sqlx::Database>::Connection,
-                delivery: &'c crate::store::NewDelivery,
-            ) -> impl std::future::Future<Output = Result<(), crate::store::StoreError>> + Send + 'c {
-                super::webhooks::enqueue_delivery(connection, delivery)
-            }
-
-            fn give_upload_back<'c>(
-                connection: &'c mut <$db as sqlx::Database>::Connection,
-                link: &'c crate::domain::GuestLinkId,
-            ) -> impl std::future::Future<Output = Result<(), crate::store::StoreError>> + Send + 'c {
-                super::guest_links::give_upload_back(connection, link)
-            }
-
-            fn mark_guest_files_shared<'c>(
-                connection: &'c mut <$db as sqlx::Database>::Connection,
-                link: &'c crate::domain::GuestLinkId,
-                files: &'c [crate::domain::FileId],
-            ) -> impl std::future::Future<Output = Result<u64, crate::store::StoreError>> + Send + 'c {
-                super::guest_links::mark_guest_files_shared(connection, link, files)
-            }
-        }
-    };
-}
-
-pub(crate) use statements;

@@ -4,137 +4,76 @@
 
 use std::future::Future;
 
-use bytes::Bytes;
-use sqlx::pool::PoolConnection;
 use sqlx::{Connection, Database};
 
 use super::Statements;
-use crate::domain::{FileId, FileRecord, GuestLinkId, GuestLinkRecord, NewUnfinished, UnfinishedUploads};
-use crate::store::{FinishedResumable, NewFile, NewResumable, ResumableRecord, StoreError};
+use crate::domain::NewUnfinished;
+use crate::store::{FinishedResumable, StoreError};
 
-/// A database's single statements for resumable uploads, each run on the connection of the
-/// transaction a flow began.
-pub(crate) trait ResumableStatements: Statements {
-    /// The write connection a batch of `bytes` chunk bytes is stored on, once it has room for
-    /// them (SQLite checks the free-space reserve while holding its one write connection, so no
-    /// other batch lands between the check and the insert).
-    fn batch_writer(&self, bytes: u64) -> impl Future<Output = Result<PoolConnection<Self::Db>, StoreError>> + Send;
-
-    /// After the commit of a batch of `bytes` (SQLite counts them toward its next checkpoint).
-    fn batch_committed(&self, bytes: u64);
+super::declare_statements! {
+    /// A database's single statements for resumable uploads, each run on the connection of the
+    /// transaction a flow began.
+    trait ResumableStatements in crate::store::flows::resumable_uploads, implemented by statements;
+    use {
+        bytes::Bytes,
+        crate::domain::{FileId, FileRecord, GuestLinkId, GuestLinkRecord, UnfinishedUploads},
+        crate::store::{NewFile, NewResumable, ResumableRecord},
+    };
 
     /// Guest link `link` as it stands, kept from changing until the transaction ends
     /// (PostgreSQL locks its row; SQLite runs one write transaction at a time).
-    fn lock_guest_link<'c>(
-        connection: &'c mut <Self::Db as Database>::Connection,
-        link: &'c GuestLinkId,
-    ) -> impl Future<Output = Result<Option<GuestLinkRecord>, StoreError>> + Send + 'c;
+    fn lock_guest_link(link: &'c GuestLinkId) -> Option<GuestLinkRecord> = resumable_uploads;
 
     /// What the live unfinished uploads through `link` hold at `now`.
-    fn unfinished_of_link<'c>(
-        connection: &'c mut <Self::Db as Database>::Connection,
-        link: &'c GuestLinkId,
-        now: i64,
-    ) -> impl Future<Output = Result<UnfinishedUploads, StoreError>> + Send + 'c;
+    fn unfinished_of_link(link: &'c GuestLinkId, now: i64) -> UnfinishedUploads = resumable_uploads;
 
     /// The 'uploading' row of a new upload and its deletion token.
-    fn insert_upload_row<'c>(
-        connection: &'c mut <Self::Db as Database>::Connection,
-        file: &'c NewFile<'_>,
-    ) -> impl Future<Output = Result<(), StoreError>> + Send + 'c;
+    fn insert_upload_row(file: &'c NewFile<'_>) -> () = files;
 
     /// Sets the note of file `id`.
-    fn set_note<'c>(
-        connection: &'c mut <Self::Db as Database>::Connection,
-        id: &'c FileId,
-        note: Option<&'c str>,
-    ) -> impl Future<Output = Result<(), StoreError>> + Send + 'c;
+    fn set_note(id: &'c FileId, note: Option<&'c str>) -> () = resumable_uploads;
 
     /// The resumable row of `upload`, whose file row exists.
-    fn insert_resumable<'c>(
-        connection: &'c mut <Self::Db as Database>::Connection,
-        upload: &'c NewResumable<'_>,
-    ) -> impl Future<Output = Result<ResumableRecord, StoreError>> + Send + 'c;
+    fn insert_resumable(upload: &'c NewResumable<'_>) -> ResumableRecord = resumable_uploads;
 
     /// Moves an unfinished upload's committed offset from `expected` to `offset`; false when it
     /// does not stand at `expected` (or is gone). PostgreSQL's row stays locked until the commit:
     /// a request racing for the same offset waits, then finds it moved.
-    fn move_offset<'c>(
-        connection: &'c mut <Self::Db as Database>::Connection,
-        id: &'c FileId,
-        expected: i64,
-        offset: i64,
-    ) -> impl Future<Output = Result<bool, StoreError>> + Send + 'c;
+    fn move_offset(id: &'c FileId, expected: i64, offset: i64) -> bool = resumable_uploads;
 
     /// Stores consecutive chunks `first_idx..` of an upload in one statement, replacing a partly
     /// filled chunk at `first_idx`.
-    fn store_chunks<'c>(
-        connection: &'c mut <Self::Db as Database>::Connection,
-        id: &'c FileId,
-        first_idx: i64,
-        chunks: Vec<Bytes>,
-    ) -> impl Future<Output = Result<(), StoreError>> + Send + 'c;
+    fn store_chunks(id: &'c FileId, first_idx: i64, chunks: Vec<Bytes>) -> () = resumable_uploads;
 
     /// Puts back chunk `idx` of an upload, whose row is gone, as `partial`.
-    fn put_back_chunk<'c>(
-        connection: &'c mut <Self::Db as Database>::Connection,
-        id: &'c FileId,
-        idx: i64,
-        partial: Bytes,
-    ) -> impl Future<Output = Result<(), StoreError>> + Send + 'c;
+    fn put_back_chunk(id: &'c FileId, idx: i64, partial: Bytes) -> () = resumable_uploads;
 
     /// Deletes every chunk of file `id` from `idx` on.
-    fn delete_chunks_from<'c>(
-        connection: &'c mut <Self::Db as Database>::Connection,
-        id: &'c FileId,
-        idx: i64,
-    ) -> impl Future<Output = Result<(), StoreError>> + Send + 'c;
+    fn delete_chunks_from(id: &'c FileId, idx: i64) -> () = resumable_uploads;
 
     /// Gives file `id` the earlier of its expiry (an exact time asked for at creation) and
     /// `expires_at`; nothing when `expires_at` is `None`.
-    fn finish_expiry<'c>(
-        connection: &'c mut <Self::Db as Database>::Connection,
-        id: &'c FileId,
-        expires_at: Option<i64>,
-    ) -> impl Future<Output = Result<(), StoreError>> + Send + 'c;
+    fn finish_expiry(id: &'c FileId, expires_at: Option<i64>) -> () = resumable_uploads;
 
     /// Replaces the hash of file `id`'s deletion token.
-    fn replace_deletion_token<'c>(
-        connection: &'c mut <Self::Db as Database>::Connection,
-        id: &'c FileId,
-        token_sha256: &'c str,
-    ) -> impl Future<Output = Result<(), StoreError>> + Send + 'c;
+    fn replace_deletion_token(id: &'c FileId, token_sha256: &'c str) -> () = resumable_uploads;
 
     /// Deletes the resumable row of `id` if its committed offset is `offset`; false when it is not.
-    fn delete_finished_resumable<'c>(
-        connection: &'c mut <Self::Db as Database>::Connection,
-        id: &'c FileId,
-        offset: i64,
-    ) -> impl Future<Output = Result<bool, StoreError>> + Send + 'c;
+    fn delete_finished_resumable(id: &'c FileId, offset: i64) -> bool = resumable_uploads;
 
     /// Records that file `id` is the final upload `upload_concat`.
-    fn insert_concatenated<'c>(
-        connection: &'c mut <Self::Db as Database>::Connection,
-        id: &'c FileId,
-        upload_concat: &'c str,
-    ) -> impl Future<Output = Result<(), StoreError>> + Send + 'c;
+    fn insert_concatenated(id: &'c FileId, upload_concat: &'c str) -> () = resumable_uploads;
 
     /// Marks the unfinished upload `part` deleted, consumed by a final upload; false when it is
     /// not an unfinished upload (any more).
-    fn consume_part<'c>(
-        connection: &'c mut <Self::Db as Database>::Connection,
-        part: &'c FileId,
-    ) -> impl Future<Output = Result<bool, StoreError>> + Send + 'c;
+    fn consume_part(part: &'c FileId) -> bool = resumable_uploads;
 
     /// Deletes the resumable row of `id`.
-    fn delete_resumable<'c>(
-        connection: &'c mut <Self::Db as Database>::Connection,
-        id: &'c FileId,
-    ) -> impl Future<Output = Result<(), StoreError>> + Send + 'c;
+    fn delete_resumable(id: &'c FileId) -> () = resumable_uploads;
 }
 
 /// The resumable uploads' flows, as methods of every backend's `Store` (the blanket impl below).
-pub(crate) trait ResumableFlows: ResumableStatements {
+pub(crate) trait ResumableFlows: ResumableStatements + Statements {
     /// Records an invisible file and its resumable row in one transaction. Through a guest link,
     /// only if the link takes it besides the unfinished uploads it holds (`None`: it does not),
     /// judged while the link cannot change (see `lock_guest_link`), so creations racing for its
@@ -258,7 +197,7 @@ pub(crate) trait ResumableFlows: ResumableStatements {
     }
 }
 
-impl<S: ResumableStatements> ResumableFlows for S {}
+impl<S: ResumableStatements + Statements> ResumableFlows for S {}
 
 /// Whether guest link `link` takes `upload` besides the live unfinished uploads it holds.
 async fn link_takes_upload<S: ResumableStatements + ?Sized>(
@@ -286,155 +225,3 @@ async fn move_offset<S: ResumableStatements + ?Sized>(
     }
     Ok(())
 }
-
-/// `statements!(Database)` in a backend's `flows.rs`: `ResumableStatements` for its `Store`, each
-/// statement the backend's function of the same name (in `resumable_uploads`, or `files` for the
-/// upload row), `batch_writer` and `batch_committed` its `Store`'s `writer_for_batch` and
-/// `batch_committed`.
-macro_rules! statements {
-    ($db:ty) => {
-        impl crate::store::flows::resumable_uploads::ResumableStatements for super::store::Store {
-            fn batch_writer(
-                &self,
-                bytes: u64,
-            ) -> impl std::future::Future<
-                Output = Result<sqlx::pool::PoolConnection<$db>, crate::store::StoreError>,
-            > + Send {
-                super::store::Store::writer_for_batch(self, bytes)
-            }
-
-            fn batch_committed(&self, bytes: u64) {
-                super::store::Store::batch_committed(self, bytes)
-            }
-
-            fn lock_guest_link<'c>(
-                connection: &'c mut <$db as sqlx::Database>::Connection,
-                link: &'c crate::domain::GuestLinkId,
-            ) -> impl std::future::Future<
-                Output = Result<Option<crate::domain::GuestLinkRecord>, crate::store::StoreError>,
-            > + Send
-            + 'c {
-                super::resumable_uploads::lock_guest_link(connection, link)
-            }
-
-            fn unfinished_of_link<'c>(
-                connection: &'c mut <$db as sqlx::Database>::Connection,
-                link: &'c crate::domain::GuestLinkId,
-                now: i64,
-            ) -> impl std::future::Future<
-                Output = Result<crate::domain::UnfinishedUploads, crate::store::StoreError>,
-            > + Send
-            + 'c {
-                super::resumable_uploads::unfinished_of_link(connection, link, now)
-            }
-
-            fn insert_upload_row<'c>(
-                connection: &'c mut <$db as sqlx::Database>::Connection,
-                file: &'c crate::store::NewFile<'_>,
-            ) -> impl std::future::Future<Output = Result<(), crate::store::StoreError>> + Send + 'c {
-                super::files::insert_upload_row(connection, file)
-            }
-
-            fn set_note<'c>(
-                connection: &'c mut <$db as sqlx::Database>::Connection,
-                id: &'c crate::domain::FileId,
-                note: Option<&'c str>,
-            ) -> impl std::future::Future<Output = Result<(), crate::store::StoreError>> + Send + 'c {
-                super::resumable_uploads::set_note(connection, id, note)
-            }
-
-            fn insert_resumable<'c>(
-                connection: &'c mut <$db as sqlx::Database>::Connection,
-                upload: &'c crate::store::NewResumable<'_>,
-            ) -> impl std::future::Future<
-                Output = Result<crate::store::ResumableRecord, crate::store::StoreError>,
-            > + Send
-            + 'c {
-                super::resumable_uploads::insert_resumable(connection, upload)
-            }
-
-            fn move_offset<'c>(
-                connection: &'c mut <$db as sqlx::Database>::Connection,
-                id: &'c crate::domain::FileId,
-                expected: i64,
-                offset: i64,
-            ) -> impl std::future::Future<Output = Result<bool, crate::store::StoreError>> + Send + 'c {
-                super::resumable_uploads::move_offset(connection, id, expected, offset)
-            }
-
-            fn store_chunks<'c>(
-                connection: &'c mut <$db as sqlx::Database>::Connection,
-                id: &'c crate::domain::FileId,
-                first_idx: i64,
-                chunks: Vec<bytes::Bytes>,
-            ) -> impl std::future::Future<Output = Result<(), crate::store::StoreError>> + Send + 'c {
-                super::resumable_uploads::store_chunks(connection, id, first_idx, chunks)
-            }
-
-            fn put_back_chunk<'c>(
-                connection: &'c mut <$db as sqlx::Database>::Connection,
-                id: &'c crate::domain::FileId,
-                idx: i64,
-                partial: bytes::Bytes,
-            ) -> impl std::future::Future<Output = Result<(), crate::store::StoreError>> + Send + 'c {
-                super::resumable_uploads::put_back_chunk(connection, id, idx, partial)
-            }
-
-            fn delete_chunks_from<'c>(
-                connection: &'c mut <$db as sqlx::Database>::Connection,
-                id: &'c crate::domain::FileId,
-                idx: i64,
-            ) -> impl std::future::Future<Output = Result<(), crate::store::StoreError>> + Send + 'c {
-                super::resumable_uploads::delete_chunks_from(connection, id, idx)
-            }
-
-            fn finish_expiry<'c>(
-                connection: &'c mut <$db as sqlx::Database>::Connection,
-                id: &'c crate::domain::FileId,
-                expires_at: Option<i64>,
-            ) -> impl std::future::Future<Output = Result<(), crate::store::StoreError>> + Send + 'c {
-                super::resumable_uploads::finish_expiry(connection, id, expires_at)
-            }
-
-            fn replace_deletion_token<'c>(
-                connection: &'c mut <$db as sqlx::Database>::Connection,
-                id: &'c crate::domain::FileId,
-                token_sha256: &'c str,
-            ) -> impl std::future::Future<Output = Result<(), crate::store::StoreError>> + Send + 'c {
-                super::resumable_uploads::replace_deletion_token(connection, id, token_sha256)
-            }
-
-            fn delete_finished_resumable<'c>(
-                connection: &'c mut <$db as sqlx::Database>::Connection,
-                id: &'c crate::domain::FileId,
-                offset: i64,
-            ) -> impl std::future::Future<Output = Result<bool, crate::store::StoreError>> + Send + 'c {
-                super::resumable_uploads::delete_finished_resumable(connection, id, offset)
-            }
-
-            fn insert_concatenated<'c>(
-                connection: &'c mut <$db as sqlx::Database>::Connection,
-                id: &'c crate::domain::FileId,
-                upload_concat: &'c str,
-            ) -> impl std::future::Future<Output = Result<(), crate::store::StoreError>> + Send + 'c {
-                super::resumable_uploads::insert_concatenated(connection, id, upload_concat)
-            }
-
-            fn consume_part<'c>(
-                connection: &'c mut <$db as sqlx::Database>::Connection,
-                part: &'c crate::domain::FileId,
-            ) -> impl std::future::Future<Output = Result<bool, crate::store::StoreError>> + Send + 'c {
-                super::resumable_uploads::consume_part(connection, part)
-            }
-
-            fn delete_resumable<'c>(
-                connection: &'c mut <$db as sqlx::Database>::Connection,
-                id: &'c crate::domain::FileId,
-            ) -> impl std::future::Future<Output = Result<(), crate::store::StoreError>> + Send + 'c {
-                super::resumable_uploads::delete_resumable(connection, id)
-            }
-        }
-    };
-}
-
-pub(crate) use statements;

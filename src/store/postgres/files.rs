@@ -156,27 +156,6 @@ impl Store {
         make_visible(&self.pool, id, file_size, sha256, crc32, None).await
     }
 
-    /// Makes a set of fully written uploads visible in one transaction: all of them or none.
-    #[tracing::instrument(skip_all, fields(files = files.len()))]
-    pub async fn finish_uploads_together(&self, files: &[SealedFile]) -> Result<(), StoreError> {
-        let mut transaction = self.pool.begin().await?;
-        for file in files {
-            let finished = sqlx::query(FINISH_TOGETHER)
-                .bind(file.file_size)
-                .bind(&file.sha256)
-                .bind(i64::from(file.crc32))
-                .bind(&file.note)
-                .bind(file.id.as_str())
-                .execute(&mut *transaction)
-                .await?;
-            if finished.rows_affected() != 1 {
-                return Err(StoreError::Database(sqlx::Error::RowNotFound)); // dropping the transaction rolls back
-            }
-        }
-        transaction.commit().await?;
-        Ok(())
-    }
-
     /// A file anyone with its link may see, or `None`.
     #[tracing::instrument(skip(self))]
     pub async fn find_file(&self, id: &FileId, now: i64) -> Result<Option<FileRecord>, StoreError> {
@@ -417,4 +396,18 @@ impl Store {
     pub(super) async fn mark_upload_deleted(&self, id: &str) -> Result<u64, StoreError> {
         Ok(sqlx::query(MARK_UPLOAD_DELETED).bind(id).execute(&self.pool).await?.rows_affected())
     }
+}
+
+/// Turns the 'uploading' row of `file` 'ready' with its size, hashes and note; false when it is
+/// not uploading (any more).
+pub(super) async fn finish_sealed(connection: &mut sqlx::PgConnection, file: &SealedFile) -> Result<bool, StoreError> {
+    let finished = sqlx::query(FINISH_TOGETHER)
+        .bind(file.file_size)
+        .bind(&file.sha256)
+        .bind(i64::from(file.crc32))
+        .bind(&file.note)
+        .bind(file.id.as_str())
+        .execute(connection)
+        .await?;
+    Ok(finished.rows_affected() == 1)
 }

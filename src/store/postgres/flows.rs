@@ -1,4 +1,7 @@
 //! PostgreSQL's statements for the store's flows (`store::flows`): its functions of the same names.
 
-crate::store::flows::statements!(sqlx::Postgres, pool);
-crate::store::flows::resumable_uploads::statements!(sqlx::Postgres);
+crate::store::flows::backend!(sqlx::Postgres, pool);
+crate::store::flows::statements!();
+crate::store::flows::resumable_uploads::statements!();
+crate::store::flows::shares::statements!();
+crate::store::flows::files::statements!();

@@ -1,13 +1,12 @@
 //! Share rows and their member files on PostgreSQL. Counts and total sizes come from the files'
 //! stored sizes, never from chunk rows.
 
-use sqlx::{PgConnection, Postgres, Transaction};
+use sqlx::PgConnection;
 
 use super::store::Store;
-use crate::domain::{FileId, FileName, FolderPath, ShareChanges, ShareId, ShareMember, ShareRecord, ShareWrite};
+use crate::domain::{FileId, FileName, ShareChanges, ShareId, ShareMember, ShareRecord};
 use crate::domain::{ShareCursor, ShareMembership};
 use crate::store::rows::{ShareMemberRow, ShareRow, decode_error, record, records};
-use crate::store::rules::{MEMBER_BATCH, distinct_members};
 use crate::store::{NewShare, StoreError};
 
 pub(super) const CREATE_SHARE: &str = "INSERT INTO shares (id, name, note, created_at, updated_at, expires_at, \
@@ -103,38 +102,10 @@ pub(super) const COUNT_SHARE_DOWNLOAD: &str = concat!(
 );
 
 impl Store {
-    /// Creates a share holding `files` in this order, in one transaction; `NoFile` if one of them
-    /// is not a visible file (then nothing is stored).
-    #[tracing::instrument(skip_all, fields(share_id = %share.id, files = files.len()))]
-    pub async fn create_share(
-        &self,
-        share: &NewShare<'_>,
-        files: &[(FileId, FolderPath)],
-        now: i64,
-    ) -> Result<ShareWrite, StoreError> {
-        let mut transaction = self.pool.begin().await?;
-        sqlx::query(CREATE_SHARE)
-            .bind(share.id.as_str())
-            .bind(share.name.as_str())
-            .bind(share.note)
-            .bind(now)
-            .bind(share.expires_at)
-            .bind(share.max_downloads)
-            .bind(share.password_hash)
-            .execute(&mut *transaction)
-            .await?;
-        if let Some(missing) = add_members(&mut transaction, share.id, files, now).await? {
-            transaction.rollback().await?;
-            return Ok(ShareWrite::NoFile(missing));
-        }
-        transaction.commit().await?;
-        Ok(self.find_share(share.id, now).await?.map_or(ShareWrite::NoShare, ShareWrite::Done))
-    }
-
     /// A share anyone with its link may see, or `None`.
     #[tracing::instrument(skip(self))]
     pub async fn find_share(&self, id: &ShareId, now: i64) -> Result<Option<ShareRecord>, StoreError> {
-        record(sqlx::query_as::<_, ShareRow>(FIND_SHARE).bind(now).bind(id.as_str()).fetch_optional(&self.pool).await?)
+        visible_share(&mut *self.pool.acquire().await?, id, now).await
     }
 
     /// The password hash of a visible share; `None` when it has none (or is gone).
@@ -197,57 +168,6 @@ impl Store {
         records(rows)
     }
 
-    /// Applies an owner's edit in one transaction.
-    #[tracing::instrument(skip(self, changes))]
-    pub async fn update_share(&self, id: &ShareId, changes: &ShareChanges, now: i64) -> Result<ShareWrite, StoreError> {
-        let mut transaction = self.pool.begin().await?;
-        let set_changes = !changes.add.is_empty() || !changes.remove.is_empty();
-        let (set_note, note) = (changes.note.is_some(), changes.note.clone().flatten());
-        let (set_expiry, expires_at) = (changes.expires_at.is_some(), changes.expires_at.flatten());
-        let (set_limit, max_downloads) = (changes.max_downloads.is_some(), changes.max_downloads.flatten());
-        let (set_password, password_hash) = (changes.password_hash.is_some(), changes.password_hash.clone().flatten());
-        let updated = sqlx::query(UPDATE_SHARE)
-            .bind(now)
-            .bind(id.as_str())
-            .bind(changes.name.as_ref().map(FileName::as_str))
-            .bind(set_note)
-            .bind(note)
-            .bind(set_expiry)
-            .bind(expires_at)
-            .bind(set_limit)
-            .bind(max_downloads)
-            .bind(set_password)
-            .bind(password_hash)
-            .bind(set_changes)
-            .execute(&mut *transaction)
-            .await?;
-        if updated.rows_affected() != 1 {
-            return Ok(ShareWrite::NoShare); // dropping the transaction rolls back
-        }
-        for file in &changes.remove {
-            sqlx::query(REMOVE_MEMBER).bind(id.as_str()).bind(file.as_str()).execute(&mut *transaction).await?;
-        }
-        if let Some(missing) = add_members(&mut transaction, id, &changes.add, now).await? {
-            return Ok(ShareWrite::NoFile(missing));
-        }
-        transaction.commit().await?;
-        let row =
-            sqlx::query_as::<_, ShareRow>(SHARE_AS_IS).bind(now).bind(id.as_str()).fetch_optional(&self.pool).await?;
-        Ok(record(row)?.map_or(ShareWrite::NoShare, ShareWrite::Done))
-    }
-
-    /// Deletes a share; its files stay unless `with_files` (then hidden in the same transaction).
-    #[tracing::instrument(skip(self))]
-    pub async fn delete_share(&self, id: &ShareId, with_files: bool, now: i64) -> Result<bool, StoreError> {
-        let mut transaction = self.pool.begin().await?;
-        if with_files {
-            sqlx::query(DELETE_SHARE_FILES).bind(now).bind(id.as_str()).execute(&mut *transaction).await?;
-        }
-        let deleted = sqlx::query(DELETE_SHARE).bind(id.as_str()).execute(&mut *transaction).await?;
-        transaction.commit().await?;
-        Ok(deleted.rows_affected() == 1)
-    }
-
     /// Counts one download of a share's zip, atomically against its limit.
     #[tracing::instrument(skip(self))]
     pub async fn count_share_download(&self, id: &ShareId, now: i64) -> Result<bool, StoreError> {
@@ -256,32 +176,133 @@ impl Store {
     }
 }
 
-/// Appends `files` to a share after its last position, a batch per statement (see the SQLite
-/// store's `add_members`). Returns the first file that is not visible.
-async fn add_members(
-    transaction: &mut Transaction<'_, Postgres>,
-    share: &ShareId,
-    files: &[(FileId, FolderPath)],
+/// The row of a new share.
+pub(super) async fn insert_share(
+    connection: &mut PgConnection,
+    share: &NewShare<'_>,
     now: i64,
-) -> Result<Option<FileId>, StoreError> {
-    let connection: &mut PgConnection = transaction;
-    let mut position: i64 = sqlx::query_scalar(NEXT_POSITION).bind(share.as_str()).fetch_one(&mut *connection).await?;
-    for batch in distinct_members(files).chunks(MEMBER_BATCH) {
-        let (ids, folders): (Vec<&str>, Vec<&str>) = batch.iter().copied().unzip();
-        let missing: Option<String> =
-            sqlx::query_scalar(FIRST_MISSING_MEMBER).bind(now).bind(&ids).fetch_optional(&mut *connection).await?;
-        if let Some(missing) = missing {
-            return Ok(Some(FileId::try_from(missing).map_err(|e| decode_error("file_id", e))?));
-        }
-        sqlx::query(ADD_MEMBERS)
-            .bind(now)
-            .bind(share.as_str())
-            .bind(position)
-            .bind(&ids)
-            .bind(&folders)
-            .execute(&mut *connection)
-            .await?;
-        position += batch.len() as i64;
-    }
-    Ok(None)
+) -> Result<(), StoreError> {
+    sqlx::query(CREATE_SHARE)
+        .bind(share.id.as_str())
+        .bind(share.name.as_str())
+        .bind(share.note)
+        .bind(now)
+        .bind(share.expires_at)
+        .bind(share.max_downloads)
+        .bind(share.password_hash)
+        .execute(connection)
+        .await?;
+    Ok(())
+}
+
+/// A share anyone with its link may see, or `None`.
+pub(super) async fn visible_share(
+    connection: &mut PgConnection,
+    id: &ShareId,
+    now: i64,
+) -> Result<Option<ShareRecord>, StoreError> {
+    record(sqlx::query_as::<_, ShareRow>(FIND_SHARE).bind(now).bind(id.as_str()).fetch_optional(connection).await?)
+}
+
+/// A share as it is, visible or not.
+pub(super) async fn share_as_is(
+    connection: &mut PgConnection,
+    id: &ShareId,
+    now: i64,
+) -> Result<Option<ShareRecord>, StoreError> {
+    record(sqlx::query_as::<_, ShareRow>(SHARE_AS_IS).bind(now).bind(id.as_str()).fetch_optional(connection).await?)
+}
+
+/// Applies an edit's own fields to a visible share; false when there is none.
+pub(super) async fn update_share_row(
+    connection: &mut PgConnection,
+    id: &ShareId,
+    changes: &ShareChanges,
+    now: i64,
+) -> Result<bool, StoreError> {
+    let set_changes = !changes.add.is_empty() || !changes.remove.is_empty();
+    let (set_note, note) = (changes.note.is_some(), changes.note.clone().flatten());
+    let (set_expiry, expires_at) = (changes.expires_at.is_some(), changes.expires_at.flatten());
+    let (set_limit, max_downloads) = (changes.max_downloads.is_some(), changes.max_downloads.flatten());
+    let (set_password, password_hash) = (changes.password_hash.is_some(), changes.password_hash.clone().flatten());
+    let updated = sqlx::query(UPDATE_SHARE)
+        .bind(now)
+        .bind(id.as_str())
+        .bind(changes.name.as_ref().map(FileName::as_str))
+        .bind(set_note)
+        .bind(note)
+        .bind(set_expiry)
+        .bind(expires_at)
+        .bind(set_limit)
+        .bind(max_downloads)
+        .bind(set_password)
+        .bind(password_hash)
+        .bind(set_changes)
+        .execute(connection)
+        .await?;
+    Ok(updated.rows_affected() == 1)
+}
+
+/// Takes `file` out of `share`.
+pub(super) async fn remove_member(
+    connection: &mut PgConnection,
+    share: &ShareId,
+    file: &FileId,
+) -> Result<(), StoreError> {
+    sqlx::query(REMOVE_MEMBER).bind(share.as_str()).bind(file.as_str()).execute(connection).await?;
+    Ok(())
+}
+
+/// The position after a share's last member.
+pub(super) async fn next_member_position(connection: &mut PgConnection, share: &ShareId) -> Result<i64, StoreError> {
+    Ok(sqlx::query_scalar(NEXT_POSITION).bind(share.as_str()).fetch_one(connection).await?)
+}
+
+/// The first of `batch` (file id, folder) that is not a visible file.
+pub(super) async fn first_missing_member(
+    connection: &mut PgConnection,
+    batch: &[(&str, &str)],
+    now: i64,
+) -> Result<Option<String>, StoreError> {
+    let ids: Vec<&str> = batch.iter().map(|(id, _)| *id).collect();
+    let missing: Option<String> =
+        sqlx::query_scalar(FIRST_MISSING_MEMBER).bind(now).bind(&ids).fetch_optional(connection).await?;
+    Ok(missing)
+}
+
+/// Adds `batch` (file id, folder) to `share` from `position` on, in the batch's order; a file
+/// already in it only moves to its new folder.
+pub(super) async fn insert_members(
+    connection: &mut PgConnection,
+    share: &ShareId,
+    position: i64,
+    batch: &[(&str, &str)],
+    now: i64,
+) -> Result<(), StoreError> {
+    let (ids, folders): (Vec<&str>, Vec<&str>) = batch.iter().copied().unzip();
+    sqlx::query(ADD_MEMBERS)
+        .bind(now)
+        .bind(share.as_str())
+        .bind(position)
+        .bind(&ids)
+        .bind(&folders)
+        .execute(connection)
+        .await?;
+    Ok(())
+}
+
+/// Hides the visible files of `share` (the clean-up purges them).
+pub(super) async fn hide_share_files(
+    connection: &mut PgConnection,
+    share: &ShareId,
+    now: i64,
+) -> Result<(), StoreError> {
+    sqlx::query(DELETE_SHARE_FILES).bind(now).bind(share.as_str()).execute(connection).await?;
+    Ok(())
+}
+
+/// Deletes the row of `share` (its members go with it); false when there was none.
+pub(super) async fn delete_share_row(connection: &mut PgConnection, share: &ShareId) -> Result<bool, StoreError> {
+    let deleted = sqlx::query(DELETE_SHARE).bind(share.as_str()).execute(connection).await?;
+    Ok(deleted.rows_affected() == 1)
 }

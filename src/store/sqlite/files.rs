@@ -72,30 +72,6 @@ impl Store {
         make_visible(&self.writer, id, file_size, sha256, crc32, None).await
     }
 
-    /// Makes a set of fully written uploads visible in one transaction: all of them or none.
-    #[tracing::instrument(skip_all, fields(files = files.len()))]
-    pub async fn finish_uploads_together(&self, files: &[SealedFile]) -> Result<(), StoreError> {
-        let mut transaction = self.writer.begin().await?;
-        for file in files {
-            let id = file.id.as_str();
-            let finished = sqlx::query!(
-                "UPDATE files SET state = 'ready', file_size = ?, sha256 = ?, crc32 = ?, note = ? WHERE id = ? AND state = 'uploading'",
-                file.file_size,
-                file.sha256,
-                file.crc32,
-                file.note,
-                id,
-            )
-            .execute(&mut *transaction)
-            .await?;
-            if finished.rows_affected() != 1 {
-                return Err(StoreError::Database(sqlx::Error::RowNotFound)); // dropping the transaction rolls back
-            }
-        }
-        transaction.commit().await?;
-        Ok(())
-    }
-
     /// A file anyone with its link may see, or `None`.
     #[tracing::instrument(skip(self))]
     pub async fn find_file(&self, id: &FileId, now: i64) -> Result<Option<FileRecord>, StoreError> {
@@ -429,6 +405,26 @@ impl Store {
             .await?;
         Ok(result.rows_affected())
     }
+}
+
+/// Turns the 'uploading' row of `file` 'ready' with its size, hashes and note; false when it is
+/// not uploading (any more).
+pub(super) async fn finish_sealed(
+    connection: &mut sqlx::SqliteConnection,
+    file: &SealedFile,
+) -> Result<bool, StoreError> {
+    let id = file.id.as_str();
+    let finished = sqlx::query!(
+        "UPDATE files SET state = 'ready', file_size = ?, sha256 = ?, crc32 = ?, note = ? WHERE id = ? AND state = 'uploading'",
+        file.file_size,
+        file.sha256,
+        file.crc32,
+        file.note,
+        id,
+    )
+    .execute(connection)
+    .await?;
+    Ok(finished.rows_affected() == 1)
 }
 
 #[cfg(test)]

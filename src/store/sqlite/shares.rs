@@ -4,60 +4,15 @@
 use super::rows::{FileRow, ShareMemberRow, ShareRow, decode_error, record, records};
 use super::store::Store;
 use crate::domain::ShareCursor;
-use crate::domain::{
-    FileId, FileName, FileRecord, FolderPath, ShareChanges, ShareId, ShareMember, ShareMembership, ShareRecord,
-    ShareWrite,
-};
-use crate::store::rules::{MEMBER_BATCH, distinct_members};
+use crate::domain::{FileId, FileName, FileRecord, ShareChanges, ShareId, ShareMember, ShareMembership, ShareRecord};
 use crate::store::{NewShare, StoreError};
+use sqlx::SqliteConnection;
 
 impl Store {
-    /// Creates a share holding `files` in this order, in one transaction; `NoFile` if one of them
-    /// is not a visible file (then nothing is stored).
-    #[tracing::instrument(skip_all, fields(share_id = %share.id, files = files.len()))]
-    pub async fn create_share(
-        &self,
-        share: &NewShare<'_>,
-        files: &[(FileId, FolderPath)],
-        now: i64,
-    ) -> Result<ShareWrite, StoreError> {
-        let mut transaction = self.writer.begin().await?;
-        let (id, name) = (share.id.as_str(), share.name.as_str());
-        sqlx::query!(
-            "INSERT INTO shares (id, name, note, created_at, updated_at, expires_at, max_downloads, password_hash) \
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            id,
-            name,
-            share.note,
-            now,
-            now,
-            share.expires_at,
-            share.max_downloads,
-            share.password_hash,
-        )
-        .execute(&mut *transaction)
-        .await?;
-        if let Some(missing) = add_members(&mut transaction, share.id, files, now).await? {
-            transaction.rollback().await?;
-            return Ok(ShareWrite::NoFile(missing));
-        }
-        transaction.commit().await?;
-        Ok(self.find_share(share.id, now).await?.map_or(ShareWrite::NoShare, ShareWrite::Done))
-    }
-
     /// A share anyone with its link may see, or `None`.
     #[tracing::instrument(skip(self))]
     pub async fn find_share(&self, id: &ShareId, now: i64) -> Result<Option<ShareRecord>, StoreError> {
-        let id = id.as_str();
-        let row = sql!(
-            query_as ShareRow,
-            ["SELECT " SHARE_COLUMNS " FROM shares WHERE shares.id = ?2 AND " SHARE_VISIBLE],
-            now,
-            id
-        )
-        .fetch_optional(&self.reader)
-        .await?;
-        record(row)
+        visible_share(&mut *self.reader.acquire().await?, id, now).await
     }
 
     /// The password hash of a visible share; `None` when it has none (or is gone).
@@ -176,88 +131,6 @@ impl Store {
         records(rows)
     }
 
-    /// Applies an owner's edit in one transaction.
-    #[tracing::instrument(skip(self, changes))]
-    pub async fn update_share(&self, id: &ShareId, changes: &ShareChanges, now: i64) -> Result<ShareWrite, StoreError> {
-        let mut transaction = self.writer.begin().await?;
-        let set_changes = !changes.add.is_empty() || !changes.remove.is_empty();
-        let (share_id, name) = (id.as_str(), changes.name.as_ref().map(FileName::as_str));
-        // Each `CASE WHEN ?n`: whether the edit sets that field; `?n+1`: its new value.
-        let (set_note, note) = (changes.note.is_some(), changes.note.clone().flatten());
-        let (set_expiry, expires_at) = (changes.expires_at.is_some(), changes.expires_at.flatten());
-        let (set_limit, max_downloads) = (changes.max_downloads.is_some(), changes.max_downloads.flatten());
-        let (set_password, password_hash) = (changes.password_hash.is_some(), changes.password_hash.clone().flatten());
-        let updated = sql!(
-            query,
-            [
-                "UPDATE shares SET \
-                   name = COALESCE(?3, name), \
-                   note = CASE WHEN ?4 THEN ?5 ELSE note END, \
-                   expires_at = CASE WHEN ?6 THEN ?7 ELSE expires_at END, \
-                   max_downloads = CASE WHEN ?8 THEN ?9 ELSE max_downloads END, \
-                   password_hash = CASE WHEN ?10 THEN ?11 ELSE password_hash END, \
-                   updated_at = CASE WHEN ?12 THEN MAX(updated_at + 1, ?1) ELSE updated_at END \
-                 WHERE shares.id = ?2 AND " SHARE_VISIBLE
-            ],
-            now,
-            share_id,
-            name,
-            set_note,
-            note,
-            set_expiry,
-            expires_at,
-            set_limit,
-            max_downloads,
-            set_password,
-            password_hash,
-            set_changes,
-        )
-        .execute(&mut *transaction)
-        .await?;
-        if updated.rows_affected() != 1 {
-            return Ok(ShareWrite::NoShare); // dropping the transaction rolls back
-        }
-        for file in &changes.remove {
-            let file = file.as_str();
-            sqlx::query!("DELETE FROM share_files WHERE share_id = ? AND file_id = ?", share_id, file)
-                .execute(&mut *transaction)
-                .await?;
-        }
-        if let Some(missing) = add_members(&mut transaction, id, &changes.add, now).await? {
-            return Ok(ShareWrite::NoFile(missing));
-        }
-        transaction.commit().await?;
-        // Read through the writer: a reader might not see this commit yet.
-        let row = sql!(query_as ShareRow, ["SELECT " SHARE_COLUMNS " FROM shares WHERE shares.id = ?2"], now, share_id)
-            .fetch_optional(&self.writer)
-            .await?;
-        Ok(record(row)?.map_or(ShareWrite::NoShare, ShareWrite::Done))
-    }
-
-    /// Deletes a share; its files stay unless `with_files`, in which case they are hidden in the
-    /// same transaction (and purged by the clean-up). False when there was no such share.
-    #[tracing::instrument(skip(self))]
-    pub async fn delete_share(&self, id: &ShareId, with_files: bool, now: i64) -> Result<bool, StoreError> {
-        let id = id.as_str();
-        let mut transaction = self.writer.begin().await?;
-        if with_files {
-            sql!(
-                query,
-                [
-                    "UPDATE files SET state = 'deleted' WHERE " VISIBLE
-                    " AND id IN (SELECT file_id FROM share_files WHERE share_id = ?2)"
-                ],
-                now,
-                id
-            )
-            .execute(&mut *transaction)
-            .await?;
-        }
-        let deleted = sqlx::query!("DELETE FROM shares WHERE id = ?", id).execute(&mut *transaction).await?;
-        transaction.commit().await?;
-        Ok(deleted.rows_affected() == 1)
-    }
-
     /// Counts one download of a share's zip, atomically against its limit (like `count_download`).
     #[tracing::instrument(skip(self))]
     pub async fn count_share_download(&self, id: &ShareId, now: i64) -> Result<bool, StoreError> {
@@ -308,55 +181,210 @@ impl Store {
     }
 }
 
-/// Appends `files` to a share after its last position (a file already in it moves to its new
-/// folder and keeps its place). Returns the first file that is not visible, if any. A batch of
-/// members per statement and the last position read once: 10,000 members, one INSERT and a MAX
-/// over the share each, held the writer about 40 s.
-async fn add_members(
-    transaction: &mut sqlx::SqliteConnection,
-    share: &ShareId,
-    files: &[(FileId, FolderPath)],
+/// The row of a new share.
+pub(super) async fn insert_share(
+    connection: &mut SqliteConnection,
+    share: &NewShare<'_>,
     now: i64,
-) -> Result<Option<FileId>, StoreError> {
+) -> Result<(), StoreError> {
+    let (id, name) = (share.id.as_str(), share.name.as_str());
+    sqlx::query!(
+        "INSERT INTO shares (id, name, note, created_at, updated_at, expires_at, max_downloads, password_hash) \
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        id,
+        name,
+        share.note,
+        now,
+        now,
+        share.expires_at,
+        share.max_downloads,
+        share.password_hash,
+    )
+    .execute(connection)
+    .await?;
+    Ok(())
+}
+
+/// A share anyone with its link may see, or `None`.
+pub(super) async fn visible_share(
+    connection: &mut SqliteConnection,
+    id: &ShareId,
+    now: i64,
+) -> Result<Option<ShareRecord>, StoreError> {
+    let id = id.as_str();
+    let row = sql!(
+        query_as ShareRow,
+        ["SELECT " SHARE_COLUMNS " FROM shares WHERE shares.id = ?2 AND " SHARE_VISIBLE],
+        now,
+        id
+    )
+    .fetch_optional(connection)
+    .await?;
+    record(row)
+}
+
+/// A share as it is, visible or not.
+pub(super) async fn share_as_is(
+    connection: &mut SqliteConnection,
+    id: &ShareId,
+    now: i64,
+) -> Result<Option<ShareRecord>, StoreError> {
+    let share_id = id.as_str();
+    let row = sql!(query_as ShareRow, ["SELECT " SHARE_COLUMNS " FROM shares WHERE shares.id = ?2"], now, share_id)
+        .fetch_optional(connection)
+        .await?;
+    record(row)
+}
+
+/// Applies an edit's own fields to a visible share; false when there is none.
+pub(super) async fn update_share_row(
+    connection: &mut SqliteConnection,
+    id: &ShareId,
+    changes: &ShareChanges,
+    now: i64,
+) -> Result<bool, StoreError> {
+    let set_changes = !changes.add.is_empty() || !changes.remove.is_empty();
+    let (share_id, name) = (id.as_str(), changes.name.as_ref().map(FileName::as_str));
+    // Each `CASE WHEN ?n`: whether the edit sets that field; `?n+1`: its new value.
+    let (set_note, note) = (changes.note.is_some(), changes.note.clone().flatten());
+    let (set_expiry, expires_at) = (changes.expires_at.is_some(), changes.expires_at.flatten());
+    let (set_limit, max_downloads) = (changes.max_downloads.is_some(), changes.max_downloads.flatten());
+    let (set_password, password_hash) = (changes.password_hash.is_some(), changes.password_hash.clone().flatten());
+    let updated = sql!(
+        query,
+        [
+            "UPDATE shares SET \
+               name = COALESCE(?3, name), \
+               note = CASE WHEN ?4 THEN ?5 ELSE note END, \
+               expires_at = CASE WHEN ?6 THEN ?7 ELSE expires_at END, \
+               max_downloads = CASE WHEN ?8 THEN ?9 ELSE max_downloads END, \
+               password_hash = CASE WHEN ?10 THEN ?11 ELSE password_hash END, \
+               updated_at = CASE WHEN ?12 THEN MAX(updated_at + 1, ?1) ELSE updated_at END \
+             WHERE shares.id = ?2 AND " SHARE_VISIBLE
+        ],
+        now,
+        share_id,
+        name,
+        set_note,
+        note,
+        set_expiry,
+        expires_at,
+        set_limit,
+        max_downloads,
+        set_password,
+        password_hash,
+        set_changes,
+    )
+    .execute(connection)
+    .await?;
+    Ok(updated.rows_affected() == 1)
+}
+
+/// Takes `file` out of `share`.
+pub(super) async fn remove_member(
+    connection: &mut SqliteConnection,
+    share: &ShareId,
+    file: &FileId,
+) -> Result<(), StoreError> {
+    let (share_id, file) = (share.as_str(), file.as_str());
+    sqlx::query!("DELETE FROM share_files WHERE share_id = ? AND file_id = ?", share_id, file)
+        .execute(connection)
+        .await?;
+    Ok(())
+}
+
+/// The position after a share's last member.
+pub(super) async fn next_member_position(
+    connection: &mut SqliteConnection,
+    share: &ShareId,
+) -> Result<i64, StoreError> {
     let share = share.as_str();
-    let mut position = sqlx::query_scalar!(
+    let position = sqlx::query_scalar!(
         "SELECT COALESCE(MAX(position) + 1, 0) AS \"next!: i64\" FROM share_files WHERE share_id = ?",
         share
     )
-    .fetch_one(&mut *transaction)
+    .fetch_one(connection)
     .await?;
-    for batch in distinct_members(files).chunks(MEMBER_BATCH) {
-        // `[[file id, folder], ...]`, read back by json_each in the batch's order.
-        let batch_json =
-            serde_json::to_string(batch).map_err(|error| StoreError::Database(sqlx::Error::Encode(Box::new(error))))?;
-        let missing = sql!(
-            query_scalar,
-            [
-                "SELECT batch.value ->> '$[0]' AS \"file_id!: String\" FROM json_each(?2) AS batch                  WHERE NOT EXISTS (SELECT 1 FROM files WHERE files.id = batch.value ->> '$[0]' AND " VISIBLE ")                  ORDER BY batch.key LIMIT 1"
-            ],
-            now,
-            batch_json
-        )
-        .fetch_optional(&mut *transaction)
-        .await?;
-        if let Some(missing) = missing {
-            return Ok(Some(FileId::try_from(missing).map_err(|e| decode_error("file_id", e))?));
-        }
-        sql!(
-            query,
-            [
-                "INSERT INTO share_files (share_id, file_id, position, folder)                  SELECT ?2, files.id, ?3 + batch.key, batch.value ->> '$[1]'                  FROM json_each(?4) AS batch JOIN files ON files.id = batch.value ->> '$[0]'                  WHERE true ON CONFLICT (share_id, file_id) DO UPDATE SET folder = excluded.folder"
-            ],
-            now,
-            share,
-            position,
-            batch_json
-        )
-        .execute(&mut *transaction)
-        .await?;
-        position += batch.len() as i64;
-    }
-    Ok(None)
+    Ok(position)
+}
+
+/// The first of `batch` (file id, folder) that is not a visible file.
+pub(super) async fn first_missing_member(
+    connection: &mut SqliteConnection,
+    batch: &[(&str, &str)],
+    now: i64,
+) -> Result<Option<String>, StoreError> {
+    // `[[file id, folder], ...]`, read back by json_each in the batch's order.
+    let batch_json = members_json(batch)?;
+    let missing = sql!(
+        query_scalar,
+        [
+            "SELECT batch.value ->> '$[0]' AS \"file_id!: String\" FROM json_each(?2) AS batch                  WHERE NOT EXISTS (SELECT 1 FROM files WHERE files.id = batch.value ->> '$[0]' AND " VISIBLE ")                  ORDER BY batch.key LIMIT 1"
+        ],
+        now,
+        batch_json
+    )
+    .fetch_optional(connection)
+    .await?;
+    Ok(missing)
+}
+
+/// Adds `batch` (file id, folder) to `share` from `position` on, in the batch's order; a file
+/// already in it only moves to its new folder.
+pub(super) async fn insert_members(
+    connection: &mut SqliteConnection,
+    share: &ShareId,
+    position: i64,
+    batch: &[(&str, &str)],
+    now: i64,
+) -> Result<(), StoreError> {
+    let (share, batch_json) = (share.as_str(), members_json(batch)?);
+    sql!(
+        query,
+        [
+            "INSERT INTO share_files (share_id, file_id, position, folder)                  SELECT ?2, files.id, ?3 + batch.key, batch.value ->> '$[1]'                  FROM json_each(?4) AS batch JOIN files ON files.id = batch.value ->> '$[0]'                  WHERE true ON CONFLICT (share_id, file_id) DO UPDATE SET folder = excluded.folder"
+        ],
+        now,
+        share,
+        position,
+        batch_json
+    )
+    .execute(connection)
+    .await?;
+    Ok(())
+}
+
+/// `[[file id, folder], ...]`, as json_each reads a batch of members.
+fn members_json(batch: &[(&str, &str)]) -> Result<String, StoreError> {
+    serde_json::to_string(batch).map_err(|error| StoreError::Database(sqlx::Error::Encode(Box::new(error))))
+}
+
+/// Hides the visible files of `share` (the clean-up purges them).
+pub(super) async fn hide_share_files(
+    connection: &mut SqliteConnection,
+    share: &ShareId,
+    now: i64,
+) -> Result<(), StoreError> {
+    let id = share.as_str();
+    sql!(
+        query,
+        [
+            "UPDATE files SET state = 'deleted' WHERE " VISIBLE
+            " AND id IN (SELECT file_id FROM share_files WHERE share_id = ?2)"
+        ],
+        now,
+        id
+    )
+    .execute(connection)
+    .await?;
+    Ok(())
+}
+
+/// Deletes the row of `share` (its members go with it); false when there was none.
+pub(super) async fn delete_share_row(connection: &mut SqliteConnection, share: &ShareId) -> Result<bool, StoreError> {
+    let id = share.as_str();
+    let deleted = sqlx::query!("DELETE FROM shares WHERE id = ?", id).execute(connection).await?;
+    Ok(deleted.rows_affected() == 1)
 }
 
 #[cfg(test)]
