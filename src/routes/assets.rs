@@ -12,6 +12,7 @@ const ASSETS: &[(&str, &str, &str)] = &[
     ("app.js", JS, include_str!("../../static/app.js")),
     // The encrypted page's player, a service worker: see SERVICE_WORKER.
     (SERVICE_WORKER, JS, include_str!("../../static/stream-worker.js")),
+    ("js/age-download.js", JS, include_str!("../../static/js/age-download.js")),
     ("js/age-stream.js", JS, include_str!("../../static/js/age-stream.js")),
     ("js/age-worker.js", JS, include_str!("../../static/js/age-worker.js")),
     ("js/confirm.js", JS, include_str!("../../static/js/confirm.js")),
