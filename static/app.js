@@ -6,6 +6,7 @@
 
 import { initConfirmForms } from './js/confirm.js';
 import { initCopyButtons } from './js/copy.js';
+import { initEncryptedShare } from './js/encrypted-share.js';
 import { markCurrentNav } from './js/nav.js';
 import { initOpenEncrypted } from './js/open-encrypted.js';
 import { initShareSelected } from './js/shares.js';
@@ -23,3 +24,4 @@ initShareSelected();
 initWebhooks();
 initThumbnails();
 initOpenEncrypted();
+initEncryptedShare();

@@ -26,6 +26,23 @@ const MAC_CHARS: usize = 43;
 /// Columns of a full stanza body line.
 const BODY_COLUMNS: usize = 64;
 
+/// The member of an encrypted share that holds its files' real names, types and folders: an age
+/// file (the same key as the others) of JSON that only the page with the key reads.
+pub const ENCRYPTED_NAMES: &str = "encrypted-names.age";
+
+/// Whether `name` is one the upload page gives an encrypted file in place of its own, so that the
+/// server never learns it: `encrypted.age` (a file alone), `encrypted-N.age` (the N-th of an
+/// encrypted share) or `ENCRYPTED_NAMES`. Such a file is ciphertext whatever its type says: no
+/// page previews it.
+pub fn is_encrypted_placeholder(name: &str) -> bool {
+    let Some(stem) = name.strip_suffix(".age") else { return false };
+    match stem.strip_prefix("encrypted-") {
+        Some("names") => true,
+        Some(number) => !number.is_empty() && number.bytes().all(|byte| byte.is_ascii_digit()),
+        None => stem == "encrypted",
+    }
+}
+
 /// Why a body is not an age file, in one line for the client.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum AgeRefusal {
@@ -157,6 +174,16 @@ fn is_base64(text: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_the_upload_pages_placeholder_names_are_encrypted_placeholders() {
+        for name in ["encrypted.age", "encrypted-1.age", "encrypted-42.age", ENCRYPTED_NAMES] {
+            assert!(is_encrypted_placeholder(name), "{name}");
+        }
+        for name in ["encrypted-.age", "encrypted-1a.age", "report.age", "encrypted-1.age.txt", "encrypted"] {
+            assert!(!is_encrypted_placeholder(name), "{name}");
+        }
+    }
 
     const HEADER: &[u8] = b"age-encryption.org/v1\n-> X25519 TEiF0ypqr+bpvcqXNyCVJpL7OuwPdVwPL7KQEbFDOCc\nEmECAEcKN+n/Vs9SbWiV+Hu0r+E8R77DdWYyd83nw7U\n--- Vn+54jqiiUCE+WZcEVY3f1sqHjlu/z1LCQ/T7Xm7qI0\n";
 

@@ -32,7 +32,8 @@ mod zip_layout;
 
 pub use activity::{DAY_SECONDS, DayActivity, DayTotal, DiskSpace, activity_since, daily_activity};
 pub use age::{
-    AGE_CHUNK, AGE_INTRO, AgeCheck, AgeRefusal, MAX_AGE_HEADER, check_header, check_payload, looks_like_age,
+    AGE_CHUNK, AGE_INTRO, AgeCheck, AgeRefusal, ENCRYPTED_NAMES, MAX_AGE_HEADER, check_header, check_payload,
+    is_encrypted_placeholder, looks_like_age,
 };
 pub use api_token::ApiTokenRecord;
 pub use build_info::{COMMIT, LONG_VERSION, VERSION};

@@ -17,6 +17,7 @@ const ASSETS: &[(&str, &str, &str)] = &[
     ("js/age-worker.js", JS, include_str!("../../static/js/age-worker.js")),
     ("js/confirm.js", JS, include_str!("../../static/js/confirm.js")),
     ("js/copy.js", JS, include_str!("../../static/js/copy.js")),
+    ("js/encrypted-share.js", JS, include_str!("../../static/js/encrypted-share.js")),
     ("js/expiry.js", JS, include_str!("../../static/js/expiry.js")),
     ("js/format.js", JS, include_str!("../../static/js/format.js")),
     ("js/nav.js", JS, include_str!("../../static/js/nav.js")),
@@ -30,6 +31,7 @@ const ASSETS: &[(&str, &str, &str)] = &[
     ("js/upload-send.js", JS, include_str!("../../static/js/upload-send.js")),
     ("js/upload-sources.js", JS, include_str!("../../static/js/upload-sources.js")),
     ("js/webhooks.js", JS, include_str!("../../static/js/webhooks.js")),
+    ("js/zip-stream.js", JS, include_str!("../../static/js/zip-stream.js")),
     // tus-js-client's distributed build, as the version pinned in tests/tus/package.json ships it
     // (tests/tus checks the bytes), with its MIT licence.
     ("vendor/tus.min.js", JS, include_str!("../../static/vendor/tus.min.js")),

@@ -4,6 +4,8 @@ import { expiryHeaders, initExpiryField } from './expiry.js';
 import { formatBytes } from './format.js';
 import { UploadQueue } from './upload-queue.js';
 import { UploadRow } from './upload-row.js';
+import { newIdentity } from './age-stream.js';
+import { NAMES_FILE, namesFile, placeholderName } from './encrypted-share.js';
 import { createShare, filesOfEntry, folderOf, shareRow } from './shares.js';
 import { initDrops, initFolderPicker, initPaste, initPicker } from './upload-sources.js';
 
@@ -47,35 +49,68 @@ export function initUploadPage() {
     // A folder arrives as a File that fails to read halfway; say why instead of "network error".
     for (const folder of folders) new UploadRow(list, folder, before).failed('folders cannot be uploaded; zip the folder first');
     const noteText = note?.value.trim() ?? '';
-    // Each encrypted file has its own key, in its own link: no share of them (yet).
     const encrypted = encrypt?.checked ?? false;
-    if (encrypted) share = null;
-    if (!share && !encrypted && ((oneLink?.checked && files.length > 0) || (guestShares && files.length > 1))) {
+    if (!share && ((oneLink?.checked && files.length > 0) || (guestShares && files.length > 1))) {
       share = { name: shareName?.value.trim() || 'Shared files', folders: files.map(() => '') };
     }
+    // An encrypted share: one identity for the batch, and the server learns no name, not even
+    // the share's or a folder's; they travel in the share's names file (encrypted-share.js).
+    const sealed = encrypted && share ? { identity: newIdentity(), title: share.name } : null;
+    sealed?.identity.catch(() => {}); // each file's upload says so if it fails
     const shared = share ? shareRow(list, share.name, before) : null;
     const uploaded = [];
     files.forEach((file, index) => {
       const row = new UploadRow(list, file, before);
       row.encrypt = encrypted;
+      if (sealed) Object.assign(row, { identity: sealed.identity, placeholder: placeholderName(index + 1) });
       if (maxUpload !== null && file.size > maxUpload) {
         // The server would read the whole body before refusing it: say so before sending a byte.
         row.failed(`larger than the ${formatBytes(maxUpload)} limit per file`);
         return;
       }
       const settled = queue.add(row, headers, noteText);
-      if (share) uploaded.push(settled.then((done) => done && { id: done.id, folder: share.folders[index] }));
+      if (share) uploaded.push(settled.then((done) => done && { id: done.id, folder: share.folders[index], index }));
     });
     queue.pump();
     if (shared) {
       // One link for all once every file is in; files that failed are left out.
       Promise.all(uploaded).then(async (done) => {
-        const members = done.filter(Boolean);
+        let members = done.filter(Boolean);
         if (members.length === 0) return shared.failed('no file of it was uploaded');
-        const made = await createShare(share.name, members, sharesTo);
-        return made.error ? shared.failed(made.error) : shared.done(made);
+        let fragment = '';
+        if (sealed) {
+          const names = await sendNames(sealed, members, files, share.folders, headers, before);
+          if (!names) return shared.failed('the names of its files could not be uploaded');
+          // Every file at the share's root: the folders are in the names file only.
+          members = [...members.map(({ id }) => ({ id, folder: '' })), { id: names.id, folder: '' }];
+          fragment = `#${await sealed.identity}`;
+        } else {
+          members = members.map(({ id, folder }) => ({ id, folder }));
+        }
+        const made = await createShare(sealed ? 'Encrypted files' : share.name, members, sharesTo);
+        return made.error ? shared.failed(made.error) : shared.done({ ...made, url: `${made.url}${fragment}` });
       });
     }
+  }
+
+  /**
+   * The names file of an encrypted share (each uploaded file's real name, type and folder, by its
+   * placeholder), encrypted to the batch's identity and uploaded as `NAMES_FILE` with the batch's
+   * expiry: the uploaded file, or null.
+   */
+  function sendNames(sealed, members, files, folders, headers, before) {
+    const entries = members.map(({ index }) => ({
+      file: placeholderName(index + 1),
+      name: files[index].name,
+      type: files[index].type || 'application/octet-stream',
+      folder: folders[index] ?? '',
+      modified: files[index].lastModified,
+    }));
+    const row = new UploadRow(list, namesFile(sealed.title, entries), before);
+    Object.assign(row, { encrypt: true, identity: sealed.identity, placeholder: NAMES_FILE });
+    const settled = queue.add(row, headers, '');
+    queue.pump();
+    return settled;
   }
 
   /** A chosen folder's files (each with its `webkitRelativePath`) as one share named after it. */
@@ -112,14 +147,6 @@ export function initUploadPage() {
   if (fileInput) initPicker(fileInput, chooseButton, dropZone, upload);
   if (folderInput && chooseFolder && forOwner) initFolderPicker(folderInput, chooseFolder, uploadFolder);
   if (expiry && expiryDate) initExpiryField(expiry, expiryDate);
-  if (encrypt && oneLink) {
-    const followEncrypt = () => {
-      oneLink.disabled = encrypt.checked;
-      if (encrypt.checked) oneLink.checked = false;
-    };
-    encrypt.addEventListener('change', followEncrypt);
-    followEncrypt();
-  }
   initDrops(dropZone, (files, folderFiles, folderEntries) => dropped(files, folderFiles, folderEntries));
   initPaste(upload);
 

@@ -72,9 +72,11 @@ export async function sendFile(row, headers, uploadTo, forOwner) {
   if (!row.encrypt) return send(row, headers, uploadTo, forOwner, null);
   // Fail closed: any failure to encrypt fails the upload, and the server holds an upload that
   // says it is age-encrypted to that (a plaintext body is refused), whatever this code does.
+  // The files of an encrypted share share one identity (`row.identity`, a promise of it), each
+  // file under its own file key all the same.
   let sealing;
   try {
-    const identity = await newIdentity();
+    const identity = await (row.identity ?? newIdentity());
     sealing = { identity, sealer: await newSealer({ identity }) };
   } catch (error) {
     return { ok: false, reason: `could not encrypt: ${error?.message ?? error}` };
@@ -90,7 +92,10 @@ function encryptedLink(file, sealing, plain) {
 function send(row, headers, uploadTo, forOwner, sealing) {
   const endpoint = forOwner ? '/api/uploads' : `${uploadTo}uploads`;
   const metadata = metadataOf(row.file, headers);
-  if (sealing) Object.assign(metadata, { filename: 'encrypted.age', filetype: 'application/octet-stream', encryption: 'age' });
+  if (sealing) {
+    const filename = row.placeholder ?? 'encrypted.age';
+    Object.assign(metadata, { filename, filetype: 'application/octet-stream', encryption: 'age' });
+  }
   return new Promise((resolve) => {
     let file = null;
     const upload = new window.tus.Upload(row.file, {

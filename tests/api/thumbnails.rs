@@ -193,6 +193,31 @@ async fn a_share_of_photos_shows_their_thumbnails_without_counting_the_share() {
 }
 
 #[tokio::test]
+async fn a_member_under_an_encrypted_placeholder_name_gets_no_server_preview_whatever_its_type() {
+    let app = spawn_app().await;
+    let photo = app.upload("a.png", png(400, 300)).await;
+    // The upload page's placeholder, on a file whose stored type still says picture: ciphertext to
+    // the server, which must not try to show it (issue 29).
+    let renamed = app
+        .owner(Method::PATCH, &format!("/api/files/{}", id_of(&photo)))
+        .json(&json!({ "filename": "encrypted-1.age" }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(renamed.status(), StatusCode::OK);
+    let share = share_of(&app, &[&photo], None).await;
+    let share_url = share["url"].as_str().unwrap();
+    assert!(thumbnails_on(&app, share_url).await.is_empty());
+    let page = app.get(share_url).await.text().await.unwrap();
+    assert!(page.contains("data-encrypted=\"1\""), "the page's script is told which rows are ciphertext");
+    let key = page.split("data-key=\"").nth(1).unwrap().split('"').next().unwrap().to_owned();
+    for route in ["preview", "thumbnail"] {
+        let path = format!("/s/{}/{route}/{key}", share["id"].as_str().unwrap());
+        assert_eq!(app.get(&app.url(&path)).await.status(), StatusCode::NOT_FOUND, "{path}");
+    }
+}
+
+#[tokio::test]
 async fn the_files_page_shows_the_files_as_a_grid_of_thumbnails() {
     let app = spawn_app().await;
     let photo = app.upload("cat.png", png(500, 500)).await;

@@ -6,7 +6,9 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use askama::Template;
 
 use crate::domain::FileRecord;
-use crate::domain::{FolderPath, ShareRecord, has_thumbnail, human_size, member_key};
+use crate::domain::{
+    ENCRYPTED_NAMES, FolderPath, ShareRecord, has_thumbnail, human_size, is_encrypted_placeholder, member_key,
+};
 use crate::routes::error::AppError;
 use crate::routes::pages::page::page;
 use crate::routes::pages::views::{Layout, Preview, When};
@@ -24,7 +26,11 @@ struct ShareRow {
     folder: String,
     name: String,
     size: String,
+    size_bytes: i64,
     content_type: String,
+    /// Ciphertext under a placeholder name (`is_encrypted_placeholder`): the page's script shows
+    /// its real name from the share's `ENCRYPTED_NAMES` and decrypts it with the link's key.
+    encrypted: bool,
     /// `/s/{id}/f/{key}/{name}`; empty for a file with its own password or download limit,
     /// which the share does not serve.
     url: String,
@@ -53,9 +59,10 @@ fn previews_allowed(share: &ShareRecord) -> bool {
 }
 
 /// Whether a member may be previewed from its share: not one with a gate of its own (see
-/// `FileRecord::has_own_gate`), nor a large one.
+/// `FileRecord::has_own_gate`), nor a large one, nor ciphertext (an encrypted share's page shows
+/// its previews after decrypting them).
 fn previewable(file: &FileRecord) -> bool {
-    !file.has_own_gate() && file.file_size <= MAX_PREVIEW_BYTES
+    !file.has_own_gate() && file.file_size <= MAX_PREVIEW_BYTES && !is_encrypted_placeholder(file.filename.as_str())
 }
 
 #[derive(Template)]
@@ -73,6 +80,10 @@ struct SharePage {
     curl_command: String,
     share_id: String,
     rows: Vec<ShareRow>,
+    /// The link of the share's `ENCRYPTED_NAMES` member through the share, for the page's script
+    /// (static/js/encrypted-share.js); empty when the share has none, which is then a plain share.
+    names_url: String,
+    names_size: i64,
 }
 
 /// `GET`/`HEAD /s/{id}`: every file with its folder, size, type and link through the share, and
@@ -104,7 +115,10 @@ pub async fn share_page(
             true => Preview::of(&state.ctx, file, SHARE_TEXT_PREVIEW).await?,
             false => Preview::None,
         };
+        let encrypted = is_encrypted_placeholder(file.filename.as_str());
         rows.push(ShareRow {
+            encrypted,
+            size_bytes: file.file_size,
             folder: FolderPath::parse(&member.folder).as_str().to_owned(),
             name: file.filename.as_str().to_owned(),
             size: human_size(file.file_size),
@@ -119,6 +133,8 @@ pub async fn share_page(
             key,
         });
     }
+    let names = rows.iter().find(|row| row.encrypted && row.name == ENCRYPTED_NAMES && !row.url.is_empty());
+    let (names_url, names_size) = names.map_or((String::new(), 0), |row| (row.url.clone(), row.size_bytes));
     // Whole, so that the curl line works when pasted into a terminal.
     let zip_url = format!("{}/zip", state.share_url(&req, &share.id));
     let mut response = page(&SharePage {
@@ -133,6 +149,8 @@ pub async fn share_page(
         zip_url,
         share_id: share.id.to_string(),
         rows,
+        names_url,
+        names_size,
     })?;
     if share.password_protected {
         response.headers_mut().insert(header::CACHE_CONTROL, header::HeaderValue::from_static("private, no-cache"));
