@@ -218,6 +218,29 @@ async fn a_member_under_an_encrypted_placeholder_name_gets_no_server_preview_wha
 }
 
 #[tokio::test]
+async fn an_encrypted_shares_page_reads_its_names_without_using_up_its_download_limit() {
+    let app = spawn_app().await;
+    let names = app.upload("encrypted-names.age", b"age-encryption.org/v1\nnames".to_vec()).await;
+    let file = app.upload("encrypted-1.age", b"age-encryption.org/v1\nfile".to_vec()).await;
+    let share = share_of(&app, &[&names, &file], Some(1)).await;
+    let page = app.get(share["url"].as_str().unwrap()).await.text().await.unwrap();
+    let names_url = page.split("data-names-url=\"").nth(1).unwrap().split('"').next().unwrap().to_owned();
+    assert!(names_url.contains("/preview/"), "{names_url}");
+    for _ in 0..3 {
+        let answer = app.get(&app.url(&names_url)).await;
+        assert_eq!(answer.status(), StatusCode::OK);
+        assert_eq!(&answer.bytes().await.unwrap()[..], b"age-encryption.org/v1\nnames");
+    }
+    let shares: Vec<Value> = app.owner(Method::GET, "/api/shares").send().await.unwrap().json().await.unwrap();
+    assert_eq!(shares[0]["downloads"], 0, "reading the names is no download");
+    // Only the names: another member is not to be had uncounted by the same route.
+    let keys: Vec<&str> = page.split("data-key=\"").skip(1).map(|rest| rest.split('"').next().unwrap()).collect();
+    let other = keys.iter().find(|key| !names_url.ends_with(*key)).unwrap();
+    let path = format!("/s/{}/preview/{other}", share["id"].as_str().unwrap());
+    assert_eq!(app.get(&app.url(&path)).await.status(), StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
 async fn the_files_page_shows_the_files_as_a_grid_of_thumbnails() {
     let app = spawn_app().await;
     let photo = app.upload("cat.png", png(500, 500)).await;

@@ -37,6 +37,9 @@ struct ShareRow {
     preview: Preview,
     /// `/s/{id}/preview/{key}`, which never counts a download.
     preview_url: String,
+    /// For an `uncounted_names` member, its `preview_url`, which answers for it in any share;
+    /// empty otherwise.
+    names_url: String,
     /// `/s/{id}/thumbnail/{key}` for a picture the share may show (then shown in place of the
     /// preview, linking to it); empty for any other file.
     thumbnail_url: String,
@@ -51,6 +54,18 @@ const MAX_PREVIEWS: usize = 50;
 /// must not be a way to fetch whole large files past the share's counting. Larger ones get their
 /// download link only.
 const MAX_PREVIEW_BYTES: i64 = 20 * 1024 * 1024;
+
+/// Largest names file of an encrypted share (`ENCRYPTED_NAMES`) its page reads uncounted, from
+/// the preview route: about 5,000 files' names. A larger one is read through its counted link.
+const MAX_NAMES_BYTES: i64 = 1024 * 1024;
+
+/// Whether `file` is an encrypted share's names file that its page may read without counting a
+/// download, in any share: opening the page is not downloading its files, and a share with a limit
+/// of one would otherwise be used up by its page before a file left it. Nothing is to be had this
+/// way but an age file of at most `MAX_NAMES_BYTES` under that one name.
+fn uncounted_names(file: &FileRecord) -> bool {
+    file.filename.as_str() == ENCRYPTED_NAMES && !file.has_own_gate() && file.file_size <= MAX_NAMES_BYTES
+}
 
 /// Whether a share shows previews at all: not when it has a download limit, whose files leave it
 /// only through counted downloads.
@@ -128,13 +143,21 @@ pub async fn share_page(
                 false => state.share_member_url(&req, &share.id, &file.id, &file.filename),
             },
             preview,
+            names_url: match uncounted_names(file) {
+                true => format!("/s/{}/preview/{key}", share.id),
+                false => String::new(),
+            },
             preview_url: format!("/s/{}/preview/{key}", share.id),
             thumbnail_url,
             key,
         });
     }
     let names = rows.iter().find(|row| row.encrypted && row.name == ENCRYPTED_NAMES && !row.url.is_empty());
-    let (names_url, names_size) = names.map_or((String::new(), 0), |row| (row.url.clone(), row.size_bytes));
+    let names_url = |row: &ShareRow| match row.names_url.is_empty() {
+        true => row.url.clone(),
+        false => row.names_url.clone(),
+    };
+    let (names_url, names_size) = names.map_or((String::new(), 0), |row| (names_url(row), row.size_bytes));
     // Whole, so that the curl line works when pasted into a terminal.
     let zip_url = format!("{}/zip", state.share_url(&req, &share.id));
     let mut response = page(&SharePage {
@@ -173,13 +196,14 @@ pub async fn preview(
     query: web::Query<DownloadQuery>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    let file = match shown_member(&req, &state, &path).await? {
+    let shown = |share: &ShareRecord, file: &FileRecord| {
+        uncounted_names(file)
+            || (previews_allowed(share) && previewable(file) && Preview::embeds_media(&file.content_type))
+    };
+    let file = match shown_member(&req, &state, &path, shown).await? {
         Ok(file) => file,
         Err(form) => return Ok(form),
     };
-    if !Preview::embeds_media(&file.content_type) {
-        return Err(AppError::NotFound);
-    }
     send_file(&req, &state, file, &query, Audience::Owner).await
 }
 
@@ -190,28 +214,28 @@ pub async fn thumbnail(
     path: web::Path<SharePath>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    match shown_member(&req, &state, &path).await? {
+    let shown = |share: &ShareRecord, file: &FileRecord| previews_allowed(share) && previewable(file);
+    match shown_member(&req, &state, &path, shown).await? {
         Ok(file) => send_thumbnail(&req, &state, &file).await,
         Err(form) => Ok(form),
     }
 }
 
 /// The member `{key}` of the share `{id}` that its page may show in place (a preview, a
-/// thumbnail): behind the share's gate (`Err`: its password form), in a share without a download
-/// limit, and not a member with a gate of its own or over `MAX_PREVIEW_BYTES`; 404 otherwise.
+/// thumbnail, the names of an encrypted share): behind the share's gate (`Err`: its password
+/// form), and one that `shown` allows in that share (see `previews_allowed`, `previewable`,
+/// `uncounted_names`); 404 otherwise.
 async fn shown_member(
     req: &HttpRequest,
     state: &AppState,
     path: &SharePath,
+    shown: impl Fn(&ShareRecord, &FileRecord) -> bool,
 ) -> Result<Result<FileRecord, HttpResponse>, AppError> {
     let share = match passed_gate(req, state, &path.id).await? {
         Ok(share) => share,
         Err(form) => return Ok(Err(form)),
     };
-    if !previews_allowed(&share) {
-        return Err(AppError::NotFound);
-    }
-    let file = shares::open_member(&state.ctx, &share.id, &path.key).await?.filter(previewable);
+    let file = shares::open_member(&state.ctx, &share.id, &path.key).await?.filter(|file| shown(&share, file));
     Ok(Ok(file.ok_or(AppError::NotFound)?))
 }
 
