@@ -12,7 +12,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import test from 'node:test';
-import { TEST_TIMEOUT, assertNoProblems, fetchBytes, openApp, sha256, watchPage } from '../helpers.mjs';
+import { TEST_TIMEOUT, assertNoProblems, fetchBytes, idOf, openApp, sha256, uploadWithApi, watchPage } from '../helpers.mjs';
 import { ZipWriter, blobSink } from '../../static/js/zip-stream.js';
 
 const HOSTILE = '<img src=x onerror=alert(1)>.txt';
@@ -205,6 +205,69 @@ test('a guest link that makes each batch one share encrypts the batch under one 
   const [saved] = await Promise.all([viewer.waitForEvent('download'), viewer.getByRole('button', { name: 'Download one.bin' }).click()]);
   assert.equal(sha256(await readFile(await saved.path())), sha256(first));
   assertNoProblems([...problems, ...viewerProblems]);
+});
+
+test('a share made with the age command line opens in the page, and changed or cut files are refused in words', { timeout: TEST_TIMEOUT }, async (t) => {
+  const { server, context } = await openApp(t, { signedIn: false });
+  const folder = await scratch(t);
+  const keyFile = path.join(folder, 'key.txt');
+  execFileSync('age-keygen', ['-o', keyFile], { stdio: 'ignore' });
+  const identity = (await readFile(keyFile, 'utf8')).split('\n').find((line) => line.startsWith('AGE-SECRET-KEY-1'));
+  const recipient = execFileSync('age-keygen', ['-y', keyFile]).toString().trim();
+  const seal = (bytes) => execFileSync('age', ['-r', recipient], { input: bytes });
+  const good = randomBytes(150_000);
+  const sealed = seal(good);
+  const changed = Buffer.from(sealed);
+  changed[changed.length - 500] ^= 1;
+  const cut = sealed.subarray(0, sealed.length - 100);
+  const names = {
+    format: 'blobdrop-encrypted-share/1',
+    title: 'Made with age',
+    files: [
+      { file: 'encrypted-1.age', name: 'good.bin', type: 'application/octet-stream', folder: 'a/../../b' },
+      { file: 'encrypted-2.age', name: 'changed.bin', type: 'application/octet-stream', folder: '' },
+      { file: 'encrypted-3.age', name: 'cut.bin', type: 'application/octet-stream', folder: '' },
+    ],
+  };
+  const uploaded = [];
+  for (const [name, body] of [['encrypted-1.age', sealed], ['encrypted-2.age', changed], ['encrypted-3.age', cut], ['encrypted-names.age', seal(Buffer.from(JSON.stringify(names)))]]) {
+    uploaded.push({ id: idOf((await uploadWithApi(server, name, body)).url) });
+  }
+  const made = await fetch(`${server.url}/api/shares`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${server.secret}`, 'Content-Type': 'application/json', Accept: 'application/json' },
+    body: JSON.stringify({ name: 'Encrypted files', files: uploaded }),
+  });
+  assert.equal(made.status, 201, await made.clone().text());
+  const { page, problems } = await openShare(context, `${(await made.json()).url}#${identity}`);
+  assert.equal(await page.textContent('#share-name'), 'Made with age');
+  // A folder with `..` in the names file is cleaned, as it would be in the zip.
+  const shown = await page.$$eval('#share-files tbody tr:not([hidden]) td.name', (cells) => cells.map((cell) => cell.textContent.trim()).sort());
+  assert.deepEqual(shown, ['a/b/good.bin', 'changed.bin', 'cut.bin']);
+  const [saved] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download good.bin' }).click()]);
+  assert.equal(sha256(await readFile(await saved.path())), sha256(good));
+  let downloads = 0;
+  page.on('download', () => {
+    downloads += 1;
+  });
+  for (const name of ['changed.bin', 'cut.bin']) {
+    await page.getByRole('button', { name: `Download ${name}` }).click();
+    await page.waitForFunction(() => document.getElementById('share-decrypt-status').textContent.startsWith('Not decrypted'));
+    const said = await page.textContent('#share-decrypt-status');
+    assert.match(said, /^Not decrypted: [^\n]*(does not open|truncated)/, `${name}: ${said}`);
+    await page.evaluate(() => {
+      document.getElementById('share-decrypt-status').textContent = '';
+    });
+  }
+  // All, decrypted: stops at the changed file, saves nothing.
+  await page.evaluate(() => {
+    delete window.showSaveFilePicker;
+    Reflect.deleteProperty(Object.getPrototypeOf(window), 'showSaveFilePicker');
+  });
+  await page.click('#download-decrypted');
+  await page.waitForFunction(() => document.getElementById('share-decrypt-status').textContent.startsWith('Not decrypted'));
+  assert.equal(downloads, 0, 'no wrong bytes saved');
+  assertNoProblems(problems);
 });
 
 test('the page-made zip has ZIP64 records that zipfile and unzip read', async (t) => {
