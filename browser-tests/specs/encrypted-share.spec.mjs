@@ -97,6 +97,8 @@ test('a dropped batch encrypted as one share opens with the one key in its link'
   t.after(() => stranger.close().catch(() => {}));
   const { page: viewer, problems: viewerProblems } = await openShare(stranger, link);
   assert.match(await viewer.textContent('#share-decrypt-status'), /^3 files/);
+  assert.equal(await viewer.textContent('#share-count'), '3 files (encrypted)', 'the names file is not counted as a file');
+  assert.equal(await viewer.isVisible('#share-files tbody tr[hidden]'), false, 'the names file has no row');
   const names = await viewer.$$eval('#share-files tbody tr:not([hidden]) td.name', (cells) => cells.map((cell) => cell.textContent.trim()).sort());
   assert.deepEqual(names, Object.keys(originals).sort());
   assert.equal(await viewer.locator('#share-files img').count(), 0, 'the hostile name is text, never markup');

@@ -176,7 +176,10 @@ export function initEncryptedShare() {
       link.replaceWith(button);
     }
     all.disabled = members.length === 0;
-    status.textContent = `${members.length} file${members.length === 1 ? '' : 's'}, decrypted in this page when you download them.`;
+    const count = `${members.length} file${members.length === 1 ? '' : 's'}`;
+    // The server counts the names file too, and the size is the ciphertext's.
+    document.getElementById('share-count').textContent = `${count} (encrypted)`;
+    status.textContent = `${count}, decrypted in this page when you download them.`;
   }
 
   async function openWith(given) {
