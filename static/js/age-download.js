@@ -63,47 +63,96 @@ export async function* download(url, size, progress) {
   }
 }
 
-function joined(a, b) {
-  if (a.length === 0) return b;
-  const both = new Uint8Array(a.length + b.length);
-  both.set(a);
-  both.set(b, a.length);
-  return both;
+/** Bytes as they arrive, taken back out in lengths of one's choosing, each copied once. */
+class Arrived {
+  parts = [];
+  length = 0;
+
+  push(bytes) {
+    this.parts.push(bytes);
+    this.length += bytes.length;
+  }
+
+  /** The first `count` bytes (at most all there are), as one array; they are taken out. */
+  take(count) {
+    const out = new Uint8Array(Math.min(count, this.length));
+    let filled = 0;
+    while (filled < out.length) {
+      const part = this.parts[0];
+      const used = Math.min(part.length, out.length - filled);
+      out.set(part.subarray(0, used), filled);
+      filled += used;
+      if (used === part.length) this.parts.shift();
+      else this.parts[0] = part.subarray(used);
+    }
+    this.length -= out.length;
+    return out;
+  }
+
+  /** The first `count` bytes without taking them out. */
+  peek(count) {
+    const out = this.take(count);
+    this.parts.unshift(out);
+    this.length += out.length;
+    return out;
+  }
 }
 
-/** Downloads and decrypts the age file at `url`: the plaintext as a Blob of `type`. */
+/** Sealed chunks handed to the workers at a time (4 MiB of ciphertext), and runs opened at once. */
+const RUN_CHUNKS = 64;
+const RUNS_AHEAD = 4;
+
+/**
+ * Downloads and decrypts the age file at `url`: the plaintext as a Blob of `type`. Runs of chunks
+ * are opened in the workers (`openRun`) while the download goes on, and kept in order.
+ */
 export async function decrypt(url, size, secret, type, progress) {
-  let buffer = new Uint8Array(0);
+  const arrived = new Arrived();
   let opener = null;
   let index = 0;
   let blob = new Blob([]);
   let batch = [];
   let batched = 0;
-  const keep = (plaintext) => {
-    batch.push(plaintext);
-    batched += plaintext.length;
-    if (batched >= BATCH) {
-      blob = new Blob([blob, ...batch]);
-      batch = [];
-      batched = 0;
+  const opening = [];
+  const keep = async (ahead) => {
+    while (opening.length > ahead) {
+      const plaintext = await opening.shift();
+      batch.push(plaintext);
+      batched += plaintext.length;
+      if (batched >= BATCH) {
+        blob = new Blob([blob, ...batch]);
+        batch = [];
+        batched = 0;
+      }
     }
   };
-  for await (const piece of download(url, size, progress)) {
-    buffer = joined(buffer, piece);
-    if (!opener) {
-      const length = headerLength(buffer);
-      if (length < 0 || buffer.length < length + 16) continue;
-      opener = await newOpener(buffer, size, secret);
-      buffer = buffer.subarray(opener.payloadStart);
+  const open = (count, bytes) => {
+    const run = opener.openRun(index, arrived.take(bytes));
+    run.catch(() => {}); // its reason is thrown where it is kept, in order
+    opening.push(run);
+    index += count;
+  };
+  try {
+    for await (const piece of download(url, size, progress)) {
+      arrived.push(piece);
+      if (!opener) {
+        const head = arrived.peek(arrived.length);
+        const length = headerLength(head);
+        if (length < 0 || head.length < length + 16) continue;
+        opener = await newOpener(head, size, secret);
+        arrived.take(opener.payloadStart);
+      }
+      // Every run leaves the last chunk, which may be short, to the end.
+      while (index + RUN_CHUNKS < opener.count && arrived.length >= RUN_CHUNKS * SEALED) {
+        open(RUN_CHUNKS, RUN_CHUNKS * SEALED);
+        await keep(RUNS_AHEAD);
+      }
     }
-    // Every chunk but the last is whole; the last is what is left at the end.
-    while (index < opener.count - 1 && buffer.length >= SEALED) {
-      keep(opener.open(index, buffer.subarray(0, SEALED)));
-      index += 1;
-      buffer = buffer.subarray(SEALED);
-    }
+    if (!opener) throw new Error('the file ends inside its age header');
+    open(opener.count - index, arrived.length);
+    await keep(0);
+  } finally {
+    opening.length = 0;
   }
-  if (!opener) throw new Error('the file ends inside its age header');
-  keep(opener.open(index, buffer));
   return new Blob([blob, ...batch], { type });
 }

@@ -12,6 +12,8 @@
 export const CHUNK = 65536;
 export const SEALED = CHUNK + 16;
 const NONCE = 16;
+/** A sealed chunk's Poly1305 tag. */
+const TAG = 16;
 /** The age header is short text; one longer than this is no age file. */
 const MAX_HEADER = 65536;
 
@@ -117,17 +119,18 @@ export async function newSealer(secret) {
   return {
     prefix: empty.slice(0, length + NONCE),
     seal,
-    /** The chunks of `plain` sealed, from chunk `first` on, as one buffer (`sealRun`). */
-    sealRun: (first, plain, endsFile) => sealRun(key, seal, first, plain, endsFile),
+    /** The chunks of `plain` sealed, from chunk `first` on, as one buffer, in the workers. */
+    sealRun: (first, plain, endsFile) =>
+      inWorkers(lib, { op: 'seal', key, first, last: endsFile, total: 0, bytes: wholeBuffer(plain) }),
   };
 }
 
-/** Workers that seal chunks (static/js/age-worker.js): one per core, at least two, at most four. */
+/** Workers that seal and open chunks (static/js/age-worker.js): one per core, at least two, at most four. */
 const WORKERS = Math.min(4, Math.max(2, globalThis.navigator?.hardwareConcurrency ?? 2));
 let pool = null;
 
-/** The sealing workers, started the first time; an empty list where workers cannot start. */
-function sealingWorkers() {
+/** The workers, started the first time; an empty list where workers cannot start. */
+function chunkWorkers() {
   if (pool !== null) return pool;
   pool = [];
   try {
@@ -154,10 +157,10 @@ function startWorker() {
   };
   worker.onerror = (event) => {
     event.preventDefault();
-    failAll('the sealing worker failed to start');
+    failAll('the encryption worker failed to start');
   };
   return {
-    seal(message) {
+    run(message) {
       jobs += 1;
       const job = jobs;
       return new Promise((resolve, reject) => {
@@ -169,38 +172,64 @@ function startWorker() {
 }
 
 /**
- * `plain` (whole chunks, the last maybe short) sealed as chunks `first`, `first + 1`, ... with the
- * payload `key`, the last one flagged last if `endsFile`: one sealed buffer, the same bytes
- * `seal` makes chunk by chunk. The run is cut into one part per worker, sealed side by side; where
- * workers cannot run, it is sealed here.
+ * Seals (`op` 'seal') or opens ('open') a run of chunks with the payload `key` and the cipher
+ * `chacha` (typage's chacha20poly1305): `input` holds chunks `first`, `first + 1`, ... (plaintext
+ * chunks of CHUNK bytes, or sealed ones of SEALED), the last maybe shorter; `last` says whether the
+ * run's last chunk is the file's last, `total` how many chunks the file has (for the reason a chunk
+ * does not open). One output buffer, the same bytes chunk by chunk work gives. What the workers
+ * run, and the page where they cannot.
  */
-async function sealRun(key, seal, first, plain, endsFile) {
-  const count = chunkCount(plain.length);
-  const sealed = new Uint8Array(plain.length + 16 * count);
-  const workers = sealingWorkers();
+export function runChunks(chacha, { op, key, first, last, total, bytes }) {
+  const input = new Uint8Array(bytes);
+  const [from, to] = op === 'seal' ? [CHUNK, SEALED] : [SEALED, CHUNK];
+  const count = Math.max(1, Math.ceil(input.length / from));
+  const output = new Uint8Array(op === 'seal' ? input.length + TAG * count : input.length - TAG * count);
+  for (let n = 0; n < count; n += 1) {
+    const piece = input.subarray(n * from, Math.min(input.length, (n + 1) * from));
+    const cipher = chacha(key, chunkNonce(first + n, last && n === count - 1));
+    if (op === 'seal') {
+      output.set(cipher.encrypt(piece), n * to);
+      continue;
+    }
+    try {
+      output.set(cipher.decrypt(piece), n * to);
+    } catch {
+      throw new Error(`chunk ${first + n + 1} of ${total} does not open: the file was changed or cut`);
+    }
+  }
+  return output;
+}
+
+/** The bytes `view` shows as a buffer of their own (the one it has if it shows all of it). */
+const wholeBuffer = (view) =>
+  view.byteOffset === 0 && view.byteLength === view.buffer.byteLength ? view.buffer : view.slice().buffer;
+
+/**
+ * A run of chunks sealed or opened (see `runChunks`), cut into one part per worker and worked on
+ * side by side; where workers cannot run, here.
+ */
+async function inWorkers(lib, message) {
+  const { op, first, last, bytes } = message;
+  const input = new Uint8Array(bytes);
+  const [from, to] = op === 'seal' ? [CHUNK, SEALED] : [SEALED, CHUNK];
+  const count = Math.max(1, Math.ceil(input.length / from));
+  const output = new Uint8Array(op === 'seal' ? input.length + TAG * count : input.length - TAG * count);
+  const workers = chunkWorkers();
   const perPart = Math.ceil(count / Math.max(1, workers.length));
   const parts = [];
   for (let part = 0; part * perPart < count; part += 1) {
-    const from = part * perPart;
-    const to = Math.min(count, from + perPart);
-    const bytes = plain.slice(from * CHUNK, Math.min(plain.length, to * CHUNK)).buffer;
-    const message = { key, first: first + from, endsFile: endsFile && to === count, bytes };
-    const work = workers.length > 0 ? workers[part].seal(message) : Promise.resolve(sealHere(seal, message));
-    parts.push(work.then((run) => sealed.set(run, from * SEALED)));
+    const start = part * perPart;
+    const stop = Math.min(count, start + perPart);
+    const piece = input.slice(start * from, Math.min(input.length, stop * from)).buffer;
+    const partMessage = { ...message, first: first + start, last: last && stop === count, bytes: piece };
+    const work =
+      workers.length > 0
+        ? workers[part].run(partMessage)
+        : Promise.resolve().then(() => runChunks(lib.chacha20poly1305, partMessage));
+    parts.push(work.then((done) => output.set(done, start * to)));
   }
   await Promise.all(parts);
-  return sealed;
-}
-
-function sealHere(seal, { first, endsFile, bytes }) {
-  const plain = new Uint8Array(bytes);
-  const count = chunkCount(plain.length);
-  const sealed = new Uint8Array(plain.length + 16 * count);
-  for (let n = 0; n < count; n += 1) {
-    const chunk = plain.subarray(n * CHUNK, Math.min(plain.length, (n + 1) * CHUNK));
-    sealed.set(seal(first + n, chunk, endsFile && n === count - 1), n * SEALED);
-  }
-  return sealed;
+  return output;
 }
 
 /** The size of the age file of `plainSize` bytes that `sealer` makes. */
@@ -266,7 +295,24 @@ export function sealedSource(file, sealer) {
 export async function newOpener(head, fileSize, secret) {
   const lib = await library();
   const { key, payloadStart } = await openHeader(lib, head, secret);
-  return chunkOpener(lib, key, payloadStart, fileSize);
+  const opener = chunkOpener(lib, key, payloadStart, fileSize);
+  return {
+    ...opener,
+    /**
+     * Chunks `first`, `first + 1`, ... opened from `sealed` (whole sealed chunks, the last maybe
+     * the file's short last one), in the workers: their plaintext as one buffer, or the reason the
+     * first that does not open gives.
+     */
+    openRun: (first, sealed) =>
+      inWorkers(lib, {
+        op: 'open',
+        key,
+        first,
+        last: first + Math.ceil(sealed.length / SEALED) === opener.count,
+        total: opener.count,
+        bytes: wholeBuffer(sealed),
+      }),
+  };
 }
 
 /** The payload key of the age file beginning with `head`, and where chunk 0 begins; newOpener's reasons. */

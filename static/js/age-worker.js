@@ -1,31 +1,17 @@
-// A worker that seals a run of an age file's chunks, so that a file's chunks are sealed on
-// every core the machine has rather than on the page's one thread (see `sealRun` in
-// age-stream.js). It is handed the payload key, the run's first chunk number, whether the run ends
-// the file, and the plaintext; it answers with the sealed chunks as one buffer, or with the
-// reason it could not.
+// A worker that seals or opens a run of an age file's chunks, so that a file's chunks are worked
+// on by every core the machine has rather than by the page's one thread (see `inWorkers` in
+// age-stream.js). It is handed what `runChunks` takes (the payload key, the run's first chunk
+// number, whether the run ends the file, the bytes) and answers with the output as one buffer, or
+// with the reason it could not (a chunk that does not open).
 
 import { chacha20poly1305 } from '../vendor/age.js';
-import { CHUNK, chunkNonce } from './age-stream.js';
+import { runChunks } from './age-stream.js';
 
-const TAG = 16;
-
-/** Seals plaintext chunks (each CHUNK bytes, the last maybe fewer) into one buffer. */
-function seal(key, first, endsFile, input) {
-  const count = Math.max(1, Math.ceil(input.length / CHUNK));
-  const output = new Uint8Array(input.length + TAG * count);
-  for (let n = 0; n < count; n += 1) {
-    const plain = input.subarray(n * CHUNK, Math.min(input.length, (n + 1) * CHUNK));
-    const nonce = chunkNonce(first + n, endsFile && n === count - 1);
-    output.set(chacha20poly1305(key, nonce).encrypt(plain), n * (CHUNK + TAG));
-  }
-  return output;
-}
-
-self.onmessage = ({ data: { job, key, first, endsFile, bytes } }) => {
+self.onmessage = ({ data }) => {
   try {
-    const output = seal(key, first, endsFile, new Uint8Array(bytes));
-    self.postMessage({ job, bytes: output.buffer }, [output.buffer]);
+    const output = runChunks(chacha20poly1305, data);
+    self.postMessage({ job: data.job, bytes: output.buffer }, [output.buffer]);
   } catch (error) {
-    self.postMessage({ job, error: String(error?.message ?? error) });
+    self.postMessage({ job: data.job, error: String(error?.message ?? error) });
   }
 };
