@@ -198,7 +198,9 @@ test('a page whose encryption is broken stores nothing, plaintext least of all',
   assert.equal(row.link, null);
 
   // And when the encryption cannot even load, the upload fails before a byte is sent.
-  await context.unroute('**/js/age-stream.js');
+  // The workers of the upload that just failed may still be loading age-stream.js through the
+  // handler above: wait for it to answer them rather than leave it a route already handled.
+  await context.unrouteAll({ behavior: 'wait' });
   await context.route('**/vendor/age.js', (route) => route.fulfill({ status: 404, body: 'gone' }));
   await page.reload();
   await page.check('#encrypt');
