@@ -5,6 +5,7 @@ mod connection;
 mod files;
 mod get;
 mod keys;
+mod payload;
 mod resumable;
 mod upload;
 
