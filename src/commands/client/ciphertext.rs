@@ -15,7 +15,9 @@ use tokio::sync::mpsc;
 
 use super::connection::{ClientError, Connection, check};
 use super::keys::Key;
-use super::payload::{CHUNK, Payload, SEALED, read_full};
+
+/// Plaintext bytes in one age chunk (each adds a 16-byte tag once encrypted).
+const CHUNK: u64 = 64 * 1024;
 
 /// The ciphertext handed to the upload a piece at a time: about this much per piece.
 const PIECE: usize = 256 * 1024;
@@ -189,26 +191,30 @@ pub(super) async fn decrypt(
             result
         }
         Destination::StandardOutput => {
-            let mut remote = remote;
-            let payload = Payload::open(&mut remote, &key, |remote| remote.length)?;
-            let (stdout, name) = (std::io::stdout(), Path::new("standard output"));
+            let stdout = std::io::stdout();
             let mut out = stdout.lock();
-            let written = payload.open_from(&mut remote, 0, &mut |plain| {
-                out.write_all(plain).map_err(|source| ClientError::write(name, source))
-            });
-            written.and_then(|()| out.flush().map_err(|source| ClientError::write(name, source)))
+            let mut reader = open(remote, &key)?;
+            let written = copy(&mut reader, &mut out, Path::new("standard output"));
+            written.and_then(|_| out.flush().map_err(|source| ClientError::write(Path::new("standard output"), source)))
         }
     });
     task.await.map_err(|_| ClientError::Encrypt("the decryption stopped".into()))?
 }
 
+/// The plaintext reader of the age file, its header read and opened with `key`.
+fn open(remote: Remote, key: &Key) -> Result<age::stream::StreamReader<Remote>, ClientError> {
+    let decryptor = age::Decryptor::new(remote).map_err(undecryptable)?;
+    let identity = key.identity();
+    decryptor.decrypt(std::iter::once(&*identity as &dyn age::Identity)).map_err(undecryptable)
+}
+
 /// Continues `part` after its last whole chunk: that chunk is fetched again and compared, so a part
 /// that is not this file's (or was made with another key) is found out, removed, and not extended.
-fn decrypt_to_part(mut remote: Remote, key: &Key, part: &Path) -> Result<(), ClientError> {
+fn decrypt_to_part(remote: Remote, key: &Key, part: &Path) -> Result<(), ClientError> {
     let write_error = |source| ClientError::write(part, source);
     let have = std::fs::metadata(part).map(|meta| meta.len()).unwrap_or(0);
     let whole = have / CHUNK;
-    let payload = Payload::open(&mut remote, key, |remote| remote.length)?;
+    let mut reader = open(remote, key)?;
     let mut file = std::fs::OpenOptions::new()
         .create(true)
         .read(true)
@@ -217,31 +223,84 @@ fn decrypt_to_part(mut remote: Remote, key: &Key, part: &Path) -> Result<(), Cli
         .open(part)
         .map_err(write_error)?;
     if whole > 0 {
-        let last = whole - 1;
-        if last >= payload.chunks {
-            return Err(ClientError::NotThisFile);
-        }
-        remote
-            .seek(SeekFrom::Start(payload.start + last * SEALED))
-            .map_err(|error| ClientError::Undecryptable(error.to_string()))?;
-        let mut theirs = vec![0; payload.sealed_len(last, 1) as usize];
-        if read_full(&mut remote, &mut theirs)? != theirs.len() {
-            return Err(ClientError::Undecryptable(super::payload::TRUNCATED.into()));
-        }
-        let opened = payload.open_chunk(last, &mut theirs)?;
-        let mut ours = vec![0; CHUNK as usize];
-        file.seek(SeekFrom::Start(last * CHUNK)).map_err(write_error)?;
+        // From the second byte of the last whole chunk: the first would mean a seek to a chunk
+        // boundary, which makes the reader fetch the last chunk to learn the length.
+        let from = (whole - 1) * CHUNK + 1;
+        reader.seek(SeekFrom::Start(from)).map_err(stream_error)?;
+        let mut theirs = vec![0; (CHUNK - 1) as usize];
+        let mut ours = vec![0; theirs.len()];
+        file.seek(SeekFrom::Start(from)).map_err(write_error)?;
         let read_error = |source| ClientError::Read { path: part.display().to_string(), source };
         file.read_exact(&mut ours).map_err(read_error)?;
-        if theirs[..opened] != ours[..] {
+        if read_full(&mut reader, &mut theirs)? != theirs.len() || theirs != ours {
             return Err(ClientError::NotThisFile);
         }
     }
     file.set_len(whole * CHUNK).map_err(write_error)?;
     file.seek(SeekFrom::Start(whole * CHUNK)).map_err(write_error)?;
-    payload.open_from(&mut remote, whole, &mut |plain| file.write_all(plain).map_err(write_error))?;
+    copy(&mut reader, &mut file, part)?;
     // Not synced, as a plain get's part is not: the rename is what says the file is whole.
     file.flush().map_err(write_error)
+}
+
+/// Reads until `buffer` is full or the plaintext ends; returns how much it read.
+fn read_full(reader: &mut impl Read, buffer: &mut [u8]) -> Result<usize, ClientError> {
+    let mut filled = 0;
+    while filled < buffer.len() {
+        match reader.read(&mut buffer[filled..]).map_err(stream_error)? {
+            0 => break,
+            read => filled += read,
+        }
+    }
+    Ok(filled)
+}
+
+/// The plaintext to `out`, a chunk at a time (each one authenticated before it is handed over).
+fn copy(reader: &mut impl Read, out: &mut impl Write, path: &Path) -> Result<u64, ClientError> {
+    let mut buffer = vec![0; CHUNK as usize];
+    let mut written = 0;
+    loop {
+        let read = read_full(reader, &mut buffer)?;
+        if read == 0 {
+            return Ok(written);
+        }
+        out.write_all(&buffer[..read]).map_err(|source| ClientError::write(path, source))?;
+        written += read as u64;
+    }
+}
+
+/// A failure while reading the header or opening it.
+fn undecryptable(error: age::DecryptError) -> ClientError {
+    use age::DecryptError::*;
+    let reason = match error {
+        Io(error) => return stream_error(error),
+        NoMatchingKeys => return ClientError::WrongKey,
+        // scrypt: a wrong passphrase fails to unwrap the file key; X25519: a changed stanza.
+        DecryptionFailed | KeyDecryptionFailed => return ClientError::WrongKey,
+        InvalidMac => "its header was changed (the header's MAC does not match)",
+        InvalidHeader => "its header is damaged",
+        UnknownFormat => "it is not an age v1 file (or its header is damaged)",
+        ExcessiveWork { .. } => "its passphrase's work factor is far above what this machine takes in a second",
+        #[allow(unreachable_patterns)] // the plugin variants, with a feature blobdrop leaves off
+        _ => "its header names no key blobdrop can use",
+    };
+    ClientError::Undecryptable(reason.into())
+}
+
+/// A failure while reading the payload: the download's own (kept inside the I/O error), or the
+/// file's.
+fn stream_error(error: io::Error) -> ClientError {
+    if error.get_ref().is_some_and(|inner| inner.is::<ClientError>()) {
+        if let Some(Ok(client)) = error.into_inner().map(|inner| inner.downcast::<ClientError>()) {
+            return *client;
+        }
+        return ClientError::Undecryptable("the download failed".into());
+    }
+    let reason = match error.kind() {
+        io::ErrorKind::UnexpectedEof => "it is truncated (it ends before its last chunk)",
+        _ => "a chunk does not authenticate (the file was changed, cut or its chunks reordered)",
+    };
+    ClientError::Undecryptable(reason.into())
 }
 
 /// Received pieces of a response waiting to be decrypted: enough for the network to run ahead of

@@ -5,7 +5,6 @@ mod connection;
 mod files;
 mod get;
 mod keys;
-mod payload;
 mod resumable;
 mod upload;
 
