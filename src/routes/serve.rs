@@ -18,6 +18,7 @@ use crate::domain::FileRecord;
 use crate::domain::{ByteRange, RangeRequest};
 use crate::routes::error::AppError;
 use crate::routes::state::AppState;
+use crate::services::auth::download_grants::{DOWNLOAD_GRANT_LIFETIME_SECS, DownloadGrants, GRANT_HEADER, Granted};
 use crate::services::downloads::{self, Audience, Counted, Downloader, Sending, stream_range};
 use crate::services::thumbnails;
 
@@ -67,10 +68,28 @@ pub(crate) async fn send_file(
         Conditional::Send { status, range } => (status, range),
     };
 
-    let sending = sending(req, range);
+    // Grants matter only under a download limit (without one, later ranges never count).
+    let grants = DownloadGrants::new(&state.grant_key);
+    let (share, limited) = match audience {
+        Audience::Share(share) => (Some(share.id.clone()), share.max_downloads.is_some()),
+        Audience::Visitor => (None, file.max_downloads.is_some()),
+        Audience::Owner => (None, false),
+    };
+    let mut sending = sending(req, range);
+    sending.granted =
+        limited
+            && sending.first_byte > 0
+            && req.headers().get(GRANT_HEADER).and_then(|value| value.to_str().ok()).is_some_and(|grant| {
+                grants.check(grant, Granted { file: &file, share: share.as_ref() }, state.ctx.now())
+            });
+    let mut grant = None;
     match downloads::count(&state.ctx, &mut file, audience, sending, &downloader(req, state)).await? {
         Counted::Yes => {
             state.metrics.downloads.inc();
+            if limited {
+                let expires_at = state.ctx.now() + DOWNLOAD_GRANT_LIFETIME_SECS;
+                grant = Some(grants.issue(Granted { file: &file, share: share.as_ref() }, expires_at));
+            }
         }
         Counted::No => {}
         Counted::UsedUp => {
@@ -80,17 +99,22 @@ pub(crate) async fn send_file(
             });
         }
     }
-    // Only the browser that proved a password, or the owner, may keep these bytes: never a shared cache.
-    let private = match audience {
-        Audience::Owner => true,
-        Audience::Share(share) => share.password_protected || file.password_protected,
-        Audience::Visitor => file.password_protected,
-    };
+    // Only the browser that proved a password, or the owner, may keep these bytes: never a shared
+    // cache. Nor one that holds a grant, which is that browser's alone.
+    let private = grant.is_some()
+        || match audience {
+            Audience::Owner => true,
+            Audience::Share(share) => share.password_protected || file.password_protected,
+            Audience::Visitor => file.password_protected,
+        };
 
     let mut response = HttpResponse::build(status);
     response
         .insert_header((header::CONTENT_TYPE, file.content_type.as_str()))
         .insert_header(content_disposition(&file, query.forces_attachment()));
+    if let Some(grant) = grant {
+        response.insert_header((GRANT_HEADER, grant));
+    }
     let ctx = state.ctx.clone();
     Ok(version.send(req, state, response, (status, range), size, private, |range| stream_range(&ctx, &file, range)))
 }
@@ -216,10 +240,16 @@ pub(crate) async fn send_thumbnail(
     Ok(response.body(bytes))
 }
 
+/// Whether a request offers a download grant (valid or not: `send_file` checks it), so that a
+/// file or share whose downloads are used up is looked up for it.
+pub(crate) fn offers_grant(req: &HttpRequest) -> bool {
+    req.headers().contains_key(GRANT_HEADER)
+}
+
 /// What an answer that sends `range` (`None`: an empty entity) of a request sends, for the
 /// download counting rule.
 pub(crate) fn sending(req: &HttpRequest, range: Option<ByteRange>) -> Sending {
-    Sending { get: req.method() == Method::GET, first_byte: range.map_or(0, |range| range.first) }
+    Sending { get: req.method() == Method::GET, first_byte: range.map_or(0, |range| range.first), granted: false }
 }
 
 /// Who a request downloads for: its client's address (as `AppState::client_ip` decides it) and

@@ -7,8 +7,9 @@ use crate::services::Context;
 use crate::store::StoreError;
 
 /// How long a used-up file's chunks stay after its last download started, so that download can
-/// finish. The file itself is 404 from the moment its last allowed download began.
-const USED_UP_GRACE_SECS: i64 = 3600;
+/// finish. The file itself is 404 from the moment its last allowed download began, but for the
+/// ranges of a download grant, which last no longer than this.
+pub(crate) const USED_UP_GRACE_SECS: i64 = 3600;
 
 /// What one clean-up pass did.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]

@@ -61,11 +61,13 @@ pub struct Downloader {
 }
 
 /// What one answer with bytes sends: a GET (a HEAD sends none) from `first_byte` (0 for a whole
-/// file, or a range from its start).
+/// file, or a range from its start), and whether the request carried a valid download grant of
+/// this file (`auth::download_grants`): it goes on with a download counted earlier.
 #[derive(Debug, Clone, Copy)]
 pub struct Sending {
     pub get: bool,
     pub first_byte: u64,
+    pub granted: bool,
 }
 
 /// What the counting rule made of one answer.
@@ -81,9 +83,13 @@ pub enum Counted {
 /// The download counting rule: a GET that sends from the first byte counts as one download (a
 /// 200, or a 206 whose range starts at byte 0). HEAD, 304 and ranges that resume later do not, so
 /// a download manager fetching one file in pieces counts once. With a download limit (`limited`)
-/// every GET that sends bytes counts, so ranges cannot get around the limit.
+/// every GET that sends bytes counts, so ranges cannot get around the limit, except a range that
+/// starts past byte 0 and carries a valid grant (`Blobdrop-Download-Grant`, given with each counted
+/// download of a file, for an hour, for that file and share only): it goes on with a download
+/// already counted, such as the seeks of the encrypted page's player. A GET from byte 0 counts
+/// even with a grant: that is a download begun again (the page's first ranged fetch, a re-download).
 pub fn counts(sending: Sending, limited: bool) -> bool {
-    sending.get && (limited || sending.first_byte == 0)
+    sending.get && (sending.first_byte == 0 || (limited && !sending.granted))
 }
 
 /// Counts a download of `file` to `audience` by the rule of `counts`, re-checking the limit in the

@@ -32,7 +32,22 @@ pub async fn find(ctx: &Context, id: &FileId) -> Result<Option<FileRecord>, Stor
     ctx.store.files().find(id, ctx.now()).await
 }
 
-/// The hash of a visible file's download password, if it has one.
+/// The file a download asks for: the visible one, or, when the request offers a download grant
+/// (`auth::download_grants`), one whose downloads are used up; the count then decides whether the
+/// grant holds (`downloads::counts`: if not, the download is used up as before).
+pub async fn find_for_download(
+    ctx: &Context,
+    id: &FileId,
+    offers_grant: bool,
+) -> Result<Option<FileRecord>, StoreError> {
+    match find(ctx, id).await? {
+        None if offers_grant => ctx.store.files().find_even_used_up(id, ctx.now()).await,
+        found => Ok(found),
+    }
+}
+
+/// The hash of a file's download password, if it has one: of a file not expired, downloads left
+/// or not (a download grant's ranges go on past the last one).
 pub async fn password_hash(ctx: &Context, id: &FileId) -> Result<Option<String>, StoreError> {
     ctx.store.files().password_hash(id, ctx.now()).await
 }

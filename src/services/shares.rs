@@ -231,6 +231,19 @@ pub async fn find(ctx: &Context, id: &ShareId) -> Result<Option<ShareRecord>, St
     ctx.store.shares().find(id, ctx.now()).await
 }
 
+/// The share a download of one of its files asks for: the visible one, or, when the request offers
+/// a download grant, one whose downloads are used up (as `files::find_for_download`).
+pub async fn find_for_download(
+    ctx: &Context,
+    id: &ShareId,
+    offers_grant: bool,
+) -> Result<Option<ShareRecord>, StoreError> {
+    match find(ctx, id).await? {
+        None if offers_grant => ctx.store.shares().find_even_used_up(id, ctx.now()).await,
+        found => Ok(found),
+    }
+}
+
 /// Every share anyone may see now, newest first.
 /// A page of the visible shares, newest first: the first `limit`, or the `limit` after `after`
 /// (`ShareCursor::after` the last share of the page before).
@@ -263,7 +276,7 @@ pub async fn delete(ctx: &Context, id: &ShareId, with_files: bool) -> Result<boo
     Ok(deleted)
 }
 
-/// The hash of a share's password, if it has one.
+/// The hash of a share's password, if it has one (downloads left or not, as for files).
 pub async fn password_hash(ctx: &Context, id: &ShareId) -> Result<Option<String>, StoreError> {
     ctx.store.shares().password_hash(id, ctx.now()).await
 }

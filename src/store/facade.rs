@@ -175,6 +175,7 @@ aggregates! {
     /// the CRC-32 of older files.
     files -> Files {
         fn find = find_file(&self, id: &FileId, now: i64) -> Result<Option<FileRecord>, StoreError>;
+        fn find_even_used_up = find_file_even_used_up(&self, id: &FileId, now: i64) -> Result<Option<FileRecord>, StoreError>;
         fn password_hash = file_password_hash(&self, id: &FileId, now: i64) -> Result<Option<String>, StoreError>;
         fn list = list_files(&self, now: i64, limit: i64, offset: i64) -> Result<Vec<FileRecord>, StoreError>;
         fn list_after = list_files_after(&self, now: i64, limit: i64, after: &FileCursor) -> Result<Vec<FileRecord>, StoreError>;
@@ -285,6 +286,7 @@ aggregates! {
     shares -> Shares {
         fn create = create_share(&self, share: &NewShare<'_>, files: &[(FileId, FolderPath)], now: i64) -> Result<ShareWrite, StoreError>;
         fn find = find_share(&self, id: &ShareId, now: i64) -> Result<Option<ShareRecord>, StoreError>;
+        fn find_even_used_up = find_share_even_used_up(&self, id: &ShareId, now: i64) -> Result<Option<ShareRecord>, StoreError>;
         fn password_hash = share_password_hash(&self, id: &ShareId, now: i64) -> Result<Option<String>, StoreError>;
         fn list = list_shares(&self, now: i64) -> Result<Vec<ShareRecord>, StoreError>;
         fn page = list_shares_page(&self, now: i64, limit: i64, after: Option<&ShareCursor>) -> Result<Vec<ShareRecord>, StoreError>;

@@ -15,6 +15,7 @@ mod cross_origin;
 mod docker_secrets;
 mod docs;
 mod download;
+mod download_grants;
 mod encrypted_links;
 mod encryption;
 mod expect_continue;

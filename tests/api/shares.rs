@@ -967,7 +967,7 @@ async fn files_with_their_own_password_or_download_limit_stay_out_of_the_shares_
 }
 
 /// The links a share's page gives to its files (through the share), in the page's order.
-fn member_links(html: &str) -> Vec<String> {
+pub(crate) fn member_links(html: &str) -> Vec<String> {
     html.split("href=\"")
         .skip(1)
         .filter_map(|rest| rest.split('"').next())

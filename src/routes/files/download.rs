@@ -14,7 +14,7 @@ use crate::routes::files::protected;
 use crate::routes::owner::Owner;
 use crate::routes::pages::page::page;
 use crate::routes::pages::views::{EncryptedPage, Layout};
-use crate::routes::serve::{DownloadQuery, send_file, send_thumbnail};
+use crate::routes::serve::{DownloadQuery, offers_grant, send_file, send_thumbnail};
 use crate::routes::state::AppState;
 use crate::services::downloads::Audience;
 use crate::services::files;
@@ -25,7 +25,7 @@ pub async fn download(
     query: web::Query<DownloadQuery>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    let file = files::find(&state.ctx, &link.id).await?.ok_or(AppError::NotFound)?;
+    let file = files::find_for_download(&state.ctx, &link.id, offers_grant(&req)).await?.ok_or(AppError::NotFound)?;
     if file.password_protected
         && let Some(password_form) = protected::gate(&req, &state, &file).await?
     {

@@ -12,9 +12,9 @@ use actix_web::{HttpRequest, HttpResponse, web};
 
 use crate::domain::{FileName, ShareId};
 use crate::routes::error::AppError;
-use crate::routes::serve::{Conditional, DownloadQuery, Version, downloader, send_file, sending};
+use crate::routes::serve::{Conditional, DownloadQuery, Version, downloader, offers_grant, send_file, sending};
 use crate::routes::shares::SharePath;
-use crate::routes::shares::gate::passed_gate;
+use crate::routes::shares::gate::{passed_gate, through_gate};
 use crate::routes::state::AppState;
 use crate::services::downloads::{self, Audience, Counted};
 use crate::services::shares::{self, ArchiveFormat, ShareZip, stream_zip};
@@ -29,7 +29,8 @@ pub async fn member(
     query: web::Query<DownloadQuery>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    let share = match passed_gate(&req, &state, &path.id).await? {
+    let found = shares::find_for_download(&state.ctx, &path.id, offers_grant(&req)).await?;
+    let share = match through_gate(&req, &state, found.ok_or(AppError::Unknown("share"))?).await? {
         Ok(share) => share,
         Err(form) => return Ok(form),
     };

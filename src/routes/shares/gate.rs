@@ -23,6 +23,15 @@ pub(super) async fn passed_gate(
     id: &ShareId,
 ) -> Result<Result<ShareRecord, HttpResponse>, AppError> {
     let share = visible_share(state, id).await?;
+    through_gate(req, state, share).await
+}
+
+/// `share` once the request passed its gate, or the password form (or 401).
+pub(super) async fn through_gate(
+    req: &HttpRequest,
+    state: &AppState,
+    share: ShareRecord,
+) -> Result<Result<ShareRecord, HttpResponse>, AppError> {
     if share.password_protected
         && let Some(form) = gate(req, state, &share).await?
     {

@@ -1,5 +1,6 @@
 //! Who the owner is: the shared secret, browser sessions, API tokens and file passwords.
 
+pub mod download_grants;
 pub mod passwords;
 pub mod secret;
 pub mod sessions;

@@ -76,6 +76,19 @@ impl GrantKey {
         Ok(GrantKey(key))
     }
 
+    /// A key of its own for the grants of another kind, named by `label`: HMAC-SHA256 of the label
+    /// under this key, so one kind of grant never passes as another.
+    pub(crate) fn derive(&self, label: &str) -> [u8; 32] {
+        let mut mac = keyed_mac(&self.0);
+        mac.update(label.as_bytes());
+        mac.finalize().into_bytes().into()
+    }
+
+    #[cfg(test)]
+    pub(crate) fn from_bytes(key: [u8; 32]) -> Self {
+        GrantKey(key)
+    }
+
     /// A grant to download `file` until `expires_at`, tied to its current password hash so that
     /// changing or removing the password ends every grant.
     pub fn issue(&self, file: &FileId, password_hash: &str, expires_at: i64) -> String {
@@ -112,15 +125,19 @@ impl GrantKey {
     }
 
     fn mac(&self, subject: &str, password_hash: &str, expires_at: i64) -> Hmac<Sha256> {
-        // HMAC accepts keys of any length, so this cannot fail; the fallback key is never used.
-        let mut mac =
-            Hmac::<Sha256>::new_from_slice(&self.0).unwrap_or_else(|_| Hmac::<Sha256>::new(&Default::default()));
+        let mut mac = keyed_mac(&self.0);
         for part in [subject, &expires_at.to_string(), password_hash] {
             mac.update(part.as_bytes());
             mac.update(b"\n");
         }
         mac
     }
+}
+
+/// HMAC-SHA256 under `key`.
+pub(crate) fn keyed_mac(key: &[u8; 32]) -> Hmac<Sha256> {
+    // HMAC accepts keys of any length, so this cannot fail; the fallback key is never used.
+    Hmac::<Sha256>::new_from_slice(key).unwrap_or_else(|_| Hmac::<Sha256>::new(&Default::default()))
 }
 
 fn random_bytes<const N: usize>() -> [u8; N] {

@@ -22,8 +22,10 @@ pub(super) const MAKE_VISIBLE: &str = concat!(
 );
 pub(super) const FIND_FILE: &str =
     concat!("SELECT ", file_columns!(), " FROM files WHERE files.id = $2 AND ", visible!());
+pub(super) const FIND_FILE_EVEN_USED_UP: &str =
+    concat!("SELECT ", file_columns!(), " FROM files WHERE files.id = $2 AND ", unexpired!());
 pub(super) const FILE_PASSWORD_HASH: &str =
-    concat!("SELECT password_hash FROM files WHERE files.id = $2 AND ", visible!());
+    concat!("SELECT password_hash FROM files WHERE files.id = $2 AND ", unexpired!());
 /// The listing: the metadata table only (see `the_listing_reads_no_chunks`).
 pub(super) const LIST_FILES: &str = concat!(
     "SELECT ",
@@ -164,7 +166,20 @@ impl Store {
         record(row)
     }
 
-    /// The download password hash of a visible file; `None` when it has no password (or is gone).
+    /// A ready, unexpired file whether or not its downloads are used up: what a download grant goes
+    /// on with (`services::downloads::counts`).
+    #[tracing::instrument(skip(self))]
+    pub async fn find_file_even_used_up(&self, id: &FileId, now: i64) -> Result<Option<FileRecord>, StoreError> {
+        let row = sqlx::query_as::<_, FileRow>(FIND_FILE_EVEN_USED_UP)
+            .bind(now)
+            .bind(id.as_str())
+            .fetch_optional(&self.pool)
+            .await?;
+        record(row)
+    }
+
+    /// The download password hash of a ready, unexpired file (used up or not, for a download
+    /// grant's ranges); `None` when it has no password (or is gone).
     #[tracing::instrument(skip(self))]
     pub async fn file_password_hash(&self, id: &FileId, now: i64) -> Result<Option<String>, StoreError> {
         let hash: Option<Option<String>> =

@@ -15,8 +15,10 @@ pub(super) const FIND_SHARE: &str =
     concat!("SELECT ", share_columns!(), " FROM shares WHERE shares.id = $2 AND ", share_visible!());
 /// A share whatever its state, read after an edit.
 pub(super) const SHARE_AS_IS: &str = concat!("SELECT ", share_columns!(), " FROM shares WHERE shares.id = $2");
+pub(super) const FIND_SHARE_EVEN_USED_UP: &str =
+    concat!("SELECT ", share_columns!(), " FROM shares WHERE shares.id = $2 AND ", share_unexpired!());
 pub(super) const SHARE_PASSWORD_HASH: &str =
-    concat!("SELECT password_hash FROM shares WHERE shares.id = $2 AND ", share_visible!());
+    concat!("SELECT password_hash FROM shares WHERE shares.id = $2 AND ", share_unexpired!());
 /// The share listing: metadata only (see `the_share_listing_reads_no_chunks`).
 /// The first page of `list_shares_page` (`$2` the limit) and a page after a cursor (`$3`, `$4`).
 pub(super) const FIRST_SHARES: &str = concat!(
@@ -108,7 +110,20 @@ impl Store {
         visible_share(&mut *self.pool.acquire().await?, id, now).await
     }
 
-    /// The password hash of a visible share; `None` when it has none (or is gone).
+    /// An unexpired share whether or not its downloads are used up: what a download grant goes on
+    /// with (`services::downloads::counts`).
+    #[tracing::instrument(skip(self))]
+    pub async fn find_share_even_used_up(&self, id: &ShareId, now: i64) -> Result<Option<ShareRecord>, StoreError> {
+        let row = sqlx::query_as::<_, ShareRow>(FIND_SHARE_EVEN_USED_UP)
+            .bind(now)
+            .bind(id.as_str())
+            .fetch_optional(&self.pool)
+            .await?;
+        record(row)
+    }
+
+    /// The password hash of an unexpired share (used up or not, for a download grant's ranges);
+    /// `None` when it has none (or is gone).
     #[tracing::instrument(skip(self))]
     pub async fn share_password_hash(&self, id: &ShareId, now: i64) -> Result<Option<String>, StoreError> {
         let hash: Option<Option<String>> =

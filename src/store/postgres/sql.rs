@@ -14,6 +14,20 @@ macro_rules! file_columns {
     };
 }
 
+/// A ready file not expired at `$1`, its downloads used up or not (what a download grant goes on with).
+macro_rules! unexpired {
+    () => {
+        "files.state = 'ready' AND (files.expires_at IS NULL OR files.expires_at > $1)"
+    };
+}
+
+/// A share not expired at `$1`, its downloads used up or not.
+macro_rules! share_unexpired {
+    () => {
+        "(shares.expires_at IS NULL OR shares.expires_at > $1)"
+    };
+}
+
 /// Anyone with its link may download the file now (`$1`).
 macro_rules! visible {
     () => {

@@ -82,11 +82,23 @@ impl Store {
         record(row)
     }
 
-    /// The download password hash of a visible file; `None` when it has no password (or is gone).
+    /// A ready, unexpired file whether or not its downloads are used up: what a download grant goes
+    /// on with (`services::downloads::counts`).
+    #[tracing::instrument(skip(self))]
+    pub async fn find_file_even_used_up(&self, id: &FileId, now: i64) -> Result<Option<FileRecord>, StoreError> {
+        let id = id.as_str();
+        let row = sql!(query_as FileRow, ["SELECT " FILE_COLUMNS " FROM files WHERE id = ?2 AND " UNEXPIRED], now, id)
+            .fetch_optional(&self.reader)
+            .await?;
+        record(row)
+    }
+
+    /// The download password hash of a ready, unexpired file (used up or not, for a download
+    /// grant's ranges); `None` when it has no password (or is gone).
     #[tracing::instrument(skip(self))]
     pub async fn file_password_hash(&self, id: &FileId, now: i64) -> Result<Option<String>, StoreError> {
         let id = id.as_str();
-        let hash = sql!(query_scalar, ["SELECT password_hash FROM files WHERE id = ?2 AND " VISIBLE], now, id)
+        let hash = sql!(query_scalar, ["SELECT password_hash FROM files WHERE id = ?2 AND " UNEXPIRED], now, id)
             .fetch_optional(&self.reader)
             .await?;
         Ok(hash.flatten())

@@ -69,6 +69,14 @@ macro_rules! sql {
              AND (shares.max_downloads IS NULL OR shares.download_count < shares.max_downloads)"
         ] $args $($rest)*)
     };
+    (@munch $how:tt [$($sql:literal)*] $args:tt SHARE_UNEXPIRED $($rest:tt)*) => {
+        // A share not expired, its downloads used up or not (what a download grant goes on with).
+        sql!(@munch $how [$($sql)* "(shares.expires_at IS NULL OR shares.expires_at > ?1)"] $args $($rest)*)
+    };
+    (@munch $how:tt [$($sql:literal)*] $args:tt UNEXPIRED $($rest:tt)*) => {
+        // A ready file not expired, its downloads used up or not.
+        sql!(@munch $how [$($sql)* "state = 'ready' AND (expires_at IS NULL OR expires_at > ?1)"] $args $($rest)*)
+    };
     (@munch $how:tt [$($sql:literal)*] $args:tt VISIBLE $($rest:tt)*) => {
         sql!(@munch $how [$($sql)*
             "state = 'ready' AND (expires_at IS NULL OR expires_at > ?1) \

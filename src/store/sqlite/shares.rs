@@ -15,13 +15,30 @@ impl Store {
         visible_share(&mut *self.reader.acquire().await?, id, now).await
     }
 
-    /// The password hash of a visible share; `None` when it has none (or is gone).
+    /// An unexpired share whether or not its downloads are used up: what a download grant goes on
+    /// with (`services::downloads::counts`).
+    #[tracing::instrument(skip(self))]
+    pub async fn find_share_even_used_up(&self, id: &ShareId, now: i64) -> Result<Option<ShareRecord>, StoreError> {
+        let id = id.as_str();
+        let row = sql!(
+            query_as ShareRow,
+            ["SELECT " SHARE_COLUMNS " FROM shares WHERE shares.id = ?2 AND " SHARE_UNEXPIRED],
+            now,
+            id
+        )
+        .fetch_optional(&self.reader)
+        .await?;
+        record(row)
+    }
+
+    /// The password hash of an unexpired share (used up or not, for a download grant's ranges);
+    /// `None` when it has none (or is gone).
     #[tracing::instrument(skip(self))]
     pub async fn share_password_hash(&self, id: &ShareId, now: i64) -> Result<Option<String>, StoreError> {
         let id = id.as_str();
         let hash = sql!(
             query_scalar,
-            ["SELECT password_hash FROM shares WHERE shares.id = ?2 AND " SHARE_VISIBLE],
+            ["SELECT password_hash FROM shares WHERE shares.id = ?2 AND " SHARE_UNEXPIRED],
             now,
             id
         )
