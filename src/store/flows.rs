@@ -16,8 +16,12 @@ pub(crate) mod shares;
 
 use std::future::Future;
 
+use std::sync::Arc;
+
 use sqlx::pool::PoolConnection;
 use sqlx::{Database, Pool};
+
+use super::live_uploads::LiveUploads;
 
 /// What every flow needs of a backend besides its statements: where write transactions begin.
 pub(crate) trait Backend: Sync {
@@ -25,6 +29,12 @@ pub(crate) trait Backend: Sync {
 
     /// The pool write transactions begin on.
     fn writer(&self) -> &Pool<Self::Db>;
+
+    /// The pool reads outside a transaction go to (SQLite's read pool; PostgreSQL's one pool).
+    fn reader(&self) -> &Pool<Self::Db>;
+
+    /// The uploads this process runs, for the clean-up.
+    fn live_uploads(&self) -> &Arc<LiveUploads>;
 
     /// The write connection a batch of `bytes` chunk bytes is stored on, once it has room for
     /// them (SQLite checks the free-space reserve while holding its one write connection, so no
@@ -35,15 +45,24 @@ pub(crate) trait Backend: Sync {
     fn batch_committed(&self, bytes: u64);
 }
 
-/// `backend!(Database, pool field)` in a backend's `flows.rs`: `Backend` for its `Store`, the
-/// batch methods its `Store`'s `writer_for_batch` and `batch_committed`.
+/// `backend!(Database, writer pool field, reader pool field)` in a backend's `flows.rs`: `Backend`
+/// for its `Store`, the batch methods its `Store`'s `writer_for_batch` and `batch_committed`, the
+/// live uploads its field `live_uploads`.
 macro_rules! backend {
-    ($db:ty, $pool:ident) => {
+    ($db:ty, $writer:ident, $reader:ident) => {
         impl crate::store::flows::Backend for super::store::Store {
             type Db = $db;
 
             fn writer(&self) -> &sqlx::Pool<$db> {
-                &self.$pool
+                &self.$writer
+            }
+
+            fn reader(&self) -> &sqlx::Pool<$db> {
+                &self.$reader
+            }
+
+            fn live_uploads(&self) -> &std::sync::Arc<crate::store::live_uploads::LiveUploads> {
+                &self.live_uploads
             }
 
             fn batch_writer(

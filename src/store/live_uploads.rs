@@ -9,7 +9,7 @@ use tokio::sync::Notify;
 /// The uploads this process has begun and not yet settled, and those that ended without their
 /// rows removed (the delete failed, e.g. on a full disk), which the clean-up removes instead.
 #[derive(Debug)]
-pub(super) struct LiveUploads {
+pub(crate) struct LiveUploads {
     pub(super) registry: Mutex<Registry>,
     /// Woken when an upload ends without becoming a file, so the clean-up runs at once (to give
     /// its pages back, and to delete its rows if it could not) rather than at its next tick.

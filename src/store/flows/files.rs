@@ -1,7 +1,11 @@
 //! The flows of files, written once for both databases: make a batch of uploads visible
-//! together.
+//! together; register the uploads this process runs and mark those it abandoned.
 
 use std::future::Future;
+
+use crate::domain::FileId;
+use crate::store::live_uploads::LiveUpload;
+use crate::store::rules::register_upload;
 
 super::declare_statements! {
     /// A database's single statements for files, each run on the connection of the transaction
@@ -12,6 +16,15 @@ super::declare_statements! {
     /// Turns the 'uploading' row of `file` 'ready' with its size, hashes and note; false when it
     /// is not uploading (any more).
     fn finish_sealed(file: &'c SealedFile) -> bool = files;
+
+    /// Marks the 'uploading' row of file `id` deleted; how many it marked (0 or 1).
+    fn mark_upload_deleted(id: &'c str) -> u64 = files;
+
+    /// The 'uploading' rows, resumable uploads' aside, created before `opened_at`, when this
+    /// process opened the store: left by a stop or a crash unless one is live in this process.
+    /// None on a database several instances share (PostgreSQL), where such a row may be another
+    /// instance's upload in flight (`leases` decides when those go).
+    fn left_over_uploads(opened_at: i64) -> Vec<String> = files;
 }
 
 /// The files' flows, as methods of every backend's `Store` (the blanket impl below).
@@ -27,6 +40,41 @@ pub(crate) trait FileFlows: FileStatements {
             }
             transaction.commit().await?;
             Ok(())
+        }
+    }
+
+    /// Registers an upload as live. Call it before its row is created, so the clean-up never
+    /// sees the row without the registration.
+    fn register_upload(&self, id: &FileId) -> LiveUpload {
+        register_upload(self.live_uploads(), id)
+    }
+
+    /// Resolves when an upload has ended without becoming a file: its pages are to be given back,
+    /// and its rows deleted if it could not do that itself.
+    fn upload_abandoned(&self) -> impl Future<Output = ()> + Send {
+        self.live_uploads().abandoned.notified()
+    }
+
+    /// Marks deleted, for the purge that follows, every upload of this process that ended
+    /// unsettled and every row `left_over_uploads` finds that is not live here. Returns how many.
+    /// An id whose update fails stays for the next pass.
+    fn mark_abandoned_uploads_deleted(&self) -> impl Future<Output = Result<u64, StoreError>> + Send {
+        async move {
+            let uploads = self.live_uploads();
+            let abandoned: Vec<String> = uploads.registry().abandoned.iter().cloned().collect();
+            let mut marked = 0;
+            for id in abandoned {
+                marked += Self::mark_upload_deleted(&mut *self.writer().acquire().await?, &id).await?;
+                uploads.registry().abandoned.remove(&id);
+            }
+            let left_over = Self::left_over_uploads(&mut *self.reader().acquire().await?, uploads.opened_at).await?;
+            for id in left_over {
+                // A clock set back could date a live upload before the start: the registry decides.
+                if !uploads.registry().live.contains(&id) {
+                    marked += Self::mark_upload_deleted(&mut *self.writer().acquire().await?, &id).await?;
+                }
+            }
+            Ok(marked)
         }
     }
 }

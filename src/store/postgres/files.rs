@@ -5,9 +5,8 @@ use sqlx::PgExecutor;
 use super::store::Store;
 use crate::domain::{FileChanges, FileCursor, FileListing, FileRecord, FileSort, PageStart};
 use crate::domain::{FileId, FileName, GuestLinkId};
-use crate::store::live_uploads::LiveUpload;
 use crate::store::rows::{FileRow, record, records};
-use crate::store::rules::{bind_page_start, contains_pattern, in_page_order, register_upload};
+use crate::store::rules::{bind_page_start, contains_pattern, in_page_order};
 use crate::store::{NewFile, SealedFile, StoreError};
 
 pub(super) const INSERT_UPLOAD: &str = "INSERT INTO files (id, filename, content_type, file_size, chunk_size, \
@@ -286,7 +285,8 @@ impl Store {
     /// Marks an unfinished upload deleted (it failed or was cancelled) and purges its chunks.
     #[tracing::instrument(skip(self))]
     pub async fn abandon_upload(&self, id: &FileId) -> Result<(), StoreError> {
-        if self.mark_upload_deleted(id.as_str()).await? == 1 { self.purge_file(id.as_str()).await } else { Ok(()) }
+        let marked = mark_upload_deleted(&mut *self.pool.acquire().await?, id.as_str()).await?;
+        if marked == 1 { self.purge_file(id.as_str()).await } else { Ok(()) }
     }
 
     /// Every 'uploading' row but resumable uploads'. Not called on PostgreSQL's start (the clean-up
@@ -385,32 +385,18 @@ pub(super) async fn make_visible(
     row.try_into()
 }
 
-/// The uploads this process runs (`live_uploads`), for the clean-up.
-impl Store {
-    pub fn register_upload(&self, id: &FileId) -> LiveUpload {
-        register_upload(&self.live_uploads, id)
-    }
+/// Marks the 'uploading' row of file `id` deleted; how many it marked (0 or 1).
+pub(super) async fn mark_upload_deleted(connection: &mut sqlx::PgConnection, id: &str) -> Result<u64, StoreError> {
+    Ok(sqlx::query(MARK_UPLOAD_DELETED).bind(id).execute(connection).await?.rows_affected())
+}
 
-    /// Resolves when an upload has ended without becoming a file.
-    pub async fn upload_abandoned(&self) {
-        self.live_uploads.abandoned.notified().await;
-    }
-
-    /// Marks deleted every upload of this process that ended unsettled. Returns how many. Other
-    /// 'uploading' rows may be other instances' uploads in flight: `leases` decides when they go.
-    pub async fn mark_abandoned_uploads_deleted(&self) -> Result<u64, StoreError> {
-        let abandoned: Vec<String> = self.live_uploads.registry().abandoned.iter().cloned().collect();
-        let mut marked = 0;
-        for id in abandoned {
-            marked += self.mark_upload_deleted(&id).await?;
-            self.live_uploads.registry().abandoned.remove(&id);
-        }
-        Ok(marked)
-    }
-
-    pub(super) async fn mark_upload_deleted(&self, id: &str) -> Result<u64, StoreError> {
-        Ok(sqlx::query(MARK_UPLOAD_DELETED).bind(id).execute(&self.pool).await?.rows_affected())
-    }
+/// None: the database is shared, and an 'uploading' row not live in this process may be another
+/// instance's upload in flight; `leases` decides when those go.
+pub(super) async fn left_over_uploads(
+    _connection: &mut sqlx::PgConnection,
+    _opened_at: i64,
+) -> Result<Vec<String>, StoreError> {
+    Ok(Vec::new())
 }
 
 /// Turns the 'uploading' row of `file` 'ready' with its size, hashes and note; false when it is

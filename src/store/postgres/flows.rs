@@ -1,6 +1,6 @@
 //! PostgreSQL's statements for the store's flows (`store::flows`): its functions of the same names.
 
-crate::store::flows::backend!(sqlx::Postgres, pool);
+crate::store::flows::backend!(sqlx::Postgres, pool, pool);
 crate::store::flows::statements!();
 crate::store::flows::resumable_uploads::statements!();
 crate::store::flows::shares::statements!();

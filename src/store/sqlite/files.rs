@@ -5,8 +5,7 @@ use super::rows::{FileRow, record, records};
 use super::store::Store;
 use crate::domain::{FileChanges, FileCursor, FileListing, FileRecord, FileSort, PageStart};
 use crate::domain::{FileId, FileName, GuestLinkId};
-use crate::store::live_uploads::LiveUpload;
-use crate::store::rules::{bind_page_start, contains_pattern, in_page_order, register_upload};
+use crate::store::rules::{bind_page_start, contains_pattern, in_page_order};
 use crate::store::{NewFile, SealedFile, StoreError};
 
 /// The fixed SQL expression each sort column maps to, never user text.
@@ -233,11 +232,8 @@ impl Store {
     #[tracing::instrument(skip(self))]
     pub async fn abandon_upload(&self, id: &FileId) -> Result<(), StoreError> {
         // Not paced: the client waits for this purge before it gets its answer.
-        if self.mark_upload_deleted(id.as_str()).await? == 1 {
-            self.purge_file(id.as_str(), false).await
-        } else {
-            Ok(())
-        }
+        let marked = mark_upload_deleted(&mut *self.writer.acquire().await?, id.as_str()).await?;
+        if marked == 1 { self.purge_file(id.as_str(), false).await } else { Ok(()) }
     }
 
     /// At startup no upload is running, so every 'uploading' row is left over from a crash, but
@@ -369,54 +365,28 @@ pub(super) fn browse_sql(sort: FileSort, descending: bool, start: &PageStart) ->
     )
 }
 
-/// The uploads this process runs (`live_uploads`), for the clean-up.
-impl Store {
-    /// Registers an upload as live. Call it before its row is created, so the clean-up never
-    /// sees the row without the registration.
-    pub fn register_upload(&self, id: &FileId) -> LiveUpload {
-        register_upload(&self.live_uploads, id)
-    }
-
-    /// Resolves when an upload has ended without becoming a file: its pages are to be given back,
-    /// and its rows deleted if it could not do that itself.
-    pub async fn upload_abandoned(&self) {
-        self.live_uploads.abandoned.notified().await;
-    }
-
-    /// Marks deleted, for the purge that follows, every upload of this process that ended
-    /// unsettled and every 'uploading' row left from before this process opened the store.
-    /// Returns how many. An id whose update fails stays for the next pass.
-    pub async fn mark_abandoned_uploads_deleted(&self) -> Result<u64, StoreError> {
-        let abandoned: Vec<String> = self.live_uploads.registry().abandoned.iter().cloned().collect();
-        let mut marked = 0;
-        for id in abandoned {
-            marked += self.mark_upload_deleted(&id).await?;
-            self.live_uploads.registry().abandoned.remove(&id);
-        }
-        // Resumable uploads outlive the request and the process: their rows stay.
-        let opened_at = self.live_uploads.opened_at;
-        let left_over = sqlx::query_scalar!(
-            "SELECT id FROM files WHERE state = 'uploading' AND created_at < ? \
-             AND id NOT IN (SELECT file_id FROM resumable_uploads)",
-            opened_at
-        )
-        .fetch_all(&self.reader)
+/// Marks the 'uploading' row of file `id` deleted; how many it marked (0 or 1).
+pub(super) async fn mark_upload_deleted(connection: &mut sqlx::SqliteConnection, id: &str) -> Result<u64, StoreError> {
+    let result = sqlx::query!("UPDATE files SET state = 'deleted' WHERE id = ? AND state = 'uploading'", id)
+        .execute(connection)
         .await?;
-        for id in left_over {
-            // A clock set back could date a live upload before the start: the registry decides.
-            if !self.live_uploads.registry().live.contains(&id) {
-                marked += self.mark_upload_deleted(&id).await?;
-            }
-        }
-        Ok(marked)
-    }
+    Ok(result.rows_affected())
+}
 
-    pub(super) async fn mark_upload_deleted(&self, id: &str) -> Result<u64, StoreError> {
-        let result = sqlx::query!("UPDATE files SET state = 'deleted' WHERE id = ? AND state = 'uploading'", id)
-            .execute(&self.writer)
-            .await?;
-        Ok(result.rows_affected())
-    }
+/// The 'uploading' rows created before `opened_at`, resumable uploads' aside: at that start no
+/// upload was running, so they were left by a stop or a crash (unless the clock was set back).
+pub(super) async fn left_over_uploads(
+    connection: &mut sqlx::SqliteConnection,
+    opened_at: i64,
+) -> Result<Vec<String>, StoreError> {
+    // Resumable uploads outlive the request and the process: their rows stay.
+    Ok(sqlx::query_scalar!(
+        "SELECT id FROM files WHERE state = 'uploading' AND created_at < ? \
+         AND id NOT IN (SELECT file_id FROM resumable_uploads)",
+        opened_at
+    )
+    .fetch_all(connection)
+    .await?)
 }
 
 /// Turns the 'uploading' row of `file` 'ready' with its size, hashes and note; false when it is

@@ -1,6 +1,6 @@
 //! SQLite's statements for the store's flows (`store::flows`): its functions of the same names.
 
-crate::store::flows::backend!(sqlx::Sqlite, writer);
+crate::store::flows::backend!(sqlx::Sqlite, writer, reader);
 crate::store::flows::statements!();
 crate::store::flows::resumable_uploads::statements!();
 crate::store::flows::shares::statements!();
