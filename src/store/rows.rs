@@ -6,7 +6,7 @@ use crate::domain::{FileId, FileName, GuestLinkId, ShareId};
 use crate::domain::{FileRecord, GuestLinkRecord};
 use crate::domain::{ShareMember, ShareRecord};
 use crate::domain::{WebhookEvents, WebhookFormat, WebhookRecord};
-use crate::store::{ResumableRecord, StoreError};
+use crate::store::{ResumableRecord, StoreError, WebhookTarget};
 
 /// A file row. Its column names carry `query_as!`'s overrides (`sha256!`: never NULL once ready),
 /// so the one statement built at run time (the files page) reads them under those names too.
@@ -33,7 +33,7 @@ pub(crate) struct FileRow {
 }
 
 /// A stored guest link id (a file's or an upload's link), checked as ids are.
-fn guest_link(raw: Option<String>) -> Result<Option<GuestLinkId>, StoreError> {
+pub(crate) fn guest_link(raw: Option<String>) -> Result<Option<GuestLinkId>, StoreError> {
     raw.map(|raw| GuestLinkId::try_from(raw).map_err(|e| decode_error("guest_link_id", e))).transpose()
 }
 
@@ -239,6 +239,26 @@ impl From<WebhookRow> for WebhookRecord {
             // The table's CHECK allows the four formats only.
             format: WebhookFormat::parse(&row.format).unwrap_or_default(),
             created_at: row.created_at,
+        }
+    }
+}
+
+/// A webhook's row with its key, for the deliveries being sent.
+#[derive(Debug, sqlx::FromRow)]
+pub(crate) struct WebhookTargetRow {
+    pub id: i64,
+    pub url: String,
+    pub format: String,
+    pub secret: String,
+}
+
+impl From<WebhookTargetRow> for WebhookTarget {
+    fn from(row: WebhookTargetRow) -> Self {
+        WebhookTarget {
+            id: crate::domain::WebhookId(row.id),
+            url: row.url,
+            format: WebhookFormat::parse(&row.format).unwrap_or_default(),
+            secret: row.secret,
         }
     }
 }

@@ -5,7 +5,7 @@ use sqlx::PgExecutor;
 use super::store::Store;
 use crate::domain::{FileId, GuestLinkId, GuestLinkRecord, GuestLinkTerms};
 use crate::store::StoreError;
-use crate::store::rows::{GuestLinkRow, record, records};
+use crate::store::rows::{GuestLinkRow, guest_link, record, records};
 
 pub(super) const CREATE_GUEST_LINK: &str = concat!(
     "INSERT INTO guest_links (id, label, created_at, expires_at, max_file_size, max_uploads, file_lifetime_days, \
@@ -153,9 +153,7 @@ pub(super) async fn withdraw_file(
 ) -> Result<Option<GuestLinkId>, StoreError> {
     let link: Option<Option<String>> =
         sqlx::query_scalar(WITHDRAW_FILE).bind(id.as_str()).fetch_optional(executor).await?;
-    link.flatten()
-        .map(|link| GuestLinkId::try_from(link).map_err(|e| crate::store::rows::decode_error("guest_link_id", e)))
-        .transpose()
+    guest_link(link.flatten())
 }
 
 /// Gives `link` back one upload of its count.

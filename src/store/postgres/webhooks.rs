@@ -4,7 +4,7 @@
 use super::store::Store;
 use crate::domain::{DeliveryId, WebhookId};
 use crate::domain::{DeliveryRecord, WebhookEvents, WebhookFormat, WebhookRecord};
-use crate::store::rows::WebhookRow;
+use crate::store::rows::{WebhookRow, WebhookTargetRow};
 use crate::store::{Attempt, DueDelivery, ExpiringFile, NewDelivery, StoreError, WebhookTarget};
 
 pub(super) const CREATE_WEBHOOK: &str = "INSERT INTO webhooks (url, events, format, secret, created_at) \
@@ -94,16 +94,8 @@ impl Store {
 
     /// Every webhook with its key, for the deliveries being sent.
     pub async fn webhook_targets(&self) -> Result<Vec<WebhookTarget>, StoreError> {
-        let rows: Vec<(i64, String, String, String)> = sqlx::query_as(WEBHOOK_TARGETS).fetch_all(&self.pool).await?;
-        Ok(rows
-            .into_iter()
-            .map(|(id, url, format, secret)| WebhookTarget {
-                id: WebhookId(id),
-                url,
-                format: WebhookFormat::parse(&format).unwrap_or_default(),
-                secret,
-            })
-            .collect())
+        let rows = sqlx::query_as::<_, WebhookTargetRow>(WEBHOOK_TARGETS).fetch_all(&self.pool).await?;
+        Ok(rows.into_iter().map(Into::into).collect())
     }
 
     /// Takes up to `limit` deliveries due at `now`, oldest first, and moves their next attempt to

@@ -1,7 +1,7 @@
 //! Guest link rows: create, list, find, edit, disable, delete, and the atomic claim of an upload slot.
 
 use super::returned;
-use super::rows::{GuestLinkRow, record, records};
+use super::rows::{GuestLinkRow, guest_link, record, records};
 use super::store::Store;
 use crate::domain::{FileId, GuestLinkId, GuestLinkRecord, GuestLinkTerms};
 use crate::store::StoreError;
@@ -175,9 +175,7 @@ pub(super) async fn withdraw_file(
     .fetch_all(executor)
     .await
     .map(returned::at_most_one_row)?;
-    link.flatten()
-        .map(|link| GuestLinkId::try_from(link).map_err(|e| super::rows::decode_error("guest_link_id", e)))
-        .transpose()
+    guest_link(link.flatten())
 }
 
 /// Gives `link` back one upload of its count.

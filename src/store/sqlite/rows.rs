@@ -4,7 +4,7 @@
 //! visibility rule) is pasted in by `sql!`, never formatted at run time.
 
 pub(super) use crate::store::rows::{
-    FileRow, GuestLinkRow, ResumableRow, ShareMemberRow, ShareRow, decode_error, record, records,
+    FileRow, GuestLinkRow, ResumableRow, ShareMemberRow, ShareRow, decode_error, guest_link, record, records,
 };
 
 /// `sql!(how, [pieces], args...)`: the SQL of `pieces` (string literals, and `FILE_COLUMNS`,

@@ -4,7 +4,7 @@ use super::returned;
 use super::store::Store;
 use crate::domain::{DeliveryId, WebhookId};
 use crate::domain::{DeliveryRecord, WebhookEvents, WebhookFormat, WebhookRecord};
-use crate::store::rows::WebhookRow;
+use crate::store::rows::{WebhookRow, WebhookTargetRow};
 use crate::store::{Attempt, DueDelivery, ExpiringFile, NewDelivery, StoreError, WebhookTarget};
 
 impl Store {
@@ -87,17 +87,10 @@ impl Store {
 
     /// Every webhook with its key, for the deliveries being sent.
     pub async fn webhook_targets(&self) -> Result<Vec<WebhookTarget>, StoreError> {
-        let rows =
-            sqlx::query!("SELECT id AS \"id!\", url, format, secret FROM webhooks").fetch_all(&self.reader).await?;
-        Ok(rows
-            .into_iter()
-            .map(|row| WebhookTarget {
-                id: WebhookId(row.id),
-                url: row.url,
-                format: WebhookFormat::parse(&row.format).unwrap_or_default(),
-                secret: row.secret,
-            })
-            .collect())
+        let rows = sqlx::query_as!(WebhookTargetRow, "SELECT id AS \"id!\", url, format, secret FROM webhooks")
+            .fetch_all(&self.reader)
+            .await?;
+        Ok(rows.into_iter().map(Into::into).collect())
     }
 
     /// Takes up to `limit` deliveries due at `now`, oldest first, and moves their next attempt to
