@@ -535,6 +535,32 @@ mod tests {
         }
     }
 
+    /// The Security model, held against the table: an API token goes only to uploads and to the
+    /// JSON API (and `/metrics`), never to a page nor to the API of tokens and webhooks, so a leaked
+    /// token mints no token, revokes none of the owner's and reads no webhook URL.
+    #[test]
+    fn a_token_is_welcome_only_at_uploads_and_the_json_api_but_tokens_and_webhooks() {
+        for line in lines() {
+            for verb in line.methods.iter().filter(|verb| verb.access == Access::OwnerOrToken) {
+                let api = |pattern: &&str| {
+                    pattern.starts_with("/api/")
+                        && !pattern.starts_with("/api/tokens")
+                        && !pattern.starts_with("/api/webhooks")
+                };
+                let upload = verb.body != Body::Other;
+                assert!(
+                    upload || line.patterns == ["/metrics"] || line.patterns.iter().all(api),
+                    "{} {:?} takes a token",
+                    verb.method,
+                    line.patterns
+                );
+            }
+        }
+        assert_eq!(access(Method::POST, "/api/tokens"), Some((Access::Owner, Body::Other)));
+        assert_eq!(access(Method::POST, "/api/tokens/sharex"), Some((Access::Owner, Body::Other)));
+        assert_eq!(access(Method::GET, "/api/webhooks"), Some((Access::Owner, Body::Other)));
+    }
+
     /// `/api/files/{id}` as `/api/files/{}`: the table and the document may name a path's ids apart.
     fn shape(pattern: &str) -> String {
         pattern.split('{').enumerate().fold(String::new(), |mut shape, (i, part)| {
