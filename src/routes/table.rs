@@ -76,6 +76,8 @@ pub struct Line {
     pub guarded: bool,
     /// What an id in the path names, in a 404 for a malformed one (`None`: "file not found").
     pub unknown: Option<&'static str>,
+    /// A resource of the tus protocol (its headers on every answer), not of the JSON API.
+    pub tus: bool,
     def: ResourceDef,
 }
 
@@ -190,7 +192,8 @@ impl Table {
         let Resource { routes, default, tus_headers } = resource;
         let (routes, methods): (Vec<_>, Vec<_>) =
             routes.into_iter().map(|(verb, route)| ((verb.method.clone(), route), verb)).unzip();
-        let line = self.line(patterns.to_vec(), methods, false);
+        let mut line = self.line(patterns.to_vec(), methods, false);
+        line.tus = tus_headers;
         let patterns = patterns.to_vec();
         self.lines.push((
             line,
@@ -211,7 +214,7 @@ impl Table {
 
     fn line(&self, patterns: Vec<&'static str>, methods: Vec<Verb>, guarded: bool) -> Line {
         let def = ResourceDef::new(patterns.clone());
-        Line { patterns, methods, guarded, unknown: self.unknown, def }
+        Line { patterns, methods, guarded, unknown: self.unknown, tus: false, def }
     }
 }
 
@@ -572,14 +575,14 @@ mod tests {
         })
     }
 
-    /// The document lists exactly the JSON routes of the route table (`/api/...`, but tus's, a
-    /// protocol of its own), each method of each, and says public exactly those the table lets
+    /// The document lists exactly the JSON routes of the route table (`/api/...`, but the tus
+    /// resources, a protocol of its own), each method of each, and says public exactly those the table lets
     /// anyone use; every other one needs the owner's credentials.
     #[test]
     fn the_document_lists_every_json_route_of_the_table_with_its_credential() {
         let mut in_table = BTreeMap::new();
-        for line in lines() {
-            for pattern in line.patterns.iter().filter(|p| p.starts_with("/api/") && !p.starts_with("/api/uploads")) {
+        for line in lines().iter().filter(|line| !line.tus) {
+            for pattern in line.patterns.iter().filter(|p| p.starts_with("/api/")) {
                 for verb in &line.methods {
                     in_table
                         .insert((verb.method.as_str().to_lowercase(), shape(pattern)), verb.access == Access::Anyone);
