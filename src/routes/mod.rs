@@ -35,6 +35,7 @@ pub use json::FileJson;
 pub use pages::{html_errors, method_not_allowed, unauthorized};
 pub use request_guard::screen_requests;
 pub use state::AppState;
+pub use table::Access;
 
 /// Every route, grouped by resource (`table`); used by `startup` and by nothing else, so tests
 /// exercise exactly what users get.
@@ -56,4 +57,14 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 /// Every pattern of the route table, for the tests that pin what each answers.
 pub fn route_patterns() -> Vec<&'static str> {
     table::lines().iter().flat_map(|line| line.patterns.iter().copied()).collect()
+}
+
+/// The credential the route table says `method path` needs (`None`: no route takes it), for the
+/// tests that hold each route's answers to it.
+pub fn access_of(method: &str, path: &str) -> Option<Access> {
+    let method = actix_web::http::Method::from_bytes(method.as_bytes()).ok()?;
+    match table::land(&method, path) {
+        table::Landing::Route(_, verb) => Some(verb.access),
+        table::Landing::WrongMethod(_) | table::Landing::Nowhere => None,
+    }
 }

@@ -76,6 +76,8 @@ pub struct Line {
     pub guarded: bool,
     /// What an id in the path names, in a 404 for a malformed one (`None`: "file not found").
     pub unknown: Option<&'static str>,
+    /// A resource of the tus protocol (its headers on every answer), not of the JSON API.
+    pub tus: bool,
     def: ResourceDef,
 }
 
@@ -190,7 +192,8 @@ impl Table {
         let Resource { routes, default, tus_headers } = resource;
         let (routes, methods): (Vec<_>, Vec<_>) =
             routes.into_iter().map(|(verb, route)| ((verb.method.clone(), route), verb)).unzip();
-        let line = self.line(patterns.to_vec(), methods, false);
+        let mut line = self.line(patterns.to_vec(), methods, false);
+        line.tus = tus_headers;
         let patterns = patterns.to_vec();
         self.lines.push((
             line,
@@ -211,7 +214,7 @@ impl Table {
 
     fn line(&self, patterns: Vec<&'static str>, methods: Vec<Verb>, guarded: bool) -> Line {
         let def = ResourceDef::new(patterns.clone());
-        Line { patterns, methods, guarded, unknown: self.unknown, def }
+        Line { patterns, methods, guarded, unknown: self.unknown, tus: false, def }
     }
 }
 
@@ -535,6 +538,32 @@ mod tests {
         }
     }
 
+    /// The Security model, held against the table: an API token goes only to uploads and to the
+    /// JSON API (and `/metrics`), never to a page nor to the API of tokens and webhooks, so a leaked
+    /// token mints no token, revokes none of the owner's and reads no webhook URL.
+    #[test]
+    fn a_token_is_welcome_only_at_uploads_and_the_json_api_but_tokens_and_webhooks() {
+        for line in lines() {
+            for verb in line.methods.iter().filter(|verb| verb.access == Access::OwnerOrToken) {
+                let api = |pattern: &&str| {
+                    pattern.starts_with("/api/")
+                        && !pattern.starts_with("/api/tokens")
+                        && !pattern.starts_with("/api/webhooks")
+                };
+                let upload = verb.body != Body::Other;
+                assert!(
+                    upload || line.patterns == ["/metrics"] || line.patterns.iter().all(api),
+                    "{} {:?} takes a token",
+                    verb.method,
+                    line.patterns
+                );
+            }
+        }
+        assert_eq!(access(Method::POST, "/api/tokens"), Some((Access::Owner, Body::Other)));
+        assert_eq!(access(Method::POST, "/api/tokens/sharex"), Some((Access::Owner, Body::Other)));
+        assert_eq!(access(Method::GET, "/api/webhooks"), Some((Access::Owner, Body::Other)));
+    }
+
     /// `/api/files/{id}` as `/api/files/{}`: the table and the document may name a path's ids apart.
     fn shape(pattern: &str) -> String {
         pattern.split('{').enumerate().fold(String::new(), |mut shape, (i, part)| {
@@ -546,14 +575,14 @@ mod tests {
         })
     }
 
-    /// The document lists exactly the JSON routes of the route table (`/api/...`, but tus's, a
-    /// protocol of its own), each method of each, and says public exactly those the table lets
+    /// The document lists exactly the JSON routes of the route table (`/api/...`, but the tus
+    /// resources, a protocol of its own), each method of each, and says public exactly those the table lets
     /// anyone use; every other one needs the owner's credentials.
     #[test]
     fn the_document_lists_every_json_route_of_the_table_with_its_credential() {
         let mut in_table = BTreeMap::new();
-        for line in lines() {
-            for pattern in line.patterns.iter().filter(|p| p.starts_with("/api/") && !p.starts_with("/api/uploads")) {
+        for line in lines().iter().filter(|line| !line.tus) {
+            for pattern in line.patterns.iter().filter(|p| p.starts_with("/api/")) {
                 for verb in &line.methods {
                     in_table
                         .insert((verb.method.as_str().to_lowercase(), shape(pattern)), verb.access == Access::Anyone);

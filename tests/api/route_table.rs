@@ -1,5 +1,7 @@
 //! The status each route pattern answers each method with, so that reordering the route tables cannot change it unseen.
 
+use actix_web::dev::ResourceDef;
+use blobdrop::routes::{Access, access_of};
 use reqwest::{Method, StatusCode};
 
 use crate::browser_pages::{Browser, sign_in};
@@ -423,12 +425,11 @@ const CREDENTIALS: [Credential; 10] = [
     Credential::GuestLinkId,
 ];
 
-/// Where an API token is welcome, as the Security model says: uploads and the JSON API, but not
-/// the API of tokens and webhooks, and no page (the route table, `routes::table`, says `OwnerOrToken`).
+/// Where an API token is welcome: where the route table says `OwnerOrToken` (uploads and the JSON
+/// API, but not the API of tokens and webhooks, and no page; `routes::table`'s unit tests hold the
+/// table to that).
 fn takes_a_token(method: &Method, path: &str) -> bool {
-    let upload = (*method == Method::PUT && path.matches('/').count() == 1) || (*method == Method::POST && path == "/");
-    let api = path.starts_with("/api/") && !path.starts_with("/api/tokens") && !path.starts_with("/api/webhooks");
-    upload || api || path == "/metrics"
+    access_of(method.as_str(), path) == Some(Access::OwnerOrToken)
 }
 
 /// The answer `credential` must get, from the answers `TABLE` pins for a stranger and for the
@@ -640,26 +641,39 @@ async fn every_405_names_the_methods_its_path_takes_in_allow() {
 }
 
 /// The patterns of the route table (`routes::route_patterns`): each must be in `TABLE`, so a new
-/// route cannot escape the tests above.
+/// route cannot escape the tests above. A row is a pattern's as actix-web reads it (`ResourceDef`).
 #[test]
 fn every_route_of_the_route_table_is_in_the_table() {
     let patterns = blobdrop::routes::route_patterns();
     assert!(patterns.len() > 50, "only {} patterns in the route table", patterns.len());
-    let missing: Vec<_> =
-        patterns.iter().filter(|pattern| !TABLE.iter().any(|(path, ..)| pattern_matches(pattern, path))).collect();
+    let missing: Vec<_> = patterns
+        .iter()
+        .filter(|pattern| !TABLE.iter().any(|(path, ..)| ResourceDef::new(**pattern).is_match(path)))
+        .collect();
     assert!(missing.is_empty(), "routes without a row in TABLE: {missing:?}");
 }
 
-/// actix-web's reading of a pattern, enough for the table: `{name}` is one segment, `{name:.*}` the rest.
-fn pattern_matches(pattern: &str, path: &str) -> bool {
-    let (mut pattern, mut path) = (pattern.split('/'), path.split('/'));
-    loop {
-        match (pattern.next(), path.next()) {
-            (None, None) => return true,
-            (Some(wanted), Some(_)) if wanted.starts_with('{') && wanted.contains(":.*") => return true,
-            (Some(wanted), Some(got)) if wanted.starts_with('{') && !got.is_empty() => continue,
-            (Some(wanted), Some(got)) if wanted == got => continue,
-            _ => return false,
+/// The credential the route table gives each route (`routes::access_of`) is the one `TABLE`'s
+/// answers show: the owner's routes answer a stranger otherwise than the owner (but where the
+/// request is refused before its credential is looked at: a malformed id's 404, `PUT /`'s 400 for
+/// a file without a name), and every other route answers both alike.
+#[test]
+fn the_credential_the_route_table_names_is_the_one_its_routes_ask_for() {
+    let mut mismatches = Vec::new();
+    for (path, stranger, owner) in patterns() {
+        for (index, method) in METHODS.iter().enumerate() {
+            let (stranger, owner) = (stranger[index], owner[index]);
+            let access = access_of(method.as_str(), path);
+            let asks_the_owner = matches!(access, Some(Access::Owner | Access::OwnerOrToken));
+            let answered_as_said = match asks_the_owner {
+                true => stranger != owner || (400..500).contains(&owner),
+                false => stranger == owner,
+            };
+            if !answered_as_said {
+                mismatches
+                    .push(format!("{method} {path}: {access:?}, yet a stranger gets {stranger} and the owner {owner}"));
+            }
         }
     }
+    assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
 }
