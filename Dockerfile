@@ -12,14 +12,17 @@ ARG BINARY_STAGE=build
 # --- build: the official Rust image; dependencies get a layer of their own ---
 FROM ${RUST_IMAGE} AS build
 WORKDIR /src
-COPY Cargo.toml Cargo.lock build.rs ./
-# Compile the dependencies against a stub crate, so editing blobdrop's code reuses this layer.
-RUN mkdir src \
+COPY Cargo.toml Cargo.lock ./
+# The workspace's other members: their manifests (and the domain's build script) for the stub build.
+COPY crates/domain/Cargo.toml crates/domain/build.rs ./crates/domain/
+# Compile the dependencies against stub crates, so editing blobdrop's code reuses this layer.
+RUN mkdir src crates/domain/src \
     && echo 'fn main() {}' > src/main.rs \
-    && touch src/lib.rs \
+    && touch src/lib.rs crates/domain/src/lib.rs \
     && cargo build --release --locked \
-    && rm -rf src
+    && rm -rf src crates/domain/src
 COPY src ./src
+COPY crates ./crates
 # The queries are checked at compile time against .sqlx/ (scripts/sqlx-prepare), not a database.
 COPY .sqlx ./.sqlx
 ENV SQLX_OFFLINE=true
@@ -27,10 +30,10 @@ COPY migrations ./migrations
 COPY templates ./templates
 COPY static ./static
 # The commit `blobdrop --version` names: the build context has no .git, so it is an argument
-# (`--build-arg BLOBDROP_COMMIT=$(git rev-parse --short=12 HEAD)`; build.rs reads it).
+# (`--build-arg BLOBDROP_COMMIT=$(git rev-parse --short=12 HEAD)`; crates/domain/build.rs reads it).
 ARG BLOBDROP_COMMIT=unknown
 # touch: the copied sources may be older than the stub's build, and cargo compares times.
-RUN touch src/main.rs src/lib.rs \
+RUN touch src/main.rs src/lib.rs crates/domain/src/lib.rs \
     && cargo build --release --locked \
     && cp target/release/blobdrop /blobdrop \
     && mkdir /data

@@ -5,13 +5,17 @@ Run from a repository root:  python3 scripts/check-imports.py [--src src] [--no-
                                                       [--map] [--modules] [--quiet]
 
 Every .rs file under src/ gets a layer from its path:
-  src/{routes,services,store,domain,commands}/...   -> that layer
+  src/{routes,services,store,commands}/...          -> that layer
   src/{main,cli,settings,startup,telemetry,lib}.rs  -> a root layer of that name (startup/ too)
   anything else                                      -> "unknown" (shown with its top module)
 Arrows are read from `use` statements (grouped and multi-line `use crate::{a, b::{c, d}}` too),
 from `crate::x::` / `super::` / `self::` paths anywhere in the code, from a mod.rs's own child
 modules named by a bare path (`upload::post_files`), and from `blobdrop::` paths in main.rs.
-Comments and string literals are ignored. `pub use` re-exports from a mod.rs of its own
+A layer that is a crate of its own (the domain: crates/domain, which src/lib.rs names
+`crate::domain` with `pub use blobdrop_domain as domain`) is not read: the compiler holds its rules
+(its Cargo.toml names no other layer, and no HTTP or SQL crate but actix-web for the tests'
+`test-support`). A path into it (`crate::domain::FileId`) is an arrow to that crate, judged as one to
+its layer. Comments and string literals are ignored. `pub use` re-exports from a mod.rs of its own
 children are facades: they are listed but not judged, and a path through one counts, for cycles, as
 a path to the file it re-exports from (so `crate::services::Context` is services/context.rs).
 
@@ -30,6 +34,8 @@ import sys
 from collections import defaultdict
 
 LAYER_FOLDERS = ("routes", "services", "store", "domain", "commands")
+# Layers that are workspace crates of their own: the module the root crate names each by, and its folder.
+MEMBER_CRATES = {"domain": "crates/domain"}
 ROOT_FILES = ("main", "cli", "settings", "startup", "telemetry", "lib")
 
 # Which layers each layer may import (its own layer always included). The rule of DESIGN.md:
@@ -277,6 +283,16 @@ def label(f):
     return f"{f.layer}<-{f.top}" if any(f.rel == p or (p.endswith("/") and f.rel.startswith(p)) for p, _ in PLACED) else f.layer
 
 
+class MemberCrate:
+    """A layer that is a crate of its own (MEMBER_CRATES): one end of arrows, never read."""
+
+    def __init__(self, layer, folder):
+        self.path = self.rel = folder
+        self.module = (layer,)
+        self.layer = self.top = layer
+        self.is_mod_file = False
+
+
 class Crate:
     def __init__(self, src):
         self.files = []
@@ -286,6 +302,8 @@ class Crate:
                     self.files.append(SourceFile(src, os.path.join(folder, name)))
         self.files.sort(key=lambda f: f.rel)
         self.by_module = {f.module: f for f in self.files if f.rel != "main.rs"}
+        for layer, folder in MEMBER_CRATES.items():
+            self.by_module.setdefault((layer,), MemberCrate(layer, folder))
         self.main = next((f for f in self.files if f.rel == "main.rs"), None)
 
     def resolve(self, module):

@@ -2,7 +2,8 @@
 
 pub mod cli;
 pub mod commands;
-pub mod domain;
+/// The bottom layer, its own crate (crates/domain): every other layer names it `crate::domain`.
+pub use blobdrop_domain as domain;
 pub mod routes;
 pub mod services;
 pub mod settings;

@@ -1,7 +1,7 @@
 """What the benchmark shares with the server, read from the Rust source so the two never disagree.
 
 The chunk size, the chunks per INSERT and the connection pragmas are found by pattern anywhere under
-`src/` (files move; names stay). Whatever is not found stops the benchmark with the pattern it
+`src/` and the workspace's crates, `crates/*/src/` (files move; names stay). Whatever is not found stops the benchmark with the pattern it
 looked for: a baseline with other settings than the server's would compare nothing.
 """
 import glob, os, re
@@ -20,10 +20,12 @@ REQUIRED_PRAGMAS = ("page_size", "auto_vacuum", "journal_mode", "synchronous", "
 
 
 def _sources() -> dict[str, str]:
-    """Every Rust file under src/, without its comments (a comment naming a pragma sets nothing)."""
+    """Every Rust file under src/ and crates/*/src/, without its comments (a comment naming a pragma
+    sets nothing)."""
     comment = re.compile(r"(?<![:\"])//.*$", re.MULTILINE)
-    return {path: comment.sub("", open(path).read())
-            for path in sorted(glob.glob(os.path.join(ROOT, "src", "**", "*.rs"), recursive=True))}
+    paths = glob.glob(os.path.join(ROOT, "src", "**", "*.rs"), recursive=True)
+    paths += glob.glob(os.path.join(ROOT, "crates", "*", "src", "**", "*.rs"), recursive=True)
+    return {path: comment.sub("", open(path).read()) for path in sorted(paths)}
 
 
 SOURCES = _sources()

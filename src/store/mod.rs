@@ -6,7 +6,6 @@
 mod error;
 mod facade;
 mod flows;
-mod ids;
 mod leases;
 mod live_uploads;
 mod location;

@@ -151,7 +151,9 @@ pub struct NewDelivery {
 /// A delivery claimed for one attempt.
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct DueDelivery {
+    #[sqlx(try_from = "String")]
     pub id: DeliveryId,
+    #[sqlx(try_from = "i64")]
     pub webhook_id: WebhookId,
     pub event: String,
     pub payload: String,

@@ -342,7 +342,7 @@ async fn version_names_the_commit_the_binary_was_built_from() {
     let output = Command::new(env!("CARGO_BIN_EXE_blobdrop")).arg("--version").output().await.unwrap();
     assert!(output.status.success());
     let printed = String::from_utf8(output.stdout).unwrap();
-    let commit = env!("BLOBDROP_COMMIT");
+    let commit = blobdrop::domain::COMMIT;
     assert_eq!(printed, format!("blobdrop {} (commit {commit})\n", env!("CARGO_PKG_VERSION")));
     // Built in a git checkout, it is that checkout's commit (a tarball build says `unknown`, and a
     // build given BLOBDROP_COMMIT says that).

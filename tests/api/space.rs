@@ -34,11 +34,14 @@ async fn api_system_reports_stored_and_reclaimable_bytes_to_the_owner_only() {
         "{report}"
     );
     assert_eq!(report["version"], env!("CARGO_PKG_VERSION"));
-    assert_eq!(report["commit"], env!("BLOBDROP_COMMIT"));
+    assert_eq!(report["commit"], blobdrop::domain::COMMIT);
     // The system page says the same as `blobdrop --version`.
     let page = app.owner(Method::GET, "/system").send().await.unwrap().text().await.unwrap();
-    let version =
-        format!("<dt>Version</dt><dd>blobdrop {} (commit {})</dd>", env!("CARGO_PKG_VERSION"), env!("BLOBDROP_COMMIT"));
+    let version = format!(
+        "<dt>Version</dt><dd>blobdrop {} (commit {})</dd>",
+        env!("CARGO_PKG_VERSION"),
+        blobdrop::domain::COMMIT
+    );
     assert!(page.contains(&version), "{page}");
     assert_eq!(report["store"], if on_postgres() { "postgres" } else { "sqlite" });
     let stranger = app.client.get(app.url("/api/system")).send().await.unwrap();

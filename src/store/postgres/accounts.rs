@@ -96,7 +96,7 @@ impl Store {
 
     /// Notes a use, unless one at or after `stale_before` is already noted.
     pub async fn touch_api_token(&self, id: &ApiTokenId, now: i64, stale_before: i64) -> Result<(), StoreError> {
-        sqlx::query(TOUCH_API_TOKEN).bind(now).bind(id).bind(stale_before).execute(&self.pool).await?;
+        sqlx::query(TOUCH_API_TOKEN).bind(now).bind(id.0).bind(stale_before).execute(&self.pool).await?;
         Ok(())
     }
 
@@ -108,7 +108,7 @@ impl Store {
 
     /// Revokes a token at once; false when there was no such token.
     pub async fn delete_api_token(&self, id: &ApiTokenId) -> Result<bool, StoreError> {
-        Ok(sqlx::query(DELETE_API_TOKEN).bind(id).execute(&self.pool).await?.rows_affected() == 1)
+        Ok(sqlx::query(DELETE_API_TOKEN).bind(id.0).execute(&self.pool).await?.rows_affected() == 1)
     }
 
     pub async fn setting(&self, key: &str) -> Result<Option<String>, StoreError> {

@@ -65,7 +65,7 @@ impl Store {
     }
 
     pub async fn find_webhook(&self, id: &WebhookId) -> Result<Option<WebhookRecord>, StoreError> {
-        let row = sqlx::query_as::<_, WebhookRow>(FIND_WEBHOOK).bind(id).fetch_optional(&self.pool).await?;
+        let row = sqlx::query_as::<_, WebhookRow>(FIND_WEBHOOK).bind(id.0).fetch_optional(&self.pool).await?;
         Ok(row.map(Into::into))
     }
 
@@ -81,7 +81,7 @@ impl Store {
             .bind(url)
             .bind(events.map(WebhookEvents::to_stored))
             .bind(format.map(WebhookFormat::as_str))
-            .bind(id)
+            .bind(id.0)
             .fetch_optional(&self.pool)
             .await?;
         Ok(row.map(Into::into))
@@ -89,7 +89,7 @@ impl Store {
 
     /// Deletes the webhook and its deliveries; false when there was none.
     pub async fn delete_webhook(&self, id: &WebhookId) -> Result<bool, StoreError> {
-        Ok(sqlx::query(DELETE_WEBHOOK).bind(id).execute(&self.pool).await?.rows_affected() == 1)
+        Ok(sqlx::query(DELETE_WEBHOOK).bind(id.0).execute(&self.pool).await?.rows_affected() == 1)
     }
 
     /// Every webhook with its key, for the deliveries being sent.
@@ -111,7 +111,7 @@ impl Store {
 
     /// Gives back a claimed delivery whose attempt was cut off by a stop: due again at `now`.
     pub async fn release_delivery(&self, id: &DeliveryId, now: i64) -> Result<(), StoreError> {
-        sqlx::query(RELEASE_DELIVERY).bind(id).bind(now).execute(&self.pool).await?;
+        sqlx::query(RELEASE_DELIVERY).bind(id.as_str()).bind(now).execute(&self.pool).await?;
         Ok(())
     }
 
@@ -123,7 +123,7 @@ impl Store {
     /// Counts one attempt of a delivery and what came of it.
     pub async fn record_attempt(&self, id: &DeliveryId, attempt: &Attempt<'_>) -> Result<(), StoreError> {
         sqlx::query(RECORD_ATTEMPT)
-            .bind(id)
+            .bind(id.as_str())
             .bind(attempt.status)
             .bind(attempt.error)
             .bind(attempt.next_attempt_at)
@@ -140,7 +140,7 @@ impl Store {
         limit: i64,
     ) -> Result<Vec<DeliveryRecord>, StoreError> {
         let rows: Vec<DeliveryRow> =
-            sqlx::query_as(WEBHOOK_DELIVERIES).bind(webhook_id).bind(limit).fetch_all(&self.pool).await?;
+            sqlx::query_as(WEBHOOK_DELIVERIES).bind(webhook_id.0).bind(limit).fetch_all(&self.pool).await?;
         Ok(rows
             .into_iter()
             .map(
@@ -188,8 +188,8 @@ pub(super) async fn enqueue_delivery(
     delivery: &NewDelivery,
 ) -> Result<(), StoreError> {
     sqlx::query(ENQUEUE_DELIVERY)
-        .bind(&delivery.id)
-        .bind(delivery.webhook_id)
+        .bind(delivery.id.as_str())
+        .bind(delivery.webhook_id.0)
         .bind(delivery.event)
         .bind(&delivery.payload)
         .bind(delivery.created_at)

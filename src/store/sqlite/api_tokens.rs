@@ -43,7 +43,7 @@ impl Store {
         sqlx::query!(
             "UPDATE api_tokens SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)",
             now,
-            id,
+            id.0,
             stale_before,
         )
         .execute(&self.writer)
@@ -63,7 +63,7 @@ impl Store {
 
     /// Revokes a token at once; false when there was no such token.
     pub async fn delete_api_token(&self, id: &ApiTokenId) -> Result<bool, StoreError> {
-        let result = sqlx::query!("DELETE FROM api_tokens WHERE id = ?", id).execute(&self.writer).await?;
+        let result = sqlx::query!("DELETE FROM api_tokens WHERE id = ?", id.0).execute(&self.writer).await?;
         Ok(result.rows_affected() == 1)
     }
 }

@@ -48,7 +48,7 @@ impl Store {
         let row = sqlx::query_as!(
             WebhookRow,
             "SELECT id AS \"id!\", url, events, format, created_at FROM webhooks WHERE id = ?",
-            id
+            id.0
         )
         .fetch_optional(&self.reader)
         .await?;
@@ -71,7 +71,7 @@ impl Store {
             url,
             events,
             format,
-            id
+            id.0
         )
         .fetch_all(&self.writer)
         .await
@@ -81,7 +81,7 @@ impl Store {
 
     /// Deletes the webhook and its deliveries; false when there was none.
     pub async fn delete_webhook(&self, id: &WebhookId) -> Result<bool, StoreError> {
-        let result = sqlx::query!("DELETE FROM webhooks WHERE id = ?", id).execute(&self.writer).await?;
+        let result = sqlx::query!("DELETE FROM webhooks WHERE id = ?", id.0).execute(&self.writer).await?;
         Ok(result.rows_affected() == 1)
     }
 
@@ -117,6 +117,7 @@ impl Store {
 
     /// Gives back a claimed delivery whose attempt was cut off by a stop: due again at `now`.
     pub async fn release_delivery(&self, id: &DeliveryId, now: i64) -> Result<(), StoreError> {
+        let id = id.as_str();
         sqlx::query!(
             "UPDATE webhook_deliveries SET next_attempt_at = ?2 WHERE id = ?1 AND next_attempt_at IS NOT NULL",
             id,
@@ -138,6 +139,7 @@ impl Store {
 
     /// Counts one attempt of a delivery and what came of it.
     pub async fn record_attempt(&self, id: &DeliveryId, attempt: &Attempt<'_>) -> Result<(), StoreError> {
+        let id = id.as_str();
         sqlx::query!(
             "UPDATE webhook_deliveries SET attempts = attempts + 1, last_status = ?2, last_error = ?3, \
              next_attempt_at = ?4, delivered_at = ?5 WHERE id = ?1",
@@ -163,7 +165,7 @@ impl Store {
             "SELECT id AS \"id!\", webhook_id, event, created_at, attempts, next_attempt_at, last_status, \
              last_error, delivered_at FROM webhook_deliveries WHERE webhook_id = ? \
              ORDER BY created_at DESC, rowid DESC LIMIT ?",
-            webhook_id,
+            webhook_id.0,
             limit
         )
         .fetch_all(&self.reader)
@@ -199,11 +201,12 @@ pub(super) async fn enqueue_delivery(
     executor: impl sqlx::SqliteExecutor<'_>,
     delivery: &NewDelivery,
 ) -> Result<(), StoreError> {
+    let id = delivery.id.as_str();
     sqlx::query!(
         "INSERT INTO webhook_deliveries (id, webhook_id, event, payload, created_at, next_attempt_at) \
          SELECT ?1, id, ?3, ?4, ?5, ?5 FROM webhooks WHERE id = ?2",
-        delivery.id,
-        delivery.webhook_id,
+        id,
+        delivery.webhook_id.0,
         delivery.event,
         delivery.payload,
         delivery.created_at,

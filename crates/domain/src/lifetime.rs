@@ -125,7 +125,7 @@ mod tests {
         }
 
         proptest! {
-            #![proptest_config(crate::domain::properties::config())]
+            #![proptest_config(crate::properties::config())]
 
             #[test]
             fn an_accepted_lifetime_is_positive_bounded_and_reads_back(raw in typed()) {

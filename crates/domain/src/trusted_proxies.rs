@@ -229,7 +229,7 @@ mod tests {
         }
 
         proptest! {
-            #![proptest_config(crate::domain::properties::config())]
+            #![proptest_config(crate::properties::config())]
 
             #[test]
             fn any_setting_parses_or_is_refused_and_a_written_list_reads_back(

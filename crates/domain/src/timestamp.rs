@@ -54,7 +54,7 @@ mod tests {
         }
 
         proptest! {
-            #![proptest_config(crate::domain::properties::config())]
+            #![proptest_config(crate::properties::config())]
 
             /// An accepted time is one the store can keep as unix seconds and write back as the
             /// same RFC 3339 time.

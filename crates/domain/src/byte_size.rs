@@ -60,7 +60,7 @@ mod tests {
         }
 
         proptest! {
-            #![proptest_config(crate::domain::properties::config())]
+            #![proptest_config(crate::properties::config())]
 
             /// No text makes the parser panic, and a plain count of bytes is read exactly, which is
             /// how pages write a size that must read back (`size_input`).

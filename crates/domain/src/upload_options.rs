@@ -163,7 +163,7 @@ mod tests {
         }
 
         proptest! {
-            #![proptest_config(crate::domain::properties::config())]
+            #![proptest_config(crate::properties::config())]
 
             /// No header value panics; what is accepted is in bounds and reads back the same.
             #[test]

@@ -594,7 +594,7 @@ mod tests {
         }
 
         proptest! {
-            #![proptest_config(crate::domain::properties::config())]
+            #![proptest_config(crate::properties::config())]
 
             /// No two paths, nor a path and a folder of another, are one name to an extractor
             /// that compares as `comparable` does; every path is kept or numbered, in order.

@@ -139,7 +139,7 @@ mod tests {
         }
 
         proptest! {
-            #![proptest_config(crate::domain::properties::config())]
+            #![proptest_config(crate::properties::config())]
 
             /// No component of a cleaned folder is empty, a dot or dots, in its own spelling or
             /// in what Windows' best-fit mapping makes of it; cleaning it again changes nothing.

@@ -5,7 +5,8 @@
 use std::fmt;
 
 /// Defines a newtype over the database's value, shown and serialized as the value itself (JSON,
-/// paths: `/api/webhooks/{id}`); the store binds and reads it as that value (`store::ids`).
+/// paths: `/api/webhooks/{id}`); the store binds and reads it as that value (`.0`, `From`), so
+/// the domain needs no database crate.
 macro_rules! record_id {
     ($(#[$doc:meta])* $name:ident($inner:ty)) => {
         $(#[$doc])*

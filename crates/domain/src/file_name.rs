@@ -237,7 +237,7 @@ mod tests {
 
     mod properties {
         use super::*;
-        use crate::domain::properties::header_value;
+        use crate::properties::header_value;
         use actix_web::http::header::{ContentDisposition, HeaderValue};
         use proptest::prelude::*;
 
@@ -289,7 +289,7 @@ mod tests {
         }
 
         proptest! {
-            #![proptest_config(crate::domain::properties::config())]
+            #![proptest_config(crate::properties::config())]
 
             #[test]
             fn a_cleaned_name_is_safe_and_cleans_to_itself(raw in prop_oneof![any::<String>(), short_name(), tricky_name()]) {

@@ -151,7 +151,7 @@ mod tests {
         }
 
         proptest! {
-            #![proptest_config(crate::domain::properties::config())]
+            #![proptest_config(crate::properties::config())]
 
             /// Whatever the header, a partial answer lies inside the file and reads back as itself.
             #[test]

@@ -261,7 +261,7 @@ mod tests {
         use proptest::prelude::*;
 
         proptest! {
-            #![proptest_config(crate::domain::properties::config())]
+            #![proptest_config(crate::properties::config())]
 
             /// Accepted terms are within their bounds, and the same terms made again are the same.
             #[test]

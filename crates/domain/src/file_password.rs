@@ -65,7 +65,7 @@ mod tests {
         use proptest::prelude::*;
 
         proptest! {
-            #![proptest_config(crate::domain::properties::config())]
+            #![proptest_config(crate::properties::config())]
 
             /// A password is kept exactly as typed, spaces included, or refused with a reason.
             #[test]

@@ -1,7 +1,7 @@
 //! Thumbnails: a small picture of an image file, for the files page's grid and the share page.
 //! Which files get one and how large it is; `services::thumbnails` makes them.
 
-use crate::domain::FileRecord;
+use crate::FileRecord;
 
 /// The longest side of a thumbnail, in pixels: the grid shows them at half of it, sharp on a
 /// high-density screen.

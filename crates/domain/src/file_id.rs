@@ -107,7 +107,7 @@ mod tests {
         use proptest::prelude::*;
 
         proptest! {
-            #![proptest_config(crate::domain::properties::config())]
+            #![proptest_config(crate::properties::config())]
 
             /// Only the 22-character spelling of 16 bytes is an id, and it reads back as itself.
             #[test]

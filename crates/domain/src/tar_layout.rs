@@ -116,7 +116,7 @@ fn pax_record(key: &str, value: &str) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::{ByteRange, Piece};
+    use crate::{ByteRange, Piece};
 
     fn member(path: &str, size: u64) -> ZipMember {
         ZipMember { path: path.into(), size, crc32: 0, modified: 1_700_000_000 }

@@ -1,4 +1,6 @@
-//! Types that validate request input once, at the edge, in the product's words.
+//! Types that validate request input once, at the edge, in the product's words: blobdrop's bottom
+//! layer, its own crate so that it can depend on no other layer (the root package names it
+//! `crate::domain`, src/lib.rs).
 
 mod activity;
 mod age;
@@ -77,9 +79,10 @@ pub use webhook::{
 };
 pub use zip_layout::{Piece, Zip64Limits, ZipLayout, ZipMember, unique_paths};
 
-/// What the property tests beside each parser share.
-#[cfg(test)]
-pub(crate) mod properties {
+/// What the property tests beside each parser share (the root package's tests too, through the
+/// `test-support` feature its dev-dependency turns on).
+#[cfg(any(test, feature = "test-support"))]
+pub mod properties {
     /// The one setting of every property test: a few hundred cases keep the suite fast
     /// (`PROPTEST_CASES=100000` for a deep run), and a failing case is kept as a plain unit test
     /// beside the property rather than in a regressions file.
@@ -90,6 +93,7 @@ pub(crate) mod properties {
     }
 
     /// A header value of these bytes, less those no header can hold (controls but tab).
+    #[allow(clippy::unwrap_used, reason = "test support: the bytes left are a valid header value")]
     pub fn header_value(bytes: &[u8]) -> actix_web::http::header::HeaderValue {
         let allowed: Vec<u8> = bytes.iter().copied().filter(|b| *b == b'\t' || (*b >= 0x20 && *b != 0x7f)).collect();
         actix_web::http::header::HeaderValue::from_bytes(&allowed).unwrap()

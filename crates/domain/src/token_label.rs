@@ -49,7 +49,7 @@ mod tests {
         use proptest::prelude::*;
 
         proptest! {
-            #![proptest_config(crate::domain::properties::config())]
+            #![proptest_config(crate::properties::config())]
 
             /// An accepted label is trimmed, bounded, printable, and reads back as itself.
             #[test]
