@@ -36,6 +36,10 @@ pub(crate) trait Backend: Sync {
     /// The uploads this process runs, for the clean-up.
     fn live_uploads(&self) -> &Arc<LiveUploads>;
 
+    /// After a paced clean-up step that kept the writer busy for `busy` (SQLite leaves its one
+    /// write connection idle as long, so uploads find it free; PostgreSQL goes on at once).
+    fn pace(&self, busy: std::time::Duration) -> impl Future<Output = ()> + Send;
+
     /// The write connection a batch of `bytes` chunk bytes is stored on, once it has room for
     /// them (SQLite checks the free-space reserve while holding its one write connection, so no
     /// other batch lands between the check and the insert).
@@ -47,7 +51,7 @@ pub(crate) trait Backend: Sync {
 
 /// `backend!(Database, writer pool field, reader pool field)` in a backend's `flows.rs`: `Backend`
 /// for its `Store`, the batch methods its `Store`'s `writer_for_batch` and `batch_committed`, the
-/// live uploads its field `live_uploads`.
+/// live uploads its field `live_uploads`, the pause its `store::pace`.
 macro_rules! backend {
     ($db:ty, $writer:ident, $reader:ident) => {
         impl crate::store::flows::Backend for super::store::Store {
@@ -76,6 +80,10 @@ macro_rules! backend {
 
             fn batch_committed(&self, bytes: u64) {
                 super::store::Store::batch_committed(self, bytes)
+            }
+
+            fn pace(&self, busy: std::time::Duration) -> impl std::future::Future<Output = ()> + Send {
+                super::store::pace(busy)
             }
         }
     };
