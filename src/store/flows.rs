@@ -195,6 +195,23 @@ declare_statements! {
 /// The flows, as methods of every backend's `Store` (the blanket impl below): the facade's
 /// handles call them like the backends' own methods.
 pub(crate) trait Flows: Statements {
+    /// Makes a fully written upload visible, with its size and hash.
+    fn finish_upload(
+        &self,
+        id: &FileId,
+        file_size: i64,
+        sha256: &str,
+        crc32: u32,
+    ) -> impl Future<Output = Result<FileRecord, StoreError>> + Send {
+        let span = tracing::info_span!("finish_upload", %id, file_size, sha256, crc32);
+        tracing::Instrument::instrument(
+            async move {
+                Self::make_visible(&mut *self.writer().acquire().await?, id, file_size, sha256, crc32, None).await
+            },
+            span,
+        )
+    }
+
     /// Makes a fully written guest upload visible, but only if its link still takes it: in one
     /// transaction, the link's count goes up only while it is below the maximum (and the link is
     /// enabled, unexpired and allows the file's size), and the file becomes visible only if it

@@ -59,18 +59,6 @@ impl Store {
         .await
     }
 
-    /// Makes a fully written upload visible, with its size and hash.
-    #[tracing::instrument(skip(self))]
-    pub async fn finish_upload(
-        &self,
-        id: &FileId,
-        file_size: i64,
-        sha256: &str,
-        crc32: u32,
-    ) -> Result<FileRecord, StoreError> {
-        make_visible(&self.writer, id, file_size, sha256, crc32, None).await
-    }
-
     /// A file anyone with its link may see, or `None`.
     #[tracing::instrument(skip(self))]
     pub async fn find_file(&self, id: &FileId, now: i64) -> Result<Option<FileRecord>, StoreError> {
