@@ -8,11 +8,13 @@
 //! declared once, in a `declare_statements!` list: the list makes the statement trait and a macro
 //! that implements it for a backend by calling that backend's function of the same name
 //! (`files::make_visible`, `guest_links::claim_guest_upload`). Each backend writes the SQL, and
-//! one line per list in its `flows.rs` implements it.
+//! `implement!` (in `implement.rs`) in its `flows.rs` implements every list (a new list goes there).
 
 pub(crate) mod files;
+pub(crate) mod implement;
 pub(crate) mod resumable_uploads;
 pub(crate) mod shares;
+pub(crate) mod webhooks;
 
 use std::future::Future;
 
