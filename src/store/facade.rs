@@ -13,6 +13,7 @@ use super::flows::Flows;
 use super::flows::files::FileFlows;
 use super::flows::resumable_uploads::ResumableFlows;
 use super::flows::shares::ShareFlows;
+use super::flows::webhooks::WebhookFlows;
 use super::live_uploads::LiveUpload;
 use super::{Attempt, DueDelivery, ExpiringFile, NewDelivery, SealedFile, SessionRecord, Vacuumed, WebhookTarget};
 use super::{DatabaseLocation, OpenError, StoreError, StoreOptions};

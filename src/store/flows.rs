@@ -8,11 +8,13 @@
 //! declared once, in a `declare_statements!` list: the list makes the statement trait and a macro
 //! that implements it for a backend by calling that backend's function of the same name
 //! (`files::make_visible`, `guest_links::claim_guest_upload`). Each backend writes the SQL, and
-//! one line per list in its `flows.rs` implements it.
+//! `implement!` (in `implement.rs`) in its `flows.rs` implements every list (a new list goes there).
 
 pub(crate) mod files;
+pub(crate) mod implement;
 pub(crate) mod resumable_uploads;
 pub(crate) mod shares;
+pub(crate) mod webhooks;
 
 use std::future::Future;
 
@@ -36,6 +38,10 @@ pub(crate) trait Backend: Sync {
     /// The uploads this process runs, for the clean-up.
     fn live_uploads(&self) -> &Arc<LiveUploads>;
 
+    /// After a paced clean-up step that kept the writer busy for `busy` (SQLite leaves its one
+    /// write connection idle as long, so uploads find it free; PostgreSQL goes on at once).
+    fn pace(&self, busy: std::time::Duration) -> impl Future<Output = ()> + Send;
+
     /// The write connection a batch of `bytes` chunk bytes is stored on, once it has room for
     /// them (SQLite checks the free-space reserve while holding its one write connection, so no
     /// other batch lands between the check and the insert).
@@ -47,7 +53,7 @@ pub(crate) trait Backend: Sync {
 
 /// `backend!(Database, writer pool field, reader pool field)` in a backend's `flows.rs`: `Backend`
 /// for its `Store`, the batch methods its `Store`'s `writer_for_batch` and `batch_committed`, the
-/// live uploads its field `live_uploads`.
+/// live uploads its field `live_uploads`, the pause its `store::pace`.
 macro_rules! backend {
     ($db:ty, $writer:ident, $reader:ident) => {
         impl crate::store::flows::Backend for super::store::Store {
@@ -76,6 +82,10 @@ macro_rules! backend {
 
             fn batch_committed(&self, bytes: u64) {
                 super::store::Store::batch_committed(self, bytes)
+            }
+
+            fn pace(&self, busy: std::time::Duration) -> impl std::future::Future<Output = ()> + Send {
+                super::store::pace(busy)
             }
         }
     };
@@ -187,6 +197,23 @@ declare_statements! {
 /// The flows, as methods of every backend's `Store` (the blanket impl below): the facade's
 /// handles call them like the backends' own methods.
 pub(crate) trait Flows: Statements {
+    /// Makes a fully written upload visible, with its size and hash.
+    fn finish_upload(
+        &self,
+        id: &FileId,
+        file_size: i64,
+        sha256: &str,
+        crc32: u32,
+    ) -> impl Future<Output = Result<FileRecord, StoreError>> + Send {
+        let span = tracing::info_span!("finish_upload", %id, file_size, sha256, crc32);
+        tracing::Instrument::instrument(
+            async move {
+                Self::make_visible(&mut *self.writer().acquire().await?, id, file_size, sha256, crc32, None).await
+            },
+            span,
+        )
+    }
+
     /// Makes a fully written guest upload visible, but only if its link still takes it: in one
     /// transaction, the link's count goes up only while it is below the maximum (and the link is
     /// enabled, unexpired and allows the file's size), and the file becomes visible only if it

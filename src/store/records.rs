@@ -138,6 +138,23 @@ pub struct WebhookTarget {
     pub secret: String,
 }
 
+/// A new webhook's columns, as stored (`store::flows::webhooks`).
+pub(crate) struct NewWebhook<'a> {
+    pub url: &'a str,
+    pub events: String,
+    pub format: &'a str,
+    pub secret: &'a str,
+    pub created_at: i64,
+}
+
+/// An edit of webhook `id`'s columns, as stored; `None` keeps a column.
+pub(crate) struct WebhookChange<'a> {
+    pub id: &'a WebhookId,
+    pub url: Option<&'a str>,
+    pub events: Option<String>,
+    pub format: Option<&'a str>,
+}
+
 /// A delivery to queue.
 #[derive(Debug, Clone)]
 pub struct NewDelivery {

@@ -1,5 +1,6 @@
 //! The flows of files, written once for both databases: make a batch of uploads visible
-//! together; register the uploads this process runs and mark those it abandoned.
+//! together; register the uploads this process runs and mark those it abandoned; purge deleted
+//! files.
 
 use std::future::Future;
 
@@ -25,6 +26,16 @@ super::declare_statements! {
     /// None on a database several instances share (PostgreSQL), where such a row may be another
     /// instance's upload in flight (`leases` decides when those go).
     fn left_over_uploads(opened_at: i64) -> Vec<String> = files;
+
+    /// The ids of the files in state 'deleted'.
+    fn deleted_files() -> Vec<String> = files;
+
+    /// Deletes one batch of the chunks of file `id` (the backend's size); how many it deleted.
+    fn delete_chunk_batch(id: &'c str) -> u64 = chunks;
+
+    /// Deletes the row of file `id` if it is in state 'deleted' (which no statement turns back
+    /// into anything else).
+    fn purge_file_row(id: &'c str) -> () = files;
 }
 
 /// The files' flows, as methods of every backend's `Store` (the blanket impl below).
@@ -40,6 +51,28 @@ pub(crate) trait FileFlows: FileStatements {
             }
             transaction.commit().await?;
             Ok(())
+        }
+    }
+
+    /// Marks an unfinished upload deleted (it failed or was cancelled) and purges its chunks.
+    /// An upload that was finished after all (its finishing statement ran) is left alone.
+    fn abandon_upload(&self, id: &FileId) -> impl Future<Output = Result<(), StoreError>> + Send {
+        async move {
+            let marked = Self::mark_upload_deleted(&mut *self.writer().acquire().await?, id.as_str()).await?;
+            // Not paced: the client waits for this purge before it gets its answer.
+            if marked == 1 { purge_file(self, id.as_str(), false).await } else { Ok(()) }
+        }
+    }
+
+    /// Removes the chunks and rows of every deleted file, a batch of chunks at a time and paced, so
+    /// uploads keep flowing while gigabytes go. Returns how many files were removed.
+    fn purge_deleted_files(&self) -> impl Future<Output = Result<u64, StoreError>> + Send {
+        async move {
+            let ids = Self::deleted_files(&mut *self.reader().acquire().await?).await?;
+            for id in &ids {
+                purge_file(self, id, true).await?;
+            }
+            Ok(ids.len() as u64)
         }
     }
 
@@ -80,3 +113,18 @@ pub(crate) trait FileFlows: FileStatements {
 }
 
 impl<S: FileStatements> FileFlows for S {}
+
+/// Removes a deleted file's chunks, a batch per statement (`paced`: with `Backend::pace` after
+/// each, for the background clean-up), then its row.
+async fn purge_file<S: FileStatements + ?Sized>(store: &S, id: &str, paced: bool) -> Result<(), StoreError> {
+    loop {
+        let started = std::time::Instant::now();
+        if S::delete_chunk_batch(&mut *store.writer().acquire().await?, id).await? == 0 {
+            break;
+        }
+        if paced {
+            store.pace(started.elapsed()).await;
+        }
+    }
+    S::purge_file_row(&mut *store.writer().acquire().await?, id).await
+}

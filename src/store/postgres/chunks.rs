@@ -103,19 +103,10 @@ impl Store {
         let read = read_existing(&self.pool, file_id.as_str(), first, last, (state, first), take).await?;
         whole_read_end(file_id, read, last)
     }
+}
 
-    /// Deletes every chunk of a file, a batch per statement.
-    pub(super) async fn delete_chunks(&self, file_id: &str) -> Result<(), StoreError> {
-        loop {
-            let deleted = sqlx::query(DELETE_CHUNK_BATCH)
-                .bind(file_id)
-                .bind(DELETE_BATCH)
-                .execute(&self.pool)
-                .await?
-                .rows_affected();
-            if deleted == 0 {
-                return Ok(());
-            }
-        }
-    }
+/// Deletes one batch of the chunks of file `id` (`DELETE_BATCH`); how many it deleted.
+pub(super) async fn delete_chunk_batch(connection: &mut sqlx::PgConnection, file_id: &str) -> Result<u64, StoreError> {
+    let deleted = sqlx::query(DELETE_CHUNK_BATCH).bind(file_id).bind(DELETE_BATCH).execute(connection).await?;
+    Ok(deleted.rows_affected())
 }

@@ -145,18 +145,6 @@ impl Store {
         Ok(())
     }
 
-    /// Makes a fully written upload visible, with its size and hash.
-    #[tracing::instrument(skip(self))]
-    pub async fn finish_upload(
-        &self,
-        id: &FileId,
-        file_size: i64,
-        sha256: &str,
-        crc32: u32,
-    ) -> Result<FileRecord, StoreError> {
-        make_visible(&self.pool, id, file_size, sha256, crc32, None).await
-    }
-
     /// A file anyone with its link may see, or `None`.
     #[tracing::instrument(skip(self))]
     pub async fn find_file(&self, id: &FileId, now: i64) -> Result<Option<FileRecord>, StoreError> {
@@ -282,13 +270,6 @@ impl Store {
         Ok(result.rows_affected() == 1)
     }
 
-    /// Marks an unfinished upload deleted (it failed or was cancelled) and purges its chunks.
-    #[tracing::instrument(skip(self))]
-    pub async fn abandon_upload(&self, id: &FileId) -> Result<(), StoreError> {
-        let marked = mark_upload_deleted(&mut *self.pool.acquire().await?, id.as_str()).await?;
-        if marked == 1 { self.purge_file(id.as_str()).await } else { Ok(()) }
-    }
-
     /// Every 'uploading' row but resumable uploads'. Not called on PostgreSQL's start (the clean-up
     /// asks `is_shared`): the rows may be other instances' uploads in flight.
     pub async fn mark_interrupted_uploads_deleted(&self) -> Result<u64, StoreError> {
@@ -299,22 +280,6 @@ impl Store {
     /// `used_up_before`. Returns how many.
     pub async fn mark_expired_files_deleted(&self, now: i64, used_up_before: i64) -> Result<u64, StoreError> {
         Ok(sqlx::query(MARK_EXPIRED).bind(now).bind(used_up_before).execute(&self.pool).await?.rows_affected())
-    }
-
-    /// Removes the chunks and rows of every deleted file, a batch of chunks at a time.
-    pub async fn purge_deleted_files(&self) -> Result<u64, StoreError> {
-        let ids: Vec<String> = sqlx::query_scalar(DELETED_FILES).fetch_all(&self.pool).await?;
-        for id in &ids {
-            self.purge_file(id).await?;
-        }
-        Ok(ids.len() as u64)
-    }
-
-    /// Removes a deleted file's chunks, then its row (only rows in state 'deleted').
-    async fn purge_file(&self, id: &str) -> Result<(), StoreError> {
-        self.delete_chunks(id).await?;
-        sqlx::query(PURGE_FILE_ROW).bind(id).execute(&self.pool).await?;
-        Ok(())
     }
 
     /// Records the CRC-32 of a file stored before CRC-32s were.
@@ -388,6 +353,17 @@ pub(super) async fn make_visible(
 /// Marks the 'uploading' row of file `id` deleted; how many it marked (0 or 1).
 pub(super) async fn mark_upload_deleted(connection: &mut sqlx::PgConnection, id: &str) -> Result<u64, StoreError> {
     Ok(sqlx::query(MARK_UPLOAD_DELETED).bind(id).execute(connection).await?.rows_affected())
+}
+
+/// The ids of the files in state 'deleted'.
+pub(super) async fn deleted_files(connection: &mut sqlx::PgConnection) -> Result<Vec<String>, StoreError> {
+    Ok(sqlx::query_scalar(DELETED_FILES).fetch_all(connection).await?)
+}
+
+/// Deletes the row of file `id` if it is in state 'deleted'.
+pub(super) async fn purge_file_row(connection: &mut sqlx::PgConnection, id: &str) -> Result<(), StoreError> {
+    sqlx::query(PURGE_FILE_ROW).bind(id).execute(connection).await?;
+    Ok(())
 }
 
 /// None: the database is shared, and an 'uploading' row not live in this process may be another

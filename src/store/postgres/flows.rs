@@ -1,7 +1,3 @@
 //! PostgreSQL's statements for the store's flows (`store::flows`): its functions of the same names.
 
-crate::store::flows::backend!(sqlx::Postgres, pool, pool);
-crate::store::flows::statements!();
-crate::store::flows::resumable_uploads::statements!();
-crate::store::flows::shares::statements!();
-crate::store::flows::files::statements!();
+crate::store::flows::implement::implement!(sqlx::Postgres, pool, pool);

@@ -2,10 +2,12 @@
 //! delivery is claimed with `FOR UPDATE SKIP LOCKED`, so two instances never take the same one.
 
 use super::store::Store;
+use crate::domain::DeliveryRecord;
 use crate::domain::{DeliveryId, WebhookId};
-use crate::domain::{DeliveryRecord, WebhookEvents, WebhookFormat, WebhookRecord};
 use crate::store::rows::{WebhookRow, WebhookTargetRow};
-use crate::store::{Attempt, DueDelivery, ExpiringFile, NewDelivery, StoreError, WebhookTarget};
+use crate::store::{
+    Attempt, DueDelivery, ExpiringFile, NewDelivery, NewWebhook, StoreError, WebhookChange, WebhookTarget,
+};
 
 pub(super) const CREATE_WEBHOOK: &str = "INSERT INTO webhooks (url, events, format, secret, created_at) \
      VALUES ($1, $2, $3, $4, $5) RETURNING id, url, events, format, created_at";
@@ -39,54 +41,6 @@ pub(super) const ABOUT_TO_EXPIRE: &str = "SELECT id, filename, file_size FROM fi
 type DeliveryRow = (String, i64, String, i64, i64, Option<i64>, Option<i64>, Option<String>, Option<i64>);
 
 impl Store {
-    pub async fn create_webhook(
-        &self,
-        url: &str,
-        events: &WebhookEvents,
-        format: WebhookFormat,
-        secret: &str,
-        now: i64,
-    ) -> Result<WebhookRecord, StoreError> {
-        let row = sqlx::query_as::<_, WebhookRow>(CREATE_WEBHOOK)
-            .bind(url)
-            .bind(events.to_stored())
-            .bind(format.as_str())
-            .bind(secret)
-            .bind(now)
-            .fetch_one(&self.pool)
-            .await?;
-        Ok(row.into())
-    }
-
-    /// Every webhook, oldest first.
-    pub async fn list_webhooks(&self) -> Result<Vec<WebhookRecord>, StoreError> {
-        let rows = sqlx::query_as::<_, WebhookRow>(LIST_WEBHOOKS).fetch_all(&self.pool).await?;
-        Ok(rows.into_iter().map(Into::into).collect())
-    }
-
-    pub async fn find_webhook(&self, id: &WebhookId) -> Result<Option<WebhookRecord>, StoreError> {
-        let row = sqlx::query_as::<_, WebhookRow>(FIND_WEBHOOK).bind(id.0).fetch_optional(&self.pool).await?;
-        Ok(row.map(Into::into))
-    }
-
-    /// Changes what is given; `None` when there is no such webhook.
-    pub async fn update_webhook(
-        &self,
-        id: &WebhookId,
-        url: Option<&str>,
-        events: Option<&WebhookEvents>,
-        format: Option<WebhookFormat>,
-    ) -> Result<Option<WebhookRecord>, StoreError> {
-        let row = sqlx::query_as::<_, WebhookRow>(UPDATE_WEBHOOK)
-            .bind(url)
-            .bind(events.map(WebhookEvents::to_stored))
-            .bind(format.map(WebhookFormat::as_str))
-            .bind(id.0)
-            .fetch_optional(&self.pool)
-            .await?;
-        Ok(row.map(Into::into))
-    }
-
     /// Deletes the webhook and its deliveries; false when there was none.
     pub async fn delete_webhook(&self, id: &WebhookId) -> Result<bool, StoreError> {
         Ok(sqlx::query(DELETE_WEBHOOK).bind(id.0).execute(&self.pool).await?.rows_affected() == 1)
@@ -196,4 +150,46 @@ pub(super) async fn enqueue_delivery(
         .execute(executor)
         .await?;
     Ok(())
+}
+
+/// The row of a new webhook.
+pub(super) async fn insert_webhook(
+    connection: &mut sqlx::PgConnection,
+    webhook: &NewWebhook<'_>,
+) -> Result<WebhookRow, StoreError> {
+    Ok(sqlx::query_as::<_, WebhookRow>(CREATE_WEBHOOK)
+        .bind(webhook.url)
+        .bind(&webhook.events)
+        .bind(webhook.format)
+        .bind(webhook.secret)
+        .bind(webhook.created_at)
+        .fetch_one(connection)
+        .await?)
+}
+
+/// Every webhook's row, oldest first.
+pub(super) async fn webhook_rows(connection: &mut sqlx::PgConnection) -> Result<Vec<WebhookRow>, StoreError> {
+    Ok(sqlx::query_as::<_, WebhookRow>(LIST_WEBHOOKS).fetch_all(connection).await?)
+}
+
+/// The row of webhook `id`, if there is one.
+pub(super) async fn webhook_row(
+    connection: &mut sqlx::PgConnection,
+    id: &WebhookId,
+) -> Result<Option<WebhookRow>, StoreError> {
+    Ok(sqlx::query_as::<_, WebhookRow>(FIND_WEBHOOK).bind(id.0).fetch_optional(connection).await?)
+}
+
+/// Changes what `change` gives; the row as it is now, if there is one.
+pub(super) async fn change_webhook(
+    connection: &mut sqlx::PgConnection,
+    change: &WebhookChange<'_>,
+) -> Result<Option<WebhookRow>, StoreError> {
+    Ok(sqlx::query_as::<_, WebhookRow>(UPDATE_WEBHOOK)
+        .bind(change.url)
+        .bind(&change.events)
+        .bind(change.format)
+        .bind(change.id.0)
+        .fetch_optional(connection)
+        .await?)
 }

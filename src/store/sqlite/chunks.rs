@@ -96,26 +96,19 @@ impl Store {
     ) -> Result<T, StoreError> {
         self.chunk_readers.read(file_id, first, last, state, take).await
     }
+}
 
-    /// Deletes every chunk of a file, a batch per statement; `paced`, with a pause after each (see
-    /// `pace`) for the background clean-up.
-    pub(super) async fn delete_chunks(&self, file_id: &str, paced: bool) -> Result<(), StoreError> {
-        loop {
-            let started = std::time::Instant::now();
-            let deleted = sqlx::query!(
-                "DELETE FROM file_chunks WHERE rowid IN (SELECT rowid FROM file_chunks WHERE file_id = ? LIMIT ?)",
-                file_id,
-                DELETE_BATCH,
-            )
-            .execute(&self.writer)
-            .await?
-            .rows_affected();
-            if deleted == 0 {
-                return Ok(());
-            }
-            if paced {
-                super::store::pace(started.elapsed()).await;
-            }
-        }
-    }
+/// Deletes one batch of the chunks of file `id` (`DELETE_BATCH`); how many it deleted.
+pub(super) async fn delete_chunk_batch(
+    connection: &mut sqlx::SqliteConnection,
+    file_id: &str,
+) -> Result<u64, StoreError> {
+    let deleted = sqlx::query!(
+        "DELETE FROM file_chunks WHERE rowid IN (SELECT rowid FROM file_chunks WHERE file_id = ? LIMIT ?)",
+        file_id,
+        DELETE_BATCH,
+    )
+    .execute(connection)
+    .await?;
+    Ok(deleted.rows_affected())
 }

@@ -59,18 +59,6 @@ impl Store {
         .await
     }
 
-    /// Makes a fully written upload visible, with its size and hash.
-    #[tracing::instrument(skip(self))]
-    pub async fn finish_upload(
-        &self,
-        id: &FileId,
-        file_size: i64,
-        sha256: &str,
-        crc32: u32,
-    ) -> Result<FileRecord, StoreError> {
-        make_visible(&self.writer, id, file_size, sha256, crc32, None).await
-    }
-
     /// A file anyone with its link may see, or `None`.
     #[tracing::instrument(skip(self))]
     pub async fn find_file(&self, id: &FileId, now: i64) -> Result<Option<FileRecord>, StoreError> {
@@ -227,15 +215,6 @@ impl Store {
         Ok(result.rows_affected() == 1)
     }
 
-    /// Marks an unfinished upload deleted (it failed or was cancelled) and purges its chunks.
-    /// An upload that was finished after all (its finishing statement ran) is left alone.
-    #[tracing::instrument(skip(self))]
-    pub async fn abandon_upload(&self, id: &FileId) -> Result<(), StoreError> {
-        // Not paced: the client waits for this purge before it gets its answer.
-        let marked = mark_upload_deleted(&mut *self.writer.acquire().await?, id.as_str()).await?;
-        if marked == 1 { self.purge_file(id.as_str(), false).await } else { Ok(()) }
-    }
-
     /// At startup no upload is running, so every 'uploading' row is left over from a crash, but
     /// for resumable uploads, which wait for their next request (see `resumable_uploads`).
     pub async fn mark_interrupted_uploads_deleted(&self) -> Result<u64, StoreError> {
@@ -262,24 +241,6 @@ impl Store {
         .execute(&self.writer)
         .await?;
         Ok(result.rows_affected())
-    }
-
-    /// Removes the chunks and rows of every deleted file, a batch of chunks at a time and paced, so
-    /// uploads keep flowing while gigabytes go. Returns how many files were removed.
-    pub async fn purge_deleted_files(&self) -> Result<u64, StoreError> {
-        let ids = sqlx::query_scalar!("SELECT id FROM files WHERE state = 'deleted'").fetch_all(&self.reader).await?;
-        for id in &ids {
-            self.purge_file(id, true).await?;
-        }
-        Ok(ids.len() as u64)
-    }
-
-    /// Removes a deleted file's chunks, then its row. Only ever called for rows in state 'deleted',
-    /// which no statement turns back into anything else. `paced`: see `delete_chunks`.
-    async fn purge_file(&self, id: &str, paced: bool) -> Result<(), StoreError> {
-        self.delete_chunks(id, paced).await?;
-        sqlx::query!("DELETE FROM files WHERE id = ? AND state = 'deleted'", id).execute(&self.writer).await?;
-        Ok(())
     }
 }
 
@@ -387,6 +348,17 @@ pub(super) async fn left_over_uploads(
     )
     .fetch_all(connection)
     .await?)
+}
+
+/// The ids of the files in state 'deleted'.
+pub(super) async fn deleted_files(connection: &mut sqlx::SqliteConnection) -> Result<Vec<String>, StoreError> {
+    Ok(sqlx::query_scalar!("SELECT id FROM files WHERE state = 'deleted'").fetch_all(connection).await?)
+}
+
+/// Deletes the row of file `id` if it is in state 'deleted'.
+pub(super) async fn purge_file_row(connection: &mut sqlx::SqliteConnection, id: &str) -> Result<(), StoreError> {
+    sqlx::query!("DELETE FROM files WHERE id = ? AND state = 'deleted'", id).execute(connection).await?;
+    Ok(())
 }
 
 /// Turns the 'uploading' row of `file` 'ready' with its size, hashes and note; false when it is

@@ -2,83 +2,14 @@
 
 use super::returned;
 use super::store::Store;
+use crate::domain::DeliveryRecord;
 use crate::domain::{DeliveryId, WebhookId};
-use crate::domain::{DeliveryRecord, WebhookEvents, WebhookFormat, WebhookRecord};
 use crate::store::rows::{WebhookRow, WebhookTargetRow};
-use crate::store::{Attempt, DueDelivery, ExpiringFile, NewDelivery, StoreError, WebhookTarget};
+use crate::store::{
+    Attempt, DueDelivery, ExpiringFile, NewDelivery, NewWebhook, StoreError, WebhookChange, WebhookTarget,
+};
 
 impl Store {
-    pub async fn create_webhook(
-        &self,
-        url: &str,
-        events: &WebhookEvents,
-        format: WebhookFormat,
-        secret: &str,
-        now: i64,
-    ) -> Result<WebhookRecord, StoreError> {
-        let (events, format) = (events.to_stored(), format.as_str());
-        let row = sqlx::query_as!(
-            WebhookRow,
-            "INSERT INTO webhooks (url, events, format, secret, created_at) VALUES (?, ?, ?, ?, ?) \
-             RETURNING id, url, events, format, created_at",
-            url,
-            events,
-            format,
-            secret,
-            now
-        )
-        .fetch_all(&self.writer)
-        .await
-        .and_then(returned::only_row)?;
-        Ok(row.into())
-    }
-
-    /// Every webhook, oldest first.
-    pub async fn list_webhooks(&self) -> Result<Vec<WebhookRecord>, StoreError> {
-        let rows = sqlx::query_as!(
-            WebhookRow,
-            "SELECT id AS \"id!\", url, events, format, created_at FROM webhooks ORDER BY id"
-        )
-        .fetch_all(&self.reader)
-        .await?;
-        Ok(rows.into_iter().map(Into::into).collect())
-    }
-
-    pub async fn find_webhook(&self, id: &WebhookId) -> Result<Option<WebhookRecord>, StoreError> {
-        let row = sqlx::query_as!(
-            WebhookRow,
-            "SELECT id AS \"id!\", url, events, format, created_at FROM webhooks WHERE id = ?",
-            id.0
-        )
-        .fetch_optional(&self.reader)
-        .await?;
-        Ok(row.map(Into::into))
-    }
-
-    /// Changes what is given; `None` when there is no such webhook.
-    pub async fn update_webhook(
-        &self,
-        id: &WebhookId,
-        url: Option<&str>,
-        events: Option<&WebhookEvents>,
-        format: Option<WebhookFormat>,
-    ) -> Result<Option<WebhookRecord>, StoreError> {
-        let (events, format) = (events.map(WebhookEvents::to_stored), format.map(WebhookFormat::as_str));
-        let row = sqlx::query_as!(
-            WebhookRow,
-            "UPDATE webhooks SET url = COALESCE(?1, url), events = COALESCE(?2, events), \
-             format = COALESCE(?3, format) WHERE id = ?4 RETURNING id, url, events, format, created_at",
-            url,
-            events,
-            format,
-            id.0
-        )
-        .fetch_all(&self.writer)
-        .await
-        .map(returned::at_most_one_row)?;
-        Ok(row.map(Into::into))
-    }
-
     /// Deletes the webhook and its deliveries; false when there was none.
     pub async fn delete_webhook(&self, id: &WebhookId) -> Result<bool, StoreError> {
         let result = sqlx::query!("DELETE FROM webhooks WHERE id = ?", id.0).execute(&self.writer).await?;
@@ -214,4 +145,65 @@ pub(super) async fn enqueue_delivery(
     .execute(executor)
     .await?;
     Ok(())
+}
+
+/// The row of a new webhook.
+pub(super) async fn insert_webhook(
+    connection: &mut sqlx::SqliteConnection,
+    webhook: &NewWebhook<'_>,
+) -> Result<WebhookRow, StoreError> {
+    let row = sqlx::query_as!(
+        WebhookRow,
+        "INSERT INTO webhooks (url, events, format, secret, created_at) VALUES (?, ?, ?, ?, ?) \
+         RETURNING id, url, events, format, created_at",
+        webhook.url,
+        webhook.events,
+        webhook.format,
+        webhook.secret,
+        webhook.created_at
+    )
+    .fetch_all(connection)
+    .await
+    .and_then(returned::only_row)?;
+    Ok(row)
+}
+
+/// Every webhook's row, oldest first.
+pub(super) async fn webhook_rows(connection: &mut sqlx::SqliteConnection) -> Result<Vec<WebhookRow>, StoreError> {
+    Ok(sqlx::query_as!(WebhookRow, "SELECT id AS \"id!\", url, events, format, created_at FROM webhooks ORDER BY id")
+        .fetch_all(connection)
+        .await?)
+}
+
+/// The row of webhook `id`, if there is one.
+pub(super) async fn webhook_row(
+    connection: &mut sqlx::SqliteConnection,
+    id: &WebhookId,
+) -> Result<Option<WebhookRow>, StoreError> {
+    Ok(sqlx::query_as!(
+        WebhookRow,
+        "SELECT id AS \"id!\", url, events, format, created_at FROM webhooks WHERE id = ?",
+        id.0
+    )
+    .fetch_optional(connection)
+    .await?)
+}
+
+/// Changes what `change` gives; the row as it is now, if there is one.
+pub(super) async fn change_webhook(
+    connection: &mut sqlx::SqliteConnection,
+    change: &WebhookChange<'_>,
+) -> Result<Option<WebhookRow>, StoreError> {
+    Ok(sqlx::query_as!(
+        WebhookRow,
+        "UPDATE webhooks SET url = COALESCE(?1, url), events = COALESCE(?2, events), \
+         format = COALESCE(?3, format) WHERE id = ?4 RETURNING id, url, events, format, created_at",
+        change.url,
+        change.events,
+        change.format,
+        change.id.0
+    )
+    .fetch_all(connection)
+    .await
+    .map(returned::at_most_one_row)?)
 }
