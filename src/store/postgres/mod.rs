@@ -6,14 +6,17 @@
 // First: its column macros are used by the modules below.
 #[macro_use]
 mod sql;
-mod accounts;
+mod api_tokens;
 mod chunks;
+mod downloads;
 mod files;
 mod flows;
 mod guest_links;
 mod integrity;
 mod leases;
 mod resumable_uploads;
+mod sessions;
+mod settings;
 mod shares;
 mod space;
 #[cfg(test)]
