@@ -82,11 +82,6 @@ pub(super) const MARK_EXPIRED: &str = "UPDATE files SET state = 'deleted' WHERE 
 pub(super) const DELETED_FILES: &str = "SELECT id FROM files WHERE state = 'deleted'";
 pub(super) const PURGE_FILE_ROW: &str = "DELETE FROM files WHERE id = $1 AND state = 'deleted'";
 pub(super) const MARK_UPLOAD_DELETED: &str = "UPDATE files SET state = 'deleted' WHERE id = $1 AND state = 'uploading'";
-pub(super) const DELETE_WITH_TOKEN: &str = concat!(
-    "UPDATE files SET state = 'deleted' WHERE files.id = $2 AND ",
-    visible!(),
-    " AND EXISTS (SELECT 1 FROM deletion_tokens WHERE file_id = files.id AND token_sha256 = $3)"
-);
 pub(super) const SET_CRC32: &str = "UPDATE files SET crc32 = $1 WHERE id = $2 AND crc32 IS NULL";
 pub(super) const FILE_WITHOUT_CRC32: &str =
     concat!("SELECT ", file_columns!(), " FROM files WHERE files.id = $2 AND files.crc32 IS NULL AND ", visible!());
@@ -258,15 +253,6 @@ impl Store {
     #[tracing::instrument(skip(self))]
     pub async fn delete_file(&self, id: &FileId, now: i64) -> Result<bool, StoreError> {
         let result = sqlx::query(DELETE_FILE).bind(now).bind(id.as_str()).execute(&self.pool).await?;
-        Ok(result.rows_affected() == 1)
-    }
-
-    /// Hides a visible file whose deletion token has this hash, in one statement (hashes compared,
-    /// never tokens).
-    #[tracing::instrument(skip(self, token_sha256))]
-    pub async fn delete_file_with_token(&self, id: &FileId, token_sha256: &str, now: i64) -> Result<bool, StoreError> {
-        let result =
-            sqlx::query(DELETE_WITH_TOKEN).bind(now).bind(id.as_str()).bind(token_sha256).execute(&self.pool).await?;
         Ok(result.rows_affected() == 1)
     }
 

@@ -8,6 +8,7 @@
 mod sql;
 mod api_tokens;
 mod chunks;
+mod deletion_tokens;
 mod downloads;
 mod files;
 mod flows;

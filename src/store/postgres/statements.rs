@@ -5,8 +5,8 @@
 use sqlx::{Connection, Executor, PgConnection};
 
 use super::{
-    api_tokens, chunks, downloads, files, guest_links, integrity, leases, resumable_uploads, sessions, settings,
-    shares, space, store, thumbnails, webhooks,
+    api_tokens, chunks, deletion_tokens, downloads, files, guest_links, integrity, leases, resumable_uploads, sessions,
+    settings, shares, space, store, thumbnails, webhooks,
 };
 use crate::domain::FileSort;
 
@@ -85,7 +85,7 @@ async fn every_statement_prepares_against_the_migrated_schema() {
         leases::FORGET_LAPSED_LEASES,
         leases::TRY_LOCK_CLEANUP,
         files::MARK_UPLOAD_DELETED,
-        files::DELETE_WITH_TOKEN,
+        deletion_tokens::DELETE_WITH_TOKEN,
         files::SET_CRC32,
         files::FILE_WITHOUT_CRC32,
         chunks::INSERT_CHUNKS,
