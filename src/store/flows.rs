@@ -22,6 +22,7 @@ use std::sync::Arc;
 
 use sqlx::pool::PoolConnection;
 use sqlx::{Database, Pool};
+use tracing::Instrument;
 
 use super::live_uploads::LiveUploads;
 
@@ -205,13 +206,8 @@ pub(crate) trait Flows: Statements {
         sha256: &str,
         crc32: u32,
     ) -> impl Future<Output = Result<FileRecord, StoreError>> + Send {
-        let span = tracing::info_span!("finish_upload", %id, file_size, sha256, crc32);
-        tracing::Instrument::instrument(
-            async move {
-                Self::make_visible(&mut *self.writer().acquire().await?, id, file_size, sha256, crc32, None).await
-            },
-            span,
-        )
+        async move { Self::make_visible(&mut *self.writer().acquire().await?, id, file_size, sha256, crc32, None).await }
+            .instrument(tracing::info_span!("finish_upload", %id, file_size, sha256, crc32))
     }
 
     /// Makes a fully written guest upload visible, but only if its link still takes it: in one

@@ -4,6 +4,8 @@
 
 use std::future::Future;
 
+use tracing::Instrument;
+
 use crate::domain::FileId;
 use crate::store::live_uploads::LiveUpload;
 use crate::store::rules::register_upload;
@@ -62,6 +64,7 @@ pub(crate) trait FileFlows: FileStatements {
             // Not paced: the client waits for this purge before it gets its answer.
             if marked == 1 { purge_file(self, id.as_str(), false).await } else { Ok(()) }
         }
+        .instrument(tracing::info_span!("abandon_upload", %id))
     }
 
     /// Removes the chunks and rows of every deleted file, a batch of chunks at a time and paced, so
