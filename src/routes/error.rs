@@ -95,6 +95,9 @@ pub enum AppError {
     /// Only age-encrypted files are taken, and the body is not one.
     #[error(transparent)]
     NotEncrypted(crate::domain::AgeRefusal),
+    /// A file that is not an age file, for a share that requires encryption.
+    #[error("{0}")]
+    PlaintextMember(String),
     /// A tus request without `Tus-Resumable: 1.0.0`.
     #[error("{0}")]
     PreconditionFailed(&'static str),
@@ -240,6 +243,7 @@ impl From<ShareError> for AppError {
             ShareError::NoName | ShareError::EmptyBatch => AppError::BadRequest(reason),
             // 409, not 400: the request is well-formed; the file is not there (any more).
             ShareError::NoFile(_) => AppError::Conflict(reason),
+            ShareError::NotEncrypted(_) => AppError::PlaintextMember(reason),
             ShareError::TooManyFiles(count) => AppError::TooManyFiles(count),
             ShareError::NoShare => AppError::Unknown("share"),
             ShareError::Password(_) | ShareError::FileGone(_) | ShareError::Layout(_) => AppError::internal(error),
@@ -285,7 +289,9 @@ impl ResponseError for AppError {
             AppError::Conflict(_) => StatusCode::CONFLICT,
             AppError::Locked(_) => StatusCode::LOCKED,
             AppError::ChecksumMismatch(_) => StatusCode::from_u16(460).unwrap_or(StatusCode::BAD_REQUEST),
-            AppError::UnsupportedMediaType(_) | AppError::NotEncrypted(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            AppError::UnsupportedMediaType(_) | AppError::NotEncrypted(_) | AppError::PlaintextMember(_) => {
+                StatusCode::UNSUPPORTED_MEDIA_TYPE
+            }
             AppError::PreconditionFailed(_) => StatusCode::PRECONDITION_FAILED,
             AppError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }

@@ -96,6 +96,17 @@ pub struct NewShare<'a> {
     pub expires_at: Option<i64>,
     pub max_downloads: Option<i64>,
     pub password_hash: Option<&'a str>,
+    pub require_encryption: bool,
+}
+
+/// A fact about a file's bytes that files stored before it was kept lack, worked out from their
+/// chunks when first needed (`files().lacking`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileFact {
+    /// The CRC-32 a share's zip needs.
+    Crc32,
+    /// Whether it has the layout of an age file (a share that requires encryption takes only those).
+    AgeLayout,
 }
 
 /// What `blobdrop vacuum` did.

@@ -184,6 +184,8 @@ pub struct ShareListRow {
     pub max_downloads: String,
     pub expires: When,
     pub password_protected: bool,
+    /// Only age-encrypted files may be in it.
+    pub require_encryption: bool,
 }
 
 /// Bytes of a text file shown in its file page's preview.

@@ -7,7 +7,7 @@ use crate::domain::{FileChanges, FileCursor, FileListing, FileRecord, FileSort, 
 use crate::domain::{FileId, FileName, GuestLinkId};
 use crate::store::rows::{FileRow, record, records};
 use crate::store::rules::{bind_page_start, contains_pattern, in_page_order};
-use crate::store::{NewFile, SealedFile, StoreError};
+use crate::store::{FileFact, NewFile, SealedFile, StoreError};
 
 pub(super) const INSERT_UPLOAD: &str = "INSERT INTO files (id, filename, content_type, file_size, chunk_size, \
      created_at, expires_at, max_downloads, state) VALUES ($1, $2, $3, 0, $4, $5, $6, $7, 'uploading')";
@@ -83,8 +83,14 @@ pub(super) const DELETED_FILES: &str = "SELECT id FROM files WHERE state = 'dele
 pub(super) const PURGE_FILE_ROW: &str = "DELETE FROM files WHERE id = $1 AND state = 'deleted'";
 pub(super) const MARK_UPLOAD_DELETED: &str = "UPDATE files SET state = 'deleted' WHERE id = $1 AND state = 'uploading'";
 pub(super) const SET_CRC32: &str = "UPDATE files SET crc32 = $1 WHERE id = $2 AND crc32 IS NULL";
-pub(super) const FILE_WITHOUT_CRC32: &str =
-    concat!("SELECT ", file_columns!(), " FROM files WHERE files.id = $2 AND files.crc32 IS NULL AND ", visible!());
+pub(super) const SET_AGE_LAYOUT: &str = "UPDATE files SET age_layout = $1 WHERE id = $2 AND age_layout IS NULL";
+/// A visible file that lacks its CRC-32 (`$3`) or its age layout (`$4`), whichever is asked.
+pub(super) const FILE_LACKING: &str = concat!(
+    "SELECT ",
+    file_columns!(),
+    " FROM files WHERE files.id = $2 AND (($3 AND files.crc32 IS NULL) OR ($4 AND files.age_layout IS NULL)) AND ",
+    visible!()
+);
 
 /// The fixed SQL expression each sort column maps to, never user text.
 fn sort_column(sort: FileSort) -> &'static str {
@@ -275,14 +281,23 @@ impl Store {
         Ok(())
     }
 
-    /// The visible files among `ids` whose CRC-32 is still unknown.
-    #[tracing::instrument(skip_all, fields(files = ids.len()))]
-    pub async fn files_without_crc32(&self, ids: &[FileId], now: i64) -> Result<Vec<FileRecord>, StoreError> {
+    /// Records whether a file has the layout of an age file, once known.
+    #[tracing::instrument(skip(self))]
+    pub async fn set_age_layout(&self, id: &FileId, is_age: bool) -> Result<(), StoreError> {
+        sqlx::query(SET_AGE_LAYOUT).bind(is_age).bind(id.as_str()).execute(&self.pool).await?;
+        Ok(())
+    }
+
+    /// The visible files among `ids` that lack `fact`.
+    #[tracing::instrument(skip_all, fields(files = ids.len(), ?fact))]
+    pub async fn files_lacking(&self, ids: &[FileId], fact: FileFact, now: i64) -> Result<Vec<FileRecord>, StoreError> {
         let mut missing = Vec::new();
         for id in ids {
-            let row = sqlx::query_as::<_, FileRow>(FILE_WITHOUT_CRC32)
+            let row = sqlx::query_as::<_, FileRow>(FILE_LACKING)
                 .bind(now)
                 .bind(id.as_str())
+                .bind(fact == FileFact::Crc32)
+                .bind(fact == FileFact::AgeLayout)
                 .fetch_optional(&self.pool)
                 .await?;
             if let Some(row) = row {
