@@ -98,6 +98,9 @@ pub enum AppError {
     /// A file that is not an age file, for a share that requires encryption.
     #[error("{0}")]
     PlaintextMember(String),
+    /// An API token used where the route needs a scope it lacks.
+    #[error("this API token has the scopes \"{has}\", and this needs \"{needs}\" (or \"full\")")]
+    OutOfScope { has: String, needs: &'static str },
     /// A tus request without `Tus-Resumable: 1.0.0`.
     #[error("{0}")]
     PreconditionFailed(&'static str),
@@ -276,7 +279,7 @@ impl ResponseError for AppError {
             AppError::TooManyAttempts(_) | AppError::TooManyRequests(_) | AppError::Busy(_) => {
                 StatusCode::TOO_MANY_REQUESTS
             }
-            AppError::Forbidden(_) => StatusCode::FORBIDDEN,
+            AppError::Forbidden(_) | AppError::OutOfScope { .. } => StatusCode::FORBIDDEN,
             AppError::SignInFirst => StatusCode::SEE_OTHER,
             AppError::NotFound | AppError::Unknown(_) | AppError::NotFoundBecause(_) => StatusCode::NOT_FOUND,
             AppError::Gone(_) => StatusCode::GONE,

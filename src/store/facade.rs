@@ -17,7 +17,7 @@ use super::flows::webhooks::WebhookFlows;
 use super::live_uploads::LiveUpload;
 use super::{Attempt, DueDelivery, ExpiringFile, NewDelivery, SealedFile, SessionRecord, Vacuumed, WebhookTarget};
 use super::{DatabaseLocation, FileFact, OpenError, StoreError, StoreOptions};
-use super::{FinishedResumable, NewFile, NewResumable, NewShare, ResumableRecord, ResumableUsage};
+use super::{FinishedResumable, NewApiToken, NewFile, NewResumable, NewShare, ResumableRecord, ResumableUsage};
 use super::{postgres, sqlite};
 use crate::domain::{ApiTokenId, DeliveryId, WebhookId};
 use crate::domain::{
@@ -271,7 +271,7 @@ aggregates! {
         fn create_session = create_session(&self, token_sha256: &str, csrf_token: &str, now: i64, expires_at: i64) -> Result<(), StoreError>;
         fn find_session = find_session(&self, token_sha256: &str, now: i64) -> Result<Option<SessionRecord>, StoreError>;
         fn delete_session = delete_session(&self, token_sha256: &str) -> Result<(), StoreError>;
-        fn create_api_token = create_api_token(&self, label: &str, token_sha256: &str, now: i64) -> Result<ApiTokenRecord, StoreError>;
+        fn create_api_token = create_api_token(&self, token: &NewApiToken<'_>, now: i64) -> Result<ApiTokenRecord, StoreError>;
         fn find_api_token = find_api_token(&self, token_sha256: &str) -> Result<Option<ApiTokenRecord>, StoreError>;
         fn touch_api_token = touch_api_token(&self, id: &ApiTokenId, now: i64, stale_before: i64) -> Result<(), StoreError>;
         fn list_api_tokens = list_api_tokens(&self) -> Result<Vec<ApiTokenRecord>, StoreError>;
