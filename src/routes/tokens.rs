@@ -4,7 +4,7 @@ use actix_web::{HttpResponse, web};
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
-use crate::domain::{ApiTokenId, ApiTokenRecord, TokenLabel, TokenRights, TokenScopes};
+use crate::domain::{ApiTokenId, ApiTokenRecord, TokenLabel, TokenRights, TokenScope, TokenScopes};
 use crate::routes::error::AppError;
 use crate::routes::owner::{Owner, OwnerJson};
 use crate::routes::state::AppState;
@@ -20,7 +20,7 @@ struct TokenJson {
     #[serde(with = "time::serde::rfc3339::option")]
     last_used: Option<OffsetDateTime>,
     /// What it may do: `read`, `upload`, `full`.
-    #[schema(value_type = Vec<String>, example = json!(["upload"]))]
+    #[schema(value_type = Vec<ScopeName>, example = json!(["upload"]))]
     scopes: Vec<&'static str>,
     /// Every upload through it must be an age file.
     require_encryption: bool,
@@ -65,11 +65,30 @@ pub struct NewToken {
     /// system and metrics), `upload` (send files, by PUT, form, tus or bundle) and `full` (both,
     /// and every change of the JSON API). Default `["full"]`. No token reaches pages, tokens or
     /// webhooks.
-    #[schema(value_type = Option<Vec<String>>, example = json!(["upload"]))]
-    scopes: Option<Vec<String>>,
+    #[schema(min_items = 1, example = json!(["upload"]))]
+    scopes: Option<Vec<ScopeName>>,
     /// Every upload through it must be an age file (any other is refused with 415). Default false.
     #[serde(default)]
     require_encryption: bool,
+}
+
+/// A scope as the JSON names it (`domain::TokenScope`).
+#[derive(Debug, Clone, Copy, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+enum ScopeName {
+    Read,
+    Upload,
+    Full,
+}
+
+impl From<ScopeName> for TokenScope {
+    fn from(name: ScopeName) -> Self {
+        match name {
+            ScopeName::Read => TokenScope::Read,
+            ScopeName::Upload => TokenScope::Upload,
+            ScopeName::Full => TokenScope::Full,
+        }
+    }
 }
 
 impl NewToken {
@@ -77,7 +96,7 @@ impl NewToken {
     pub fn parse(&self) -> Result<(TokenLabel, TokenRights), AppError> {
         let label = TokenLabel::parse(&self.label).map_err(AppError::from)?;
         let scopes = match &self.scopes {
-            Some(names) => TokenScopes::of(names.iter().map(String::as_str))
+            Some(names) => TokenScopes::of(names.iter().map(|name| TokenScope::from(*name).name()))
                 .map_err(|error| AppError::BadRequest(error.to_string()))?,
             None => TokenScopes::FULL,
         };
