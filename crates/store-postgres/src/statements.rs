@@ -1,0 +1,223 @@
+//! The test that prepares every PostgreSQL statement against the migrated schema (no `query!`
+//! checks them at build time), and the query plans of the listings. They run when
+//! `BLOBDROP_TEST_DATABASE_URL` names a PostgreSQL server (`scripts/pg-cluster url`).
+
+use sqlx::{Connection, Executor, PgConnection};
+
+use super::{
+    api_tokens, chunks, deletion_tokens, downloads, files, guest_links, integrity, leases, resumable_uploads, sessions,
+    settings, shares, space, store, thumbnails, webhooks,
+};
+use crate::domain::FileSort;
+
+/// A fresh database on the test server, migrated, dropped when the guard goes; `None` (and a line
+/// saying so) when no server is configured.
+pub(crate) struct TestDatabase {
+    server: String,
+    name: String,
+}
+
+impl TestDatabase {
+    pub(crate) async fn create() -> Option<(TestDatabase, store::Store)> {
+        let Ok(server) = std::env::var("BLOBDROP_TEST_DATABASE_URL") else {
+            println!("skipped: BLOBDROP_TEST_DATABASE_URL names no PostgreSQL server");
+            return None;
+        };
+        let name = format!("t_{}", uuid::Uuid::new_v4().simple());
+        let mut admin = PgConnection::connect(&server).await.unwrap();
+        admin.execute(format!("CREATE DATABASE {name}").as_str()).await.unwrap();
+        admin.close().await.unwrap();
+        let url = with_database(&server, &name);
+        let store = store::Store::open(&url).await.unwrap();
+        Some((TestDatabase { server, name }, store))
+    }
+
+    pub(crate) async fn drop_database(self, store: store::Store) {
+        store.close().await;
+        let mut admin = PgConnection::connect(&self.server).await.unwrap();
+        admin.execute(format!("DROP DATABASE {} WITH (FORCE)", self.name).as_str()).await.unwrap();
+        admin.close().await.unwrap();
+    }
+}
+
+/// `server` (a URL) with its database replaced by `name`, its query string kept.
+pub(crate) fn with_database(server: &str, name: &str) -> String {
+    let (base, query) = server.split_once('?').map_or((server, None), |(base, query)| (base, Some(query)));
+    let authority_end = base.find("://").map_or(0, |at| at + 3);
+    let base = match base[authority_end..].find('/') {
+        Some(slash) => &base[..authority_end + slash],
+        None => base,
+    };
+    match query {
+        Some(query) => format!("{base}/{name}?{query}"),
+        None => format!("{base}/{name}"),
+    }
+}
+
+#[tokio::test]
+async fn every_statement_prepares_against_the_migrated_schema() {
+    let Some((database, store)) = TestDatabase::create().await else { return };
+    let mut statements: Vec<String> = [
+        store::IS_HEALTHY,
+        files::INSERT_UPLOAD,
+        files::INSERT_DELETION_TOKEN,
+        files::FINISH_TOGETHER,
+        files::MAKE_VISIBLE,
+        files::FIND_FILE,
+        files::FIND_FILE_EVEN_USED_UP,
+        files::FILE_PASSWORD_HASH,
+        files::LIST_FILES,
+        files::LIST_FILES_AFTER,
+        files::BROWSE_COUNT,
+        files::VISIBLE_COUNT,
+        space::FOLD_FILE_COUNT,
+        files::COUNT_DOWNLOAD,
+        files::UPDATE_FILE,
+        files::DELETE_FILE,
+        files::MARK_INTERRUPTED,
+        files::MARK_EXPIRED,
+        files::DELETED_FILES,
+        files::PURGE_FILE_ROW,
+        thumbnails::FIND_THUMBNAIL,
+        thumbnails::SAVE_THUMBNAIL,
+        leases::RENEW_LEASES,
+        leases::MARK_LAPSED,
+        leases::FORGET_LAPSED_LEASES,
+        leases::TRY_LOCK_CLEANUP,
+        files::MARK_UPLOAD_DELETED,
+        deletion_tokens::DELETE_WITH_TOKEN,
+        files::SET_CRC32,
+        files::FILE_WITHOUT_CRC32,
+        chunks::INSERT_CHUNKS,
+        chunks::UPSERT_CHUNKS,
+        chunks::SELECT_CHUNKS,
+        chunks::DELETE_CHUNK_BATCH,
+        guest_links::CREATE_GUEST_LINK,
+        guest_links::GUEST_LINKS,
+        guest_links::FIND_GUEST_LINK,
+        guest_links::UPDATE_GUEST_LINK,
+        guest_links::SET_DISABLED,
+        guest_links::DELETE_GUEST_LINK,
+        guest_links::CLAIM_GUEST_UPLOAD,
+        guest_links::WITHDRAW_FILE,
+        guest_links::GIVE_UPLOAD_BACK,
+        guest_links::CLAIM_GUEST_FILES,
+        guest_links::RELEASE_GUEST_FILES,
+        sessions::CREATE_SESSION,
+        sessions::FIND_SESSION,
+        sessions::DELETE_SESSION,
+        sessions::DELETE_EXPIRED_SESSIONS,
+        api_tokens::CREATE_API_TOKEN,
+        api_tokens::FIND_API_TOKEN,
+        api_tokens::TOUCH_API_TOKEN,
+        api_tokens::LIST_API_TOKENS,
+        api_tokens::DELETE_API_TOKEN,
+        settings::SETTING,
+        settings::SET_SETTING,
+        settings::INSERT_SETTING,
+        downloads::RECORD_DOWNLOAD,
+        downloads::DOWNLOAD_HISTORY,
+        downloads::UPLOADS_BY_DAY,
+        downloads::DOWNLOADS_BY_DAY,
+        resumable_uploads::SET_NOTE,
+        resumable_uploads::CREATE_RESUMABLE,
+        resumable_uploads::LOCK_GUEST_LINK,
+        resumable_uploads::UNFINISHED_OF_LINK,
+        resumable_uploads::FIND_RESUMABLE,
+        resumable_uploads::EXTEND_RESUMABLE,
+        resumable_uploads::DECLARE_LENGTH,
+        resumable_uploads::MOVE_OFFSET,
+        resumable_uploads::DELETE_CHUNKS_FROM,
+        resumable_uploads::FINISH_EXPIRY,
+        resumable_uploads::REPLACE_DELETION_TOKEN,
+        resumable_uploads::DELETE_RESUMABLE,
+        resumable_uploads::DELETE_FINISHED_RESUMABLE,
+        resumable_uploads::INSERT_CONCATENATED,
+        resumable_uploads::CONSUME_PART,
+        resumable_uploads::UPLOAD_CONCAT,
+        resumable_uploads::MARK_EXPIRED_RESUMABLE,
+        resumable_uploads::RESUMABLE_USAGE,
+        shares::CREATE_SHARE,
+        shares::FIND_SHARE,
+        shares::FIND_SHARE_EVEN_USED_UP,
+        shares::SHARE_AS_IS,
+        shares::SHARE_PASSWORD_HASH,
+        shares::LIST_SHARES,
+        shares::FIRST_SHARES,
+        shares::SHARES_AFTER,
+        shares::SHARE_MEMBERSHIPS,
+        shares::SHARE_MEMBERS,
+        shares::UPDATE_SHARE,
+        shares::REMOVE_MEMBER,
+        shares::NEXT_POSITION,
+        shares::FIRST_MISSING_MEMBER,
+        shares::ADD_MEMBERS,
+        shares::DELETE_SHARE_FILES,
+        shares::DELETE_SHARE,
+        shares::COUNT_SHARE_DOWNLOAD,
+        space::READY_USAGE,
+        space::DATABASE_SIZE,
+        space::RECLAIMABLE,
+        integrity::READY_FILES,
+        integrity::FILE_STATE,
+        integrity::CHUNKS_FROM,
+        integrity::ORPHANS,
+        webhooks::CREATE_WEBHOOK,
+        webhooks::LIST_WEBHOOKS,
+        webhooks::FIND_WEBHOOK,
+        webhooks::UPDATE_WEBHOOK,
+        webhooks::DELETE_WEBHOOK,
+        webhooks::WEBHOOK_TARGETS,
+        webhooks::ENQUEUE_DELIVERY,
+        webhooks::CLAIM_DUE,
+        webhooks::RELEASE_DELIVERY,
+        webhooks::NEXT_DUE,
+        webhooks::RECORD_ATTEMPT,
+        webhooks::WEBHOOK_DELIVERIES,
+        webhooks::PRUNE_DELIVERIES,
+        webhooks::ABOUT_TO_EXPIRE,
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    for sort in [FileSort::Name, FileSort::Size, FileSort::Created, FileSort::Expires, FileSort::Downloads] {
+        for (descending, start) in blobdrop_store::rules::every_page_start() {
+            statements.push(files::browse_sql(sort, descending, &start));
+        }
+    }
+    let mut failures = Vec::new();
+    for statement in &statements {
+        if let Err(error) = store.pool.prepare(statement.as_str()).await {
+            failures.push(format!("{statement}: {error}"));
+        }
+    }
+    // VACUUM cannot be prepared (it runs as a simple query); run it instead.
+    if let Err(error) = store.pool.execute(space::VACUUM).await {
+        failures.push(format!("{}: {error}", space::VACUUM));
+    }
+    database.drop_database(store).await;
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The plan of `statement` (with `binds` as BIGINT parameters) as text, one line a step.
+async fn plan(store: &store::Store, statement: &str, binds: &[i64]) -> String {
+    let explain = format!("EXPLAIN {statement}");
+    let query = binds.iter().fold(sqlx::query_scalar::<_, String>(&explain), |query, bind| query.bind(*bind));
+    query.fetch_all(&store.pool).await.unwrap().join("\n")
+}
+
+#[tokio::test]
+async fn the_listing_reads_no_chunks() {
+    let Some((database, store)) = TestDatabase::create().await else { return };
+    let listing = plan(&store, files::LIST_FILES, &[0, 10, 0]).await;
+    let shares = plan(&store, shares::LIST_SHARES, &[0]).await;
+    database.drop_database(store).await;
+    assert!(!listing.contains("file_chunks") && listing.contains("files"), "{listing}");
+    assert!(!shares.contains("file_chunks") && shares.contains("share_files"), "{shares}");
+}
+
+#[test]
+fn a_test_database_url_keeps_the_server_and_its_options() {
+    assert_eq!(with_database("postgres://u@h:5/postgres", "t_1"), "postgres://u@h:5/t_1");
+    assert_eq!(with_database("postgres://u@h:5", "t_1"), "postgres://u@h:5/t_1");
+    assert_eq!(with_database("postgresql:///postgres?host=/tmp/pg", "t_1"), "postgresql:///t_1?host=/tmp/pg");
+}
