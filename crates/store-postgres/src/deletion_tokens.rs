@@ -4,19 +4,24 @@ use super::store::Store;
 use crate::domain::FileId;
 use blobdrop_store::StoreError;
 
-pub(super) const DELETE_WITH_TOKEN: &str = concat!(
-    "UPDATE files SET state = 'deleted' WHERE files.id = $2 AND ",
-    visible!(),
-    " AND EXISTS (SELECT 1 FROM deletion_tokens WHERE file_id = files.id AND token_sha256 = $3)"
-);
-
 impl Store {
     /// Hides a visible file whose deletion token has this hash, in one statement (hashes compared,
     /// never tokens).
     #[tracing::instrument(skip(self, token_sha256))]
     pub async fn delete_file_with_token(&self, id: &FileId, token_sha256: &str, now: i64) -> Result<bool, StoreError> {
-        let result =
-            sqlx::query(DELETE_WITH_TOKEN).bind(now).bind(id.as_str()).bind(token_sha256).execute(&self.pool).await?;
+        let id = id.as_str();
+        let result = sql!(
+            query,
+            [
+                "UPDATE files SET state = 'deleted' WHERE files.id = $2 AND " VISIBLE
+                " AND EXISTS (SELECT 1 FROM deletion_tokens WHERE file_id = files.id AND token_sha256 = $3)"
+            ],
+            now,
+            id,
+            token_sha256,
+        )
+        .execute(&self.pool)
+        .await?;
         Ok(result.rows_affected() == 1)
     }
 }

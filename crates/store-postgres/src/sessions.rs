@@ -3,13 +3,6 @@
 use super::store::Store;
 use blobdrop_store::{SessionRecord, StoreError};
 
-pub(super) const CREATE_SESSION: &str =
-    "INSERT INTO sessions (token_sha256, csrf_token, created_at, expires_at) VALUES ($1, $2, $3, $4)";
-pub(super) const FIND_SESSION: &str =
-    "SELECT csrf_token, expires_at FROM sessions WHERE token_sha256 = $1 AND expires_at > $2";
-pub(super) const DELETE_SESSION: &str = "DELETE FROM sessions WHERE token_sha256 = $1";
-pub(super) const DELETE_EXPIRED_SESSIONS: &str = "DELETE FROM sessions WHERE expires_at <= $1";
-
 impl Store {
     pub async fn create_session(
         &self,
@@ -18,28 +11,37 @@ impl Store {
         now: i64,
         expires_at: i64,
     ) -> Result<(), StoreError> {
-        sqlx::query(CREATE_SESSION)
-            .bind(token_sha256)
-            .bind(csrf_token)
-            .bind(now)
-            .bind(expires_at)
-            .execute(&self.pool)
-            .await?;
+        sqlx::query!(
+            "INSERT INTO sessions (token_sha256, csrf_token, created_at, expires_at) VALUES ($1, $2, $3, $4)",
+            token_sha256,
+            csrf_token,
+            now,
+            expires_at,
+        )
+        .execute(&self.pool)
+        .await?;
         Ok(())
     }
 
     /// The unexpired session with this token hash, if any.
     pub async fn find_session(&self, token_sha256: &str, now: i64) -> Result<Option<SessionRecord>, StoreError> {
-        Ok(sqlx::query_as(FIND_SESSION).bind(token_sha256).bind(now).fetch_optional(&self.pool).await?)
+        Ok(sqlx::query_as!(
+            SessionRecord,
+            "SELECT csrf_token, expires_at FROM sessions WHERE token_sha256 = $1 AND expires_at > $2",
+            token_sha256,
+            now
+        )
+        .fetch_optional(&self.pool)
+        .await?)
     }
 
     pub async fn delete_session(&self, token_sha256: &str) -> Result<(), StoreError> {
-        sqlx::query(DELETE_SESSION).bind(token_sha256).execute(&self.pool).await?;
+        sqlx::query!("DELETE FROM sessions WHERE token_sha256 = $1", token_sha256).execute(&self.pool).await?;
         Ok(())
     }
 
     /// Removes expired sessions; returns how many.
     pub async fn delete_expired_sessions(&self, now: i64) -> Result<u64, StoreError> {
-        Ok(sqlx::query(DELETE_EXPIRED_SESSIONS).bind(now).execute(&self.pool).await?.rows_affected())
+        Ok(sqlx::query!("DELETE FROM sessions WHERE expires_at <= $1", now).execute(&self.pool).await?.rows_affected())
     }
 }

@@ -6,23 +6,30 @@ use crate::domain::{FileId, Thumbnail};
 use blobdrop_store::StoreError;
 use blobdrop_store::rows::{thumbnail, thumbnail_columns};
 
-pub(super) const FIND_THUMBNAIL: &str = "SELECT content_type, bytes FROM thumbnails WHERE file_id = $1";
-pub(super) const SAVE_THUMBNAIL: &str = "INSERT INTO thumbnails (file_id, content_type, bytes) \
-     SELECT id, $2, $3 FROM files WHERE id = $1 AND state = 'ready' ON CONFLICT (file_id) DO NOTHING";
-
 impl Store {
     /// What was made of `id`'s thumbnail, if it was tried.
     pub async fn find_thumbnail(&self, id: &FileId) -> Result<Option<Thumbnail>, StoreError> {
-        let row: Option<(String, Vec<u8>)> =
-            sqlx::query_as(FIND_THUMBNAIL).bind(id.as_str()).fetch_optional(&self.pool).await?;
-        Ok(row.map(|(content_type, bytes)| thumbnail(content_type, bytes)))
+        let id = id.as_str();
+        let row = sqlx::query!("SELECT content_type, bytes FROM thumbnails WHERE file_id = $1", id)
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(row.map(|row| thumbnail(row.content_type, row.bytes)))
     }
 
     /// Keeps what was made of `id`'s thumbnail, unless one is kept already or the file is no
     /// longer ready (deleted meanwhile: nothing to keep it for).
     pub async fn save_thumbnail(&self, id: &FileId, made: &Thumbnail) -> Result<(), StoreError> {
         let (content_type, bytes) = thumbnail_columns(made);
-        sqlx::query(SAVE_THUMBNAIL).bind(id.as_str()).bind(content_type).bind(bytes).execute(&self.pool).await?;
+        let id = id.as_str();
+        sqlx::query!(
+            "INSERT INTO thumbnails (file_id, content_type, bytes) \
+             SELECT id, $2, $3 FROM files WHERE id = $1 AND state = 'ready' ON CONFLICT (file_id) DO NOTHING",
+            id,
+            content_type,
+            bytes,
+        )
+        .execute(&self.pool)
+        .await?;
         Ok(())
     }
 }

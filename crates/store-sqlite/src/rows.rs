@@ -86,16 +86,7 @@ macro_rules! sql {
     (@munch $how:tt [$($sql:literal)*] $args:tt $next:literal $($rest:tt)*) => {
         sql!(@munch $how [$($sql)* $next] $args $($rest)*)
     };
-    (@munch (query_as $record:ident) [$first:literal $($sql:literal)*] [$($arg:expr),*]) => {
-        sqlx::query_as!($record, $first $(+ $sql)* $(, $arg)*)
-    };
-    (@munch (query) [$first:literal $($sql:literal)*] [$($arg:expr),*]) => {
-        sqlx::query!($first $(+ $sql)* $(, $arg)*)
-    };
-    (@munch (query_scalar) [$first:literal $($sql:literal)*] [$($arg:expr),*]) => {
-        sqlx::query_scalar!($first $(+ $sql)* $(, $arg)*)
-    };
-    (@munch (concat) [$($sql:literal)*] []) => {
-        concat!($($sql),*)
+    (@munch $how:tt $sql:tt $args:tt) => {
+        blobdrop_store::checked_sql!($how $sql $args)
     };
 }

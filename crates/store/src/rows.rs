@@ -8,6 +8,26 @@ use crate::domain::{ShareMember, ShareRecord};
 use crate::domain::{WebhookEvents, WebhookFormat, WebhookRecord};
 use crate::{ResumableRecord, StoreError, WebhookTarget};
 
+/// The last step of each backend's `sql!`, once its pieces are string literals:
+/// `checked_sql!((query_as Record) [literals] [args])` is `sqlx::query_as!(Record, "..." + "...", args)`,
+/// `(query)` and `(query_scalar)` the same with `query!` and `query_scalar!`, and `(concat)` the
+/// text as a `&str` (for a statement built at run time, or a test that reads its plan).
+#[macro_export]
+macro_rules! checked_sql {
+    ((query_as $record:ident) [$first:literal $($sql:literal)*] [$($arg:expr),*]) => {
+        sqlx::query_as!($record, $first $(+ $sql)* $(, $arg)*)
+    };
+    ((query) [$first:literal $($sql:literal)*] [$($arg:expr),*]) => {
+        sqlx::query!($first $(+ $sql)* $(, $arg)*)
+    };
+    ((query_scalar) [$first:literal $($sql:literal)*] [$($arg:expr),*]) => {
+        sqlx::query_scalar!($first $(+ $sql)* $(, $arg)*)
+    };
+    ((concat) [$($sql:literal)*] []) => {
+        concat!($($sql),*)
+    };
+}
+
 /// A file row. Its column names carry `query_as!`'s overrides (`sha256!`: never NULL once ready),
 /// so the one statement built at run time (the files page) reads them under those names too.
 #[derive(Debug, sqlx::FromRow)]
