@@ -9,82 +9,26 @@ use blobdrop_store::rows::{FileRow, record, records};
 use blobdrop_store::rules::{bind_page_start, contains_pattern, in_page_order};
 use blobdrop_store::{NewFile, SealedFile, StoreError};
 
-pub(super) const INSERT_UPLOAD: &str = "INSERT INTO files (id, filename, content_type, file_size, chunk_size, \
-     created_at, expires_at, max_downloads, state) VALUES ($1, $2, $3, 0, $4, $5, $6, $7, 'uploading')";
-pub(super) const INSERT_DELETION_TOKEN: &str = "INSERT INTO deletion_tokens (file_id, token_sha256) VALUES ($1, $2)";
-pub(super) const FINISH_TOGETHER: &str = "UPDATE files SET state = 'ready', file_size = $1, sha256 = $2, crc32 = $3, \
-     note = $4 WHERE id = $5 AND state = 'uploading'";
-pub(super) const MAKE_VISIBLE: &str = concat!(
-    "UPDATE files SET state = 'ready', file_size = $1, sha256 = $2, crc32 = $5, guest_link_id = $3 \
-     WHERE id = $4 AND state = 'uploading' RETURNING ",
-    file_columns!()
-);
-pub(super) const FIND_FILE: &str =
-    concat!("SELECT ", file_columns!(), " FROM files WHERE files.id = $2 AND ", visible!());
-pub(super) const FIND_FILE_EVEN_USED_UP: &str =
-    concat!("SELECT ", file_columns!(), " FROM files WHERE files.id = $2 AND ", unexpired!());
-pub(super) const FILE_PASSWORD_HASH: &str =
-    concat!("SELECT password_hash FROM files WHERE files.id = $2 AND ", unexpired!());
-/// The listing: the metadata table only (see `the_listing_reads_no_chunks`).
-pub(super) const LIST_FILES: &str = concat!(
-    "SELECT ",
-    file_columns!(),
-    " FROM files WHERE ",
-    visible!(),
-    " ORDER BY files.created_at DESC, files.id DESC LIMIT $2 OFFSET $3"
-);
-/// The listing's next page after a cursor: `$3`, `$4` are its creation time and id.
-pub(super) const LIST_FILES_AFTER: &str = concat!(
-    "SELECT ",
-    file_columns!(),
-    " FROM files WHERE ",
-    visible!(),
-    " AND (files.created_at, files.id) < ($3, $4) ORDER BY files.created_at DESC, files.id DESC LIMIT $2"
-);
 /// `$2`: the LIKE pattern. ILIKE: SQLite's LIKE ignores case too.
 pub(super) const BROWSE_WHERE: &str =
     concat!(" FROM files WHERE ", visible!(), " AND files.filename ILIKE $2 ESCAPE '\\'");
-/// The files page's count without a name filter: the kept count of ready files (the sum of
-/// `file_count_changes`, added by a trigger and folded by `FOLD_FILE_COUNT`), less the few the
-/// clean-up has not yet taken away, found through partial indexes; no read of every row.
-pub(super) const VISIBLE_COUNT: &str = "SELECT (SELECT COALESCE(SUM(change), 0) FROM file_count_changes)::BIGINT \
-     - (SELECT COUNT(*) FROM files WHERE state = 'ready' AND expires_at <= $1) \
-     - (SELECT COUNT(*) FROM files WHERE state = 'ready' AND max_downloads IS NOT NULL \
-          AND download_count >= max_downloads AND (expires_at IS NULL OR expires_at > $1))";
-/// The same with a name filter, which reads every visible name anyway.
-pub(super) const BROWSE_COUNT: &str =
-    concat!("SELECT COUNT(*) FROM files WHERE ", visible!(), " AND files.filename ILIKE $2 ESCAPE '\\'");
-/// One statement: when two instances race for the last allowed download, PostgreSQL makes the
-/// second wait for the first's row lock and then re-checks the WHERE on the row as it is now.
-pub(super) const COUNT_DOWNLOAD: &str = concat!(
-    "UPDATE files SET download_count = download_count + 1, last_download_at = $1 WHERE files.id = $2 AND ",
-    visible!(),
-    " RETURNING ",
-    file_columns!()
-);
-pub(super) const UPDATE_FILE: &str = concat!(
-    "UPDATE files SET \
-       filename = COALESCE($3, filename), \
-       content_type = COALESCE($8, content_type), \
-       note = CASE WHEN $4 THEN $5 ELSE note END, \
-       expires_at = CASE WHEN $6 THEN $7 ELSE expires_at END, \
-       password_hash = CASE WHEN $9 THEN $10 ELSE password_hash END \
-     WHERE files.id = $2 AND ",
-    visible!(),
-    " RETURNING ",
-    file_columns!()
-);
-pub(super) const DELETE_FILE: &str = concat!("UPDATE files SET state = 'deleted' WHERE files.id = $2 AND ", visible!());
-pub(super) const MARK_INTERRUPTED: &str = "UPDATE files SET state = 'deleted' WHERE state = 'uploading' \
-     AND id NOT IN (SELECT file_id FROM resumable_uploads)";
-pub(super) const MARK_EXPIRED: &str = "UPDATE files SET state = 'deleted' WHERE state = 'ready' AND (expires_at <= $1 \
-     OR (download_count >= max_downloads AND last_download_at < $2))";
-pub(super) const DELETED_FILES: &str = "SELECT id FROM files WHERE state = 'deleted'";
-pub(super) const PURGE_FILE_ROW: &str = "DELETE FROM files WHERE id = $1 AND state = 'deleted'";
-pub(super) const MARK_UPLOAD_DELETED: &str = "UPDATE files SET state = 'deleted' WHERE id = $1 AND state = 'uploading'";
-pub(super) const SET_CRC32: &str = "UPDATE files SET crc32 = $1 WHERE id = $2 AND crc32 IS NULL";
-pub(super) const FILE_WITHOUT_CRC32: &str =
-    concat!("SELECT ", file_columns!(), " FROM files WHERE files.id = $2 AND files.crc32 IS NULL AND ", visible!());
+
+/// The SQL of `list_files` (`list_files_sql!(query_as FileRow, now, limit, offset)`), the metadata
+/// table only, and its text for the test that reads its plan (`list_files_sql!(concat)`).
+macro_rules! list_files_sql {
+    ($($how:ident)+ $(, $arg:expr)*) => {
+        sql!(
+            $($how)+,
+            ["SELECT " FILE_COLUMNS " FROM files WHERE " VISIBLE
+             " ORDER BY files.created_at DESC, files.id DESC LIMIT $2 OFFSET $3"]
+            $(, $arg)*
+        )
+    };
+}
+
+/// The listing's text, for `statements::the_listing_reads_no_chunks`.
+#[cfg(test)]
+pub(super) const LIST_FILES: &str = list_files_sql!(concat);
 
 /// The fixed SQL expression each sort column maps to, never user text.
 fn sort_column(sort: FileSort) -> &'static str {
@@ -143,8 +87,11 @@ impl Store {
     /// A file anyone with its link may see, or `None`.
     #[tracing::instrument(skip(self))]
     pub async fn find_file(&self, id: &FileId, now: i64) -> Result<Option<FileRecord>, StoreError> {
+        let id = id.as_str();
         let row =
-            sqlx::query_as::<_, FileRow>(FIND_FILE).bind(now).bind(id.as_str()).fetch_optional(&self.pool).await?;
+            sql!(query_as FileRow, ["SELECT " FILE_COLUMNS " FROM files WHERE files.id = $2 AND " VISIBLE], now, id)
+                .fetch_optional(&self.pool)
+                .await?;
         record(row)
     }
 
@@ -152,11 +99,11 @@ impl Store {
     /// on with (`services::downloads::counts`).
     #[tracing::instrument(skip(self))]
     pub async fn find_file_even_used_up(&self, id: &FileId, now: i64) -> Result<Option<FileRecord>, StoreError> {
-        let row = sqlx::query_as::<_, FileRow>(FIND_FILE_EVEN_USED_UP)
-            .bind(now)
-            .bind(id.as_str())
-            .fetch_optional(&self.pool)
-            .await?;
+        let id = id.as_str();
+        let row =
+            sql!(query_as FileRow, ["SELECT " FILE_COLUMNS " FROM files WHERE files.id = $2 AND " UNEXPIRED], now, id)
+                .fetch_optional(&self.pool)
+                .await?;
         record(row)
     }
 
@@ -164,16 +111,17 @@ impl Store {
     /// grant's ranges); `None` when it has no password (or is gone).
     #[tracing::instrument(skip(self))]
     pub async fn file_password_hash(&self, id: &FileId, now: i64) -> Result<Option<String>, StoreError> {
-        let hash: Option<Option<String>> =
-            sqlx::query_scalar(FILE_PASSWORD_HASH).bind(now).bind(id.as_str()).fetch_optional(&self.pool).await?;
+        let id = id.as_str();
+        let hash = sql!(query_scalar, ["SELECT password_hash FROM files WHERE files.id = $2 AND " UNEXPIRED], now, id)
+            .fetch_optional(&self.pool)
+            .await?;
         Ok(hash.flatten())
     }
 
     /// Visible files, newest first. Reads the metadata table only.
     #[tracing::instrument(skip(self))]
     pub async fn list_files(&self, now: i64, limit: i64, offset: i64) -> Result<Vec<FileRecord>, StoreError> {
-        let rows =
-            sqlx::query_as::<_, FileRow>(LIST_FILES).bind(now).bind(limit).bind(offset).fetch_all(&self.pool).await?;
+        let rows = list_files_sql!(query_as FileRow, now, limit, offset).fetch_all(&self.pool).await?;
         records(rows)
     }
 
@@ -185,13 +133,19 @@ impl Store {
         limit: i64,
         after: &FileCursor,
     ) -> Result<Vec<FileRecord>, StoreError> {
-        let rows = sqlx::query_as::<_, FileRow>(LIST_FILES_AFTER)
-            .bind(now)
-            .bind(limit)
-            .bind(after.created_at)
-            .bind(after.id.as_str())
-            .fetch_all(&self.pool)
-            .await?;
+        let id = after.id.as_str();
+        // `$3`, `$4`: the cursor's creation time and id.
+        let rows = sql!(
+            query_as FileRow,
+            ["SELECT " FILE_COLUMNS " FROM files WHERE " VISIBLE
+             " AND (files.created_at, files.id) < ($3, $4) ORDER BY files.created_at DESC, files.id DESC LIMIT $2"],
+            now,
+            limit,
+            after.created_at,
+            id,
+        )
+        .fetch_all(&self.pool)
+        .await?;
         records(rows)
     }
 
@@ -205,18 +159,49 @@ impl Store {
             records(bind_page_start(query, &listing.start).fetch_all(&self.pool).await?)?,
             &listing.start,
         );
-        let total: i64 = match listing.filter.is_empty() {
-            true => sqlx::query_scalar(VISIBLE_COUNT).bind(now).fetch_one(&self.pool).await?,
-            false => sqlx::query_scalar(BROWSE_COUNT).bind(now).bind(&pattern).fetch_one(&self.pool).await?,
+        let total = match listing.filter.is_empty() {
+            // The kept count of ready files (the sum of `file_count_changes`, added by a trigger and
+            // folded by `reclaim_space`), less the few the clean-up has not yet taken away, found
+            // through partial indexes; no read of every row.
+            true => {
+                sqlx::query_scalar!(
+                    "SELECT (SELECT COALESCE(SUM(change), 0) FROM file_count_changes)::BIGINT \
+                 - (SELECT COUNT(*) FROM files WHERE state = 'ready' AND expires_at <= $1) \
+                 - (SELECT COUNT(*) FROM files WHERE state = 'ready' AND max_downloads IS NOT NULL \
+                      AND download_count >= max_downloads AND (expires_at IS NULL OR expires_at > $1)) AS \"count!\"",
+                    now
+                )
+                .fetch_one(&self.pool)
+                .await?
+            }
+            // With a name filter, which reads every visible name anyway.
+            false => sql!(
+                query_scalar,
+                ["SELECT COUNT(*) AS \"count!\" FROM files WHERE " VISIBLE " AND files.filename ILIKE $2 ESCAPE '\\'"],
+                now,
+                pattern,
+            )
+            .fetch_one(&self.pool)
+            .await?,
         };
         Ok((files, total))
     }
 
-    /// Counts one download and returns the file, atomically across instances (see `COUNT_DOWNLOAD`).
+    /// Counts one download and returns the file, atomically across instances: one statement, so
+    /// when two instances race for the last allowed download, PostgreSQL makes the second wait for
+    /// the first's row lock and then re-checks the WHERE on the row as it is now.
     #[tracing::instrument(skip(self))]
     pub async fn count_download(&self, id: &FileId, now: i64) -> Result<Option<FileRecord>, StoreError> {
-        let row =
-            sqlx::query_as::<_, FileRow>(COUNT_DOWNLOAD).bind(now).bind(id.as_str()).fetch_optional(&self.pool).await?;
+        let id = id.as_str();
+        let row = sql!(
+            query_as FileRow,
+            ["UPDATE files SET download_count = download_count + 1, last_download_at = $1 WHERE files.id = $2 AND "
+             VISIBLE " RETURNING " FILE_COLUMNS],
+            now,
+            id,
+        )
+        .fetch_optional(&self.pool)
+        .await?;
         record(row)
     }
 
@@ -233,45 +218,75 @@ impl Store {
         let (new_expiry, expires_at) = (changes.expires_at.is_some(), changes.expires_at.flatten());
         let content_type = changes.content_type.as_deref();
         let (new_password, password_hash) = (changes.password_hash.is_some(), changes.password_hash.clone().flatten());
-        let row = sqlx::query_as::<_, FileRow>(UPDATE_FILE)
-            .bind(now)
-            .bind(id.as_str())
-            .bind(filename)
-            .bind(new_note)
-            .bind(note)
-            .bind(new_expiry)
-            .bind(expires_at)
-            .bind(content_type)
-            .bind(new_password)
-            .bind(password_hash)
-            .fetch_optional(&self.pool)
-            .await?;
+        let id = id.as_str();
+        let row = sql!(
+            query_as FileRow,
+            ["UPDATE files SET \
+                filename = COALESCE($3, filename), \
+                content_type = COALESCE($8, content_type), \
+                note = CASE WHEN $4 THEN $5 ELSE note END, \
+                expires_at = CASE WHEN $6 THEN $7 ELSE expires_at END, \
+                password_hash = CASE WHEN $9 THEN $10 ELSE password_hash END \
+              WHERE files.id = $2 AND " VISIBLE " RETURNING " FILE_COLUMNS],
+            now,
+            id,
+            filename,
+            new_note,
+            note,
+            new_expiry,
+            expires_at,
+            content_type,
+            new_password,
+            password_hash,
+        )
+        .fetch_optional(&self.pool)
+        .await?;
         record(row)
     }
 
     /// Hides a visible file at once; its chunks are purged afterwards by `purge_deleted_files`.
     #[tracing::instrument(skip(self))]
     pub async fn delete_file(&self, id: &FileId, now: i64) -> Result<bool, StoreError> {
-        let result = sqlx::query(DELETE_FILE).bind(now).bind(id.as_str()).execute(&self.pool).await?;
+        let id = id.as_str();
+        let result = sql!(query, ["UPDATE files SET state = 'deleted' WHERE files.id = $2 AND " VISIBLE], now, id)
+            .execute(&self.pool)
+            .await?;
         Ok(result.rows_affected() == 1)
     }
 
     /// Every 'uploading' row but resumable uploads'. Not called on PostgreSQL's start (the clean-up
     /// asks `is_shared`): the rows may be other instances' uploads in flight.
     pub async fn mark_interrupted_uploads_deleted(&self) -> Result<u64, StoreError> {
-        Ok(sqlx::query(MARK_INTERRUPTED).execute(&self.pool).await?.rows_affected())
+        let marked = sqlx::query!(
+            "UPDATE files SET state = 'deleted' WHERE state = 'uploading' \
+             AND id NOT IN (SELECT file_id FROM resumable_uploads)"
+        )
+        .execute(&self.pool)
+        .await?;
+        Ok(marked.rows_affected())
     }
 
     /// Marks as deleted the expired files and the used-up ones whose last download started before
     /// `used_up_before`. Returns how many.
     pub async fn mark_expired_files_deleted(&self, now: i64, used_up_before: i64) -> Result<u64, StoreError> {
-        Ok(sqlx::query(MARK_EXPIRED).bind(now).bind(used_up_before).execute(&self.pool).await?.rows_affected())
+        let marked = sqlx::query!(
+            "UPDATE files SET state = 'deleted' WHERE state = 'ready' AND (expires_at <= $1 \
+             OR (download_count >= max_downloads AND last_download_at < $2))",
+            now,
+            used_up_before,
+        )
+        .execute(&self.pool)
+        .await?;
+        Ok(marked.rows_affected())
     }
 
     /// Records the CRC-32 of a file stored before CRC-32s were.
     #[tracing::instrument(skip(self))]
     pub async fn set_crc32(&self, id: &FileId, crc32: u32) -> Result<(), StoreError> {
-        sqlx::query(SET_CRC32).bind(i64::from(crc32)).bind(id.as_str()).execute(&self.pool).await?;
+        let id = id.as_str();
+        sqlx::query!("UPDATE files SET crc32 = $1 WHERE id = $2 AND crc32 IS NULL", i64::from(crc32), id)
+            .execute(&self.pool)
+            .await?;
         Ok(())
     }
 
@@ -280,11 +295,15 @@ impl Store {
     pub async fn files_without_crc32(&self, ids: &[FileId], now: i64) -> Result<Vec<FileRecord>, StoreError> {
         let mut missing = Vec::new();
         for id in ids {
-            let row = sqlx::query_as::<_, FileRow>(FILE_WITHOUT_CRC32)
-                .bind(now)
-                .bind(id.as_str())
-                .fetch_optional(&self.pool)
-                .await?;
+            let id = id.as_str();
+            let row = sql!(
+                query_as FileRow,
+                ["SELECT " FILE_COLUMNS " FROM files WHERE files.id = $2 AND files.crc32 IS NULL AND " VISIBLE],
+                now,
+                id,
+            )
+            .fetch_optional(&self.pool)
+            .await?;
             if let Some(row) = row {
                 missing.push(row.try_into()?);
             }
@@ -298,21 +317,27 @@ pub(super) async fn insert_upload_row(
     connection: &mut sqlx::PgConnection,
     file: &NewFile<'_>,
 ) -> Result<(), StoreError> {
-    sqlx::query(INSERT_UPLOAD)
-        .bind(file.id.as_str())
-        .bind(file.filename.as_str())
-        .bind(file.content_type)
-        .bind(file.chunk_size)
-        .bind(file.created_at)
-        .bind(file.expires_at)
-        .bind(file.max_downloads)
-        .execute(&mut *connection)
-        .await?;
-    sqlx::query(INSERT_DELETION_TOKEN)
-        .bind(file.id.as_str())
-        .bind(file.deletion_token_sha256)
-        .execute(&mut *connection)
-        .await?;
+    let id = file.id.as_str();
+    sqlx::query!(
+        "INSERT INTO files (id, filename, content_type, file_size, chunk_size, \
+         created_at, expires_at, max_downloads, state) VALUES ($1, $2, $3, 0, $4, $5, $6, $7, 'uploading')",
+        id,
+        file.filename.as_str(),
+        file.content_type,
+        file.chunk_size,
+        file.created_at,
+        file.expires_at,
+        file.max_downloads,
+    )
+    .execute(&mut *connection)
+    .await?;
+    sqlx::query!(
+        "INSERT INTO deletion_tokens (file_id, token_sha256) VALUES ($1, $2)",
+        id,
+        file.deletion_token_sha256,
+    )
+    .execute(&mut *connection)
+    .await?;
     Ok(())
 }
 
@@ -325,30 +350,38 @@ pub(super) async fn make_visible(
     crc32: u32,
     guest_link: Option<&GuestLinkId>,
 ) -> Result<FileRecord, StoreError> {
-    let row = sqlx::query_as::<_, FileRow>(MAKE_VISIBLE)
-        .bind(file_size)
-        .bind(sha256)
-        .bind(guest_link.map(GuestLinkId::as_str))
-        .bind(id.as_str())
-        .bind(i64::from(crc32))
-        .fetch_one(executor)
-        .await?;
+    let id = id.as_str();
+    let row = sql!(
+        query_as FileRow,
+        ["UPDATE files SET state = 'ready', file_size = $1, sha256 = $2, crc32 = $5, guest_link_id = $3 \
+          WHERE id = $4 AND state = 'uploading' RETURNING " FILE_COLUMNS],
+        file_size,
+        sha256,
+        guest_link.map(GuestLinkId::as_str),
+        id,
+        i64::from(crc32),
+    )
+    .fetch_one(executor)
+    .await?;
     row.try_into()
 }
 
 /// Marks the 'uploading' row of file `id` deleted; how many it marked (0 or 1).
 pub(super) async fn mark_upload_deleted(connection: &mut sqlx::PgConnection, id: &str) -> Result<u64, StoreError> {
-    Ok(sqlx::query(MARK_UPLOAD_DELETED).bind(id).execute(connection).await?.rows_affected())
+    let marked = sqlx::query!("UPDATE files SET state = 'deleted' WHERE id = $1 AND state = 'uploading'", id)
+        .execute(connection)
+        .await?;
+    Ok(marked.rows_affected())
 }
 
 /// The ids of the files in state 'deleted'.
 pub(super) async fn deleted_files(connection: &mut sqlx::PgConnection) -> Result<Vec<String>, StoreError> {
-    Ok(sqlx::query_scalar(DELETED_FILES).fetch_all(connection).await?)
+    Ok(sqlx::query_scalar!("SELECT id FROM files WHERE state = 'deleted'").fetch_all(connection).await?)
 }
 
 /// Deletes the row of file `id` if it is in state 'deleted'.
 pub(super) async fn purge_file_row(connection: &mut sqlx::PgConnection, id: &str) -> Result<(), StoreError> {
-    sqlx::query(PURGE_FILE_ROW).bind(id).execute(connection).await?;
+    sqlx::query!("DELETE FROM files WHERE id = $1 AND state = 'deleted'", id).execute(connection).await?;
     Ok(())
 }
 
@@ -364,13 +397,16 @@ pub(super) async fn left_over_uploads(
 /// Turns the 'uploading' row of `file` 'ready' with its size, hashes and note; false when it is
 /// not uploading (any more).
 pub(super) async fn finish_sealed(connection: &mut sqlx::PgConnection, file: &SealedFile) -> Result<bool, StoreError> {
-    let finished = sqlx::query(FINISH_TOGETHER)
-        .bind(file.file_size)
-        .bind(&file.sha256)
-        .bind(i64::from(file.crc32))
-        .bind(&file.note)
-        .bind(file.id.as_str())
-        .execute(connection)
-        .await?;
+    let finished = sqlx::query!(
+        "UPDATE files SET state = 'ready', file_size = $1, sha256 = $2, crc32 = $3, \
+         note = $4 WHERE id = $5 AND state = 'uploading'",
+        file.file_size,
+        file.sha256,
+        i64::from(file.crc32),
+        file.note.as_deref(),
+        file.id.as_str(),
+    )
+    .execute(connection)
+    .await?;
     Ok(finished.rows_affected() == 1)
 }

@@ -14,7 +14,7 @@ impl Store {
     /// The clean-up's pass folds the count of ready files here instead, so that counting them stays
     /// a sum of a few rows.
     pub async fn reclaim_space(&self) -> Result<u64, StoreError> {
-        // The changes of the count of ready files (`files::visible_count`) folded into one row, in
+        // The changes of the count of ready files (`browse_files`' count without a filter) folded into one row, in
         // one statement: only changes committed before it are taken, so none is lost or counted twice.
         sqlx::query!(
             "WITH folded AS (DELETE FROM file_count_changes RETURNING change) \

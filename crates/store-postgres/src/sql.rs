@@ -82,13 +82,6 @@ macro_rules! file_columns {
     };
 }
 
-/// A ready file not expired at `$1`, its downloads used up or not (what a download grant goes on with).
-macro_rules! unexpired {
-    () => {
-        sql!(concat, [UNEXPIRED])
-    };
-}
-
 /// A share not expired at `$1`, its downloads used up or not.
 macro_rules! share_unexpired {
     () => {
