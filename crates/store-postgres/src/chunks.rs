@@ -9,40 +9,46 @@ use crate::domain::FileId;
 use blobdrop_store::StoreError;
 use blobdrop_store::rules::{whole_read, whole_read_end};
 
-/// Consecutive chunks `$2..` of file `$1` in one statement: `$3` is an array of all their bytes,
-/// so the statement's text (and its prepared plan) is the same for any number of chunks.
-pub(super) const INSERT_CHUNKS: &str = "INSERT INTO file_chunks (file_id, idx, data) \
-     SELECT $1, $2 + ordinality - 1, data FROM unnest($3::BYTEA[]) WITH ORDINALITY AS batch (data, ordinality)";
-/// The same for a resumable upload, whose partly filled chunk at `$2` is completed.
-pub(super) const UPSERT_CHUNKS: &str = "INSERT INTO file_chunks (file_id, idx, data) \
-     SELECT $1, $2 + ordinality - 1, data FROM unnest($3::BYTEA[]) WITH ORDINALITY AS batch (data, ordinality) \
-     ON CONFLICT (file_id, idx) DO UPDATE SET data = EXCLUDED.data";
-/// The only SELECT of chunk bytes: one batch of a file, in order.
-pub(super) const SELECT_CHUNKS: &str =
-    "SELECT idx, data FROM file_chunks WHERE file_id = $1 AND idx BETWEEN $2 AND $3 ORDER BY idx";
-/// A batch of a purged file's chunks (see `DELETE_BATCH`).
-pub(super) const DELETE_CHUNK_BATCH: &str = "DELETE FROM file_chunks WHERE file_id = $1 AND idx IN \
-     (SELECT idx FROM file_chunks WHERE file_id = $1 ORDER BY idx LIMIT $2)";
-
 /// Chunks removed per DELETE when a file is purged: 8 MiB. PostgreSQL has no single writer that
 /// uploads would wait for, so no pause between batches; the batch only keeps each transaction
 /// (and the WAL it writes at once) short.
 const DELETE_BATCH: i64 = 256;
 
-/// `chunks` as the array `INSERT_CHUNKS` takes; a chunk no longer shared is handed over without a copy.
+/// `chunks` as the array the INSERTs take; a chunk no longer shared is handed over without a copy.
 fn chunk_array(chunks: Vec<Bytes>) -> Vec<Vec<u8>> {
     chunks.into_iter().map(Vec::<u8>::from).collect()
 }
 
-/// Stores consecutive chunks `first_idx..` of a file with `statement` (`INSERT_CHUNKS` or `UPSERT_CHUNKS`).
+/// Stores consecutive chunks `first_idx..` of a file in one statement: `$3` is an array of all
+/// their bytes, so the statement's text (and its prepared plan) is the same for any number of
+/// chunks. `upsert`: a resumable upload's, whose partly filled chunk at `first_idx` is completed.
 pub(super) async fn insert(
     executor: impl PgExecutor<'_>,
-    statement: &'static str,
     file_id: &FileId,
     first_idx: i64,
     chunks: Vec<Bytes>,
+    upsert: bool,
 ) -> Result<(), StoreError> {
-    sqlx::query(statement).bind(file_id.as_str()).bind(first_idx).bind(chunk_array(chunks)).execute(executor).await?;
+    let file_id = file_id.as_str();
+    let chunks = chunk_array(chunks);
+    let statement = match upsert {
+        false => sqlx::query!(
+            "INSERT INTO file_chunks (file_id, idx, data) \
+             SELECT $1, $2 + ordinality - 1, data FROM unnest($3::BYTEA[]) WITH ORDINALITY AS batch (data, ordinality)",
+            file_id,
+            first_idx,
+            &chunks,
+        ),
+        true => sqlx::query!(
+            "INSERT INTO file_chunks (file_id, idx, data) \
+             SELECT $1, $2 + ordinality - 1, data FROM unnest($3::BYTEA[]) WITH ORDINALITY AS batch (data, ordinality) \
+             ON CONFLICT (file_id, idx) DO UPDATE SET data = EXCLUDED.data",
+            file_id,
+            first_idx,
+            &chunks,
+        ),
+    };
+    statement.execute(executor).await?;
     Ok(())
 }
 
@@ -56,11 +62,18 @@ pub(super) async fn read_existing<T: Send + 'static>(
     mut state: T,
     mut take: impl FnMut(&mut T, i64, &[u8]) -> Result<(), StoreError> + Send + 'static,
 ) -> Result<T, StoreError> {
-    let rows: Vec<(i64, Vec<u8>)> =
-        sqlx::query_as(SELECT_CHUNKS).bind(file_id).bind(first).bind(last).fetch_all(executor).await?;
+    // The only SELECT of chunk bytes: one batch of a file, in order.
+    let rows = sqlx::query!(
+        "SELECT idx, data FROM file_chunks WHERE file_id = $1 AND idx BETWEEN $2 AND $3 ORDER BY idx",
+        file_id,
+        first,
+        last,
+    )
+    .fetch_all(executor)
+    .await?;
     tokio::task::spawn_blocking(move || {
-        for (idx, data) in &rows {
-            take(&mut state, *idx, data)?;
+        for row in &rows {
+            take(&mut state, row.idx, &row.data)?;
         }
         Ok(state)
     })
@@ -86,7 +99,7 @@ impl Store {
         if chunks.is_empty() {
             return Ok(());
         }
-        insert(&self.pool, INSERT_CHUNKS, file_id, first_idx, chunks).await
+        insert(&self.pool, file_id, first_idx, chunks, false).await
     }
 
     /// Chunks `first..=last` of a file, in order, each handed to `take` with its index, from one
@@ -107,6 +120,13 @@ impl Store {
 
 /// Deletes one batch of the chunks of file `id` (`DELETE_BATCH`); how many it deleted.
 pub(super) async fn delete_chunk_batch(connection: &mut sqlx::PgConnection, file_id: &str) -> Result<u64, StoreError> {
-    let deleted = sqlx::query(DELETE_CHUNK_BATCH).bind(file_id).bind(DELETE_BATCH).execute(connection).await?;
+    let deleted = sqlx::query!(
+        "DELETE FROM file_chunks WHERE file_id = $1 AND idx IN \
+         (SELECT idx FROM file_chunks WHERE file_id = $1 ORDER BY idx LIMIT $2)",
+        file_id,
+        DELETE_BATCH,
+    )
+    .execute(connection)
+    .await?;
     Ok(deleted.rows_affected())
 }

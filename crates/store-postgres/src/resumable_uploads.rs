@@ -4,7 +4,7 @@
 use bytes::Bytes;
 use sqlx::PgConnection;
 
-use super::chunks::{INSERT_CHUNKS, UPSERT_CHUNKS, insert};
+use super::chunks::insert;
 use super::store::Store;
 use crate::domain::{FileId, GuestLinkId, GuestLinkRecord, UnfinishedUploads};
 use blobdrop_store::rows::{GuestLinkRow, ResumableRow, record};
@@ -170,7 +170,7 @@ pub(super) async fn store_chunks(
     first_idx: i64,
     chunks: Vec<Bytes>,
 ) -> Result<(), StoreError> {
-    insert(connection, UPSERT_CHUNKS, file_id, first_idx, chunks).await
+    insert(connection, file_id, first_idx, chunks, true).await
 }
 
 pub(super) async fn put_back_chunk(
@@ -179,7 +179,7 @@ pub(super) async fn put_back_chunk(
     idx: i64,
     partial: Bytes,
 ) -> Result<(), StoreError> {
-    insert(connection, INSERT_CHUNKS, file_id, idx, vec![partial]).await
+    insert(connection, file_id, idx, vec![partial], false).await
 }
 
 pub(super) async fn delete_chunks_from(

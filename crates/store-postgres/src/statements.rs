@@ -4,9 +4,7 @@
 
 use sqlx::{Connection, Executor, PgConnection};
 
-use super::{
-    api_tokens, chunks, files, guest_links, integrity, leases, resumable_uploads, shares, space, store, webhooks,
-};
+use super::{api_tokens, files, integrity, leases, resumable_uploads, shares, space, store, webhooks};
 use crate::domain::FileSort;
 
 /// A fresh database on the test server, migrated, dropped when the guard goes; `None` (and a line
@@ -62,21 +60,6 @@ async fn every_statement_prepares_against_the_migrated_schema() {
         leases::MARK_LAPSED,
         leases::FORGET_LAPSED_LEASES,
         leases::TRY_LOCK_CLEANUP,
-        chunks::INSERT_CHUNKS,
-        chunks::UPSERT_CHUNKS,
-        chunks::SELECT_CHUNKS,
-        chunks::DELETE_CHUNK_BATCH,
-        guest_links::CREATE_GUEST_LINK,
-        guest_links::GUEST_LINKS,
-        guest_links::FIND_GUEST_LINK,
-        guest_links::UPDATE_GUEST_LINK,
-        guest_links::SET_DISABLED,
-        guest_links::DELETE_GUEST_LINK,
-        guest_links::CLAIM_GUEST_UPLOAD,
-        guest_links::WITHDRAW_FILE,
-        guest_links::GIVE_UPLOAD_BACK,
-        guest_links::CLAIM_GUEST_FILES,
-        guest_links::RELEASE_GUEST_FILES,
         api_tokens::CREATE_API_TOKEN,
         api_tokens::FIND_API_TOKEN,
         api_tokens::TOUCH_API_TOKEN,
