@@ -4,7 +4,7 @@
 
 use sqlx::{Connection, Executor, PgConnection};
 
-use super::{api_tokens, files, integrity, leases, resumable_uploads, shares, space, store, webhooks};
+use super::{api_tokens, files, integrity, leases, resumable_uploads, shares, space, store};
 use crate::domain::FileSort;
 
 /// A fresh database on the test server, migrated, dropped when the guard goes; `None` (and a line
@@ -105,20 +105,6 @@ async fn every_statement_prepares_against_the_migrated_schema() {
         integrity::FILE_STATE,
         integrity::CHUNKS_FROM,
         integrity::ORPHANS,
-        webhooks::CREATE_WEBHOOK,
-        webhooks::LIST_WEBHOOKS,
-        webhooks::FIND_WEBHOOK,
-        webhooks::UPDATE_WEBHOOK,
-        webhooks::DELETE_WEBHOOK,
-        webhooks::WEBHOOK_TARGETS,
-        webhooks::ENQUEUE_DELIVERY,
-        webhooks::CLAIM_DUE,
-        webhooks::RELEASE_DELIVERY,
-        webhooks::NEXT_DUE,
-        webhooks::RECORD_ATTEMPT,
-        webhooks::WEBHOOK_DELIVERIES,
-        webhooks::PRUNE_DELIVERIES,
-        webhooks::ABOUT_TO_EXPIRE,
     ]
     .map(str::to_owned)
     .to_vec();
