@@ -10,67 +10,44 @@ use crate::domain::{FileId, GuestLinkId, GuestLinkRecord, UnfinishedUploads};
 use blobdrop_store::rows::{GuestLinkRow, ResumableRow, record};
 use blobdrop_store::{NewResumable, ResumableRecord, ResumableUsage, StoreError};
 
-pub(super) const SET_NOTE: &str = "UPDATE files SET note = $1 WHERE id = $2";
-pub(super) const CREATE_RESUMABLE: &str = concat!(
-    "INSERT INTO resumable_uploads (file_id, upload_length, metadata, file_lifetime_secs, guest_link_id, \
-     created_at, expires_at, is_partial) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ",
-    resumable_columns!()
-);
-/// Locks a guest link's row until the creation commits (see `lock_guest_link`).
-pub(super) const LOCK_GUEST_LINK: &str =
-    concat!("SELECT ", guest_link_columns!(), " FROM guest_links WHERE id = $1 FOR UPDATE");
-/// What a guest link's live unfinished uploads hold (the sum capped at 2^63 - 1 rather than failing).
-pub(super) const UNFINISHED_OF_LINK: &str = "SELECT COUNT(*) FILTER (WHERE NOT is_partial), \
-     LEAST(COALESCE(SUM(upload_length), 0), 9223372036854775807)::BIGINT, \
-     COUNT(*) FILTER (WHERE upload_length IS NULL) \
-     FROM resumable_uploads JOIN files ON files.id = file_id \
-     WHERE resumable_uploads.guest_link_id = $1 AND files.state = 'uploading' AND resumable_uploads.expires_at > $2";
-pub(super) const FIND_RESUMABLE: &str = concat!(
-    "SELECT ",
-    resumable_columns!(),
-    " FROM resumable_uploads WHERE file_id = $1 \
-     AND EXISTS (SELECT 1 FROM files WHERE files.id = $1 AND files.state = 'uploading')"
-);
-pub(super) const EXTEND_RESUMABLE: &str = "UPDATE resumable_uploads SET expires_at = $1 WHERE file_id = $2";
-pub(super) const DECLARE_LENGTH: &str = "UPDATE resumable_uploads SET upload_length = $1 \
-     WHERE file_id = $2 AND upload_length IS NULL AND upload_offset <= $1";
-/// Moves the committed offset only from where the request expects it (`$3`); see `move_offset`.
-pub(super) const MOVE_OFFSET: &str = "UPDATE resumable_uploads SET upload_offset = $1 WHERE file_id = $2 \
-     AND upload_offset = $3 AND EXISTS (SELECT 1 FROM files WHERE files.id = $2 AND files.state = 'uploading')";
-pub(super) const DELETE_CHUNKS_FROM: &str = "DELETE FROM file_chunks WHERE file_id = $1 AND idx >= $2";
-/// The earlier of an exact time asked for at creation (already stored) and this one (`$1`).
-pub(super) const FINISH_EXPIRY: &str =
-    "UPDATE files SET expires_at = LEAST(expires_at, $1::BIGINT) WHERE id = $2 AND $1::BIGINT IS NOT NULL";
-pub(super) const REPLACE_DELETION_TOKEN: &str = "UPDATE deletion_tokens SET token_sha256 = $1 WHERE file_id = $2";
-pub(super) const DELETE_RESUMABLE: &str = "DELETE FROM resumable_uploads WHERE file_id = $1";
-pub(super) const DELETE_FINISHED_RESUMABLE: &str =
-    "DELETE FROM resumable_uploads WHERE file_id = $1 AND upload_offset = $2";
-pub(super) const INSERT_CONCATENATED: &str = "INSERT INTO concatenated_files (file_id, upload_concat) VALUES ($1, $2)";
-pub(super) const CONSUME_PART: &str = "UPDATE files SET state = 'deleted' WHERE id = $1 AND state = 'uploading'";
-pub(super) const UPLOAD_CONCAT: &str = "SELECT upload_concat FROM concatenated_files WHERE file_id = $1";
-pub(super) const MARK_EXPIRED_RESUMABLE: &str = "UPDATE files SET state = 'deleted' WHERE state = 'uploading' \
-     AND id IN (SELECT file_id FROM resumable_uploads WHERE expires_at <= $1)";
-pub(super) const RESUMABLE_USAGE: &str = "SELECT COUNT(*), COALESCE(SUM(upload_offset), 0)::BIGINT \
-     FROM resumable_uploads JOIN files ON files.id = file_id WHERE files.state = 'uploading'";
-
 impl Store {
     /// The unfinished upload `id`, expired or not (the caller tells 410 from 404).
     #[tracing::instrument(skip(self))]
     pub async fn find_resumable_upload(&self, id: &FileId) -> Result<Option<ResumableRecord>, StoreError> {
-        record(sqlx::query_as::<_, ResumableRow>(FIND_RESUMABLE).bind(id.as_str()).fetch_optional(&self.pool).await?)
+        let id = id.as_str();
+        let row = sql!(
+            query_as ResumableRow,
+            ["SELECT " RESUMABLE_COLUMNS " FROM resumable_uploads WHERE file_id = $1 \
+              AND EXISTS (SELECT 1 FROM files WHERE files.id = $1 AND files.state = 'uploading')"],
+            id,
+        )
+        .fetch_optional(&self.pool)
+        .await?;
+        record(row)
     }
 
     /// Moves the upload's expiry; false when it is gone.
     #[tracing::instrument(skip(self))]
     pub async fn extend_resumable_upload(&self, id: &FileId, expires_at: i64) -> Result<bool, StoreError> {
-        let result = sqlx::query(EXTEND_RESUMABLE).bind(expires_at).bind(id.as_str()).execute(&self.pool).await?;
+        let id = id.as_str();
+        let result = sqlx::query!("UPDATE resumable_uploads SET expires_at = $1 WHERE file_id = $2", expires_at, id)
+            .execute(&self.pool)
+            .await?;
         Ok(result.rows_affected() == 1)
     }
 
     /// Sets the length of an upload created without one; false if it had one already.
     #[tracing::instrument(skip(self))]
     pub async fn declare_resumable_length(&self, id: &FileId, length: i64) -> Result<bool, StoreError> {
-        let result = sqlx::query(DECLARE_LENGTH).bind(length).bind(id.as_str()).execute(&self.pool).await?;
+        let id = id.as_str();
+        let result = sqlx::query!(
+            "UPDATE resumable_uploads SET upload_length = $1 \
+             WHERE file_id = $2 AND upload_length IS NULL AND upload_offset <= $1",
+            length,
+            id,
+        )
+        .execute(&self.pool)
+        .await?;
         Ok(result.rows_affected() == 1)
     }
 
@@ -91,18 +68,33 @@ impl Store {
     /// The `Upload-Concat` of the file a final upload made, if `id` is one.
     #[tracing::instrument(skip(self))]
     pub async fn upload_concat(&self, id: &FileId) -> Result<Option<String>, StoreError> {
-        Ok(sqlx::query_scalar(UPLOAD_CONCAT).bind(id.as_str()).fetch_optional(&self.pool).await?)
+        let id = id.as_str();
+        Ok(sqlx::query_scalar!("SELECT upload_concat FROM concatenated_files WHERE file_id = $1", id)
+            .fetch_optional(&self.pool)
+            .await?)
     }
 
     /// Marks deleted every unfinished upload whose expiry has passed; the purge removes its chunks.
     pub async fn mark_expired_resumable_uploads_deleted(&self, now: i64) -> Result<u64, StoreError> {
-        Ok(sqlx::query(MARK_EXPIRED_RESUMABLE).bind(now).execute(&self.pool).await?.rows_affected())
+        let marked = sqlx::query!(
+            "UPDATE files SET state = 'deleted' WHERE state = 'uploading' \
+             AND id IN (SELECT file_id FROM resumable_uploads WHERE expires_at <= $1)",
+            now
+        )
+        .execute(&self.pool)
+        .await?;
+        Ok(marked.rows_affected())
     }
 
     /// Unfinished uploads and their committed bytes, from their rows (never the chunks).
     pub async fn resumable_usage(&self) -> Result<ResumableUsage, StoreError> {
-        let (uploads, bytes): (i64, i64) = sqlx::query_as(RESUMABLE_USAGE).fetch_one(&self.pool).await?;
-        Ok(ResumableUsage { uploads, bytes })
+        Ok(sqlx::query_as!(
+            ResumableUsage,
+            "SELECT COUNT(*) AS \"uploads!\", COALESCE(SUM(upload_offset), 0)::BIGINT AS \"bytes!\" \
+             FROM resumable_uploads JOIN files ON files.id = file_id WHERE files.state = 'uploading'"
+        )
+        .fetch_one(&self.pool)
+        .await?)
     }
 }
 
@@ -114,22 +106,39 @@ pub(super) async fn lock_guest_link(
     connection: &mut PgConnection,
     link: &GuestLinkId,
 ) -> Result<Option<GuestLinkRecord>, StoreError> {
-    record(sqlx::query_as::<_, GuestLinkRow>(LOCK_GUEST_LINK).bind(link.as_str()).fetch_optional(connection).await?)
+    let link = link.as_str();
+    let row =
+        sql!(query_as GuestLinkRow, ["SELECT " GUEST_LINK_COLUMNS " FROM guest_links WHERE id = $1 FOR UPDATE"], link)
+            .fetch_optional(connection)
+            .await?;
+    record(row)
 }
 
-/// What the live unfinished uploads through `link` hold at `now`.
+/// What the live unfinished uploads through `link` hold at `now` (the sum capped at 2^63 - 1
+/// rather than failing).
 pub(super) async fn unfinished_of_link(
     connection: &mut PgConnection,
     link: &GuestLinkId,
     now: i64,
 ) -> Result<UnfinishedUploads, StoreError> {
-    let (uploads, declared_bytes, undeclared): (i64, i64, i64) =
-        sqlx::query_as(UNFINISHED_OF_LINK).bind(link.as_str()).bind(now).fetch_one(connection).await?;
-    Ok(UnfinishedUploads { uploads, declared_bytes, undeclared })
+    let link = link.as_str();
+    Ok(sqlx::query_as!(
+        UnfinishedUploads,
+        "SELECT COUNT(*) FILTER (WHERE NOT is_partial) AS \"uploads!\", \
+         LEAST(COALESCE(SUM(upload_length), 0), 9223372036854775807)::BIGINT AS \"declared_bytes!\", \
+         COUNT(*) FILTER (WHERE upload_length IS NULL) AS \"undeclared!\" \
+         FROM resumable_uploads JOIN files ON files.id = file_id \
+         WHERE resumable_uploads.guest_link_id = $1 AND files.state = 'uploading' AND resumable_uploads.expires_at > $2",
+        link,
+        now,
+    )
+    .fetch_one(connection)
+    .await?)
 }
 
 pub(super) async fn set_note(connection: &mut PgConnection, id: &FileId, note: Option<&str>) -> Result<(), StoreError> {
-    sqlx::query(SET_NOTE).bind(note).bind(id.as_str()).execute(connection).await?;
+    let id = id.as_str();
+    sqlx::query!("UPDATE files SET note = $1 WHERE id = $2", note, id).execute(connection).await?;
     Ok(())
 }
 
@@ -137,30 +146,43 @@ pub(super) async fn insert_resumable(
     connection: &mut PgConnection,
     upload: &NewResumable<'_>,
 ) -> Result<ResumableRecord, StoreError> {
-    let row = sqlx::query_as::<_, ResumableRow>(CREATE_RESUMABLE)
-        .bind(upload.file.id.as_str())
-        .bind(upload.upload_length)
-        .bind(upload.metadata)
-        .bind(upload.file_lifetime_secs)
-        .bind(upload.guest_link.map(GuestLinkId::as_str))
-        .bind(upload.file.created_at)
-        .bind(upload.expires_at)
-        .bind(upload.is_partial)
-        .fetch_one(connection)
-        .await?;
+    let row = sql!(
+        query_as ResumableRow,
+        ["INSERT INTO resumable_uploads (file_id, upload_length, metadata, file_lifetime_secs, guest_link_id, \
+          created_at, expires_at, is_partial) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING " RESUMABLE_COLUMNS],
+        upload.file.id.as_str(),
+        upload.upload_length,
+        upload.metadata,
+        upload.file_lifetime_secs,
+        upload.guest_link.map(GuestLinkId::as_str),
+        upload.file.created_at,
+        upload.expires_at,
+        upload.is_partial,
+    )
+    .fetch_one(connection)
+    .await?;
     row.try_into()
 }
 
 /// Moves an unfinished upload's committed offset from `expected` to `offset`; false when it does
-/// not stand at `expected`. The row stays locked until the commit: a request racing for the same
-/// offset waits, then finds the offset moved.
+/// not stand at `expected` (`$3`). The row stays locked until the commit: a request racing for the
+/// same offset waits, then finds the offset moved.
 pub(super) async fn move_offset(
     connection: &mut PgConnection,
     file_id: &FileId,
     expected: i64,
     offset: i64,
 ) -> Result<bool, StoreError> {
-    let moved = sqlx::query(MOVE_OFFSET).bind(offset).bind(file_id.as_str()).bind(expected).execute(connection).await?;
+    let file_id = file_id.as_str();
+    let moved = sqlx::query!(
+        "UPDATE resumable_uploads SET upload_offset = $1 WHERE file_id = $2 \
+         AND upload_offset = $3 AND EXISTS (SELECT 1 FROM files WHERE files.id = $2 AND files.state = 'uploading')",
+        offset,
+        file_id,
+        expected,
+    )
+    .execute(connection)
+    .await?;
     Ok(moved.rows_affected() == 1)
 }
 
@@ -187,7 +209,8 @@ pub(super) async fn delete_chunks_from(
     file_id: &FileId,
     idx: i64,
 ) -> Result<(), StoreError> {
-    sqlx::query(DELETE_CHUNKS_FROM).bind(file_id.as_str()).bind(idx).execute(connection).await?;
+    let file_id = file_id.as_str();
+    sqlx::query!("DELETE FROM file_chunks WHERE file_id = $1 AND idx >= $2", file_id, idx).execute(connection).await?;
     Ok(())
 }
 
@@ -196,7 +219,15 @@ pub(super) async fn finish_expiry(
     file_id: &FileId,
     expires_at: Option<i64>,
 ) -> Result<(), StoreError> {
-    sqlx::query(FINISH_EXPIRY).bind(expires_at).bind(file_id.as_str()).execute(connection).await?;
+    // The earlier of an exact time asked for at creation (already stored) and this one (`$1`).
+    let file_id = file_id.as_str();
+    sqlx::query!(
+        "UPDATE files SET expires_at = LEAST(expires_at, $1::BIGINT) WHERE id = $2 AND $1::BIGINT IS NOT NULL",
+        expires_at,
+        file_id,
+    )
+    .execute(connection)
+    .await?;
     Ok(())
 }
 
@@ -205,7 +236,10 @@ pub(super) async fn replace_deletion_token(
     file_id: &FileId,
     token_sha256: &str,
 ) -> Result<(), StoreError> {
-    sqlx::query(REPLACE_DELETION_TOKEN).bind(token_sha256).bind(file_id.as_str()).execute(connection).await?;
+    let file_id = file_id.as_str();
+    sqlx::query!("UPDATE deletion_tokens SET token_sha256 = $1 WHERE file_id = $2", token_sha256, file_id)
+        .execute(connection)
+        .await?;
     Ok(())
 }
 
@@ -214,8 +248,11 @@ pub(super) async fn delete_finished_resumable(
     file_id: &FileId,
     offset: i64,
 ) -> Result<bool, StoreError> {
+    let file_id = file_id.as_str();
     let finishing =
-        sqlx::query(DELETE_FINISHED_RESUMABLE).bind(file_id.as_str()).bind(offset).execute(connection).await?;
+        sqlx::query!("DELETE FROM resumable_uploads WHERE file_id = $1 AND upload_offset = $2", file_id, offset)
+            .execute(connection)
+            .await?;
     Ok(finishing.rows_affected() == 1)
 }
 
@@ -224,16 +261,23 @@ pub(super) async fn insert_concatenated(
     file_id: &FileId,
     upload_concat: &str,
 ) -> Result<(), StoreError> {
-    sqlx::query(INSERT_CONCATENATED).bind(file_id.as_str()).bind(upload_concat).execute(connection).await?;
+    let file_id = file_id.as_str();
+    sqlx::query!("INSERT INTO concatenated_files (file_id, upload_concat) VALUES ($1, $2)", file_id, upload_concat)
+        .execute(connection)
+        .await?;
     Ok(())
 }
 
 pub(super) async fn consume_part(connection: &mut PgConnection, part: &FileId) -> Result<bool, StoreError> {
-    let consumed = sqlx::query(CONSUME_PART).bind(part.as_str()).execute(connection).await?;
+    let part = part.as_str();
+    let consumed = sqlx::query!("UPDATE files SET state = 'deleted' WHERE id = $1 AND state = 'uploading'", part)
+        .execute(connection)
+        .await?;
     Ok(consumed.rows_affected() == 1)
 }
 
 pub(super) async fn delete_resumable(connection: &mut PgConnection, id: &FileId) -> Result<(), StoreError> {
-    sqlx::query(DELETE_RESUMABLE).bind(id.as_str()).execute(connection).await?;
+    let id = id.as_str();
+    sqlx::query!("DELETE FROM resumable_uploads WHERE file_id = $1", id).execute(connection).await?;
     Ok(())
 }

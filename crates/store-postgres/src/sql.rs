@@ -96,18 +96,6 @@ macro_rules! visible {
     };
 }
 
-macro_rules! guest_link_columns {
-    () => {
-        sql!(concat, [GUEST_LINK_COLUMNS])
-    };
-}
-
-macro_rules! resumable_columns {
-    () => {
-        sql!(concat, [RESUMABLE_COLUMNS])
-    };
-}
-
 /// The member files of the share in the outer query that anyone may download now.
 macro_rules! share_members {
     () => {

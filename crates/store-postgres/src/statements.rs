@@ -4,7 +4,7 @@
 
 use sqlx::{Connection, Executor, PgConnection};
 
-use super::{api_tokens, files, integrity, leases, resumable_uploads, shares, space, store};
+use super::{api_tokens, files, integrity, leases, shares, space, store};
 use crate::domain::FileSort;
 
 /// A fresh database on the test server, migrated, dropped when the guard goes; `None` (and a line
@@ -65,24 +65,6 @@ async fn every_statement_prepares_against_the_migrated_schema() {
         api_tokens::TOUCH_API_TOKEN,
         api_tokens::LIST_API_TOKENS,
         api_tokens::DELETE_API_TOKEN,
-        resumable_uploads::SET_NOTE,
-        resumable_uploads::CREATE_RESUMABLE,
-        resumable_uploads::LOCK_GUEST_LINK,
-        resumable_uploads::UNFINISHED_OF_LINK,
-        resumable_uploads::FIND_RESUMABLE,
-        resumable_uploads::EXTEND_RESUMABLE,
-        resumable_uploads::DECLARE_LENGTH,
-        resumable_uploads::MOVE_OFFSET,
-        resumable_uploads::DELETE_CHUNKS_FROM,
-        resumable_uploads::FINISH_EXPIRY,
-        resumable_uploads::REPLACE_DELETION_TOKEN,
-        resumable_uploads::DELETE_RESUMABLE,
-        resumable_uploads::DELETE_FINISHED_RESUMABLE,
-        resumable_uploads::INSERT_CONCATENATED,
-        resumable_uploads::CONSUME_PART,
-        resumable_uploads::UPLOAD_CONCAT,
-        resumable_uploads::MARK_EXPIRED_RESUMABLE,
-        resumable_uploads::RESUMABLE_USAGE,
         shares::CREATE_SHARE,
         shares::FIND_SHARE,
         shares::FIND_SHARE_EVEN_USED_UP,
