@@ -8,14 +8,6 @@ use super::chunks::read_existing;
 use super::store::connect_options;
 use blobdrop_store::{FileToVerify, OrphanChunks, StoreError};
 
-pub(super) const READY_FILES: &str = "SELECT id, filename, file_size, chunk_size, COALESCE(sha256, '') AS sha256 \
-     FROM files WHERE state = 'ready' ORDER BY created_at, id";
-pub(super) const FILE_STATE: &str = "SELECT state FROM files WHERE id = $1";
-pub(super) const CHUNKS_FROM: &str = "SELECT COUNT(*) FROM file_chunks WHERE file_id = $1 AND idx >= $2";
-/// Chunks whose file row is gone. `octet_length` of the chunk column: verify alone reads it.
-pub(super) const ORPHANS: &str = "SELECT file_id, COUNT(*) AS chunks, SUM(octet_length(data))::BIGINT AS bytes \
-     FROM file_chunks WHERE file_id NOT IN (SELECT id FROM files) GROUP BY file_id ORDER BY file_id";
-
 #[derive(Debug)]
 pub struct ReadOnlyDatabase {
     pool: PgPool,
@@ -31,11 +23,18 @@ impl ReadOnlyDatabase {
     }
 
     pub async fn ready_files(&self) -> Result<Vec<FileToVerify>, StoreError> {
-        Ok(sqlx::query_as(READY_FILES).fetch_all(&self.pool).await?)
+        Ok(sqlx::query_as!(
+            FileToVerify,
+            "SELECT id, filename, file_size, chunk_size, COALESCE(sha256, '') AS \"sha256!\" \
+             FROM files WHERE state = 'ready' ORDER BY created_at, id"
+        )
+        .fetch_all(&self.pool)
+        .await?)
     }
 
     pub async fn is_ready(&self, file_id: &str) -> Result<bool, StoreError> {
-        let state: Option<String> = sqlx::query_scalar(FILE_STATE).bind(file_id).fetch_optional(&self.pool).await?;
+        let state =
+            sqlx::query_scalar!("SELECT state FROM files WHERE id = $1", file_id).fetch_optional(&self.pool).await?;
         Ok(state.as_deref() == Some("ready"))
     }
 
@@ -51,11 +50,24 @@ impl ReadOnlyDatabase {
     }
 
     pub async fn chunks_from(&self, file_id: &str, from: i64) -> Result<i64, StoreError> {
-        Ok(sqlx::query_scalar(CHUNKS_FROM).bind(file_id).bind(from).fetch_one(&self.pool).await?)
+        Ok(sqlx::query_scalar!(
+            "SELECT COUNT(*) AS \"chunks!\" FROM file_chunks WHERE file_id = $1 AND idx >= $2",
+            file_id,
+            from
+        )
+        .fetch_one(&self.pool)
+        .await?)
     }
 
+    /// Chunks whose file row is gone. `octet_length` of the chunk column: verify alone reads it.
     pub async fn orphans(&self) -> Result<Vec<OrphanChunks>, StoreError> {
-        Ok(sqlx::query_as(ORPHANS).fetch_all(&self.pool).await?)
+        Ok(sqlx::query_as!(
+            OrphanChunks,
+            "SELECT file_id, COUNT(*) AS \"chunks!\", SUM(octet_length(data))::BIGINT AS \"bytes!\" \
+             FROM file_chunks WHERE file_id NOT IN (SELECT id FROM files) GROUP BY file_id ORDER BY file_id"
+        )
+        .fetch_all(&self.pool)
+        .await?)
     }
 
     pub async fn close(self) {

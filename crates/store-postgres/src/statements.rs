@@ -4,7 +4,7 @@
 
 use sqlx::{Connection, Executor, PgConnection};
 
-use super::{api_tokens, files, integrity, leases, shares, space, store};
+use super::{api_tokens, files, shares, space, store};
 use crate::domain::FileSort;
 
 /// A fresh database on the test server, migrated, dropped when the guard goes; `None` (and a line
@@ -55,11 +55,6 @@ pub(crate) fn with_database(server: &str, name: &str) -> String {
 async fn every_statement_prepares_against_the_migrated_schema() {
     let Some((database, store)) = TestDatabase::create().await else { return };
     let mut statements: Vec<String> = [
-        store::IS_HEALTHY,
-        leases::RENEW_LEASES,
-        leases::MARK_LAPSED,
-        leases::FORGET_LAPSED_LEASES,
-        leases::TRY_LOCK_CLEANUP,
         api_tokens::CREATE_API_TOKEN,
         api_tokens::FIND_API_TOKEN,
         api_tokens::TOUCH_API_TOKEN,
@@ -83,10 +78,6 @@ async fn every_statement_prepares_against_the_migrated_schema() {
         shares::DELETE_SHARE_FILES,
         shares::DELETE_SHARE,
         shares::COUNT_SHARE_DOWNLOAD,
-        integrity::READY_FILES,
-        integrity::FILE_STATE,
-        integrity::CHUNKS_FROM,
-        integrity::ORPHANS,
     ]
     .map(str::to_owned)
     .to_vec();

@@ -25,8 +25,6 @@ const POOL_SIZE: u32 = 16;
 /// is back gets a fresh connection (each is tested before use).
 const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(3);
 
-pub(super) const IS_HEALTHY: &str = "SELECT 1";
-
 #[derive(Clone, Debug)]
 pub struct Store {
     pub(super) pool: PgPool,
@@ -58,7 +56,7 @@ impl Store {
 
     /// True when the database answers a query.
     pub async fn is_healthy(&self) -> bool {
-        sqlx::query(IS_HEALTHY).execute(&self.pool).await.is_ok()
+        sqlx::query_scalar!("SELECT 1").fetch_one(&self.pool).await.is_ok()
     }
 
     /// Waits for running statements and closes every connection.
