@@ -91,6 +91,7 @@ test('a dropped batch encrypted as one share opens with the one key in its link'
   assert.deepEqual(stored.map((file) => file.filename).sort(), ['encrypted-1.age', 'encrypted-2.age', 'encrypted-3.age', 'encrypted-names.age']);
   const shareJson = await (await fetch(`${server.url}/api/shares/${shareId}`, { headers: { Authorization: `Bearer ${server.secret}` } })).json();
   assert.equal(shareJson.name, 'Encrypted files');
+  assert.equal(shareJson.require_encryption, true, 'the page asks the server to take only age files into it');
 
   // A stranger, in a fresh browser context, sees the real names, as text.
   const stranger = await browser.newContext({ baseURL: server.url, acceptDownloads: true });

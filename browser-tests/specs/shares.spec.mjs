@@ -75,6 +75,15 @@ test('two files ticked on the files page are shared under one link', { timeout: 
 
   await page.goto('/files');
   assert.match(await page.textContent('#shares-table'), /Pair/);
+
+  // "Only encrypted files": the server refuses plain files into such a share, in words.
+  await page.getByRole('checkbox', { name: 'Select first.txt' }).check();
+  await page.getByRole('checkbox', { name: 'Only encrypted files' }).check();
+  await page.fill('#share-selected-name', 'Sealed');
+  await page.click('#share-selected');
+  await page.waitForSelector('#share-selected-error:not([hidden])');
+  assert.match(await page.textContent('#share-selected-error'), /takes only age-encrypted files/);
+  assert.equal(new URL(page.url()).pathname, '/files', 'no share was made');
   assertNoProblems(problems);
 });
 

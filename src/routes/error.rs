@@ -95,6 +95,12 @@ pub enum AppError {
     /// Only age-encrypted files are taken, and the body is not one.
     #[error(transparent)]
     NotEncrypted(crate::domain::AgeRefusal),
+    /// A file that is not an age file, for a share that requires encryption.
+    #[error("{0}")]
+    PlaintextMember(String),
+    /// An API token used where the route needs a scope it lacks.
+    #[error("this API token has the scopes \"{has}\", and this needs \"{needs}\" (or \"full\")")]
+    OutOfScope { has: String, needs: &'static str },
     /// A tus request without `Tus-Resumable: 1.0.0`.
     #[error("{0}")]
     PreconditionFailed(&'static str),
@@ -240,6 +246,7 @@ impl From<ShareError> for AppError {
             ShareError::NoName | ShareError::EmptyBatch => AppError::BadRequest(reason),
             // 409, not 400: the request is well-formed; the file is not there (any more).
             ShareError::NoFile(_) => AppError::Conflict(reason),
+            ShareError::NotEncrypted(_) => AppError::PlaintextMember(reason),
             ShareError::TooManyFiles(count) => AppError::TooManyFiles(count),
             ShareError::NoShare => AppError::Unknown("share"),
             ShareError::Password(_) | ShareError::FileGone(_) | ShareError::Layout(_) => AppError::internal(error),
@@ -272,7 +279,7 @@ impl ResponseError for AppError {
             AppError::TooManyAttempts(_) | AppError::TooManyRequests(_) | AppError::Busy(_) => {
                 StatusCode::TOO_MANY_REQUESTS
             }
-            AppError::Forbidden(_) => StatusCode::FORBIDDEN,
+            AppError::Forbidden(_) | AppError::OutOfScope { .. } => StatusCode::FORBIDDEN,
             AppError::SignInFirst => StatusCode::SEE_OTHER,
             AppError::NotFound | AppError::Unknown(_) | AppError::NotFoundBecause(_) => StatusCode::NOT_FOUND,
             AppError::Gone(_) => StatusCode::GONE,
@@ -285,7 +292,9 @@ impl ResponseError for AppError {
             AppError::Conflict(_) => StatusCode::CONFLICT,
             AppError::Locked(_) => StatusCode::LOCKED,
             AppError::ChecksumMismatch(_) => StatusCode::from_u16(460).unwrap_or(StatusCode::BAD_REQUEST),
-            AppError::UnsupportedMediaType(_) | AppError::NotEncrypted(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            AppError::UnsupportedMediaType(_) | AppError::NotEncrypted(_) | AppError::PlaintextMember(_) => {
+                StatusCode::UNSUPPORTED_MEDIA_TYPE
+            }
             AppError::PreconditionFailed(_) => StatusCode::PRECONDITION_FAILED,
             AppError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }

@@ -80,9 +80,9 @@ async fn before_continue(head: &Head<'_>, state: &AppState) -> Result<(), AppErr
             let uploader = state.intake.guest(&state.ctx, &link, state.client_ip_of(head), true).await?;
             checked_size(&uploader, verb.body, declared)
         }
-        Access::Owner | Access::OwnerOrToken => {
+        Access::Owner | Access::Token(_) => {
             let owner = identify_head(head, state).await?;
-            refuse_token_unless(&owner, verb.access == Access::OwnerOrToken)?;
+            refuse_token_unless(&owner, verb.access.token_scope())?;
             checked_size(&uploader_of(state, &owner), verb.body, declared)
         }
     }

@@ -110,6 +110,8 @@ pub struct ShareJson {
     downloads: i64,
     max_downloads: Option<i64>,
     password_protected: bool,
+    /// Only age-encrypted files may be in it.
+    require_encryption: bool,
     file_count: i64,
     /// Bytes, the sum of the files' stored sizes.
     total_size: i64,
@@ -140,6 +142,7 @@ impl ShareJson {
             downloads: share.download_count,
             max_downloads: share.max_downloads,
             password_protected: share.password_protected,
+            require_encryption: share.require_encryption,
             file_count: share.file_count,
             total_size: share.total_size,
             files: members.map(|members| {

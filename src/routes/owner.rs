@@ -5,9 +5,8 @@ use std::future::Future;
 use std::net::IpAddr;
 use std::pin::Pin;
 
-use actix_web::body::MessageBody;
 use actix_web::cookie::Cookie;
-use actix_web::dev::{Payload, ServiceRequest, ServiceResponse};
+use actix_web::dev::{Payload, ServiceRequest};
 use actix_web::http::Method;
 use actix_web::http::header::{self, HeaderMap};
 use actix_web::middleware::{Next, from_fn};
@@ -20,6 +19,7 @@ use serde::de::DeserializeOwned;
 // session must also prove they come from blobdrop's own pages: the session's CSRF token (and the same
 // Origin, which `request_guard` checks for every change).
 
+use crate::domain::{TokenRights, TokenScope};
 use crate::routes::error::AppError;
 use crate::routes::state::{AppState, Head};
 use crate::services::auth::secret::tokens_match;
@@ -36,9 +36,10 @@ pub const CSRF_HEADER: &str = "x-csrf-token";
 pub enum Owner {
     /// The shared secret was in the Authorization header (scripts, curl).
     Secret,
-    /// An API token was in the Authorization header: only on the routes the route table marks with
-    /// [`takes_token`] (never a page, tokens or webhooks), so revoking it ends all it can do.
-    Token,
+    /// An API token was in the Authorization header, with what it may do: only on the routes the
+    /// route table marks with [`takes_token`] for one of its scopes (never a page, tokens or
+    /// webhooks), so revoking it ends all it can do.
+    Token(TokenRights),
     /// A browser session; `session.csrf_token` is what its pages must send back.
     Browser(Session),
 }
@@ -47,7 +48,7 @@ impl Owner {
     /// The CSRF token to embed in pages; empty for secret-authenticated requests.
     pub fn csrf_token(&self) -> &str {
         match self {
-            Owner::Secret | Owner::Token => "",
+            Owner::Secret | Owner::Token(_) => "",
             Owner::Browser(session) => &session.csrf_token,
         }
     }
@@ -56,7 +57,7 @@ impl Owner {
 /// The owner as an uploader, under the server's limits (`services::intake`).
 pub fn uploader_of(state: &AppState, owner: &Owner) -> Uploader {
     match owner {
-        Owner::Token => state.intake.token(),
+        Owner::Token(rights) => state.intake.token(rights.require_encryption),
         Owner::Secret | Owner::Browser(_) => state.intake.owner(),
     }
 }
@@ -81,38 +82,38 @@ pub async fn authenticate(req: &HttpRequest, state: &AppState) -> Result<Owner, 
 /// owner extractor comes through here, so a page or a new route cannot forget the rule.
 async fn identify(req: &HttpRequest, state: &AppState) -> Result<Owner, AppError> {
     let owner = identify_head(&Head::of(req), state).await?;
-    refuse_token_unless(&owner, req.extensions().get::<TakesToken>().is_some())?;
+    let takes = req.extensions().get::<TakesToken>().map(|takes| takes.0);
+    refuse_token_unless(&owner, takes)?;
     Ok(owner)
 }
 
-/// An API token where the route table does not say it may go (`takes_token`) is refused.
-pub(crate) fn refuse_token_unless(owner: &Owner, takes_token: bool) -> Result<(), AppError> {
-    match (owner, takes_token) {
-        (Owner::Token, false) => Err(AppError::Forbidden(
+/// An API token where the route table does not say it may go (`takes_token`), or whose scopes do
+/// not reach the scope the route needs, is refused.
+pub(crate) fn refuse_token_unless(owner: &Owner, takes: Option<TokenScope>) -> Result<(), AppError> {
+    match (owner, takes) {
+        (Owner::Token(_), None) => Err(AppError::Forbidden(
             "an API token cannot do this (pages, tokens and webhooks are not for tokens); use the secret or sign in",
         )),
+        (Owner::Token(rights), Some(needed)) if !rights.scopes.allows(needed) => {
+            Err(AppError::OutOfScope { has: rights.scopes.to_string(), needs: needed.name() })
+        }
         _ => Ok(()),
     }
 }
 
-/// The mark [`takes_token`] leaves on a request.
+/// The mark [`takes_token`] leaves on a request: the scope a token needs there.
 #[derive(Clone, Copy)]
-struct TakesToken;
+struct TakesToken(TokenScope);
 
-/// Marks a route of the table as one an API token may use (uploads and the JSON API of files,
-/// shares, guest links and uploads). Unmarked routes take the secret and sessions only: a leaked
-/// token can then neither mint a token that outlives it, nor revoke the owner's, nor read webhook
-/// URLs (which are credentials), nor act through a page.
-pub fn takes_token(route: Route) -> Route {
-    route.wrap(from_fn(mark_takes_token))
-}
-
-async fn mark_takes_token(
-    req: ServiceRequest,
-    next: Next<impl MessageBody>,
-) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
-    req.extensions_mut().insert(TakesToken);
-    next.call(req).await
+/// Marks a route of the table as one an API token with `scope` may use (uploads and the JSON API
+/// of files, shares, guest links and uploads). Unmarked routes take the secret and sessions only:
+/// a leaked token can then neither mint a token that outlives it, nor revoke the owner's, nor
+/// read webhook URLs (which are credentials), nor act through a page.
+pub fn takes_token(route: Route, scope: TokenScope) -> Route {
+    route.wrap(from_fn(move |req: ServiceRequest, next: Next<_>| {
+        req.extensions_mut().insert(TakesToken(scope));
+        next.call(req)
+    }))
 }
 
 /// `identify` from the request's head alone, also before its body may be sent (`Expect: 100-continue`).
@@ -122,10 +123,15 @@ pub(crate) async fn identify_head(head: &Head<'_>, state: &AppState) -> Result<O
         // A malformed header counts as a wrong credential: the same as an empty one.
         let candidate = credential_in(head.headers).unwrap_or_default();
         let secret = state.secret.verify(&candidate);
-        let verify = async { Ok::<_, AppError>(secret || tokens::authenticate(&state.ctx, &candidate).await?) };
+        let mut token = None;
+        let verify = async {
+            if !secret {
+                token = tokens::authenticate(&state.ctx, &candidate).await?;
+            }
+            Ok::<_, AppError>(secret || token.is_some())
+        };
         return match state.throttles.owner.attempt(client, verify).await? {
-            Verdict::Right if secret => Ok(Owner::Secret),
-            Verdict::Right => Ok(Owner::Token),
+            Verdict::Right => Ok(token.map_or(Owner::Secret, Owner::Token)),
             Verdict::Wrong => Err(AppError::Unauthorized),
             Verdict::Refused(refused) => Err(refused.into()),
         };
@@ -154,9 +160,14 @@ async fn session_in(headers: &HeaderMap, client: IpAddr, state: &AppState) -> Re
     Ok(sessions::find(&state.ctx, cookie.value()).await?)
 }
 
-/// True for the shared secret and for live API tokens; both are compared by digest only.
+/// True for the shared secret and for live API tokens that may read the owner's files (`read`,
+/// `full`); both are compared by digest only.
 pub async fn is_owner_credential(state: &AppState, candidate: &str) -> Result<bool, AppError> {
-    Ok(state.secret.verify(candidate) || tokens::authenticate(&state.ctx, candidate).await?)
+    if state.secret.verify(candidate) {
+        return Ok(true);
+    }
+    let rights = tokens::authenticate(&state.ctx, candidate).await?;
+    Ok(rights.is_some_and(|rights| rights.scopes.allows(TokenScope::Read)))
 }
 
 /// The secret, token or password in the Authorization header, if it holds one.

@@ -4,7 +4,7 @@ use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, web};
 use serde::Deserialize;
 
-use crate::domain::TokenLabel;
+use crate::domain::{TokenLabel, TokenRights, TokenScopes};
 use crate::routes::error::AppError;
 use crate::routes::owner::Owner;
 use crate::routes::state::AppState;
@@ -43,7 +43,9 @@ pub async fn create(
             .unwrap_or_default()
     };
     let label = TokenLabel::parse(new.label.as_deref().unwrap_or(sharex::DEFAULT_LABEL)).map_err(AppError::from)?;
-    let (_, token) = tokens::create(&state.ctx, &label).await?;
+    // ShareX only uploads (and deletes through each file's deletion link).
+    let rights = TokenRights { scopes: TokenScopes::UPLOAD, require_encryption: false };
+    let (_, token) = tokens::create(&state.ctx, &label, rights).await?;
     let uploader = sharex::uploader(&state.base_url(&req), &token);
     Ok(HttpResponse::Created()
         .insert_header((header::CONTENT_DISPOSITION, format!("attachment; filename=\"{}\"", sharex::FILE_NAME)))

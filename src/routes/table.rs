@@ -15,6 +15,7 @@ use actix_web::dev::ResourceDef;
 use actix_web::http::Method;
 use actix_web::{FromRequest, Handler, Responder, Route, web};
 
+use crate::domain::TokenScope;
 use crate::routes::files::{api as files_api, bundle, delete_link, download, protected, upload};
 use crate::routes::guest_links::api as guest_links_api;
 use crate::routes::owner::takes_token;
@@ -40,9 +41,19 @@ pub enum Access {
     /// (pages, tokens and webhooks: a leaked token must not mint tokens, revoke the owner's or read
     /// webhook URLs, which are credentials).
     Owner,
-    /// The owner, or an API token (uploads and the JSON API of files, shares, guest links and
-    /// uploads).
-    OwnerOrToken,
+    /// The owner, or an API token with this scope (uploads and the JSON API of files, shares,
+    /// guest links and uploads; `full` has every scope).
+    Token(TokenScope),
+}
+
+impl Access {
+    /// The scope an API token needs here; `None` where no token may go.
+    pub fn token_scope(self) -> Option<TokenScope> {
+        match self {
+            Access::Token(scope) => Some(scope),
+            Access::Anyone | Access::Link | Access::Guest | Access::Owner => None,
+        }
+    }
 }
 
 /// What a route's body is, for the checks made before it is read.
@@ -268,15 +279,16 @@ impl Resource {
 
 fn with_access(route: Route, access: Access) -> Route {
     match access {
-        Access::OwnerOrToken => takes_token(route),
+        Access::Token(scope) => takes_token(route, scope),
         Access::Anyone | Access::Link | Access::Guest | Access::Owner => route,
     }
 }
 
 /// Every route, grouped by resource, with the credential each needs.
 fn routes(t: &mut Table) {
-    use Access::{Anyone, Guest, Link, Owner, OwnerOrToken};
+    use Access::{Anyone, Guest, Link, Owner, Token};
     use Body::{Files, OneFile, Resumable};
+    use TokenScope::{Full, Read, Upload};
     const GET: Method = Method::GET;
     const HEAD: Method = Method::HEAD;
     const POST: Method = Method::POST;
@@ -287,8 +299,8 @@ fn routes(t: &mut Table) {
 
     // The upload page, and uploads to the root.
     t.route("/", GET, Anyone, home::index);
-    t.upload("/", POST, OwnerOrToken, Files, upload::post_files);
-    t.upload("/", PUT, OwnerOrToken, OneFile, upload::put_without_name);
+    t.upload("/", POST, Token(Upload), Files, upload::post_files);
+    t.upload("/", PUT, Token(Upload), OneFile, upload::put_without_name);
     // Signing in and the owner's settings.
     t.route("/login", GET, Anyone, sign_in::form);
     t.route("/login", POST, Anyone, sign_in::sign_in);
@@ -297,10 +309,10 @@ fn routes(t: &mut Table) {
     t.route("/settings", POST, Owner, admin::save_settings);
     t.route("/system", GET, Owner, admin::system);
     t.resource(&["/api/system"], |r| {
-        r.route(GET, OwnerOrToken, system::show);
+        r.route(GET, Token(Read), system::show);
     });
     t.route("/healthz", GET, Anyone, system::health);
-    t.route("/metrics", GET, OwnerOrToken, system::metrics);
+    t.route("/metrics", GET, Token(Read), system::metrics);
     t.route("/static/{path:.*}", GET, Anyone, assets::asset);
     // Files: the owner's pages, downloads, deletion links, the JSON API and bundles.
     t.route("/files", GET, Owner, file_pages::list);
@@ -331,17 +343,17 @@ fn routes(t: &mut Table) {
             .otherwise(delete_link::wrong_method);
     });
     t.resource(&["/api/files"], |r| {
-        r.route(GET, OwnerOrToken, files_api::list);
+        r.route(GET, Token(Read), files_api::list);
     });
     t.resource(&["/api/files/{id}"], |r| {
-        r.route(GET, OwnerOrToken, files_api::show).route(PATCH, OwnerOrToken, files_api::edit).route(
+        r.route(GET, Token(Read), files_api::show).route(PATCH, Token(Full), files_api::edit).route(
             DELETE,
-            OwnerOrToken,
+            Token(Full),
             files_api::delete,
         );
     });
     t.resource(&["/api/bundle"], |r| {
-        r.route(GET, OwnerOrToken, bundle::download_bundle).upload(POST, OwnerOrToken, OneFile, bundle::upload_bundle);
+        r.route(GET, Token(Read), bundle::download_bundle).upload(POST, Token(Upload), OneFile, bundle::upload_bundle);
     });
     // Guest links: the owner's pages and JSON API, and the guests' upload page and uploads.
     t.names(Some("guest link"));
@@ -353,12 +365,12 @@ fn routes(t: &mut Table) {
     t.route("/guest-links/{id}/enable", POST, Owner, guest_link_pages::enable);
     t.route("/guest-links/{id}/delete", POST, Owner, guest_link_pages::delete);
     t.resource(&["/api/guest-links"], |r| {
-        r.route(GET, OwnerOrToken, guest_links_api::list).route(POST, OwnerOrToken, guest_links_api::create);
+        r.route(GET, Token(Read), guest_links_api::list).route(POST, Token(Full), guest_links_api::create);
     });
     t.resource(&["/api/guest-links/{id}"], |r| {
-        r.route(GET, OwnerOrToken, guest_links_api::show).route(PATCH, OwnerOrToken, guest_links_api::edit).route(
+        r.route(GET, Token(Read), guest_links_api::show).route(PATCH, Token(Full), guest_links_api::edit).route(
             DELETE,
-            OwnerOrToken,
+            Token(Full),
             guest_links_api::delete,
         );
     });
@@ -387,12 +399,12 @@ fn routes(t: &mut Table) {
     });
     // Shares: their pages and zips, and the owner's API.
     t.resource(&["/api/shares"], |r| {
-        r.route(GET, OwnerOrToken, shares::api::list).route(POST, OwnerOrToken, shares::api::create);
+        r.route(GET, Token(Read), shares::api::list).route(POST, Token(Full), shares::api::create);
     });
     t.resource(&["/api/shares/{id}"], |r| {
-        r.route(GET, OwnerOrToken, shares::api::show).route(PATCH, OwnerOrToken, shares::api::edit).route(
+        r.route(GET, Token(Read), shares::api::show).route(PATCH, Token(Full), shares::api::edit).route(
             DELETE,
-            OwnerOrToken,
+            Token(Full),
             shares::api::delete,
         );
     });
@@ -434,14 +446,14 @@ fn routes(t: &mut Table) {
     });
     // Resumable uploads (tus), the owner's and through guest links.
     t.resource(&["/api/uploads"], |r| {
-        r.tus_headers().upload(POST, OwnerOrToken, Resumable, tus::owner_create).route(OPTIONS, Anyone, tus::options);
+        r.tus_headers().upload(POST, Token(Upload), Resumable, tus::owner_create).route(OPTIONS, Anyone, tus::options);
     });
     t.resource(&["/api/uploads/{id}"], |r| {
         r.tus_headers()
-            .route(HEAD, OwnerOrToken, tus::owner_head)
-            .route(GET, OwnerOrToken, tus::owner_show)
-            .upload(PATCH, OwnerOrToken, Resumable, tus::owner_patch)
-            .route(DELETE, OwnerOrToken, tus::owner_delete)
+            .route(HEAD, Token(Upload), tus::owner_head)
+            .route(GET, Token(Upload), tus::owner_show)
+            .upload(PATCH, Token(Upload), Resumable, tus::owner_patch)
+            .route(DELETE, Token(Upload), tus::owner_delete)
             .route(OPTIONS, Anyone, tus::options);
     });
     t.names(Some("guest link"));
@@ -475,7 +487,7 @@ fn routes(t: &mut Table) {
         r.route(GET, Anyone, openapi::document);
     });
     // `curl -T file https://host/`: any other one-segment path is a file name to upload.
-    t.upload("/{filename}", PUT, OwnerOrToken, OneFile, upload::put_file);
+    t.upload("/{filename}", PUT, Token(Upload), OneFile, upload::put_file);
 }
 
 #[cfg(test)]
@@ -498,15 +510,17 @@ mod tests {
     fn a_request_lands_where_actix_routes_it() {
         use Access::*;
         assert_eq!(access(Method::GET, "/"), Some((Anyone, Body::Other)));
-        assert_eq!(access(Method::PUT, "/"), Some((OwnerOrToken, Body::OneFile)));
+        assert_eq!(access(Method::PUT, "/"), Some((Token(TokenScope::Upload), Body::OneFile)));
         // A guarded route lets other methods through: a PUT to a page's name is an upload.
-        assert_eq!(access(Method::PUT, "/files"), Some((OwnerOrToken, Body::OneFile)));
+        assert_eq!(access(Method::PUT, "/files"), Some((Token(TokenScope::Upload), Body::OneFile)));
         assert_eq!(access(Method::GET, "/files/x"), Some((Owner, Body::Other)));
         assert_eq!(access(Method::POST, "/s/x"), Some((Link, Body::Other)));
         assert_eq!(access(Method::POST, "/f/x/name.txt"), Some((Link, Body::Other)));
         assert_eq!(access(Method::PATCH, "/g/x/uploads/y"), Some((Guest, Body::Resumable)));
         assert_eq!(access(Method::OPTIONS, "/api/uploads"), Some((Anyone, Body::Other)));
-        assert_eq!(access(Method::POST, "/api/bundle"), Some((OwnerOrToken, Body::OneFile)));
+        assert_eq!(access(Method::POST, "/api/bundle"), Some((Token(TokenScope::Upload), Body::OneFile)));
+        assert_eq!(access(Method::GET, "/api/bundle"), Some((Token(TokenScope::Read), Body::Other)));
+        assert_eq!(access(Method::DELETE, "/api/files/x"), Some((Token(TokenScope::Full), Body::Other)));
         assert_eq!(access(Method::DELETE, "/api/webhooks/1"), Some((Owner, Body::Other)));
         assert!(matches!(land(&Method::PUT, "/api/files/x"), Landing::WrongMethod(_)), "a resource answers 405");
         assert!(matches!(land(&Method::GET, "/a/b/c/d"), Landing::Nowhere));
@@ -544,7 +558,7 @@ mod tests {
     #[test]
     fn a_token_is_welcome_only_at_uploads_and_the_json_api_but_tokens_and_webhooks() {
         for line in lines() {
-            for verb in line.methods.iter().filter(|verb| verb.access == Access::OwnerOrToken) {
+            for verb in line.methods.iter().filter(|verb| verb.access.token_scope().is_some()) {
                 let api = |pattern: &&str| {
                     pattern.starts_with("/api/")
                         && !pattern.starts_with("/api/tokens")
@@ -562,6 +576,26 @@ mod tests {
         assert_eq!(access(Method::POST, "/api/tokens"), Some((Access::Owner, Body::Other)));
         assert_eq!(access(Method::POST, "/api/tokens/sharex"), Some((Access::Owner, Body::Other)));
         assert_eq!(access(Method::GET, "/api/webhooks"), Some((Access::Owner, Body::Other)));
+    }
+
+    /// A token's scope matches what its route does: `read` only looks (GET, HEAD), `upload` only
+    /// sends files (a body that is an upload, or the tus resource of one), and any other change
+    /// needs `full`.
+    #[test]
+    fn a_tokens_scope_matches_what_its_route_does() {
+        for line in lines() {
+            for verb in &line.methods {
+                let Some(scope) = verb.access.token_scope() else { continue };
+                let looks = matches!(verb.method, Method::GET | Method::HEAD);
+                let sends = verb.body != Body::Other || line.tus;
+                let fits = match scope {
+                    TokenScope::Read => looks && !sends,
+                    TokenScope::Upload => sends,
+                    TokenScope::Full => !looks && !sends,
+                };
+                assert!(fits, "{} {:?} needs the scope {scope:?}", verb.method, line.patterns);
+            }
+        }
     }
 
     /// `/api/files/{id}` as `/api/files/{}`: the table and the document may name a path's ids apart.

@@ -4,8 +4,7 @@ use actix_web::{HttpResponse, web};
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
-use crate::domain::TokenLabel;
-use crate::domain::{ApiTokenId, ApiTokenRecord};
+use crate::domain::{ApiTokenId, ApiTokenRecord, TokenLabel, TokenRights, TokenScopes};
 use crate::routes::error::AppError;
 use crate::routes::owner::{Owner, OwnerJson};
 use crate::routes::state::AppState;
@@ -20,6 +19,11 @@ struct TokenJson {
     created: OffsetDateTime,
     #[serde(with = "time::serde::rfc3339::option")]
     last_used: Option<OffsetDateTime>,
+    /// What it may do: `read`, `upload`, `full`.
+    #[schema(value_type = Vec<String>, example = json!(["upload"]))]
+    scopes: Vec<&'static str>,
+    /// Every upload through it must be an age file.
+    require_encryption: bool,
     /// The token itself: only in the answer that created it.
     #[serde(skip_serializing_if = "Option::is_none")]
     token: Option<String>,
@@ -33,6 +37,8 @@ impl TokenJson {
             label: record.label.clone(),
             created: time(record.created_at),
             last_used: record.last_used_at.map(time),
+            scopes: record.rights.scopes.names(),
+            require_encryption: record.rights.require_encryption,
             token,
         }
     }
@@ -55,14 +61,36 @@ pub struct NewToken {
         pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]*[^\\s\\x00-\\x1f\\x7f-\\x9f][^\\x00-\\x1f\\x7f-\\x9f]*$"
     )]
     label: String,
+    /// What it may do: any of `read` (list and fetch files, shares, guest links, uploads,
+    /// system and metrics), `upload` (send files, by PUT, form, tus or bundle) and `full` (both,
+    /// and every change of the JSON API). Default `["full"]`. No token reaches pages, tokens or
+    /// webhooks.
+    #[schema(value_type = Option<Vec<String>>, example = json!(["upload"]))]
+    scopes: Option<Vec<String>>,
+    /// Every upload through it must be an age file (any other is refused with 415). Default false.
+    #[serde(default)]
+    require_encryption: bool,
+}
+
+impl NewToken {
+    /// The label and rights asked for, or why not.
+    pub fn parse(&self) -> Result<(TokenLabel, TokenRights), AppError> {
+        let label = TokenLabel::parse(&self.label).map_err(AppError::from)?;
+        let scopes = match &self.scopes {
+            Some(names) => TokenScopes::of(names.iter().map(String::as_str))
+                .map_err(|error| AppError::BadRequest(error.to_string()))?,
+            None => TokenScopes::FULL,
+        };
+        Ok((label, TokenRights { scopes, require_encryption: self.require_encryption }))
+    }
 }
 
 /// 201 with the token: the only time it is shown.
 #[utoipa::path(post, path = "/api/tokens", operation_id = "createToken", tag = "tokens", request_body = NewToken,
     responses((status = 201, description = "the new token, with its value (shown this once)", body = TokenJson), (status = 400, description = "a bad body, with a one-line reason"), (status = 401, description = "no or wrong credentials"), (status = 403, description = "an API token cannot manage tokens")))]
 pub async fn create(new: OwnerJson<NewToken>, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
-    let label = TokenLabel::parse(&new.body.label).map_err(AppError::from)?;
-    let (record, token) = tokens::create(&state.ctx, &label).await?;
+    let (label, rights) = new.body.parse()?;
+    let (record, token) = tokens::create(&state.ctx, &label, rights).await?;
     Ok(HttpResponse::Created().json(TokenJson::new(&record, Some(token))))
 }
 

@@ -311,6 +311,7 @@ pub async fn import(
             expires_at: None,
             max_downloads: None,
             password: None,
+            require_encryption: false,
         };
         shares::create(ctx, options, &members, ctx.now()).await?;
     }

@@ -75,9 +75,11 @@ impl Intake {
         self.uploader(Who::Owner, self.max_upload, None)
     }
 
-    /// The owner, by an API token.
-    pub fn token(&self) -> Uploader {
-        self.uploader(Who::Token, self.max_upload, None)
+    /// The owner, by an API token; one made to require encryption takes only age files.
+    pub fn token(&self, require_encryption: bool) -> Uploader {
+        let mut uploader = self.uploader(Who::Token, self.max_upload, None);
+        uploader.require_encryption |= require_encryption;
+        uploader
     }
 
     /// A guest through the link a path names (`raw_link`), if it takes uploads now. A request that
@@ -335,6 +337,6 @@ mod tests {
         assert!(owner.check_one_more(1).is_ok());
         assert!(matches!(owner.check_one_more(2), Err(IntakeError::TooManyFiles(2))));
         assert_eq!(owner.capped_expiry(None, 0), None);
-        assert!(intake(None).token().check_declared(Some(u64::MAX)).is_ok());
+        assert!(intake(None).token(false).check_declared(Some(u64::MAX)).is_ok());
     }
 }

@@ -8,7 +8,8 @@ use futures_util::{Stream, StreamExt};
 use tokio::sync::mpsc;
 
 use crate::domain::{
-    ByteRange, FileId, FileName, FilePassword, FolderPath, GuestLinkId, Piece, ShareId, Zip64Limits, member_key,
+    AGE_CHECK_PREFIX, ByteRange, FileId, FileName, FilePassword, FolderPath, GuestLinkId, Piece, ShareId, Zip64Limits,
+    check_stored, member_key,
 };
 use crate::domain::{FileRecord, GuestLinkRecord, ShareChanges, ShareCursor, ShareMember, ShareRecord, ShareWrite};
 use crate::services::Context;
@@ -17,7 +18,7 @@ use crate::services::downloads::{READ_BATCH_CHUNKS, stream_range};
 use crate::services::guest_links::{self, Refusal};
 use crate::services::intake::Uploader;
 use crate::services::uploads::StoredFile;
-use crate::store::{NewShare, StoreError};
+use crate::store::{FileFact, NewShare, StoreError};
 
 pub mod archives;
 
@@ -58,6 +59,9 @@ pub enum ShareError {
     EmptyBatch,
     #[error("a form may hold at most {0} files; send the rest in another form")]
     TooManyFiles(u32),
+    /// A file that is not an age file, for a share that requires encryption.
+    #[error("this share takes only age-encrypted files, and file {0} is not one")]
+    NotEncrypted(FileId),
 }
 
 /// A share's name as a client sent it.
@@ -71,6 +75,7 @@ pub fn written(write: ShareWrite) -> Result<ShareRecord, ShareError> {
         ShareWrite::Done(share) => Ok(share),
         ShareWrite::NoShare => Err(ShareError::NoShare),
         ShareWrite::NoFile(id) => Err(ShareError::NoFile(id)),
+        ShareWrite::NotEncrypted(id) => Err(ShareError::NotEncrypted(id)),
     }
 }
 
@@ -82,6 +87,8 @@ pub struct NewShareOptions {
     pub expires_at: Option<i64>,
     pub max_downloads: Option<i64>,
     pub password: Option<FilePassword>,
+    /// Only age-encrypted files may be in it.
+    pub require_encryption: bool,
 }
 
 /// Creates a share of `files` (in this order, each under its folder). The CRC-32s its zip needs
@@ -98,6 +105,9 @@ pub async fn create(
     };
     let ids: Vec<FileId> = files.iter().map(|(id, _)| id.clone()).collect();
     fill_missing_crc32(ctx, &ids, now).await?;
+    if options.require_encryption {
+        fill_missing_age_layout(ctx, &ids, now).await?;
+    }
     let id = ShareId::random();
     let share = NewShare {
         id: &id,
@@ -106,6 +116,7 @@ pub async fn create(
         expires_at: options.expires_at,
         max_downloads: options.max_downloads,
         password_hash: password_hash.as_deref(),
+        require_encryption: options.require_encryption,
     };
     Ok(ctx.store.shares().create(&share, files, now).await?)
 }
@@ -113,10 +124,10 @@ pub async fn create(
 /// The share a guest makes of its batch through a link that turns batches into shares
 /// (`share_batches`): every file must be visible and have come through that link (anything else
 /// is `NoFile`, and no share is made). It expires with the last of its files; never if one of
-/// them never expires.
+/// them never expires. A link that requires encryption makes shares that require it.
 pub async fn create_for_guest(
     ctx: &Context,
-    link: &GuestLinkId,
+    link: &GuestLinkRecord,
     name: FileName,
     files: &[(FileId, FolderPath)],
     now: i64,
@@ -124,14 +135,16 @@ pub async fn create_for_guest(
     let mut expiries = Vec::with_capacity(files.len());
     for (id, _) in files {
         match ctx.store.files().find(id, now).await? {
-            Some(file) if file.guest_link_id.as_ref() == Some(link) => expiries.push(file.expires_at),
+            Some(file) if file.guest_link_id.as_ref() == Some(&link.id) => expiries.push(file.expires_at),
             _ => return Ok(ShareWrite::NoFile(id.clone())),
         }
     }
     let expires_at = expiries.into_iter().collect::<Option<Vec<_>>>().and_then(|all| all.into_iter().max());
-    let options = NewShareOptions { name, note: None, expires_at, max_downloads: None, password: None };
+    let require_encryption = link.require_encryption;
+    let options =
+        NewShareOptions { name, note: None, expires_at, max_downloads: None, password: None, require_encryption };
     let ids: Vec<FileId> = files.iter().map(|(id, _)| id.clone()).collect();
-    if !guest_links::claim_batch(ctx, link, &ids).await? {
+    if !guest_links::claim_batch(ctx, &link.id, &ids).await? {
         return Err(ShareError::SharedAlready);
     }
     let created = create(ctx, options, files, now).await;
@@ -158,7 +171,15 @@ pub async fn share_upload(
         (None, Some(name)) => {
             let expires_at = files.iter().map(|file| file.record.expires_at).collect::<Option<Vec<_>>>();
             let expires_at = expires_at.and_then(|all| all.into_iter().max());
-            let options = NewShareOptions { name, note: None, expires_at, max_downloads: None, password: None };
+            let require_encryption = uploader.requires_encryption();
+            let options = NewShareOptions {
+                name,
+                note: None,
+                expires_at,
+                max_downloads: None,
+                password: None,
+                require_encryption,
+            };
             written(create(ctx, options, &members, ctx.now()).await?).map(Some)
         }
         (Some(link), _) if !link.share_batches || members.len() < 2 => Ok(None),
@@ -205,7 +226,7 @@ pub async fn share_guest_batch(
         Some(name) => name,
         None => share_name(GUEST_SHARE_NAME)?,
     };
-    written(create_for_guest(ctx, &link.id, name, files, ctx.now()).await?)
+    written(create_for_guest(ctx, link, name, files, ctx.now()).await?)
 }
 
 /// An owner's edit; `password`: `Some(None)` removes it, `Some(Some(_))` sets a new one.
@@ -221,8 +242,20 @@ pub async fn edit(
         Some(None) => Some(None),
         None => None,
     };
-    let ids: Vec<FileId> = changes.add.iter().map(|(id, _)| id.clone()).collect();
+    let mut ids: Vec<FileId> = changes.add.iter().map(|(id, _)| id.clone()).collect();
     fill_missing_crc32(ctx, &ids, now).await?;
+    // Whether the share will require encryption: then its new members, and its old ones if the
+    // edit turns the requirement on, are checked (the store refuses any not known to be age files).
+    let requires = match changes.require_encryption {
+        Some(requires) => requires,
+        None => ctx.store.shares().find_even_used_up(id, now).await?.is_some_and(|share| share.require_encryption),
+    };
+    if requires {
+        if changes.require_encryption == Some(true) {
+            ids.extend(ctx.store.shares().members(id, now).await?.into_iter().map(|member| member.file.id));
+        }
+        fill_missing_age_layout(ctx, &ids, now).await?;
+    }
     Ok(ctx.store.shares().update(id, &changes, now).await?)
 }
 
@@ -286,11 +319,41 @@ pub async fn password_hash(ctx: &Context, id: &ShareId) -> Result<Option<String>
 /// before a zip is laid out, rather than for every file at startup: only files in shares need it,
 /// and a start must not read the whole database first.
 pub async fn fill_missing_crc32(ctx: &Context, ids: &[FileId], now: i64) -> Result<(), StoreError> {
-    for file in ctx.store.files().without_crc32(ids, now).await? {
+    for file in ctx.store.files().lacking(ids, FileFact::Crc32, now).await? {
         let crc32 = crc32_of(ctx, &file).await?;
         ctx.store.files().set_crc32(&file.id, crc32).await?;
     }
     Ok(())
+}
+
+/// Works out and stores whether each file among `ids` not yet checked has the layout of an age
+/// file, from its first chunks and its size, before it joins a share that requires encryption
+/// (the store takes only files known to be age files into one). A file's bytes never change
+/// once it is visible, so each is checked once.
+pub async fn fill_missing_age_layout(ctx: &Context, ids: &[FileId], now: i64) -> Result<(), StoreError> {
+    for file in ctx.store.files().lacking(ids, FileFact::AgeLayout, now).await? {
+        let is_age = check_stored(&first_bytes(ctx, &file).await?, file.file_size as u64).is_ok();
+        ctx.store.files().set_age_layout(&file.id, is_age).await?;
+    }
+    Ok(())
+}
+
+/// The first `AGE_CHECK_PREFIX` bytes of a stored file (all of it, if shorter), in one read.
+async fn first_bytes(ctx: &Context, file: &FileRecord) -> Result<Vec<u8>, StoreError> {
+    if file.file_size == 0 {
+        return Ok(Vec::new());
+    }
+    let wanted = (AGE_CHECK_PREFIX as i64).min(file.file_size);
+    let last = (wanted - 1) / file.chunk_size;
+    let prefix = Vec::with_capacity(wanted as usize);
+    ctx.store
+        .chunks()
+        .read_blocking(&file.id, 0, last, prefix, move |prefix, _, data| {
+            let room = wanted as usize - prefix.len();
+            prefix.extend_from_slice(&data[..data.len().min(room)]);
+            Ok(())
+        })
+        .await
 }
 
 /// The CRC-32 of a stored file, from its chunks, a batch per read.

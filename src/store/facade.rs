@@ -16,8 +16,8 @@ use super::flows::shares::ShareFlows;
 use super::flows::webhooks::WebhookFlows;
 use super::live_uploads::LiveUpload;
 use super::{Attempt, DueDelivery, ExpiringFile, NewDelivery, SealedFile, SessionRecord, Vacuumed, WebhookTarget};
-use super::{DatabaseLocation, OpenError, StoreError, StoreOptions};
-use super::{FinishedResumable, NewFile, NewResumable, NewShare, ResumableRecord, ResumableUsage};
+use super::{DatabaseLocation, FileFact, OpenError, StoreError, StoreOptions};
+use super::{FinishedResumable, NewApiToken, NewFile, NewResumable, NewShare, ResumableRecord, ResumableUsage};
 use super::{postgres, sqlite};
 use crate::domain::{ApiTokenId, DeliveryId, WebhookId};
 use crate::domain::{
@@ -173,7 +173,7 @@ delegate! {
 
 aggregates! {
     /// The visible files: find, list and page them, edit, count a download, delete; their thumbnails;
-    /// the CRC-32 of older files.
+    /// the facts older files lack (their CRC-32, whether they are age files).
     files -> Files {
         fn find = find_file(&self, id: &FileId, now: i64) -> Result<Option<FileRecord>, StoreError>;
         fn find_even_used_up = find_file_even_used_up(&self, id: &FileId, now: i64) -> Result<Option<FileRecord>, StoreError>;
@@ -186,7 +186,9 @@ aggregates! {
         fn delete = delete_file(&self, id: &FileId, now: i64) -> Result<bool, StoreError>;
         fn delete_with_token = delete_file_with_token(&self, id: &FileId, token_sha256: &str, now: i64) -> Result<bool, StoreError>;
         fn set_crc32 = set_crc32(&self, id: &FileId, crc32: u32) -> Result<(), StoreError>;
-        fn without_crc32 = files_without_crc32(&self, ids: &[FileId], now: i64) -> Result<Vec<FileRecord>, StoreError>;
+        fn set_age_layout = set_age_layout(&self, id: &FileId, is_age: bool) -> Result<(), StoreError>;
+        /// The visible files among `ids` that lack `fact` (stored before it was kept).
+        fn lacking = files_lacking(&self, ids: &[FileId], fact: FileFact, now: i64) -> Result<Vec<FileRecord>, StoreError>;
         fn thumbnail = find_thumbnail(&self, id: &FileId) -> Result<Option<Thumbnail>, StoreError>;
         fn save_thumbnail = save_thumbnail(&self, id: &FileId, thumbnail: &Thumbnail) -> Result<(), StoreError>;
         fn about_to_expire = files_about_to_expire(&self, now: i64, used_up_before: i64) -> Result<Vec<ExpiringFile>, StoreError>;
@@ -269,7 +271,7 @@ aggregates! {
         fn create_session = create_session(&self, token_sha256: &str, csrf_token: &str, now: i64, expires_at: i64) -> Result<(), StoreError>;
         fn find_session = find_session(&self, token_sha256: &str, now: i64) -> Result<Option<SessionRecord>, StoreError>;
         fn delete_session = delete_session(&self, token_sha256: &str) -> Result<(), StoreError>;
-        fn create_api_token = create_api_token(&self, label: &str, token_sha256: &str, now: i64) -> Result<ApiTokenRecord, StoreError>;
+        fn create_api_token = create_api_token(&self, token: &NewApiToken<'_>, now: i64) -> Result<ApiTokenRecord, StoreError>;
         fn find_api_token = find_api_token(&self, token_sha256: &str) -> Result<Option<ApiTokenRecord>, StoreError>;
         fn touch_api_token = touch_api_token(&self, id: &ApiTokenId, now: i64, stale_before: i64) -> Result<(), StoreError>;
         fn list_api_tokens = list_api_tokens(&self) -> Result<Vec<ApiTokenRecord>, StoreError>;

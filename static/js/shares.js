@@ -6,13 +6,15 @@ const csrfToken = () => document.querySelector('meta[name="csrf-token"]')?.conte
 /**
  * The share made of `files` ([{ id, folder }]), or { error } with a one-line reason. `to`: the
  * owner's API, or a guest link's `/g/{id}/share` (links that make each batch one share).
+ * `requireEncryption` (the owner's API only): the server takes only age files into the share.
  */
-export async function createShare(name, files, to = '/api/shares') {
+export async function createShare(name, files, to = '/api/shares', requireEncryption = false) {
+  const body = requireEncryption ? { name, files, require_encryption: true } : { name, files };
   try {
     const response = await fetch(to, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': csrfToken(), Accept: 'application/json' },
-      body: JSON.stringify({ name, files }),
+      body: JSON.stringify(body),
       credentials: 'same-origin',
     });
     if (response.ok) return await response.json();
@@ -87,6 +89,7 @@ export function initShareSelected() {
   const button = document.getElementById('share-selected');
   const name = document.getElementById('share-selected-name');
   const problem = document.getElementById('share-selected-error');
+  const encrypted = document.getElementById('share-selected-encrypted');
   // Without this script the boxes would do nothing: they and the form appear only with it.
   form.hidden = false;
   for (const box of boxes) box.closest('.select')?.removeAttribute('hidden');
@@ -100,7 +103,7 @@ export function initShareSelected() {
     const files = boxes.filter((box) => box.checked).map((box) => ({ id: box.value, folder: '' }));
     if (files.length === 0) return;
     button.disabled = true;
-    const share = await createShare(name.value.trim() || 'Shared files', files);
+    const share = await createShare(name.value.trim() || 'Shared files', files, '/api/shares', encrypted?.checked);
     if (share.error) {
       problem.textContent = share.error;
       problem.hidden = false;

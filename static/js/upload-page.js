@@ -87,7 +87,8 @@ export function initUploadPage() {
         } else {
           members = members.map(({ id, folder }) => ({ id, folder }));
         }
-        const made = await createShare(sealed ? 'Encrypted files' : share.name, members, sharesTo);
+        // The owner's encrypted share takes only age files: the server refuses a plaintext one.
+        const made = await createShare(sealed ? 'Encrypted files' : share.name, members, sharesTo, sealed && forOwner);
         return made.error ? shared.failed(made.error) : shared.done({ ...made, url: `${made.url}${fragment}` });
       });
     }

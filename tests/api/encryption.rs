@@ -266,3 +266,95 @@ async fn a_guest_link_that_requires_encryption_holds_its_uploads_to_it_on_a_serv
     let plain = app.client.put(app.url(&format!("/g/{open}/notes.txt"))).body(test_bytes(100)).send().await.unwrap();
     assert_eq!(plain.status(), StatusCode::CREATED);
 }
+
+/// An age file whose header is longer than one 32 KiB chunk: one stanza with 600 full body lines.
+fn age_file_with_a_long_header(plaintext: usize) -> Vec<u8> {
+    let mut bytes = b"age-encryption.org/v1\n-> scrypt c2FsdHNhbHRzYWx0c2FsdA 18\n".to_vec();
+    for _ in 0..600 {
+        bytes.extend([b'A'; 64]);
+        bytes.push(b'\n');
+    }
+    bytes.extend(b"AAAA\n--- Vn+54jqiiUCE+WZcEVY3f1sqHjlu/z1LCQ/T7Xm7qI0\n");
+    assert!(bytes.len() > 32 * 1024);
+    bytes.extend(test_bytes(16 + plaintext + 16 * plaintext.div_ceil(65_536).max(1)));
+    bytes
+}
+
+/// The share's JSON, or the refusal of `body` sent by `method` to `path`.
+async fn share_call(app: &TestApp, method: Method, path: &str, body: serde_json::Value) -> reqwest::Response {
+    app.owner(method, path).json(&body).send().await.unwrap()
+}
+
+#[tokio::test]
+async fn a_share_that_requires_encryption_takes_only_age_files() {
+    let app = spawn_app().await;
+    let id = |link: String| crate::helpers::id_of(&link);
+    let plain = id(app.upload("notes.txt", test_bytes(100_000)).await);
+    let sealed = id(app.upload("secret.age", age_file(200_000)).await);
+    let long = id(app.upload("long.age", age_file_with_a_long_header(70_000)).await);
+    let tiny = id(app.upload("tiny.age", age_file(0)).await);
+
+    // Made with a plain file: refused, and no share is made.
+    let body = json!({"name": "sealed", "files": [&sealed, &plain], "require_encryption": true});
+    let refused = share_call(&app, Method::POST, "/api/shares", body).await;
+    assert_eq!(refused.status(), StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    let reason = refused.text().await.unwrap();
+    assert_eq!(reason.lines().count(), 1, "{reason:?}");
+    assert!(reason.contains("takes only age-encrypted files") && reason.contains(&plain), "{reason:?}");
+    let listed: serde_json::Value = app.owner(Method::GET, "/api/shares").send().await.unwrap().json().await.unwrap();
+    assert_eq!(listed, json!([]));
+
+    // Of age files only (a header across two chunks too): made, and says so.
+    let body = json!({"name": "sealed", "files": [&sealed, &long, &tiny], "require_encryption": true});
+    let made = share_call(&app, Method::POST, "/api/shares", body).await;
+    assert_eq!(made.status(), StatusCode::CREATED);
+    let made: serde_json::Value = made.json().await.unwrap();
+    assert_eq!((made["require_encryption"].clone(), made["file_count"].clone()), (json!(true), json!(3)), "{made}");
+    let at = format!("/api/shares/{}", made["id"].as_str().unwrap());
+
+    // Adding a plain file: refused, the share unchanged.
+    let refused = share_call(&app, Method::PATCH, &at, json!({"add": [&plain]})).await;
+    assert_eq!(refused.status(), StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    let shown: serde_json::Value = app.owner(Method::GET, &at).send().await.unwrap().json().await.unwrap();
+    assert_eq!(shown["file_count"], 3, "{shown}");
+
+    // Once it no longer requires encryption, any file joins; turning it back on is refused while
+    // a plain file is in it, and taken once that file is out.
+    let opened = share_call(&app, Method::PATCH, &at, json!({"require_encryption": false, "add": [&plain]})).await;
+    assert_eq!(opened.status(), StatusCode::OK);
+    let refused = share_call(&app, Method::PATCH, &at, json!({"require_encryption": true})).await;
+    assert_eq!(refused.status(), StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    let shown: serde_json::Value = app.owner(Method::GET, &at).send().await.unwrap().json().await.unwrap();
+    assert_eq!((shown["require_encryption"].clone(), shown["file_count"].clone()), (json!(false), json!(4)));
+    let body = json!({"require_encryption": true, "remove": [&plain]});
+    let closed: serde_json::Value = share_call(&app, Method::PATCH, &at, body).await.json().await.unwrap();
+    assert_eq!((closed["require_encryption"].clone(), closed["file_count"].clone()), (json!(true), json!(3)));
+
+    // What was worked out is kept: 1 for the age files, 0 for the plain one.
+    let db = app.db().await;
+    for (file, expected) in [(&sealed, 1), (&long, 1), (&tiny, 1), (&plain, 0)] {
+        let stored: Option<i64> = db
+            .scalar(&format!("SELECT CAST(CAST(age_layout AS INTEGER) AS BIGINT) FROM files WHERE id = '{file}'"))
+            .await;
+        assert_eq!(stored, Some(expected), "{file}");
+    }
+    db.close().await;
+}
+
+#[tokio::test]
+async fn a_guest_link_that_requires_encryption_makes_shares_that_require_it() {
+    let app = spawn_app().await;
+    let terms = json!({"label": "sealed batches", "require_encryption": true, "share_batches": true});
+    let link = guest_link(&app, terms).await;
+    let mut ids = Vec::new();
+    for name in ["a.age", "b.age"] {
+        let put = app.client.put(app.url(&format!("/g/{link}/{name}"))).header("accept", "application/json");
+        let put = put.body(age_file(1000)).send().await.unwrap();
+        assert_eq!(put.status(), StatusCode::CREATED);
+        ids.push(put.json::<serde_json::Value>().await.unwrap()["id"].as_str().unwrap().to_owned());
+    }
+    let shared = app.client.post(app.url(&format!("/g/{link}/share"))).json(&json!({"files": ids})).send().await;
+    assert_eq!(shared.as_ref().unwrap().status(), StatusCode::CREATED);
+    let shares: serde_json::Value = app.owner(Method::GET, "/api/shares").send().await.unwrap().json().await.unwrap();
+    assert_eq!(shares[0]["require_encryption"], true, "{shares}");
+}

@@ -1,6 +1,7 @@
 //! The status each route pattern answers each method with, so that reordering the route tables cannot change it unseen.
 
 use actix_web::dev::ResourceDef;
+use blobdrop::domain::TokenScopes;
 use blobdrop::routes::{Access, access_of};
 use reqwest::{Method, StatusCode};
 
@@ -401,8 +402,12 @@ enum Credential {
     SessionWithoutCsrf,
     /// The cookie and the page's CSRF token (`X-CSRF-Token`).
     Session,
-    /// A live API token, by Bearer.
+    /// A live API token, by Bearer, of the scope `full`.
     ApiToken,
+    /// A live API token of the scope `read` (list and fetch).
+    ReadToken,
+    /// A live API token of the scope `upload` (send files).
+    UploadToken,
     /// The token of a file's deletion link, by Bearer: it deletes its file through its link only.
     DeletionToken,
     /// A file's download password, by Basic (`curl -u :PASSWORD`): it opens its own file only.
@@ -412,7 +417,7 @@ enum Credential {
     GuestLinkId,
 }
 
-const CREDENTIALS: [Credential; 10] = [
+const CREDENTIALS: [Credential; 12] = [
     Credential::Nothing,
     Credential::WrongSecret,
     Credential::SecretByBasic,
@@ -420,16 +425,28 @@ const CREDENTIALS: [Credential; 10] = [
     Credential::SessionWithoutCsrf,
     Credential::Session,
     Credential::ApiToken,
+    Credential::ReadToken,
+    Credential::UploadToken,
     Credential::DeletionToken,
     Credential::FilePassword,
     Credential::GuestLinkId,
 ];
 
-/// Where an API token is welcome: where the route table says `OwnerOrToken` (uploads and the JSON
-/// API, but not the API of tokens and webhooks, and no page; `routes::table`'s unit tests hold the
-/// table to that).
-fn takes_a_token(method: &Method, path: &str) -> bool {
-    access_of(method.as_str(), path) == Some(Access::OwnerOrToken)
+/// Where an API token of `scopes` is welcome: where the route table says `Token` with a scope it
+/// has (uploads and the JSON API, but not the API of tokens and webhooks, and no page;
+/// `routes::table`'s unit tests hold the table to that).
+fn takes_a_token(method: &Method, path: &str, scopes: TokenScopes) -> bool {
+    access_of(method.as_str(), path).and_then(Access::token_scope).is_some_and(|needed| scopes.allows(needed))
+}
+
+/// The scopes of each token credential.
+fn scopes_of(credential: Credential) -> Option<TokenScopes> {
+    match credential {
+        Credential::ApiToken => Some(TokenScopes::FULL),
+        Credential::ReadToken => Some(TokenScopes::READ),
+        Credential::UploadToken => Some(TokenScopes::UPLOAD),
+        _ => None,
+    }
 }
 
 /// The answer `credential` must get, from the answers `TABLE` pins for a stranger and for the
@@ -444,8 +461,13 @@ fn expected(credential: Credential, method: &Method, path: &str, stranger: u16, 
         Credential::SecretByBasic | Credential::SecretByBearer | Credential::Session => owner,
         Credential::SessionWithoutCsrf if looks_at_credentials && is_change(method) => 403,
         Credential::SessionWithoutCsrf => owner,
-        Credential::ApiToken if looks_at_credentials && !takes_a_token(method, path) => 403,
-        Credential::ApiToken => owner,
+        Credential::ApiToken | Credential::ReadToken | Credential::UploadToken => {
+            let scopes = scopes_of(credential).unwrap_or(TokenScopes::FULL);
+            match looks_at_credentials && !takes_a_token(method, path, scopes) {
+                true => 403,
+                false => owner,
+            }
+        }
         // Another resource's id that happens to be a guest link's: what the stranger gets, but
         // never a success (an OPTIONS is answered whatever the id).
         Credential::GuestLinkId if other_ids(path) && (200..300).contains(&stranger) && *method != Method::OPTIONS => {
@@ -464,6 +486,8 @@ fn other_ids(path: &str) -> bool {
 struct Credentials {
     browser: Browser,
     token: String,
+    read_token: String,
+    upload_token: String,
     link: String,
     /// Of a file of their own, outside the fixtures.
     deletion: String,
@@ -491,6 +515,8 @@ async fn send_with(
             request.header("cookie", &credentials.browser.cookie).header("x-csrf-token", &credentials.browser.csrf)
         }
         Credential::ApiToken => request.bearer_auth(&credentials.token),
+        Credential::ReadToken => request.bearer_auth(&credentials.read_token),
+        Credential::UploadToken => request.bearer_auth(&credentials.upload_token),
         Credential::DeletionToken => request.bearer_auth(&credentials.deletion),
         Credential::FilePassword => request.basic_auth("", Some(&credentials.password)),
     };
@@ -522,15 +548,24 @@ fn patterns() -> Vec<(&'static str, [u16; 7], [u16; 7])> {
 /// and Bearer) and a session with its CSRF token may do what the owner may; nothing, a wrong secret,
 /// a guest link's id, a deletion link's token and a file's password get what a stranger gets (none
 /// of these routes is their own); a session without its CSRF token changes nothing;
-/// an API token is refused (403) by every page and by the API of tokens and webhooks. The routes come
+/// an API token is refused (403) by every page and by the API of tokens and webhooks, and where its
+/// scopes do not reach (a `read` token sends no file, an `upload` token lists none, neither edits
+/// nor deletes). The routes come
 /// from `TABLE`, which `every_route_of_the_route_table_is_in_the_table` keeps whole.
 #[tokio::test]
 async fn every_route_answers_every_kind_of_credential_as_the_security_model_says() {
     // Wrong secrets are counted per client: with the default budget the test would be throttled.
     let app = spawn_app_with(|settings| settings.auth_burst = 1_000_000).await;
-    let created = app.owner(Method::POST, "/api/tokens").json(&serde_json::json!({ "label": "credentials" }));
-    let created: serde_json::Value = created.send().await.unwrap().json().await.unwrap();
-    let token = created["token"].as_str().unwrap().to_owned();
+    let token_of = |scopes: &'static [&'static str]| {
+        let body = serde_json::json!({ "label": "credentials", "scopes": scopes });
+        let created = app.owner(Method::POST, "/api/tokens").json(&body).send();
+        async move {
+            let created: serde_json::Value = created.await.unwrap().json().await.unwrap();
+            created["token"].as_str().unwrap().to_owned()
+        }
+    };
+    let (token, read_token, upload_token) =
+        (token_of(&["full"]).await, token_of(&["read"]).await, token_of(&["upload"]).await);
     let guarded = app.put("guarded.txt", "guarded").await;
     let deletion = guarded.headers()["x-url-delete"].to_str().unwrap().rsplit('/').next().unwrap().to_owned();
     let guarded = id_of(guarded.text().await.unwrap().trim_end());
@@ -540,7 +575,8 @@ async fn every_route_answers_every_kind_of_credential_as_the_security_model_says
     assert_eq!(protect.status(), StatusCode::OK);
     let mut fixtures = create_fixtures(&app).await;
     let browser = sign_in(&app).await;
-    let mut credentials = Credentials { browser, token, link: fixtures.link.clone(), deletion, password };
+    let link = fixtures.link.clone();
+    let mut credentials = Credentials { browser, token, read_token, upload_token, link, deletion, password };
     let mut mismatches = Vec::new();
     let mut sent = 0;
     for (path, stranger, owner) in patterns() {
@@ -664,7 +700,7 @@ fn the_credential_the_route_table_names_is_the_one_its_routes_ask_for() {
         for (index, method) in METHODS.iter().enumerate() {
             let (stranger, owner) = (stranger[index], owner[index]);
             let access = access_of(method.as_str(), path);
-            let asks_the_owner = matches!(access, Some(Access::Owner | Access::OwnerOrToken));
+            let asks_the_owner = matches!(access, Some(Access::Owner | Access::Token(_)));
             let answered_as_said = match asks_the_owner {
                 true => stranger != owner || (400..500).contains(&owner),
                 false => stranger == owner,

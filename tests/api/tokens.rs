@@ -185,3 +185,129 @@ async fn real_curl_uploads_with_a_token() {
     assert!(String::from_utf8(bearer.stdout).unwrap().ends_with("/curl.txt\n"));
     assert_eq!(app.download(link.trim_end()).await, b"from curl");
 }
+
+/// A token of `scopes` (and `require_encryption`), by its value.
+async fn token_with(app: &TestApp, scopes: Value, require_encryption: bool) -> String {
+    let body = json!({ "label": "scoped", "scopes": scopes, "require_encryption": require_encryption });
+    let response = app.owner(Method::POST, "/api/tokens").json(&body).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::CREATED);
+    let created: Value = response.json().await.unwrap();
+    assert_eq!(created["require_encryption"], require_encryption, "{created}");
+    created["token"].as_str().unwrap().to_owned()
+}
+
+/// A refusal for a scope the token lacks: 403, one line naming what it has and what it needs.
+async fn assert_out_of_scope(response: reqwest::Response, needs: &str) {
+    assert_eq!(response.status(), StatusCode::FORBIDDEN);
+    let body = response.text().await.unwrap();
+    assert_eq!(body.lines().count(), 1, "{body:?}");
+    assert!(body.contains(&format!("needs \"{needs}\"")), "{body:?}");
+}
+
+#[tokio::test]
+async fn a_token_does_only_what_its_scopes_say_at_every_use() {
+    let app = spawn_app().await;
+    let (upload, read) =
+        (token_with(&app, json!(["upload"]), false).await, token_with(&app, json!(["read"]), false).await);
+    let both = token_with(&app, json!(["read", "upload"]), false).await;
+    let listed: Vec<Value> = app.owner(Method::GET, "/api/tokens").send().await.unwrap().json().await.unwrap();
+    let scopes: Vec<&Value> = listed.iter().map(|token| &token["scopes"]).collect();
+    assert_eq!(scopes, [&json!(["read", "upload"]), &json!(["read"]), &json!(["upload"])]);
+
+    // Upload only: it sends files (PUT, form, tus), and lists, edits and deletes none.
+    let put = app.client.put(app.url("/by-upload.txt")).bearer_auth(&upload).body("u").send().await.unwrap();
+    assert_eq!(put.status(), StatusCode::CREATED);
+    let id = crate::helpers::id_of(put.text().await.unwrap().trim_end());
+    let form =
+        reqwest::multipart::Form::new().part("f", reqwest::multipart::Part::bytes(b"f".to_vec()).file_name("f.txt"));
+    let posted = app.client.post(app.url("/")).bearer_auth(&upload).multipart(form).send().await.unwrap();
+    assert_eq!(posted.status(), StatusCode::CREATED);
+    let tus = app.client.post(app.url("/api/uploads")).bearer_auth(&upload);
+    let tus = tus.header("tus-resumable", "1.0.0").header("upload-length", "3").send().await.unwrap();
+    assert_eq!(tus.status(), StatusCode::CREATED);
+    assert_out_of_scope(app.client.get(app.url("/api/files")).bearer_auth(&upload).send().await.unwrap(), "read").await;
+    let file = format!("/api/files/{id}");
+    assert_out_of_scope(app.client.get(app.url(&file)).bearer_auth(&upload).send().await.unwrap(), "read").await;
+    assert_out_of_scope(app.client.delete(app.url(&file)).bearer_auth(&upload).send().await.unwrap(), "full").await;
+
+    // Read only: it lists and fetches, and sends, edits and deletes nothing (a body it may not
+    // send is refused before it is read: nothing of it is kept).
+    let listing = app.client.get(app.url("/api/files")).bearer_auth(&read).send().await.unwrap();
+    assert_eq!(listing.status(), StatusCode::OK);
+    let files: Vec<Value> = listing.json().await.unwrap();
+    let refused = app.client.put(app.url("/by-read.txt")).bearer_auth(&read).body("r").send().await.unwrap();
+    assert_out_of_scope(refused, "upload").await;
+    let edit = app.client.patch(app.url(&file)).bearer_auth(&read).json(&json!({"note": "n"})).send().await.unwrap();
+    assert_out_of_scope(edit, "full").await;
+    let share = json!({"name": "s", "files": [&id]});
+    let share = app.client.post(app.url("/api/shares")).bearer_auth(&read).json(&share).send().await.unwrap();
+    assert_out_of_scope(share, "full").await;
+    let after: Vec<Value> = app.owner(Method::GET, "/api/files").send().await.unwrap().json().await.unwrap();
+    assert_eq!(after.len(), files.len(), "the refused PUT stored nothing");
+
+    // Both scopes together do both, and still no change the JSON API makes.
+    assert_eq!(app.client.get(app.url(&file)).bearer_auth(&both).send().await.unwrap().status(), StatusCode::OK);
+    let put = app.client.put(app.url("/by-both.txt")).bearer_auth(&both).body("b").send().await.unwrap();
+    assert_eq!(put.status(), StatusCode::CREATED);
+    assert_out_of_scope(app.client.delete(app.url(&file)).bearer_auth(&both).send().await.unwrap(), "full").await;
+}
+
+#[tokio::test]
+async fn a_password_protected_file_opens_to_a_token_that_may_read_only() {
+    let app = spawn_app().await;
+    let link = app.upload("locked.txt", b"locked".to_vec()).await;
+    let id = crate::helpers::id_of(&link);
+    let body = json!({"password": "a long file password"});
+    let locked = app.owner(Method::PATCH, &format!("/api/files/{id}")).json(&body).send().await.unwrap();
+    assert_eq!(locked.status(), StatusCode::OK);
+    let read = token_with(&app, json!(["read"]), false).await;
+    let upload = token_with(&app, json!(["upload"]), false).await;
+    let opened = app.client.get(&link).bearer_auth(&read).send().await.unwrap();
+    assert_eq!(opened.status(), StatusCode::OK);
+    assert_eq!(opened.bytes().await.unwrap().as_ref(), b"locked");
+    let refused = app.client.get(&link).bearer_auth(&upload).send().await.unwrap();
+    assert_eq!(refused.status(), StatusCode::UNAUTHORIZED);
+}
+
+#[tokio::test]
+async fn a_token_that_requires_encryption_uploads_only_age_files() {
+    let app = spawn_app().await;
+    let sealed = token_with(&app, json!(["upload"]), true).await;
+    let plain = app.client.put(app.url("/plain.txt")).bearer_auth(&sealed).body(vec![b'p'; 5000]).send().await.unwrap();
+    assert_eq!(plain.status(), StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    assert!(plain.text().await.unwrap().contains("takes only age-encrypted files"));
+    app.assert_nothing_stored().await;
+    let mut age = b"age-encryption.org/v1\n-> X25519 TEiF0ypqr+bpvcqXNyCVJpL7OuwPdVwPL7KQEbFDOCc\nEmECAEcKN+n/Vs9SbWiV+Hu0r+E8R77DdWYyd83nw7U\n--- Vn+54jqiiUCE+WZcEVY3f1sqHjlu/z1LCQ/T7Xm7qI0\n".to_vec();
+    age.extend(vec![7; 16 + 100 + 16]);
+    let put = app.client.put(app.url("/secret.age")).bearer_auth(&sealed).body(age).send().await.unwrap();
+    assert_eq!(put.status(), StatusCode::CREATED);
+    // The same server takes plaintext from the secret and from other tokens.
+    assert_eq!(app.put("notes.txt", "plain").await.status(), StatusCode::CREATED);
+    let listed: Vec<Value> = app.owner(Method::GET, "/api/tokens").send().await.unwrap().json().await.unwrap();
+    assert_eq!(
+        (listed[0]["scopes"].clone(), listed[0]["require_encryption"].clone()),
+        (json!(["upload"]), json!(true))
+    );
+}
+
+#[tokio::test]
+async fn scopes_are_named_exactly_and_a_token_without_any_is_refused() {
+    let app = spawn_app().await;
+    for (scopes, says) in [(json!([]), "at least one scope"), (json!(["admin"]), "\"admin\" is not a token scope")] {
+        let body = json!({ "label": "bad", "scopes": scopes });
+        let response = app.owner(Method::POST, "/api/tokens").json(&body).send().await.unwrap();
+        assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+        let reason = response.text().await.unwrap();
+        assert!(reason.contains(says) && reason.lines().count() == 1, "{reason:?}");
+    }
+    let listed: Vec<Value> = app.owner(Method::GET, "/api/tokens").send().await.unwrap().json().await.unwrap();
+    assert!(listed.is_empty());
+    // Without scopes: full, as every token made before scopes.
+    let made = create_token(&app, "old style").await;
+    assert_eq!(made["scopes"], json!(["full"]));
+    // ShareX only uploads.
+    let sharex = app.owner(Method::POST, "/api/tokens/sharex").send().await.unwrap();
+    assert_eq!(sharex.status(), StatusCode::CREATED);
+    let listed: Vec<Value> = app.owner(Method::GET, "/api/tokens").send().await.unwrap().json().await.unwrap();
+    assert_eq!(listed[0]["scopes"], json!(["upload"]), "{listed:?}");
+}

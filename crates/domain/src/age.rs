@@ -128,6 +128,19 @@ pub fn check_payload(header_len: usize, total: u64) -> Result<(), AgeRefusal> {
     }
 }
 
+/// How many of a stored file's first bytes `check_stored` needs (fewer only when the file is
+/// shorter): enough to hold the longest header taken, and to see that a longer one is longer.
+pub const AGE_CHECK_PREFIX: usize = MAX_AGE_HEADER + 1;
+
+/// Checks a stored file of `total` bytes from its first bytes, `prefix` (`AGE_CHECK_PREFIX` of
+/// them, or the whole file): its header whole and its payload a whole age payload.
+pub fn check_stored(prefix: &[u8], total: u64) -> Result<(), AgeRefusal> {
+    let mut check = AgeCheck::new();
+    check.feed(prefix)?;
+    check.total = total;
+    check.finish()
+}
+
 /// Checks a whole file as it streams by: its header in the first bytes, then (`finish`) the size of
 /// its payload. Holds at most the header's bytes.
 #[derive(Debug, Default)]
@@ -174,6 +187,22 @@ fn is_base64(text: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stored_file_is_checked_from_its_first_bytes_and_its_size() {
+        let header = b"age-encryption.org/v1\n-> X25519 abc\nAAAA\n--- AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\n";
+        let whole = header.len() as u64 + NONCE_LEN + TAG_LEN;
+        assert_eq!(check_stored(header, whole), Ok(()));
+        assert_eq!(check_stored(header, whole + AGE_CHUNK), Ok(()));
+        assert_eq!(check_stored(header, whole - 1), Err(AgeRefusal::BadPayload(TAG_LEN - 1)));
+        assert_eq!(check_stored(header, whole + AGE_CHUNK - 11), Err(AgeRefusal::BadPayload(AGE_CHUNK + 5)));
+        assert_eq!(check_stored(b"PK\x03\x04", 4), Err(AgeRefusal::NotAge));
+        assert_eq!(check_stored(b"", 0), Err(AgeRefusal::NotAge));
+        assert_eq!(check_stored(&header[..30], 30), Err(AgeRefusal::Truncated));
+        let mut endless = AGE_INTRO.to_vec();
+        endless.resize(AGE_CHECK_PREFIX, b'a');
+        assert_eq!(check_stored(&endless, 1 << 20), Err(AgeRefusal::HeaderTooLong));
+    }
 
     #[test]
     fn only_the_upload_pages_placeholder_names_are_encrypted_placeholders() {

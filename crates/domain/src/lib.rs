@@ -34,10 +34,10 @@ mod zip_layout;
 
 pub use activity::{DAY_SECONDS, DayActivity, DayTotal, DiskSpace, activity_since, daily_activity};
 pub use age::{
-    AGE_CHUNK, AGE_INTRO, AgeCheck, AgeRefusal, ENCRYPTED_NAMES, MAX_AGE_HEADER, check_header, check_payload,
-    is_encrypted_placeholder, looks_like_age,
+    AGE_CHECK_PREFIX, AGE_CHUNK, AGE_INTRO, AgeCheck, AgeRefusal, ENCRYPTED_NAMES, MAX_AGE_HEADER, check_header,
+    check_payload, check_stored, is_encrypted_placeholder, looks_like_age,
 };
-pub use api_token::ApiTokenRecord;
+pub use api_token::{ApiTokenRecord, BadScopes, TokenRights, TokenScope, TokenScopes};
 pub use build_info::{COMMIT, LONG_VERSION, VERSION};
 pub use byte_range::{ByteRange, RangeRequest};
 pub use byte_size::ByteSize;

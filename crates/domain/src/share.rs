@@ -186,6 +186,8 @@ pub struct ShareRecord {
     pub download_count: i64,
     pub last_download_at: Option<i64>,
     pub password_protected: bool,
+    /// Only age-encrypted files may join it (`ShareWrite::NotEncrypted`).
+    pub require_encryption: bool,
     pub file_count: i64,
     pub total_size: i64,
     /// When the newest of its files was uploaded (0 without files).
@@ -224,6 +226,8 @@ pub struct ShareChanges {
     pub expires_at: Option<Option<i64>>,
     pub max_downloads: Option<Option<i64>>,
     pub password_hash: Option<Option<String>>,
+    /// Whether only age-encrypted files may be in it from now on.
+    pub require_encryption: Option<bool>,
     /// Files to add at the end (or to move to another folder, if already in).
     pub add: Vec<(FileId, FolderPath)>,
     pub remove: Vec<FileId>,
@@ -237,4 +241,7 @@ pub enum ShareWrite {
     NoShare,
     /// A file to add is not visible; nothing was changed.
     NoFile(FileId),
+    /// The share requires encryption and this file of it (one to add, or one it holds already when
+    /// the edit turns the requirement on) is not an age file; nothing was changed.
+    NotEncrypted(FileId),
 }

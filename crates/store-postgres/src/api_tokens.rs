@@ -2,41 +2,45 @@
 
 use super::store::Store;
 use crate::domain::{ApiTokenId, ApiTokenRecord};
-use blobdrop_store::StoreError;
+use blobdrop_store::rows::{ApiTokenRow, record, records};
+use blobdrop_store::{NewApiToken, StoreError};
 
-pub(super) const CREATE_API_TOKEN: &str = "INSERT INTO api_tokens (label, token_sha256, created_at) \
-     VALUES ($1, $2, $3) RETURNING id, label, created_at, last_used_at";
+/// A token's columns, in the order of `ApiTokenRow`.
+macro_rules! token_columns {
+    () => {
+        "id, label, created_at, last_used_at, scopes, require_encryption"
+    };
+}
+
+pub(super) const CREATE_API_TOKEN: &str = concat!(
+    "INSERT INTO api_tokens (label, token_sha256, created_at, scopes, require_encryption) \
+     VALUES ($1, $2, $3, $4, $5) RETURNING ",
+    token_columns!()
+);
 pub(super) const FIND_API_TOKEN: &str =
-    "SELECT id, label, created_at, last_used_at FROM api_tokens WHERE token_sha256 = $1";
+    concat!("SELECT ", token_columns!(), " FROM api_tokens WHERE token_sha256 = $1");
 pub(super) const TOUCH_API_TOKEN: &str =
     "UPDATE api_tokens SET last_used_at = $1 WHERE id = $2 AND (last_used_at IS NULL OR last_used_at < $3)";
 pub(super) const LIST_API_TOKENS: &str =
-    "SELECT id, label, created_at, last_used_at FROM api_tokens ORDER BY created_at DESC, id DESC";
+    concat!("SELECT ", token_columns!(), " FROM api_tokens ORDER BY created_at DESC, id DESC");
 pub(super) const DELETE_API_TOKEN: &str = "DELETE FROM api_tokens WHERE id = $1";
 
-type TokenRow = (i64, String, i64, Option<i64>);
-
-fn token((id, label, created_at, last_used_at): TokenRow) -> ApiTokenRecord {
-    ApiTokenRecord { id: ApiTokenId(id), label, created_at, last_used_at }
-}
-
 impl Store {
-    pub async fn create_api_token(
-        &self,
-        label: &str,
-        token_sha256: &str,
-        now: i64,
-    ) -> Result<ApiTokenRecord, StoreError> {
-        let row: TokenRow =
-            sqlx::query_as(CREATE_API_TOKEN).bind(label).bind(token_sha256).bind(now).fetch_one(&self.pool).await?;
-        Ok(token(row))
+    pub async fn create_api_token(&self, token: &NewApiToken<'_>, now: i64) -> Result<ApiTokenRecord, StoreError> {
+        let row: ApiTokenRow = sqlx::query_as(CREATE_API_TOKEN)
+            .bind(token.label)
+            .bind(token.token_sha256)
+            .bind(now)
+            .bind(token.rights.scopes.to_string())
+            .bind(token.rights.require_encryption)
+            .fetch_one(&self.pool)
+            .await?;
+        row.try_into()
     }
 
     /// The token whose hash this is, if it has not been revoked. The only way tokens are found.
     pub async fn find_api_token(&self, token_sha256: &str) -> Result<Option<ApiTokenRecord>, StoreError> {
-        let row: Option<TokenRow> =
-            sqlx::query_as(FIND_API_TOKEN).bind(token_sha256).fetch_optional(&self.pool).await?;
-        Ok(row.map(token))
+        record(sqlx::query_as::<_, ApiTokenRow>(FIND_API_TOKEN).bind(token_sha256).fetch_optional(&self.pool).await?)
     }
 
     /// Notes a use, unless one at or after `stale_before` is already noted.
@@ -47,8 +51,7 @@ impl Store {
 
     /// Every live token, newest first.
     pub async fn list_api_tokens(&self) -> Result<Vec<ApiTokenRecord>, StoreError> {
-        let rows: Vec<TokenRow> = sqlx::query_as(LIST_API_TOKENS).fetch_all(&self.pool).await?;
-        Ok(rows.into_iter().map(token).collect())
+        records(sqlx::query_as::<_, ApiTokenRow>(LIST_API_TOKENS).fetch_all(&self.pool).await?)
     }
 
     /// Revokes a token at once; false when there was no such token.

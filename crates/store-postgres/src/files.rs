@@ -7,7 +7,7 @@ use crate::domain::{FileChanges, FileCursor, FileListing, FileRecord, FileSort, 
 use crate::domain::{FileId, FileName, GuestLinkId};
 use blobdrop_store::rows::{FileRow, record, records};
 use blobdrop_store::rules::{bind_page_start, contains_pattern, in_page_order};
-use blobdrop_store::{NewFile, SealedFile, StoreError};
+use blobdrop_store::{FileFact, NewFile, SealedFile, StoreError};
 
 /// `$2`: the LIKE pattern. ILIKE: SQLite's LIKE ignores case too.
 pub(super) const BROWSE_WHERE: &str =
@@ -290,17 +290,31 @@ impl Store {
         Ok(())
     }
 
-    /// The visible files among `ids` whose CRC-32 is still unknown.
-    #[tracing::instrument(skip_all, fields(files = ids.len()))]
-    pub async fn files_without_crc32(&self, ids: &[FileId], now: i64) -> Result<Vec<FileRecord>, StoreError> {
+    /// Records whether a file has the layout of an age file, once known.
+    #[tracing::instrument(skip(self))]
+    pub async fn set_age_layout(&self, id: &FileId, is_age: bool) -> Result<(), StoreError> {
+        let id = id.as_str();
+        sqlx::query!("UPDATE files SET age_layout = $1 WHERE id = $2 AND age_layout IS NULL", is_age, id)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// The visible files among `ids` that lack `fact`.
+    #[tracing::instrument(skip_all, fields(files = ids.len(), ?fact))]
+    pub async fn files_lacking(&self, ids: &[FileId], fact: FileFact, now: i64) -> Result<Vec<FileRecord>, StoreError> {
         let mut missing = Vec::new();
         for id in ids {
             let id = id.as_str();
+            // A visible file that lacks its CRC-32 (`$3`) or its age layout (`$4`), whichever is asked.
             let row = sql!(
                 query_as FileRow,
-                ["SELECT " FILE_COLUMNS " FROM files WHERE files.id = $2 AND files.crc32 IS NULL AND " VISIBLE],
+                ["SELECT " FILE_COLUMNS " FROM files WHERE files.id = $2 \
+                  AND (($3 AND files.crc32 IS NULL) OR ($4 AND files.age_layout IS NULL)) AND " VISIBLE],
                 now,
                 id,
+                fact == FileFact::Crc32,
+                fact == FileFact::AgeLayout,
             )
             .fetch_optional(&self.pool)
             .await?;

@@ -10,7 +10,7 @@ use blobdrop_store::rows::{ShareMemberRow, ShareRow, decode_error, record, recor
 use blobdrop_store::{NewShare, StoreError};
 
 pub(super) const CREATE_SHARE: &str = "INSERT INTO shares (id, name, note, created_at, updated_at, expires_at, \
-     max_downloads, password_hash) VALUES ($1, $2, $3, $4, $4, $5, $6, $7)";
+     max_downloads, password_hash, require_encryption) VALUES ($1, $2, $3, $4, $4, $5, $6, $7, $8)";
 pub(super) const FIND_SHARE: &str =
     concat!("SELECT ", share_columns!(), " FROM shares WHERE shares.id = $2 AND ", share_visible!());
 /// A share whatever its state, read after an edit.
@@ -67,6 +67,7 @@ pub(super) const UPDATE_SHARE: &str = concat!(
        expires_at = CASE WHEN $6 THEN $7 ELSE expires_at END, \
        max_downloads = CASE WHEN $8 THEN $9 ELSE max_downloads END, \
        password_hash = CASE WHEN $10 THEN $11 ELSE password_hash END, \
+       require_encryption = COALESCE($13, require_encryption), \
        updated_at = CASE WHEN $12 THEN GREATEST(updated_at + 1, $1) ELSE updated_at END \
      WHERE shares.id = $2 AND ",
     share_visible!()
@@ -80,6 +81,15 @@ pub(super) const FIRST_MISSING_MEMBER: &str = concat!(
      WHERE NOT EXISTS (SELECT 1 FROM files WHERE files.id = batch.file_id AND ",
     visible!(),
     ") ORDER BY batch.ord LIMIT 1"
+);
+/// The first visible member of share `$2`, in its order, not known to be an age file, if the
+/// share requires encryption.
+pub(super) const FIRST_PLAINTEXT_MEMBER: &str = concat!(
+    "SELECT share_files.file_id FROM share_files JOIN shares ON shares.id = share_files.share_id \
+     JOIN files ON files.id = share_files.file_id \
+     WHERE share_files.share_id = $2 AND shares.require_encryption AND files.age_layout IS NOT TRUE AND ",
+    visible!(),
+    " ORDER BY share_files.position, share_files.file_id LIMIT 1"
 );
 /// Appends a batch of visible files (`$4` ids, `$5` folders) from position `$3` in their order (a
 /// file already in the share moves to its new folder and keeps its place).
@@ -205,6 +215,7 @@ pub(super) async fn insert_share(
         .bind(share.expires_at)
         .bind(share.max_downloads)
         .bind(share.password_hash)
+        .bind(share.require_encryption)
         .execute(connection)
         .await?;
     Ok(())
@@ -253,6 +264,7 @@ pub(super) async fn update_share_row(
         .bind(set_password)
         .bind(password_hash)
         .bind(set_changes)
+        .bind(changes.require_encryption)
         .execute(connection)
         .await?;
     Ok(updated.rows_affected() == 1)
@@ -283,6 +295,15 @@ pub(super) async fn first_missing_member(
     let missing: Option<String> =
         sqlx::query_scalar(FIRST_MISSING_MEMBER).bind(now).bind(&ids).fetch_optional(connection).await?;
     Ok(missing)
+}
+
+/// The first visible member of `share` not known to be an age file, if it requires encryption.
+pub(super) async fn first_plaintext_member(
+    connection: &mut PgConnection,
+    share: &ShareId,
+    now: i64,
+) -> Result<Option<String>, StoreError> {
+    Ok(sqlx::query_scalar(FIRST_PLAINTEXT_MEMBER).bind(now).bind(share.as_str()).fetch_optional(connection).await?)
 }
 
 /// Adds `batch` (file id, folder) to `share` from `position` on, in the batch's order; a file

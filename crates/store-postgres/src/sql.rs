@@ -109,7 +109,7 @@ macro_rules! share_columns {
         concat!(
             "shares.id, shares.name, shares.note, shares.created_at, shares.updated_at, shares.expires_at, \
              shares.max_downloads, shares.download_count, shares.last_download_at, \
-             shares.password_hash IS NOT NULL AS password_protected, \
+             shares.password_hash IS NOT NULL AS password_protected, shares.require_encryption, \
              (SELECT COUNT(*) ",
             share_members!(),
             ") AS file_count, (SELECT COALESCE(SUM(files.file_size), 0)::BIGINT ",

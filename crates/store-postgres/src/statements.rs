@@ -74,6 +74,7 @@ async fn every_statement_prepares_against_the_migrated_schema() {
         shares::REMOVE_MEMBER,
         shares::NEXT_POSITION,
         shares::FIRST_MISSING_MEMBER,
+        shares::FIRST_PLAINTEXT_MEMBER,
         shares::ADD_MEMBERS,
         shares::DELETE_SHARE_FILES,
         shares::DELETE_SHARE,

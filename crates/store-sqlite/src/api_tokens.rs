@@ -4,37 +4,40 @@ use super::returned;
 use super::store::Store;
 use crate::domain::ApiTokenId;
 use crate::domain::ApiTokenRecord;
-use blobdrop_store::StoreError;
+use blobdrop_store::rows::{ApiTokenRow, record, records};
+use blobdrop_store::{NewApiToken, StoreError};
 
 impl Store {
-    pub async fn create_api_token(
-        &self,
-        label: &str,
-        token_sha256: &str,
-        now: i64,
-    ) -> Result<ApiTokenRecord, StoreError> {
-        Ok(sqlx::query_as!(
-            ApiTokenRecord,
-            "INSERT INTO api_tokens (label, token_sha256, created_at) VALUES (?, ?, ?) \
-             RETURNING id, label, created_at, last_used_at",
-            label,
-            token_sha256,
-            now
+    pub async fn create_api_token(&self, token: &NewApiToken<'_>, now: i64) -> Result<ApiTokenRecord, StoreError> {
+        let scopes = token.rights.scopes.to_string();
+        let row = sqlx::query_as!(
+            ApiTokenRow,
+            "INSERT INTO api_tokens (label, token_sha256, created_at, scopes, require_encryption) \
+             VALUES (?, ?, ?, ?, ?) \
+             RETURNING id, label, created_at, last_used_at, scopes, require_encryption AS \"require_encryption: bool\"",
+            token.label,
+            token.token_sha256,
+            now,
+            scopes,
+            token.rights.require_encryption,
         )
         .fetch_all(&self.writer)
         .await
-        .and_then(returned::only_row)?)
+        .and_then(returned::only_row)?;
+        row.try_into()
     }
 
     /// The token whose hash this is, if it has not been revoked. The only way tokens are found.
     pub async fn find_api_token(&self, token_sha256: &str) -> Result<Option<ApiTokenRecord>, StoreError> {
-        Ok(sqlx::query_as!(
-            ApiTokenRecord,
-            "SELECT id AS \"id!\", label, created_at, last_used_at FROM api_tokens WHERE token_sha256 = ?",
+        let row = sqlx::query_as!(
+            ApiTokenRow,
+            "SELECT id AS \"id!\", label, created_at, last_used_at, scopes, \
+             require_encryption AS \"require_encryption: bool\" FROM api_tokens WHERE token_sha256 = ?",
             token_sha256
         )
         .fetch_optional(&self.reader)
-        .await?)
+        .await?;
+        record(row)
     }
 
     /// Notes a use, unless one at or after `stale_before` is already noted (so concurrent requests
@@ -53,12 +56,14 @@ impl Store {
 
     /// Every live token, newest first.
     pub async fn list_api_tokens(&self) -> Result<Vec<ApiTokenRecord>, StoreError> {
-        Ok(sqlx::query_as!(
-            ApiTokenRecord,
-            "SELECT id AS \"id!\", label, created_at, last_used_at FROM api_tokens ORDER BY created_at DESC, id DESC"
+        let rows = sqlx::query_as!(
+            ApiTokenRow,
+            "SELECT id AS \"id!\", label, created_at, last_used_at, scopes, \
+             require_encryption AS \"require_encryption: bool\" FROM api_tokens ORDER BY created_at DESC, id DESC"
         )
         .fetch_all(&self.reader)
-        .await?)
+        .await?;
+        records(rows)
     }
 
     /// Revokes a token at once; false when there was no such token.

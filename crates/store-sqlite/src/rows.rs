@@ -48,6 +48,7 @@ macro_rules! sql {
             "shares.id, shares.name, shares.note, shares.created_at, shares.updated_at, shares.expires_at, \
              shares.max_downloads, shares.download_count, shares.last_download_at, \
              shares.password_hash IS NOT NULL AS \"password_protected!: bool\", \
+             shares.require_encryption AS \"require_encryption: bool\", \
              (SELECT COUNT(*) " SHARE_MEMBERS ") AS \"file_count!: i64\", \
              (SELECT COALESCE(SUM(files.file_size), 0) " SHARE_MEMBERS ") AS \"total_size!: i64\", \
              (SELECT COALESCE(MAX(files.created_at), 0) " SHARE_MEMBERS ") AS \"newest_file_at!: i64\""

@@ -5,7 +5,7 @@ use super::rows::{FileRow, ShareMemberRow, ShareRow, decode_error, record, recor
 use super::store::Store;
 use crate::domain::ShareCursor;
 use crate::domain::{FileId, FileName, FileRecord, ShareChanges, ShareId, ShareMember, ShareMembership, ShareRecord};
-use blobdrop_store::{NewShare, StoreError};
+use blobdrop_store::{FileFact, NewShare, StoreError};
 use sqlx::SqliteConnection;
 
 impl Store {
@@ -176,17 +176,31 @@ impl Store {
         Ok(())
     }
 
-    /// The visible files among `ids` whose CRC-32 is still unknown.
-    #[tracing::instrument(skip_all, fields(files = ids.len()))]
-    pub async fn files_without_crc32(&self, ids: &[FileId], now: i64) -> Result<Vec<FileRecord>, StoreError> {
+    /// Records whether a file has the layout of an age file, once known.
+    #[tracing::instrument(skip(self))]
+    pub async fn set_age_layout(&self, id: &FileId, is_age: bool) -> Result<(), StoreError> {
+        let id = id.as_str();
+        sqlx::query!("UPDATE files SET age_layout = ? WHERE id = ? AND age_layout IS NULL", is_age, id)
+            .execute(&self.writer)
+            .await?;
+        Ok(())
+    }
+
+    /// The visible files among `ids` that lack `fact`.
+    #[tracing::instrument(skip_all, fields(files = ids.len(), ?fact))]
+    pub async fn files_lacking(&self, ids: &[FileId], fact: FileFact, now: i64) -> Result<Vec<FileRecord>, StoreError> {
+        let (crc32, age_layout) = (fact == FileFact::Crc32, fact == FileFact::AgeLayout);
         let mut missing = Vec::new();
         for id in ids {
             let id = id.as_str();
             let row = sql!(
                 query_as FileRow,
-                ["SELECT " FILE_COLUMNS " FROM files WHERE id = ?2 AND crc32 IS NULL AND " VISIBLE],
+                ["SELECT " FILE_COLUMNS " FROM files WHERE id = ?2 \
+                  AND ((?3 AND crc32 IS NULL) OR (?4 AND age_layout IS NULL)) AND " VISIBLE],
                 now,
-                id
+                id,
+                crc32,
+                age_layout
             )
             .fetch_optional(&self.reader)
             .await?;
@@ -206,8 +220,8 @@ pub(super) async fn insert_share(
 ) -> Result<(), StoreError> {
     let (id, name) = (share.id.as_str(), share.name.as_str());
     sqlx::query!(
-        "INSERT INTO shares (id, name, note, created_at, updated_at, expires_at, max_downloads, password_hash) \
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO shares (id, name, note, created_at, updated_at, expires_at, max_downloads, password_hash, \
+         require_encryption) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
         id,
         name,
         share.note,
@@ -216,6 +230,7 @@ pub(super) async fn insert_share(
         share.expires_at,
         share.max_downloads,
         share.password_hash,
+        share.require_encryption,
     )
     .execute(connection)
     .await?;
@@ -276,6 +291,7 @@ pub(super) async fn update_share_row(
                expires_at = CASE WHEN ?6 THEN ?7 ELSE expires_at END, \
                max_downloads = CASE WHEN ?8 THEN ?9 ELSE max_downloads END, \
                password_hash = CASE WHEN ?10 THEN ?11 ELSE password_hash END, \
+               require_encryption = COALESCE(?13, require_encryption), \
                updated_at = CASE WHEN ?12 THEN MAX(updated_at + 1, ?1) ELSE updated_at END \
              WHERE shares.id = ?2 AND " SHARE_VISIBLE
         ],
@@ -291,6 +307,7 @@ pub(super) async fn update_share_row(
         set_password,
         password_hash,
         set_changes,
+        changes.require_encryption,
     )
     .execute(connection)
     .await?;
@@ -369,6 +386,30 @@ pub(super) async fn insert_members(
     .execute(connection)
     .await?;
     Ok(())
+}
+
+/// The first visible file of `share`, in its order, that is not known to be an age file, if the
+/// share requires encryption (as it stands in this transaction).
+pub(super) async fn first_plaintext_member(
+    connection: &mut SqliteConnection,
+    share: &ShareId,
+    now: i64,
+) -> Result<Option<String>, StoreError> {
+    let share = share.as_str();
+    let plaintext = sql!(
+        query_scalar,
+        [
+            "SELECT share_files.file_id FROM share_files WHERE share_files.share_id = ?2 \
+             AND (SELECT require_encryption FROM shares WHERE shares.id = ?2) \
+             AND share_files.file_id IN (SELECT id FROM files WHERE age_layout IS NOT 1 AND " VISIBLE ") \
+             ORDER BY share_files.position, share_files.file_id LIMIT 1"
+        ],
+        now,
+        share
+    )
+    .fetch_optional(connection)
+    .await?;
+    Ok(plaintext)
 }
 
 /// `[[file id, folder], ...]`, as json_each reads a batch of members.

@@ -1,6 +1,6 @@
 //! Records the store takes and gives back that are the same whichever database runs.
 
-use crate::domain::{DeliveryId, FileId, FileName, GuestLinkId, ShareId, WebhookFormat, WebhookId};
+use crate::domain::{DeliveryId, FileId, FileName, GuestLinkId, ShareId, TokenRights, WebhookFormat, WebhookId};
 
 /// The metadata of an upload that is about to start.
 #[derive(Debug, Clone)]
@@ -96,6 +96,26 @@ pub struct NewShare<'a> {
     pub expires_at: Option<i64>,
     pub max_downloads: Option<i64>,
     pub password_hash: Option<&'a str>,
+    pub require_encryption: bool,
+}
+
+/// A new API token: its label, the SHA-256 of its value (the value itself is never stored), and
+/// what it may do.
+#[derive(Debug, Clone, Copy)]
+pub struct NewApiToken<'a> {
+    pub label: &'a str,
+    pub token_sha256: &'a str,
+    pub rights: TokenRights,
+}
+
+/// A fact about a file's bytes that files stored before it was kept lack, worked out from their
+/// chunks when first needed (`files().lacking`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileFact {
+    /// The CRC-32 a share's zip needs.
+    Crc32,
+    /// Whether it has the layout of an age file (a share that requires encryption takes only those).
+    AgeLayout,
 }
 
 /// What `blobdrop vacuum` did.

@@ -2,6 +2,7 @@
 //! Both stores read them with the same names: SQLite's `query_as!` and the runtime statements of
 //! PostgreSQL (`FromRow`), whose column aliases carry the same names as `query_as!`'s overrides.
 
+use crate::domain::{ApiTokenId, ApiTokenRecord, TokenRights, TokenScopes};
 use crate::domain::{FileId, FileName, GuestLinkId, ShareId};
 use crate::domain::{FileRecord, GuestLinkRecord};
 use crate::domain::{ShareMember, ShareRecord};
@@ -162,6 +163,7 @@ pub struct ShareRow {
     pub download_count: i64,
     pub last_download_at: Option<i64>,
     pub password_protected: bool,
+    pub require_encryption: bool,
     pub file_count: i64,
     pub total_size: i64,
     pub newest_file_at: i64,
@@ -182,6 +184,7 @@ impl TryFrom<ShareRow> for ShareRecord {
             download_count: row.download_count,
             last_download_at: row.last_download_at,
             password_protected: row.password_protected,
+            require_encryption: row.require_encryption,
             file_count: row.file_count,
             total_size: row.total_size,
             newest_file_at: row.newest_file_at,
@@ -286,6 +289,34 @@ impl From<WebhookTargetRow> for WebhookTarget {
 /// A stored value that is not what its column must hold: the error sqlx gave for it before.
 pub fn decode_error(column: &str, error: impl std::error::Error + Send + Sync + 'static) -> StoreError {
     StoreError::Database(sqlx::Error::ColumnDecode { index: column.to_owned(), source: Box::new(error) })
+}
+
+/// An API token's row; `scopes` as written (`read upload`).
+#[derive(Debug, sqlx::FromRow)]
+pub struct ApiTokenRow {
+    pub id: i64,
+    pub label: String,
+    pub created_at: i64,
+    pub last_used_at: Option<i64>,
+    pub scopes: String,
+    pub require_encryption: bool,
+}
+
+impl TryFrom<ApiTokenRow> for ApiTokenRecord {
+    type Error = StoreError;
+
+    fn try_from(row: ApiTokenRow) -> Result<Self, StoreError> {
+        Ok(ApiTokenRecord {
+            id: ApiTokenId(row.id),
+            label: row.label,
+            created_at: row.created_at,
+            last_used_at: row.last_used_at,
+            rights: TokenRights {
+                scopes: TokenScopes::parse(&row.scopes).map_err(|e| decode_error("scopes", e))?,
+                require_encryption: row.require_encryption,
+            },
+        })
+    }
 }
 
 /// Each row of `rows` as its record.

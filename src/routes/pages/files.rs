@@ -302,6 +302,7 @@ async fn share_rows(req: &HttpRequest, state: &AppState, now: i64) -> Result<(Ve
             max_downloads: share.max_downloads.map(|n| n.to_string()).unwrap_or_default(),
             expires: When::or_never(now, share.expires_at),
             password_protected: share.password_protected,
+            require_encryption: share.require_encryption,
         })
         .collect();
     Ok((rows, more))

@@ -6,7 +6,7 @@ use base64::prelude::BASE64_STANDARD;
 use serde::Deserialize;
 
 use crate::domain::date_time;
-use crate::domain::{ApiTokenId, TokenLabel};
+use crate::domain::{ApiTokenId, TokenLabel, TokenRights, TokenScopes};
 use crate::routes::error::AppError;
 use crate::routes::owner::{NoFields, Owner, OwnerForm};
 use crate::routes::pages::page::{SignedIn, layout, page, see_other};
@@ -22,6 +22,12 @@ pub async fn list(SignedIn(owner): SignedIn, state: web::Data<AppState>) -> Resu
 #[derive(Deserialize)]
 pub struct CreateForm {
     label: String,
+    /// One scope (`full`, `upload`, `read`); the API takes several.
+    #[serde(default)]
+    scope: Option<String>,
+    /// A ticked checkbox: its uploads must be age files.
+    #[serde(default)]
+    require_encryption: Option<String>,
 }
 
 /// Answers with the page itself (no redirect), so the new token is on this one page only.
@@ -30,8 +36,14 @@ pub async fn create(
     form: OwnerForm<CreateForm>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    let label = TokenLabel::parse(&form.fields.label).map_err(AppError::from)?;
-    let (record, token) = tokens::create(&state.ctx, &label).await?;
+    let fields = &form.fields;
+    let label = TokenLabel::parse(&fields.label).map_err(AppError::from)?;
+    let scopes = match fields.scope.as_deref() {
+        Some(scope) => TokenScopes::of([scope]).map_err(|error| AppError::BadRequest(error.to_string()))?,
+        None => TokenScopes::FULL,
+    };
+    let rights = TokenRights { scopes, require_encryption: fields.require_encryption.is_some() };
+    let (record, token) = tokens::create(&state.ctx, &label, rights).await?;
     let base_url = state.base_url(&req);
     let uploader = serde_json::to_vec_pretty(&sharex::uploader(&base_url, &token)).map_err(AppError::internal)?;
     let new_token = NewTokenView {
@@ -74,6 +86,8 @@ async fn tokens_page(
                 label: token.label,
                 created: date_time(token.created_at),
                 last_used: When::or_never(now, token.last_used_at),
+                scopes: token.rights.scopes.to_string(),
+                require_encryption: token.rights.require_encryption,
             })
             .collect(),
         new_token,

@@ -184,6 +184,8 @@ pub struct ShareListRow {
     pub max_downloads: String,
     pub expires: When,
     pub password_protected: bool,
+    /// Only age-encrypted files may be in it.
+    pub require_encryption: bool,
 }
 
 /// Bytes of a text file shown in its file page's preview.
@@ -298,6 +300,10 @@ pub struct TokenRow {
     pub label: String,
     pub created: String,
     pub last_used: When,
+    /// Its scopes, as the API names them (`read upload`).
+    pub scopes: String,
+    /// Its uploads must be age files.
+    pub require_encryption: bool,
 }
 
 /// A token just created, shown once, with what ShareX and Flameshot need to use it.

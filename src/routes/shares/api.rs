@@ -97,10 +97,14 @@ pub struct Create {
     /// 1 to 256 bytes, no control characters.
     #[schema(min_length = 1, max_length = 256, pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]+$")]
     password: Option<String>,
+    /// Only age-encrypted files may be in the share (a file that is not one is refused with 415).
+    /// Default false.
+    #[serde(default)]
+    require_encryption: bool,
 }
 
 #[utoipa::path(post, path = "/api/shares", operation_id = "createShare", tag = "shares", request_body = Create,
-    responses((status = 201, description = "the new share with its files", body = ShareJson), (status = 400, description = "a bad body, with a one-line reason"), (status = 401, description = "no or wrong credentials"), (status = 409, description = "a file it names is not there")))]
+    responses((status = 201, description = "the new share with its files", body = ShareJson), (status = 400, description = "a bad body, with a one-line reason"), (status = 401, description = "no or wrong credentials"), (status = 409, description = "a file it names is not there"), (status = 415, description = "the share requires encryption and a file it names is not an age file")))]
 pub async fn create(
     req: HttpRequest,
     body: OwnerJson<Create>,
@@ -113,6 +117,7 @@ pub async fn create(
         expires_at: body.expires.as_deref().map(parse_expiry).transpose()?,
         max_downloads: body.max_downloads.map(parse_max_downloads).transpose()?,
         password: body.password.as_deref().map(parse_password).transpose()?,
+        require_encryption: body.require_encryption,
     };
     let files = parse_refs(&body.files)?;
     let share = shares::written(shares::create(&state.ctx, options, &files, state.ctx.now()).await?)?;
@@ -152,6 +157,9 @@ pub struct Edit {
     #[serde(default, deserialize_with = "present")]
     #[schema(value_type = Option<String>, min_length = 1, max_length = 256, pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]+$")]
     password: Option<Option<String>>,
+    /// `true`: only age-encrypted files may be in it from now on (refused with 415 while it holds
+    /// a file that is not one); `false`: any file.
+    require_encryption: Option<bool>,
     #[serde(default)]
     add: Vec<FileRef>,
     #[serde(default)]
@@ -160,7 +168,7 @@ pub struct Edit {
 }
 
 #[utoipa::path(patch, path = "/api/shares/{id}", operation_id = "editShare", tag = "shares", params(("id" = String, Path)), request_body = Edit,
-    responses((status = 200, description = "the edited share with its files", body = ShareJson), (status = 400, description = "a bad body, with a one-line reason"), (status = 401, description = "no or wrong credentials"), (status = 404, description = "no such id"), (status = 409, description = "a file it adds is not there")))]
+    responses((status = 200, description = "the edited share with its files", body = ShareJson), (status = 400, description = "a bad body, with a one-line reason"), (status = 401, description = "no or wrong credentials"), (status = 404, description = "no such id"), (status = 409, description = "a file it adds is not there"), (status = 415, description = "the share requires encryption and a file it adds (or holds, when the edit turns that on) is not an age file")))]
 pub async fn edit(
     req: HttpRequest,
     id: web::Path<ShareId>,
@@ -175,6 +183,7 @@ pub async fn edit(
         expires_at: body.expires.map(|raw| raw.as_deref().map(parse_expiry).transpose()).transpose()?,
         max_downloads: body.max_downloads.map(|value| value.map(parse_max_downloads).transpose()).transpose()?,
         password_hash: None,
+        require_encryption: body.require_encryption,
         add: parse_refs(&body.add)?,
         remove: body
             .remove

@@ -1,26 +1,31 @@
 //! API tokens: random secrets for scripts, shown once at creation, stored and found by SHA-256 only.
 
-use crate::domain::TokenLabel;
-use crate::domain::{ApiTokenId, ApiTokenRecord};
+use crate::domain::{ApiTokenId, ApiTokenRecord, TokenLabel, TokenRights};
 use crate::services::Context;
 use crate::services::auth::secret::{generate_secret, token_hash};
-use crate::store::StoreError;
+use crate::store::{NewApiToken, StoreError};
 
 /// A token's last use is written at most this often, so a busy script does not write per request.
 pub const LAST_USED_PRECISION_SECS: i64 = 60;
 
-/// Creates a token; the returned string is the only time it exists outside the client.
-pub async fn create(ctx: &Context, label: &TokenLabel) -> Result<(ApiTokenRecord, String), StoreError> {
+/// Creates a token with `rights`; the returned string is the only time it exists outside the client.
+pub async fn create(
+    ctx: &Context,
+    label: &TokenLabel,
+    rights: TokenRights,
+) -> Result<(ApiTokenRecord, String), StoreError> {
     let token = generate_secret();
-    let record = ctx.store.accounts().create_api_token(label.as_str(), &token_hash(&token), ctx.now()).await?;
+    let new = NewApiToken { label: label.as_str(), token_sha256: &token_hash(&token), rights };
+    let record = ctx.store.accounts().create_api_token(&new, ctx.now()).await?;
     Ok((record, token))
 }
 
-/// True when `candidate` is a live token; notes when it was used (at most once a minute).
-/// The lookup is by the candidate's hash, so no comparison ever runs on the token itself.
-pub async fn authenticate(ctx: &Context, candidate: &str) -> Result<bool, StoreError> {
+/// What `candidate` may do, when it is a live token (read from its row at every use, so a
+/// revoked token is refused at once); notes when it was used (at most once a minute). The lookup
+/// is by the candidate's hash, so no comparison ever runs on the token itself.
+pub async fn authenticate(ctx: &Context, candidate: &str) -> Result<Option<TokenRights>, StoreError> {
     let Some(token) = ctx.store.accounts().find_api_token(&token_hash(candidate)).await? else {
-        return Ok(false);
+        return Ok(None);
     };
     let now = ctx.now();
     let stale_before = now - LAST_USED_PRECISION_SECS;
@@ -30,7 +35,7 @@ pub async fn authenticate(ctx: &Context, candidate: &str) -> Result<bool, StoreE
             tracing::warn!(token_id = token.id.0, ?error, "could not note an API token's last use");
         }
     }
-    Ok(true)
+    Ok(Some(token.rights))
 }
 
 /// Every token, newest first.
@@ -57,12 +62,13 @@ mod tests {
     async fn tokens_are_found_by_their_hash_never_by_their_value() {
         let (_folder, ctx) = context().await;
         let store = &ctx.store;
-        let (created, token) = create(&ctx, &TokenLabel::parse("ci").unwrap()).await.unwrap();
-        assert!(authenticate(&ctx, &token).await.unwrap());
+        let (created, token) = create(&ctx, &TokenLabel::parse("ci").unwrap(), TokenRights::FULL).await.unwrap();
+        assert_eq!(authenticate(&ctx, &token).await.unwrap(), Some(TokenRights::FULL));
         // A row holding a raw value (as a plain `==` lookup would need) is never matched by it.
-        store.accounts().create_api_token("raw", "planted-raw-token", 0).await.unwrap();
-        assert!(!authenticate(&ctx, "planted-raw-token").await.unwrap());
-        assert!(!authenticate(&ctx, &token[..42]).await.unwrap());
+        let planted = NewApiToken { label: "raw", token_sha256: "planted-raw-token", rights: TokenRights::FULL };
+        store.accounts().create_api_token(&planted, 0).await.unwrap();
+        assert_eq!(authenticate(&ctx, "planted-raw-token").await.unwrap(), None);
+        assert_eq!(authenticate(&ctx, &token[..42]).await.unwrap(), None);
         // What is stored is the hash alone.
         let found = store.accounts().find_api_token(&token_hash(&token)).await.unwrap().unwrap();
         assert_eq!(found.id, created.id);
@@ -73,9 +79,9 @@ mod tests {
     async fn last_use_is_noted_at_most_once_a_minute() {
         let (_folder, ctx) = context().await;
         let store = &ctx.store;
-        let (created, token) = create(&ctx, &TokenLabel::parse("ci").unwrap()).await.unwrap();
+        let (created, token) = create(&ctx, &TokenLabel::parse("ci").unwrap(), TokenRights::FULL).await.unwrap();
         assert_eq!(created.last_used_at, None);
-        assert!(authenticate(&ctx, &token).await.unwrap());
+        assert_eq!(authenticate(&ctx, &token).await.unwrap(), Some(TokenRights::FULL));
         let first = store.accounts().find_api_token(&token_hash(&token)).await.unwrap().unwrap().last_used_at.unwrap();
         // A use noted a minute ago is renewed; one noted just now is left alone.
         store.accounts().touch_api_token(&created.id, first + 30, first - 30).await.unwrap();
@@ -90,9 +96,9 @@ mod tests {
     async fn a_revoked_token_no_longer_authenticates() {
         let (_folder, ctx) = context().await;
         let store = &ctx.store;
-        let (created, token) = create(&ctx, &TokenLabel::parse("ci").unwrap()).await.unwrap();
+        let (created, token) = create(&ctx, &TokenLabel::parse("ci").unwrap(), TokenRights::FULL).await.unwrap();
         assert!(store.accounts().delete_api_token(&created.id).await.unwrap());
-        assert!(!authenticate(&ctx, &token).await.unwrap());
+        assert_eq!(authenticate(&ctx, &token).await.unwrap(), None);
         assert!(!store.accounts().delete_api_token(&created.id).await.unwrap());
     }
 }

@@ -42,6 +42,10 @@ super::declare_statements! {
     /// already in it only moves to its new folder.
     fn insert_members(share: &'c ShareId, position: i64, batch: &'c [(&'c str, &'c str)], now: i64) -> () = shares;
 
+    /// The first visible member of `share` not known to be an age file, if the share requires
+    /// encryption as it stands in this transaction.
+    fn first_plaintext_member(share: &'c ShareId, now: i64) -> Option<String> = shares;
+
     /// Hides the visible files of `share` (the clean-up purges them).
     fn hide_share_files(share: &'c ShareId, now: i64) -> () = shares;
 
@@ -52,7 +56,8 @@ super::declare_statements! {
 /// The shares' flows, as methods of every backend's `Store` (the blanket impl below).
 pub trait ShareFlows: ShareStatements {
     /// Creates a share holding `files` in this order, in one transaction; `NoFile` if one of them
-    /// is not a visible file (then nothing is stored).
+    /// is not a visible file, `NotEncrypted` if the share requires encryption and one of them is
+    /// not known to be an age file (then nothing is stored).
     fn create_share(
         &self,
         share: &NewShare<'_>,
@@ -62,9 +67,9 @@ pub trait ShareFlows: ShareStatements {
         async move {
             let mut transaction = self.writer().begin().await?;
             Self::insert_share(&mut transaction, share, now).await?;
-            if let Some(missing) = add_members::<Self>(&mut transaction, share.id, files, now).await? {
+            if let Some(refused) = add_members::<Self>(&mut transaction, share.id, files, now).await? {
                 transaction.rollback().await?;
-                return Ok(ShareWrite::NoFile(missing));
+                return Ok(refused);
             }
             transaction.commit().await?;
             let share = Self::visible_share(&mut *self.writer().acquire().await?, share.id, now).await?;
@@ -72,7 +77,8 @@ pub trait ShareFlows: ShareStatements {
         }
     }
 
-    /// Applies an owner's edit in one transaction.
+    /// Applies an owner's edit in one transaction; refused as `create_share` refuses, also when
+    /// the edit turns the requirement of encryption on while a member is not an age file.
     fn update_share(
         &self,
         id: &ShareId,
@@ -87,8 +93,8 @@ pub trait ShareFlows: ShareStatements {
             for file in &changes.remove {
                 Self::remove_member(&mut transaction, id, file).await?;
             }
-            if let Some(missing) = add_members::<Self>(&mut transaction, id, &changes.add, now).await? {
-                return Ok(ShareWrite::NoFile(missing));
+            if let Some(refused) = add_members::<Self>(&mut transaction, id, &changes.add, now).await? {
+                return Ok(refused);
             }
             transaction.commit().await?;
             // Read through the writer: a reader might not see this commit yet.
@@ -120,20 +126,26 @@ pub trait ShareFlows: ShareStatements {
 impl<S: ShareStatements> ShareFlows for S {}
 
 /// Appends `files` to a share after its last position, a batch per statement (a file named
-/// twice keeps its first place and its last folder). Returns the first file that is not visible.
+/// twice keeps its first place and its last folder), then checks the share's requirement of
+/// encryption against all its members, old and new. Returns why the share cannot hold them: the
+/// first file that is not visible, or the first member that is not an age file.
 async fn add_members<S: ShareStatements + ?Sized>(
     connection: &mut <S::Db as sqlx::Database>::Connection,
     share: &ShareId,
     files: &[(FileId, FolderPath)],
     now: i64,
-) -> Result<Option<FileId>, StoreError> {
+) -> Result<Option<ShareWrite>, StoreError> {
+    let file_id = |id: String| FileId::try_from(id).map_err(|e| decode_error("file_id", e));
     let mut position = S::next_member_position(connection, share).await?;
     for batch in distinct_members(files).chunks(MEMBER_BATCH) {
         if let Some(missing) = S::first_missing_member(connection, batch, now).await? {
-            return Ok(Some(FileId::try_from(missing).map_err(|e| decode_error("file_id", e))?));
+            return Ok(Some(ShareWrite::NoFile(file_id(missing)?)));
         }
         S::insert_members(connection, share, position, batch, now).await?;
         position += batch.len() as i64;
     }
-    Ok(None)
+    match S::first_plaintext_member(connection, share, now).await? {
+        Some(plaintext) => Ok(Some(ShareWrite::NotEncrypted(file_id(plaintext)?))),
+        None => Ok(None),
+    }
 }
