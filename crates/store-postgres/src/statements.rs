@@ -4,7 +4,7 @@
 
 use sqlx::{Connection, Executor, PgConnection};
 
-use super::{api_tokens, files, shares, space, store};
+use super::{files, shares, space, store};
 use crate::domain::FileSort;
 
 /// A fresh database on the test server, migrated, dropped when the guard goes; `None` (and a line
@@ -55,11 +55,6 @@ pub(crate) fn with_database(server: &str, name: &str) -> String {
 async fn every_statement_prepares_against_the_migrated_schema() {
     let Some((database, store)) = TestDatabase::create().await else { return };
     let mut statements: Vec<String> = [
-        api_tokens::CREATE_API_TOKEN,
-        api_tokens::FIND_API_TOKEN,
-        api_tokens::TOUCH_API_TOKEN,
-        api_tokens::LIST_API_TOKENS,
-        api_tokens::DELETE_API_TOKEN,
         shares::CREATE_SHARE,
         shares::FIND_SHARE,
         shares::FIND_SHARE_EVEN_USED_UP,
