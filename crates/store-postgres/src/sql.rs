@@ -35,6 +35,17 @@ macro_rules! sql {
              is_partial"
         ] $args $($rest)*)
     };
+    (@munch $how:tt [$($sql:literal)*] $args:tt SHARE_COLUMNS $($rest:tt)*) => {
+        // In the order of `ShareRow`; the counts and sizes of its visible files, from their rows.
+        sql!(@munch $how [$($sql)*] $args
+            "shares.id, shares.name, shares.note, shares.created_at, shares.updated_at, shares.expires_at, \
+             shares.max_downloads, shares.download_count, shares.last_download_at, \
+             shares.password_hash IS NOT NULL AS \"password_protected!\", shares.require_encryption, \
+             (SELECT COUNT(*) " SHARE_MEMBERS ") AS \"file_count!\", \
+             (SELECT COALESCE(SUM(files.file_size), 0)::BIGINT " SHARE_MEMBERS ") AS \"total_size!\", \
+             (SELECT COALESCE(MAX(files.created_at), 0) " SHARE_MEMBERS ") AS \"newest_file_at!\""
+            $($rest)*)
+    };
     (@munch $how:tt [$($sql:literal)*] $args:tt SHARE_MEMBERS $($rest:tt)*) => {
         // The member files of the share in the outer query that anyone may download now.
         sql!(@munch $how [$($sql)*
@@ -82,48 +93,9 @@ macro_rules! file_columns {
     };
 }
 
-/// A share not expired at `$1`, its downloads used up or not.
-macro_rules! share_unexpired {
-    () => {
-        sql!(concat, [SHARE_UNEXPIRED])
-    };
-}
-
 /// Anyone with its link may download the file now (`$1`).
 macro_rules! visible {
     () => {
         sql!(concat, [VISIBLE])
-    };
-}
-
-/// The member files of the share in the outer query that anyone may download now.
-macro_rules! share_members {
-    () => {
-        sql!(concat, [SHARE_MEMBERS])
-    };
-}
-
-/// The columns of `ShareRow`: the counts and sizes of its visible files, from their rows.
-macro_rules! share_columns {
-    () => {
-        concat!(
-            "shares.id, shares.name, shares.note, shares.created_at, shares.updated_at, shares.expires_at, \
-             shares.max_downloads, shares.download_count, shares.last_download_at, \
-             shares.password_hash IS NOT NULL AS password_protected, shares.require_encryption, \
-             (SELECT COUNT(*) ",
-            share_members!(),
-            ") AS file_count, (SELECT COALESCE(SUM(files.file_size), 0)::BIGINT ",
-            share_members!(),
-            ") AS total_size, (SELECT COALESCE(MAX(files.created_at), 0) ",
-            share_members!(),
-            ") AS newest_file_at"
-        )
-    };
-}
-
-/// A share anyone with its link may see now (`$1`): not expired, downloads left.
-macro_rules! share_visible {
-    () => {
-        sql!(concat, [SHARE_VISIBLE])
     };
 }
