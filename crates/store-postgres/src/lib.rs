@@ -1,7 +1,8 @@
 //! The PostgreSQL store: the same tables and rules as SQLite's, on the engine several instances can
-//! share. Its statements are runtime `sqlx::query`/`query_as` strings, each a `const` in its module:
-//! sqlx's compile-time checks cover one database per build (`DATABASE_URL` is one URL, and it is
-//! SQLite's), so `statements`' test prepares every one of them against a migrated PostgreSQL instead.
+//! share. Its statements are `query!`/`query_as!`/`query_scalar!` macros, checked at build time
+//! against this crate's .sqlx/ (sqlx checks one database a compilation, so this backend is a crate
+//! of its own; `scripts/sqlx-prepare` makes the data from a migrated PostgreSQL). The few built at
+//! run time (the files page's ORDER BY) are prepared by `statements`' test instead.
 
 /// The bottom layer (crates/domain), as every other layer names it.
 use blobdrop_domain as domain;

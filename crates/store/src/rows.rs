@@ -1,6 +1,7 @@
 //! Rows as either database returns them (ids as text), each turned into its public record once, here.
-//! Both stores read them with the same names: SQLite's `query_as!` and the runtime statements of
-//! PostgreSQL (`FromRow`), whose column aliases carry the same names as `query_as!`'s overrides.
+//! Both stores read them with `query_as!`, by the same names; the one statement each builds at run
+//! time (the files page) reads `FileRow` by `FromRow`, through column aliases that carry the same
+//! names as `query_as!`'s overrides.
 
 use crate::domain::{ApiTokenId, ApiTokenRecord, TokenRights, TokenScopes};
 use crate::domain::{FileId, FileName, GuestLinkId, ShareId};
