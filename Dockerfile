@@ -15,16 +15,20 @@ WORKDIR /src
 COPY Cargo.toml Cargo.lock ./
 # The workspace's other members: their manifests (and the domain's build script) for the stub build.
 COPY crates/domain/Cargo.toml crates/domain/build.rs ./crates/domain/
+COPY crates/store/Cargo.toml ./crates/store/
+COPY crates/store-sqlite/Cargo.toml ./crates/store-sqlite/
+COPY crates/store-postgres/Cargo.toml ./crates/store-postgres/
 # Compile the dependencies against stub crates, so editing blobdrop's code reuses this layer.
-RUN mkdir src crates/domain/src \
+RUN mkdir src crates/domain/src crates/store/src crates/store-sqlite/src crates/store-postgres/src \
     && echo 'fn main() {}' > src/main.rs \
-    && touch src/lib.rs crates/domain/src/lib.rs \
+    && touch src/lib.rs crates/domain/src/lib.rs crates/store/src/lib.rs crates/store-sqlite/src/lib.rs \
+        crates/store-postgres/src/lib.rs \
     && cargo build --release --locked \
-    && rm -rf src crates/domain/src
+    && rm -rf src crates/domain/src crates/store/src crates/store-sqlite/src crates/store-postgres/src
 COPY src ./src
+# Each backend crate's queries are checked at compile time against its .sqlx/ (scripts/sqlx-prepare),
+# not a database: COPY takes those folders with the crates.
 COPY crates ./crates
-# The queries are checked at compile time against .sqlx/ (scripts/sqlx-prepare), not a database.
-COPY .sqlx ./.sqlx
 ENV SQLX_OFFLINE=true
 COPY migrations ./migrations
 COPY templates ./templates
@@ -33,7 +37,8 @@ COPY static ./static
 # (`--build-arg BLOBDROP_COMMIT=$(git rev-parse --short=12 HEAD)`; crates/domain/build.rs reads it).
 ARG BLOBDROP_COMMIT=unknown
 # touch: the copied sources may be older than the stub's build, and cargo compares times.
-RUN touch src/main.rs src/lib.rs crates/domain/src/lib.rs \
+RUN touch src/main.rs src/lib.rs crates/domain/src/lib.rs crates/store/src/lib.rs crates/store-sqlite/src/lib.rs \
+        crates/store-postgres/src/lib.rs \
     && cargo build --release --locked \
     && cp target/release/blobdrop /blobdrop \
     && mkdir /data

@@ -1,27 +1,21 @@
 //! All SQL lives here: the database of files and their chunks, guest links, sessions, API tokens,
 //! deletion tokens, download history and settings, and the checks and exports built on them.
-//! One interface (`Store`) with two implementations, `sqlite/` (the default) and `postgres/`
-//! (several instances sharing one database); nothing above this module knows which one runs.
+//! One interface (`Store`) with two implementations, crates of their own so that each checks its
+//! queries at compile time against its own database: `blobdrop-store-sqlite`
+//! (crates/store-sqlite, the default) and `blobdrop-store-postgres` (crates/store-postgres,
+//! several instances sharing one database), over what both share, `blobdrop-store`
+//! (crates/store); nothing above this module knows which one runs.
 
-mod error;
 mod facade;
-mod flows;
-mod leases;
-mod live_uploads;
-mod location;
 pub mod migrate;
-mod postgres;
 mod read_only;
-mod records;
-mod rows;
-mod rules;
-mod sqlite;
 
-pub use error::{OpenError, StoreError};
+use blobdrop_store::{flows, live_uploads};
+use blobdrop_store_postgres as postgres;
+use blobdrop_store_sqlite as sqlite;
+
+pub use blobdrop_store::records::*;
+pub use blobdrop_store::{CleanupLock, DatabaseLocation, LiveUpload, OpenError, StoreError};
 pub use facade::Store;
-pub use leases::CleanupLock;
-pub use live_uploads::LiveUpload;
-pub use location::DatabaseLocation;
 pub use read_only::ReadOnlyDatabase;
-pub use records::*;
 pub use sqlite::{PAGE_SIZE, StoreOptions, WAL_AUTOCHECKPOINT, copy_database, export, free_bytes, import};

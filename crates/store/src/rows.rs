@@ -1,0 +1,347 @@
+//! Rows as either database returns them (ids as text), each turned into its public record once, here.
+//! Both stores read them with `query_as!`, by the same names; the one statement each builds at run
+//! time (the files page) reads `FileRow` by `FromRow`, through column aliases that carry the same
+//! names as `query_as!`'s overrides.
+
+use crate::domain::{ApiTokenId, ApiTokenRecord, TokenRights, TokenScopes};
+use crate::domain::{FileId, FileName, GuestLinkId, ShareId};
+use crate::domain::{FileRecord, GuestLinkRecord};
+use crate::domain::{ShareMember, ShareRecord};
+use crate::domain::{WebhookEvents, WebhookFormat, WebhookRecord};
+use crate::{ResumableRecord, StoreError, WebhookTarget};
+
+/// The last step of each backend's `sql!`, once its pieces are string literals:
+/// `checked_sql!((query_as Record) [literals] [args])` is `sqlx::query_as!(Record, "..." + "...", args)`,
+/// `(query)` and `(query_scalar)` the same with `query!` and `query_scalar!`, and `(concat)` the
+/// text as a `&str` (for a statement built at run time, or a test that reads its plan).
+#[macro_export]
+macro_rules! checked_sql {
+    ((query_as $record:ident) [$first:literal $($sql:literal)*] [$($arg:expr),*]) => {
+        sqlx::query_as!($record, $first $(+ $sql)* $(, $arg)*)
+    };
+    ((query) [$first:literal $($sql:literal)*] [$($arg:expr),*]) => {
+        sqlx::query!($first $(+ $sql)* $(, $arg)*)
+    };
+    ((query_scalar) [$first:literal $($sql:literal)*] [$($arg:expr),*]) => {
+        sqlx::query_scalar!($first $(+ $sql)* $(, $arg)*)
+    };
+    ((concat) [$($sql:literal)*] []) => {
+        concat!($($sql),*)
+    };
+}
+
+/// A file row. Its column names carry `query_as!`'s overrides (`sha256!`: never NULL once ready),
+/// so the one statement built at run time (the files page) reads them under those names too.
+#[derive(Debug, sqlx::FromRow)]
+pub struct FileRow {
+    pub id: String,
+    pub filename: String,
+    pub content_type: String,
+    pub file_size: i64,
+    pub chunk_size: i64,
+    #[sqlx(rename = "sha256!")]
+    pub sha256: String,
+    pub note: Option<String>,
+    pub created_at: i64,
+    pub expires_at: Option<i64>,
+    pub max_downloads: Option<i64>,
+    pub download_count: i64,
+    pub last_download_at: Option<i64>,
+    pub guest_link_id: Option<String>,
+    #[sqlx(rename = "guest_link_label?")]
+    pub guest_link_label: Option<String>,
+    #[sqlx(rename = "password_protected!: bool")]
+    pub password_protected: bool,
+}
+
+/// A stored guest link id (a file's or an upload's link), checked as ids are.
+pub fn guest_link(raw: Option<String>) -> Result<Option<GuestLinkId>, StoreError> {
+    raw.map(|raw| GuestLinkId::try_from(raw).map_err(|e| decode_error("guest_link_id", e))).transpose()
+}
+
+impl TryFrom<FileRow> for FileRecord {
+    type Error = StoreError;
+
+    fn try_from(row: FileRow) -> Result<Self, StoreError> {
+        Ok(FileRecord {
+            id: FileId::try_from(row.id).map_err(|e| decode_error("id", e))?,
+            filename: FileName::try_from(row.filename).map_err(|e| decode_error("filename", e))?,
+            content_type: row.content_type,
+            file_size: row.file_size,
+            chunk_size: row.chunk_size,
+            sha256: row.sha256,
+            note: row.note,
+            created_at: row.created_at,
+            expires_at: row.expires_at,
+            max_downloads: row.max_downloads,
+            download_count: row.download_count,
+            last_download_at: row.last_download_at,
+            guest_link_id: guest_link(row.guest_link_id)?,
+            guest_link_label: row.guest_link_label,
+            password_protected: row.password_protected,
+        })
+    }
+}
+
+/// A guest link row.
+#[derive(Debug, sqlx::FromRow)]
+pub struct GuestLinkRow {
+    pub id: String,
+    pub label: String,
+    pub created_at: i64,
+    pub expires_at: Option<i64>,
+    pub max_file_size: Option<i64>,
+    pub max_uploads: Option<i64>,
+    pub upload_count: i64,
+    pub file_lifetime_days: Option<i64>,
+    pub disabled: bool,
+    pub share_batches: bool,
+    pub require_encryption: bool,
+}
+
+impl TryFrom<GuestLinkRow> for GuestLinkRecord {
+    type Error = StoreError;
+
+    fn try_from(row: GuestLinkRow) -> Result<Self, StoreError> {
+        Ok(GuestLinkRecord {
+            id: GuestLinkId::try_from(row.id).map_err(|e| decode_error("id", e))?,
+            label: row.label,
+            created_at: row.created_at,
+            expires_at: row.expires_at,
+            max_file_size: row.max_file_size,
+            max_uploads: row.max_uploads,
+            upload_count: row.upload_count,
+            file_lifetime_days: row.file_lifetime_days,
+            disabled: row.disabled,
+            share_batches: row.share_batches,
+            require_encryption: row.require_encryption,
+        })
+    }
+}
+
+/// An unfinished resumable upload's row.
+#[derive(Debug, sqlx::FromRow)]
+pub struct ResumableRow {
+    pub file_id: String,
+    pub upload_offset: i64,
+    pub upload_length: Option<i64>,
+    pub metadata: String,
+    pub file_lifetime_secs: Option<i64>,
+    pub guest_link_id: Option<String>,
+    pub created_at: i64,
+    pub expires_at: i64,
+    pub is_partial: bool,
+}
+
+impl TryFrom<ResumableRow> for ResumableRecord {
+    type Error = StoreError;
+
+    fn try_from(row: ResumableRow) -> Result<Self, StoreError> {
+        Ok(ResumableRecord {
+            file_id: FileId::try_from(row.file_id).map_err(|e| decode_error("file_id", e))?,
+            upload_offset: row.upload_offset,
+            upload_length: row.upload_length,
+            metadata: row.metadata,
+            file_lifetime_secs: row.file_lifetime_secs,
+            guest_link_id: guest_link(row.guest_link_id)?,
+            created_at: row.created_at,
+            expires_at: row.expires_at,
+            is_partial: row.is_partial,
+        })
+    }
+}
+
+/// A share's row with its visible files' count, total size and newest upload.
+#[derive(Debug, sqlx::FromRow)]
+pub struct ShareRow {
+    pub id: String,
+    pub name: String,
+    pub note: Option<String>,
+    pub created_at: i64,
+    pub updated_at: i64,
+    pub expires_at: Option<i64>,
+    pub max_downloads: Option<i64>,
+    pub download_count: i64,
+    pub last_download_at: Option<i64>,
+    pub password_protected: bool,
+    pub require_encryption: bool,
+    pub file_count: i64,
+    pub total_size: i64,
+    pub newest_file_at: i64,
+}
+
+impl TryFrom<ShareRow> for ShareRecord {
+    type Error = StoreError;
+
+    fn try_from(row: ShareRow) -> Result<Self, StoreError> {
+        Ok(ShareRecord {
+            id: ShareId::try_from(row.id).map_err(|e| decode_error("id", e))?,
+            name: FileName::try_from(row.name).map_err(|e| decode_error("name", e))?,
+            note: row.note,
+            created_at: row.created_at,
+            updated_at: row.updated_at,
+            expires_at: row.expires_at,
+            max_downloads: row.max_downloads,
+            download_count: row.download_count,
+            last_download_at: row.last_download_at,
+            password_protected: row.password_protected,
+            require_encryption: row.require_encryption,
+            file_count: row.file_count,
+            total_size: row.total_size,
+            newest_file_at: row.newest_file_at,
+        })
+    }
+}
+
+/// A share's member: a `FileRow`'s columns (`query_as!` nests no struct), its CRC-32 and folder.
+/// (`FromRow` reads the column names of `FileRow`'s overrides.)
+#[derive(Debug, sqlx::FromRow)]
+pub struct ShareMemberRow {
+    pub id: String,
+    pub filename: String,
+    pub content_type: String,
+    pub file_size: i64,
+    pub chunk_size: i64,
+    #[sqlx(rename = "sha256!")]
+    pub sha256: String,
+    pub note: Option<String>,
+    pub created_at: i64,
+    pub expires_at: Option<i64>,
+    pub max_downloads: Option<i64>,
+    pub download_count: i64,
+    pub last_download_at: Option<i64>,
+    pub guest_link_id: Option<String>,
+    #[sqlx(rename = "guest_link_label?")]
+    pub guest_link_label: Option<String>,
+    #[sqlx(rename = "password_protected!: bool")]
+    pub password_protected: bool,
+    pub crc32: Option<i64>,
+    pub folder: String,
+}
+
+impl TryFrom<ShareMemberRow> for ShareMember {
+    type Error = StoreError;
+
+    fn try_from(row: ShareMemberRow) -> Result<Self, StoreError> {
+        let file = FileRow {
+            id: row.id,
+            filename: row.filename,
+            content_type: row.content_type,
+            file_size: row.file_size,
+            chunk_size: row.chunk_size,
+            sha256: row.sha256,
+            note: row.note,
+            created_at: row.created_at,
+            expires_at: row.expires_at,
+            max_downloads: row.max_downloads,
+            download_count: row.download_count,
+            last_download_at: row.last_download_at,
+            guest_link_id: row.guest_link_id,
+            guest_link_label: row.guest_link_label,
+            password_protected: row.password_protected,
+        };
+        Ok(ShareMember { file: file.try_into()?, crc32: row.crc32, folder: row.folder })
+    }
+}
+
+/// A webhook's row, turned into its record once, here.
+#[derive(Debug, sqlx::FromRow)]
+pub struct WebhookRow {
+    pub id: i64,
+    pub url: String,
+    pub events: String,
+    pub format: String,
+    pub created_at: i64,
+}
+
+impl From<WebhookRow> for WebhookRecord {
+    fn from(row: WebhookRow) -> Self {
+        WebhookRecord {
+            id: crate::domain::WebhookId(row.id),
+            url: row.url,
+            events: WebhookEvents::from_stored(&row.events),
+            // The table's CHECK allows the four formats only.
+            format: WebhookFormat::parse(&row.format).unwrap_or_default(),
+            created_at: row.created_at,
+        }
+    }
+}
+
+/// A webhook's row with its key, for the deliveries being sent.
+#[derive(Debug, sqlx::FromRow)]
+pub struct WebhookTargetRow {
+    pub id: i64,
+    pub url: String,
+    pub format: String,
+    pub secret: String,
+}
+
+impl From<WebhookTargetRow> for WebhookTarget {
+    fn from(row: WebhookTargetRow) -> Self {
+        WebhookTarget {
+            id: crate::domain::WebhookId(row.id),
+            url: row.url,
+            format: WebhookFormat::parse(&row.format).unwrap_or_default(),
+            secret: row.secret,
+        }
+    }
+}
+
+/// A stored value that is not what its column must hold: the error sqlx gave for it before.
+pub fn decode_error(column: &str, error: impl std::error::Error + Send + Sync + 'static) -> StoreError {
+    StoreError::Database(sqlx::Error::ColumnDecode { index: column.to_owned(), source: Box::new(error) })
+}
+
+/// An API token's row; `scopes` as written (`read upload`).
+#[derive(Debug, sqlx::FromRow)]
+pub struct ApiTokenRow {
+    pub id: i64,
+    pub label: String,
+    pub created_at: i64,
+    pub last_used_at: Option<i64>,
+    pub scopes: String,
+    pub require_encryption: bool,
+}
+
+impl TryFrom<ApiTokenRow> for ApiTokenRecord {
+    type Error = StoreError;
+
+    fn try_from(row: ApiTokenRow) -> Result<Self, StoreError> {
+        Ok(ApiTokenRecord {
+            id: ApiTokenId(row.id),
+            label: row.label,
+            created_at: row.created_at,
+            last_used_at: row.last_used_at,
+            rights: TokenRights {
+                scopes: TokenScopes::parse(&row.scopes).map_err(|e| decode_error("scopes", e))?,
+                require_encryption: row.require_encryption,
+            },
+        })
+    }
+}
+
+/// Each row of `rows` as its record.
+pub fn records<R, T: TryFrom<R, Error = StoreError>>(rows: Vec<R>) -> Result<Vec<T>, StoreError> {
+    rows.into_iter().map(T::try_from).collect()
+}
+
+/// The record of `row`, if there is one.
+pub fn record<R, T: TryFrom<R, Error = StoreError>>(row: Option<R>) -> Result<Option<T>, StoreError> {
+    row.map(T::try_from).transpose()
+}
+
+/// A thumbnail row's columns as the record they keep: an empty type notes that none can be made.
+pub fn thumbnail(content_type: String, bytes: Vec<u8>) -> crate::domain::Thumbnail {
+    match content_type.is_empty() {
+        true => crate::domain::Thumbnail::Unmakeable,
+        false => crate::domain::Thumbnail::Made { content_type, bytes },
+    }
+}
+
+/// The columns a thumbnail row keeps of `thumbnail`: the inverse of `thumbnail`.
+pub fn thumbnail_columns(thumbnail: &crate::domain::Thumbnail) -> (&str, &[u8]) {
+    match thumbnail {
+        crate::domain::Thumbnail::Made { content_type, bytes } => (content_type, bytes),
+        crate::domain::Thumbnail::Unmakeable => ("", &[]),
+    }
+}

@@ -1,3 +1,0 @@
-//! SQLite's statements for the store's flows (`store::flows`): its functions of the same names.
-
-crate::store::flows::implement::implement!(sqlx::Sqlite, writer, reader);
