@@ -201,14 +201,11 @@ fn refused(sso: &SingleSignOn, refusal: &Refusal) -> Result<HttpResponse, AppErr
     failure_page(StatusCode::FORBIDDEN, heading, message)
 }
 
+/// The page of a failed sign-in; a database error is the server's, answered as every other one.
 fn failed(sso: &SingleSignOn, error: OidcError) -> Result<HttpResponse, AppError> {
     let name = &sso.config().name;
-    let error = match error {
+    let (status, heading, message) = match error {
         OidcError::Store(store) => return Err(store.into()),
-        error => error,
-    };
-    let (status, heading, message) = match &error {
-        OidcError::Store(_) => return Err(AppError::NotFound),
         OidcError::Unreachable(_) | OidcError::Discovery(_) => (
             StatusCode::BAD_GATEWAY,
             format!("{name} cannot be reached"),
