@@ -340,6 +340,18 @@ async fn cancelling_at_the_provider_is_a_page_back_to_sign_in() {
 }
 
 #[tokio::test]
+async fn the_client_secret_may_come_from_a_file() {
+    let (mock, args) = provider(&[("alice", serde_json::json!({ "groups": ["admins"] }))]).await;
+    let folder = tempfile::tempdir().unwrap();
+    let file = folder.path().join("client-secret");
+    std::fs::write(&file, format!("{}\n", args.client_secret.clone().unwrap())).unwrap();
+    let args =
+        OidcArgs { client_secret: None, client_secret_file: Some(file), owner_groups: Some("admins".into()), ..args };
+    let app = app_with(args).await;
+    assert!(session_of(&sign_in_as(&app, &mock, "alice").await).is_some());
+}
+
+#[tokio::test]
 async fn a_wrong_client_secret_is_a_page_for_the_administrator() {
     let (mock, args) = provider(&[("alice", serde_json::json!({ "groups": ["admins"] }))]).await;
     let app = app_with(OidcArgs {
@@ -482,6 +494,18 @@ async fn start_refuses_half_a_configuration_and_one_without_a_public_url() {
     .await;
     assert!(message.contains("BLOBDROP_OIDC_ISSUER"), "{message}");
     assert!(!message.contains('\n'), "one line: {message}");
+    let secret_file = folder.path().join("client-secret");
+    std::fs::write(&secret_file, "from-the-file\n").unwrap();
+    let message = refused(&|s| {
+        s.public_url = public();
+        *s.oidc =
+            OidcArgs { client_secret_file: Some(secret_file.clone()), ..oidc("https://idp.example", "blobdrop", "v") };
+    })
+    .await;
+    assert!(
+        message.contains("BLOBDROP_OIDC_CLIENT_SECRET and BLOBDROP_OIDC_CLIENT_SECRET_FILE are both set"),
+        "{message}"
+    );
     assert!(!folder.path().join("blobdrop.db").exists(), "a refused start leaves no database behind");
 }
 
