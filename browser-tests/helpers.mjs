@@ -37,10 +37,13 @@ export async function freePort() {
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Starts the real binary with a temporary database; resolves once /healthz answers 200. */
-export async function startServer({ secret = SECRET, env = {} } = {}) {
+/**
+ * Starts the real binary with a temporary database; resolves once /healthz answers 200. `port`
+ * is for a spec that must know it first (a public URL naming it); otherwise a free one is picked.
+ */
+export async function startServer({ secret = SECRET, env = {}, port: given } = {}) {
   const dir = await mkdtemp(path.join(tmpdir(), 'blobdrop-browser-'));
-  const port = await freePort();
+  const port = given ?? (await freePort());
   const url = `http://127.0.0.1:${port}`;
   const output = [];
   const child = spawn(BIN, [], {

@@ -24,6 +24,10 @@ pub struct Settings {
     #[command(flatten)]
     pub database: DatabaseArgs,
 
+    /// Boxed: nine optional strings would make `Settings` the command enum's one large variant.
+    #[command(flatten)]
+    pub oidc: Box<OidcArgs>,
+
     /// Base of the download links, e.g. https://files.example.com (default: taken from each request).
     #[arg(long, env = "BLOBDROP_PUBLIC_URL")]
     pub public_url: Option<PublicUrl>,
@@ -118,6 +122,75 @@ pub struct Settings {
     #[arg(long, env = "BLOBDROP_ZIP64_THRESHOLD", default_value_t = u64::from(u32::MAX), hide = true)]
     pub zip64_threshold: u64,
 }
+
+/// Single sign-on with an OpenID Connect provider (`services::auth::oidc`): on as soon as an issuer
+/// is set, which then needs the client id, its secret and `BLOBDROP_PUBLIC_URL`.
+#[derive(Debug, Clone, Default, Args)]
+pub struct OidcArgs {
+    /// The provider's issuer URL, e.g. https://auth.example.com/application/o/blobdrop/ (its
+    /// /.well-known/openid-configuration is read at the first sign-in, never at start).
+    #[arg(long = "oidc-issuer", env = "BLOBDROP_OIDC_ISSUER")]
+    pub issuer: Option<String>,
+
+    /// The client id blobdrop has at the provider.
+    #[arg(long = "oidc-client-id", env = "BLOBDROP_OIDC_CLIENT_ID")]
+    pub client_id: Option<String>,
+
+    /// The client's secret at the provider.
+    #[arg(long = "oidc-client-secret", env = "BLOBDROP_OIDC_CLIENT_SECRET", hide_env_values = true)]
+    pub client_secret: Option<String>,
+
+    /// A file holding the client's secret (a Docker secret); not with --oidc-client-secret.
+    #[arg(long = "oidc-client-secret-file", env = "BLOBDROP_OIDC_CLIENT_SECRET_FILE")]
+    pub client_secret_file: Option<PathBuf>,
+
+    /// The scopes asked for, separated by spaces (default: openid profile email).
+    #[arg(long = "oidc-scopes", env = "BLOBDROP_OIDC_SCOPES")]
+    pub scopes: Option<String>,
+
+    /// The provider's name on the sign-in button, "Sign in with NAME" (default: single sign-on).
+    #[arg(long = "oidc-name", env = "BLOBDROP_OIDC_NAME")]
+    pub name: Option<String>,
+
+    /// The ID token's claim that lists the person's groups (default: groups; a dotted path such
+    /// as realm_access.roles reaches into an object).
+    #[arg(long = "oidc-groups-claim", env = "BLOBDROP_OIDC_GROUPS_CLAIM")]
+    pub groups_claim: Option<String>,
+
+    /// Groups whose members sign in as the owner, comma-separated (default: none; then only the
+    /// identity linked on the settings page does).
+    #[arg(long = "oidc-owner-groups", env = "BLOBDROP_OIDC_OWNER_GROUPS")]
+    pub owner_groups: Option<String>,
+
+    /// Hide the secret's sign-in form (once an identity is linked or owner groups are set); the
+    /// secret in Authorization keeps working for scripts.
+    #[arg(long = "oidc-only", env = "BLOBDROP_OIDC_ONLY")]
+    pub only: bool,
+}
+
+/// The OpenID Connect client's secret and its `_FILE` twin.
+pub const OIDC_CLIENT_SECRET: SecretSetting =
+    SecretSetting { name: "BLOBDROP_OIDC_CLIENT_SECRET", flag: "oidc-client-secret" };
+
+/// OpenID Connect settings that cannot be served: one line saying what to set.
+#[derive(Debug, thiserror::Error)]
+pub enum OidcSettingsError {
+    #[error(
+        "single sign-on is half set: {missing} missing (BLOBDROP_OIDC_ISSUER, BLOBDROP_OIDC_CLIENT_ID and BLOBDROP_OIDC_CLIENT_SECRET go together)"
+    )]
+    Missing { missing: String },
+    #[error(
+        "single sign-on needs BLOBDROP_PUBLIC_URL: the provider sends people back to BLOBDROP_PUBLIC_URL/login/oidc/callback, which must be registered there"
+    )]
+    NoPublicUrl,
+    #[error("BLOBDROP_OIDC_ISSUER {issuer} is not an http(s) URL")]
+    Issuer { issuer: String },
+    #[error(transparent)]
+    SecretFile(#[from] SecretFileError),
+}
+
+/// What `BLOBDROP_OIDC_SCOPES` is unless set.
+pub const DEFAULT_OIDC_SCOPES: &str = "openid profile email";
 
 /// The database and how it may grow and checkpoint: the same flags, defaults and variables for the
 /// server and for every command that opens the database (backup, import, verify, vacuum).

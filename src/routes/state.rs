@@ -10,6 +10,7 @@ use actix_web::http::{Method, Version};
 use crate::domain::{FileId, FileName, ForwardingHeaders, GuestLinkId, ShareId, TrustedProxies};
 use crate::domain::{PATH_SEGMENT, PublicUrl, member_key};
 use crate::services::Context;
+use crate::services::auth::oidc::SingleSignOn;
 use crate::services::auth::passwords::GrantKey;
 use crate::services::auth::secret::OwnerSecret;
 use crate::services::intake::Intake;
@@ -37,6 +38,8 @@ pub struct AppState {
     /// From which sizes, offsets and counts share zips use ZIP64 records.
     pub zip64: crate::domain::Zip64Limits,
     pub resumable: ResumableUploads,
+    /// Single sign-on with an OpenID Connect provider, when one is configured.
+    pub single_sign_on: Option<std::sync::Arc<SingleSignOn>>,
 }
 
 impl AppState {

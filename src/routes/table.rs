@@ -20,7 +20,7 @@ use crate::routes::files::{api as files_api, bundle, delete_link, download, prot
 use crate::routes::guest_links::api as guest_links_api;
 use crate::routes::owner::takes_token;
 use crate::routes::pages::{
-    admin, files as file_pages, guest_links as guest_link_pages, home, sign_in, tokens as token_pages,
+    admin, files as file_pages, guest_links as guest_link_pages, home, sign_in, single_sign_on, tokens as token_pages,
 };
 use crate::routes::{allow, assets, openapi, shares, sharex, system, tokens, tus, webhooks};
 
@@ -29,7 +29,7 @@ use crate::routes::{allow, assets, openapi, shares, sharex, system, tokens, tus,
 /// to say so refuses tokens.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Access {
-    /// Nothing: the landing page, signing in, health, static files, the OpenAPI document, what tus
+    /// Nothing: the landing page, signing in (the secret's form, single sign-on), health, static files, the OpenAPI document, what tus
     /// clients ask first (`OPTIONS`).
     Anyone,
     /// The link in the path: a file's `/f/{id}` (with its password, or a deletion link's token), a
@@ -305,6 +305,11 @@ fn routes(t: &mut Table) {
     t.route("/login", GET, Anyone, sign_in::form);
     t.route("/login", POST, Anyone, sign_in::sign_in);
     t.route("/logout", POST, Owner, sign_in::sign_out);
+    // Single sign-on (404 unless configured): the flow, its callback, and linking the owner's identity.
+    t.route("/login/oidc", GET, Anyone, single_sign_on::start);
+    t.route("/login/oidc/callback", GET, Anyone, single_sign_on::callback);
+    t.route("/settings/oidc/link", POST, Owner, single_sign_on::link);
+    t.route("/settings/oidc/unlink", POST, Owner, single_sign_on::unlink);
     t.route("/settings", GET, Owner, admin::settings);
     t.route("/settings", POST, Owner, admin::save_settings);
     t.route("/system", GET, Owner, admin::system);

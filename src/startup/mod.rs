@@ -1,5 +1,6 @@
 //! The one seam between settings and a running server, used by `main` and by the tests.
 
+mod oidc_client;
 mod shutdown;
 mod webhook_client;
 
@@ -18,6 +19,7 @@ use tracing_actix_web::TracingLogger;
 
 use crate::domain::Clock;
 use crate::routes::{self, AppState, middleware};
+use crate::services::auth::oidc::SingleSignOn;
 use crate::services::auth::passwords::GrantKey;
 use crate::services::auth::secret::OwnerSecret;
 use crate::services::in_flight::InFlightLimits;
@@ -53,6 +55,10 @@ pub enum StartupError {
     Signals(#[source] std::io::Error),
     #[error("cannot set up the HTTP client of webhooks")]
     Webhooks(#[source] reqwest::Error),
+    #[error(transparent)]
+    Oidc(#[from] crate::settings::OidcSettingsError),
+    #[error("cannot set up the HTTP client of single sign-on")]
+    OidcClient(#[source] reqwest::Error),
 }
 
 pub struct Application {
@@ -81,6 +87,7 @@ impl Application {
     pub async fn build_with_clock(settings: Settings, clock: Clock) -> Result<Self, StartupError> {
         // First: a misconfigured secret must not leave a new database behind.
         let shared_secret = settings.shared_secret()?;
+        let oidc = oidc_client::config(&settings)?;
         let store_options = StoreOptions {
             min_free_space: settings.min_free_space.map(|size| size.as_u64()),
             ..settings.database.store_options()
@@ -119,6 +126,15 @@ impl Application {
             );
         }
 
+        // No request to the provider here: discovery waits for the first sign-in.
+        let single_sign_on = match oidc {
+            Some(oidc) => {
+                let transport = std::sync::Arc::new(oidc_client::OidcClient::new().map_err(StartupError::OidcClient)?);
+                let sso = SingleSignOn::new(oidc, transport, &store).await?;
+                Some(std::sync::Arc::new(sso))
+            }
+            None => None,
+        };
         let metrics = Metrics::default();
         let throttles = Throttles::new(throttle_limits(&settings));
         let intake = Intake::new(IntakeLimits {
@@ -142,6 +158,7 @@ impl Application {
             grant_key: GrantKey::resolve(&store).await?,
             zip64: crate::domain::Zip64Limits::from_threshold(settings.zip64_threshold),
             resumable,
+            single_sign_on,
         });
         let running = shutdown::Running::default();
         let counter = running.clone();

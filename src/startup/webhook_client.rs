@@ -13,15 +13,21 @@ pub struct WebhookClient(reqwest::Client);
 
 impl WebhookClient {
     pub fn new(timeout: Duration) -> Result<Self, reqwest::Error> {
-        let client = reqwest::Client::builder()
-            .user_agent(concat!("blobdrop-webhook/", env!("CARGO_PKG_VERSION")))
-            .timeout(timeout)
-            .connect_timeout(timeout)
-            // A receiver answers where it was asked; a redirect is a misconfigured URL, shown as such.
-            .redirect(reqwest::redirect::Policy::none())
-            .build()?;
+        // A receiver answers where it was asked; a redirect is a misconfigured URL, shown as such.
+        let client = http_client(concat!("blobdrop-webhook/", env!("CARGO_PKG_VERSION")), timeout)?;
         Ok(WebhookClient(client))
     }
+}
+
+/// A client whose every request ends within `timeout`, from connecting to the answer's last byte,
+/// and that follows no redirect (webhooks, single sign-on).
+pub(super) fn http_client(user_agent: &'static str, timeout: Duration) -> Result<reqwest::Client, reqwest::Error> {
+    reqwest::Client::builder()
+        .user_agent(user_agent)
+        .timeout(timeout)
+        .connect_timeout(timeout)
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
 }
 
 impl Transport for WebhookClient {
@@ -50,7 +56,7 @@ impl Transport for WebhookClient {
 }
 
 /// The one-line reason of a failed request, without the URL (the settings page shows it already).
-fn describe(error: &reqwest::Error) -> String {
+pub(super) fn describe(error: &reqwest::Error) -> String {
     let what = if error.is_timeout() {
         "no answer within the timeout"
     } else if error.is_connect() {

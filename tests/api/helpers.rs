@@ -162,6 +162,7 @@ pub fn test_settings(folder: &std::path::Path) -> Settings {
             max_db_size: None,
             db_password_file: None,
         },
+        oidc: Default::default(),
         public_url: None,
         max_upload: None,
         // Small, so that every test app's reserve file costs little; the full-disk tests set their own.

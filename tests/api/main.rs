@@ -27,6 +27,7 @@ mod instances;
 mod lifecycle;
 mod migrate;
 mod observability;
+mod oidc;
 mod openapi;
 mod passwords;
 mod postgres_outage;

@@ -10,13 +10,17 @@ use crate::routes::error::AppError;
 use crate::routes::owner::OwnerForm;
 use crate::routes::pages::charts;
 use crate::routes::pages::page::{SignedIn, layout, page, see_other};
-use crate::routes::pages::views::{DeliveryView, SettingsPage, SystemPage, WebhookView, expiry_choices};
+use crate::routes::pages::views::{
+    DeliveryView, SettingsPage, SingleSignOnView, SystemPage, WebhookView, expiry_choices,
+};
 use crate::routes::state::AppState;
+use crate::services::auth::oidc;
 use crate::services::{preferences, system, webhooks};
 
 #[derive(Deserialize)]
 pub struct SavedQuery {
     saved: Option<String>,
+    linked: Option<String>,
 }
 
 pub async fn settings(
@@ -36,6 +40,15 @@ pub async fn settings(
         saved: query.saved.is_some(),
         webhooks: hooks,
         webhook_events: WebhookEvent::ALL.iter().map(|event| event.as_str()).collect(),
+        single_sign_on: match &state.single_sign_on {
+            Some(sso) => Some(SingleSignOnView {
+                name: sso.config().name.clone(),
+                linked: oidc::linked_identity(&state.ctx).await?,
+                linked_now: query.linked.is_some(),
+                by_group: !sso.config().rules.owner_groups.is_empty(),
+            }),
+            None => None,
+        },
     })
 }
 

@@ -8,6 +8,7 @@ pub mod guest_links;
 pub mod home;
 pub mod page;
 pub mod sign_in;
+pub mod single_sign_on;
 pub mod tokens;
 pub mod views;
 

@@ -44,6 +44,10 @@ pub struct LoginPage {
     pub layout: Layout,
     pub wrong_secret: bool,
     pub signed_out: bool,
+    /// The provider's name on "Sign in with NAME", when single sign-on is set.
+    pub single_sign_on: Option<String>,
+    /// The secret's form (hidden by `BLOBDROP_OIDC_ONLY`).
+    pub secret_form: bool,
 }
 
 #[derive(Template)]
@@ -273,6 +277,18 @@ pub struct SettingsPage {
     pub webhooks: Vec<WebhookView>,
     /// Every event a webhook may want, for the add form's checkboxes.
     pub webhook_events: Vec<&'static str>,
+    /// Single sign-on's section, when it is set.
+    pub single_sign_on: Option<SingleSignOnView>,
+}
+
+/// The settings page's single sign-on: the provider's name and the owner's linked identity.
+pub struct SingleSignOnView {
+    pub name: String,
+    pub linked: Option<crate::services::auth::oidc::LinkedIdentity>,
+    /// Just linked (the callback's redirect says so).
+    pub linked_now: bool,
+    /// Owner groups are set.
+    pub by_group: bool,
 }
 
 /// A webhook as the settings page lists it, with its latest deliveries.
