@@ -26,6 +26,7 @@ use crate::domain::{
 use crate::domain::{DeliveryRecord, WebhookEvents, WebhookFormat, WebhookRecord};
 use crate::domain::{FileId, FolderPath, GuestLinkId, GuestLinkRecord, GuestLinkTerms, Thumbnail};
 use crate::domain::{ShareChanges, ShareCursor, ShareId, ShareMember, ShareMembership, ShareRecord, ShareWrite};
+use blobdrop_store::rules::ChunkRead;
 
 #[derive(Clone, Debug)]
 pub enum Store {
@@ -99,8 +100,8 @@ impl Chunks<'_> {
         take: impl FnMut(&mut T, i64, &[u8]) -> Result<(), StoreError> + Send + 'static,
     ) -> Result<T, StoreError> {
         match self.0 {
-            Store::Sqlite(store) => store.read_chunks_blocking(file_id, first, last, state, take).await,
-            Store::Postgres(store) => store.read_chunks_blocking(file_id, first, last, state, take).await,
+            Store::Sqlite(store) => store.read_chunks_blocking(file_id, ChunkRead { first, last, state, take }).await,
+            Store::Postgres(store) => store.read_chunks_blocking(file_id, ChunkRead { first, last, state, take }).await,
         }
     }
 }

@@ -52,6 +52,9 @@ pub trait Backend: Sync {
     fn batch_committed(&self, bytes: u64);
 }
 
+/// The connection type of backend `S` (what its statements run on).
+pub type Connection<S> = <<S as Backend>::Db as Database>::Connection;
+
 /// `backend!(Database, writer pool field, reader pool field)` in a backend's `flows.rs`: `Backend`
 /// for its `Store`, the batch methods its `Store`'s `writer_for_batch` and `batch_committed`, the
 /// live uploads its field `live_uploads`, the pause its `store::pace`.

@@ -13,6 +13,7 @@ super::declare_statements! {
     trait ShareStatements in blobdrop_store::flows::shares, implemented by share_statements;
     use {
         blobdrop_store::domain::{FileId, ShareChanges, ShareId, ShareRecord},
+        blobdrop_store::rules::MemberBatch,
         blobdrop_store::{NewShare, StoreError},
     };
 
@@ -38,9 +39,9 @@ super::declare_statements! {
     /// The first of `batch` (file id, folder) that is not a visible file.
     fn first_missing_member(batch: &'c [(&'c str, &'c str)], now: i64) -> Option<String> = shares;
 
-    /// Adds `batch` (file id, folder) to `share` from `position` on, in the batch's order; a file
-    /// already in it only moves to its new folder.
-    fn insert_members(share: &'c ShareId, position: i64, batch: &'c [(&'c str, &'c str)], now: i64) -> () = shares;
+    /// Adds `batch` to its share, in the batch's order; a file already in it only moves to its
+    /// new folder.
+    fn insert_members(batch: &'c MemberBatch<'c>, now: i64) -> () = shares;
 
     /// The first visible member of `share` not known to be an age file, if the share requires
     /// encryption as it stands in this transaction.
@@ -141,7 +142,7 @@ async fn add_members<S: ShareStatements + ?Sized>(
         if let Some(missing) = S::first_missing_member(connection, batch, now).await? {
             return Ok(Some(ShareWrite::NoFile(file_id(missing)?)));
         }
-        S::insert_members(connection, share, position, batch, now).await?;
+        S::insert_members(connection, &MemberBatch { share, position, members: batch }, now).await?;
         position += batch.len() as i64;
     }
     match S::first_plaintext_member(connection, share, now).await? {
