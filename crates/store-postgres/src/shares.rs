@@ -4,6 +4,7 @@
 use sqlx::PgConnection;
 
 use super::store::Store;
+use crate::domain::Timestamp;
 use blobdrop_store::StoreError;
 use blobdrop_store::rules::MemberBatch;
 
@@ -11,8 +12,9 @@ use blobdrop_store::rules::MemberBatch;
 pub(super) async fn first_missing_member(
     connection: &mut PgConnection,
     batch: &[(&str, &str)],
-    now: i64,
+    now: Timestamp,
 ) -> Result<Option<String>, StoreError> {
+    let now = now.secs();
     let ids: Vec<&str> = batch.iter().map(|(id, _)| *id).collect();
     Ok(sql!(
         query_scalar,
@@ -31,8 +33,9 @@ pub(super) async fn first_missing_member(
 pub(super) async fn insert_members(
     connection: &mut PgConnection,
     batch: &MemberBatch<'_>,
-    now: i64,
+    now: Timestamp,
 ) -> Result<(), StoreError> {
+    let now = now.secs();
     let (ids, folders): (Vec<&str>, Vec<&str>) = batch.members.iter().copied().unzip();
     let (share, position) = (batch.share.as_str(), batch.position);
     sql!(

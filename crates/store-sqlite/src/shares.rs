@@ -2,6 +2,7 @@
 //! Counts and total sizes come from the files' stored sizes, never from chunk rows.
 
 use super::store::Store;
+use crate::domain::Timestamp;
 use blobdrop_store::StoreError;
 use blobdrop_store::rules::MemberBatch;
 use sqlx::SqliteConnection;
@@ -10,8 +11,9 @@ use sqlx::SqliteConnection;
 pub(super) async fn first_missing_member(
     connection: &mut SqliteConnection,
     batch: &[(&str, &str)],
-    now: i64,
+    now: Timestamp,
 ) -> Result<Option<String>, StoreError> {
+    let now = now.secs();
     // `[[file id, folder], ...]`, read back by json_each in the batch's order.
     let batch_json = members_json(batch)?;
     let missing = sql!(
@@ -32,8 +34,9 @@ pub(super) async fn first_missing_member(
 pub(super) async fn insert_members(
     connection: &mut SqliteConnection,
     batch: &MemberBatch<'_>,
-    now: i64,
+    now: Timestamp,
 ) -> Result<(), StoreError> {
+    let now = now.secs();
     let (share, position, batch_json) = (batch.share.as_str(), batch.position, members_json(batch.members)?);
     sql!(
         query,

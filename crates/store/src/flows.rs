@@ -171,7 +171,7 @@ declare_statements! {
 
     /// Counts one more upload on `link` if it still takes one of `file_size` bytes (enabled,
     /// unexpired, under its maximum); false when it does not.
-    fn claim_guest_upload(link: &'c GuestLinkId, file_size: i64, now: i64) -> bool = guest_links;
+    fn claim_guest_upload(link: &'c GuestLinkId, file_size: i64, now: blobdrop_store::domain::Timestamp) -> bool = guest_links;
 
     /// Turns an 'uploading' row 'ready' with its size, hashes and the guest link it came through;
     /// the file as it is now.
@@ -226,7 +226,7 @@ pub trait Flows: Statements {
         sha256: &str,
         crc32: u32,
         link: &GuestLinkId,
-        now: i64,
+        now: blobdrop_store::domain::Timestamp,
     ) -> impl Future<Output = Result<Option<FileRecord>, StoreError>> + Send {
         async move {
             let mut transaction = self.writer().begin().await?;

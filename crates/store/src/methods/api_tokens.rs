@@ -10,8 +10,9 @@ macro_rules! api_token_methods {
             pub async fn create_api_token(
                 &self,
                 token: &$crate::NewApiToken<'_>,
-                now: i64,
+                now: $crate::domain::Timestamp,
             ) -> Result<$crate::domain::ApiTokenRecord, $crate::StoreError> {
+                let now = now.secs();
                 use $crate::rows::ApiTokenRow;
                 let scopes = token.rights.scopes.to_string();
                 let (label, token_sha256, encrypted) = (token.label, token.token_sha256, token.rights.require_encryption);
@@ -37,9 +38,10 @@ macro_rules! api_token_methods {
             pub async fn touch_api_token(
                 &self,
                 id: &$crate::domain::ApiTokenId,
-                now: i64,
-                stale_before: i64,
+                now: $crate::domain::Timestamp,
+                stale_before: $crate::domain::Timestamp,
             ) -> Result<(), $crate::StoreError> {
+                let (now, stale_before) = (now.secs(), stale_before.secs());
                 sql!(query, $touch, now, id.0, stale_before).execute($crate::flows::Backend::writer(self)).await?;
                 Ok(())
             }

@@ -13,8 +13,9 @@ macro_rules! deletion_token_methods {
                 &self,
                 id: &$crate::domain::FileId,
                 token_sha256: &str,
-                now: i64,
+                now: $crate::domain::Timestamp,
             ) -> Result<bool, $crate::StoreError> {
+                let now = now.secs();
                 let id = id.as_str();
                 let writer = $crate::flows::Backend::writer(self);
                 let result = sql!(query, $delete, now, id, token_sha256).execute(writer).await?;

@@ -15,10 +15,11 @@ macro_rules! download_methods {
             pub async fn record_download(
                 &self,
                 file_id: &$crate::domain::FileId,
-                at: i64,
+                at: $crate::domain::Timestamp,
                 client_ip: &str,
                 user_agent: &str,
             ) -> Result<(), $crate::StoreError> {
+                let at = at.secs();
                 let (file_id, user_agent) = (file_id.as_str(), $crate::rules::kept_user_agent(user_agent));
                 let writer = $crate::flows::Backend::writer(self);
                 sql!(query, $record, file_id, at, client_ip, user_agent).execute(writer).await?;
@@ -39,7 +40,8 @@ macro_rules! download_methods {
 
             /// Visible files' uploads per UTC day since `since`, with their bytes (the metadata
             /// table only: the index on state and creation time).
-            pub async fn uploads_by_day(&self, since: i64) -> Result<Vec<$crate::domain::DayTotal>, $crate::StoreError> {
+            pub async fn uploads_by_day(&self, since: $crate::domain::Timestamp) -> Result<Vec<$crate::domain::DayTotal>, $crate::StoreError> {
+                let since = since.secs();
                 use $crate::domain::DayTotal;
                 Ok(sql!(query_as DayTotal, $uploads, since).fetch_all($crate::flows::Backend::reader(self)).await?)
             }
@@ -48,8 +50,9 @@ macro_rules! download_methods {
             /// index by time, then one file row per download).
             pub async fn downloads_by_day(
                 &self,
-                since: i64,
+                since: $crate::domain::Timestamp,
             ) -> Result<Vec<$crate::domain::DayTotal>, $crate::StoreError> {
+                let since = since.secs();
                 use $crate::domain::DayTotal;
                 Ok(sql!(query_as DayTotal, $downloads, since).fetch_all($crate::flows::Backend::reader(self)).await?)
             }

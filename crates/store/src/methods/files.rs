@@ -56,8 +56,9 @@ macro_rules! file_methods {
             pub async fn find_file(
                 &self,
                 id: &$crate::domain::FileId,
-                now: i64,
+                now: $crate::domain::Timestamp,
             ) -> Result<Option<$crate::domain::FileRecord>, $crate::StoreError> {
+                let now = now.secs();
                 use $crate::rows::FileRow;
                 let (id, reader) = (id.as_str(), $crate::flows::Backend::reader(self));
                 $crate::rows::record(sql!(query_as FileRow, $find, now, id).fetch_optional(reader).await?)
@@ -69,8 +70,9 @@ macro_rules! file_methods {
             pub async fn find_file_even_used_up(
                 &self,
                 id: &$crate::domain::FileId,
-                now: i64,
+                now: $crate::domain::Timestamp,
             ) -> Result<Option<$crate::domain::FileRecord>, $crate::StoreError> {
+                let now = now.secs();
                 use $crate::rows::FileRow;
                 let (id, reader) = (id.as_str(), $crate::flows::Backend::reader(self));
                 $crate::rows::record(sql!(query_as FileRow, $find_used_up, now, id).fetch_optional(reader).await?)
@@ -82,8 +84,9 @@ macro_rules! file_methods {
             pub async fn file_password_hash(
                 &self,
                 id: &$crate::domain::FileId,
-                now: i64,
+                now: $crate::domain::Timestamp,
             ) -> Result<Option<String>, $crate::StoreError> {
+                let now = now.secs();
                 let (id, reader) = (id.as_str(), $crate::flows::Backend::reader(self));
                 let hash = sql!(query_scalar, $password_hash, now, id).fetch_optional(reader).await?;
                 Ok(hash.flatten())
@@ -93,10 +96,11 @@ macro_rules! file_methods {
             #[tracing::instrument(skip(self))]
             pub async fn list_files(
                 &self,
-                now: i64,
+                now: $crate::domain::Timestamp,
                 limit: i64,
                 offset: i64,
             ) -> Result<Vec<$crate::domain::FileRecord>, $crate::StoreError> {
+                let now = now.secs();
                 use $crate::rows::FileRow;
                 let reader = $crate::flows::Backend::reader(self);
                 $crate::rows::records(sql!(query_as FileRow, $list, now, limit, offset).fetch_all(reader).await?)
@@ -106,10 +110,11 @@ macro_rules! file_methods {
             #[tracing::instrument(skip(self))]
             pub async fn list_files_after(
                 &self,
-                now: i64,
+                now: $crate::domain::Timestamp,
                 limit: i64,
                 after: &$crate::domain::FileCursor,
             ) -> Result<Vec<$crate::domain::FileRecord>, $crate::StoreError> {
+                let now = now.secs();
                 use $crate::rows::FileRow;
                 let (id, reader) = (after.id.as_str(), $crate::flows::Backend::reader(self));
                 let rows = sql!(query_as FileRow, $list_after, now, limit, after.created_at, id).fetch_all(reader).await?;
@@ -122,9 +127,10 @@ macro_rules! file_methods {
             #[tracing::instrument(skip(self))]
             pub async fn browse_files(
                 &self,
-                now: i64,
+                now: $crate::domain::Timestamp,
                 listing: &$crate::domain::FileListing,
             ) -> Result<(Vec<$crate::domain::FileRecord>, i64), $crate::StoreError> {
+                let now = now.secs();
                 use $crate::rules::{bind_page_start, contains_pattern, in_page_order};
                 let reader = $crate::flows::Backend::reader(self);
                 let pattern = contains_pattern(&listing.filter);
@@ -150,8 +156,9 @@ macro_rules! file_methods {
             pub async fn count_download(
                 &self,
                 id: &$crate::domain::FileId,
-                now: i64,
+                now: $crate::domain::Timestamp,
             ) -> Result<Option<$crate::domain::FileRecord>, $crate::StoreError> {
+                let now = now.secs();
                 use $crate::rows::FileRow;
                 let (id, writer) = (id.as_str(), $crate::flows::Backend::writer(self));
                 let rows = sql!(query_as FileRow, $count_download, now, id).fetch_all(writer).await?;
@@ -164,8 +171,9 @@ macro_rules! file_methods {
                 &self,
                 id: &$crate::domain::FileId,
                 changes: &$crate::domain::FileChanges,
-                now: i64,
+                now: $crate::domain::Timestamp,
             ) -> Result<Option<$crate::domain::FileRecord>, $crate::StoreError> {
+                let now = now.secs();
                 use $crate::rows::FileRow;
                 let (id, u) = (id.as_str(), $crate::rows::FileUpdate::from(changes));
                 let row = sql!(
@@ -190,7 +198,8 @@ macro_rules! file_methods {
 
             /// Hides a visible file at once; its chunks are purged afterwards by `purge_deleted_files`.
             #[tracing::instrument(skip(self))]
-            pub async fn delete_file(&self, id: &$crate::domain::FileId, now: i64) -> Result<bool, $crate::StoreError> {
+            pub async fn delete_file(&self, id: &$crate::domain::FileId, now: $crate::domain::Timestamp) -> Result<bool, $crate::StoreError> {
+                let now = now.secs();
                 let (id, writer) = (id.as_str(), $crate::flows::Backend::writer(self));
                 let result = sql!(query, $delete, now, id).execute(writer).await?;
                 Ok(result.rows_affected() == 1)
@@ -208,9 +217,10 @@ macro_rules! file_methods {
             /// before `used_up_before` (a download under way finishes first). Returns how many.
             pub async fn mark_expired_files_deleted(
                 &self,
-                now: i64,
-                used_up_before: i64,
+                now: $crate::domain::Timestamp,
+                used_up_before: $crate::domain::Timestamp,
             ) -> Result<u64, $crate::StoreError> {
+                let (now, used_up_before) = (now.secs(), used_up_before.secs());
                 let writer = $crate::flows::Backend::writer(self);
                 let result = sql!(query, $mark_expired, now, used_up_before).execute(writer).await?;
                 Ok(result.rows_affected())
@@ -242,8 +252,9 @@ macro_rules! file_methods {
                 &self,
                 ids: &[$crate::domain::FileId],
                 fact: $crate::FileFact,
-                now: i64,
+                now: $crate::domain::Timestamp,
             ) -> Result<Vec<$crate::domain::FileRecord>, $crate::StoreError> {
+                let now = now.secs();
                 use $crate::rows::FileRow;
                 let (crc32, age_layout) = (fact == $crate::FileFact::Crc32, fact == $crate::FileFact::AgeLayout);
                 let reader = $crate::flows::Backend::reader(self);

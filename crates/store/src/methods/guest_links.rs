@@ -30,8 +30,9 @@ macro_rules! guest_link_methods {
                 &self,
                 id: &$crate::domain::GuestLinkId,
                 terms: &$crate::domain::GuestLinkTerms,
-                now: i64,
+                now: $crate::domain::Timestamp,
             ) -> Result<$crate::domain::GuestLinkRecord, $crate::StoreError> {
+                let now = now.secs();
                 use $crate::rows::GuestLinkRow;
                 let (id, t) = (id.as_str(), $crate::rows::GuestLinkColumns::from(terms));
                 let row = sql!(
@@ -142,8 +143,9 @@ macro_rules! guest_link_methods {
             connection: &mut $crate::flows::Connection<Store>,
             link: &$crate::domain::GuestLinkId,
             file_size: i64,
-            now: i64,
+            now: $crate::domain::Timestamp,
         ) -> Result<bool, $crate::StoreError> {
+            let now = now.secs();
             let link = link.as_str();
             let claimed = sql!(query_scalar, $claim, link, now, file_size).fetch_all(connection).await?;
             Ok(!claimed.is_empty())

@@ -48,8 +48,9 @@ macro_rules! resumable_methods {
             pub async fn extend_resumable_upload(
                 &self,
                 id: &$crate::domain::FileId,
-                expires_at: i64,
+                expires_at: $crate::domain::Timestamp,
             ) -> Result<bool, $crate::StoreError> {
+                let expires_at = expires_at.secs();
                 let (id, writer) = (id.as_str(), $crate::flows::Backend::writer(self));
                 let result = sql!(query, $extend, expires_at, id).execute(writer).await?;
                 Ok(result.rows_affected() == 1)
@@ -95,7 +96,8 @@ macro_rules! resumable_methods {
             }
 
             /// Marks deleted every unfinished upload whose expiry has passed; the purge removes its chunks.
-            pub async fn mark_expired_resumable_uploads_deleted(&self, now: i64) -> Result<u64, $crate::StoreError> {
+            pub async fn mark_expired_resumable_uploads_deleted(&self, now: $crate::domain::Timestamp) -> Result<u64, $crate::StoreError> {
+                let now = now.secs();
                 let result = sql!(query, $expire, now).execute($crate::flows::Backend::writer(self)).await?;
                 Ok(result.rows_affected())
             }
@@ -124,8 +126,9 @@ macro_rules! resumable_methods {
         pub(super) async fn unfinished_of_link(
             connection: &mut $crate::flows::Connection<Store>,
             link: &$crate::domain::GuestLinkId,
-            now: i64,
+            now: $crate::domain::Timestamp,
         ) -> Result<$crate::domain::UnfinishedUploads, $crate::StoreError> {
+            let now = now.secs();
             use $crate::domain::UnfinishedUploads;
             let link = link.as_str();
             Ok(sql!(query_as UnfinishedUploads, $unfinished, link, now).fetch_one(connection).await?)

@@ -10,9 +10,10 @@ macro_rules! session_methods {
                 &self,
                 token_sha256: &str,
                 csrf_token: &str,
-                now: i64,
-                expires_at: i64,
+                now: $crate::domain::Timestamp,
+                expires_at: $crate::domain::Timestamp,
             ) -> Result<(), $crate::StoreError> {
+                let (now, expires_at) = (now.secs(), expires_at.secs());
                 let writer = $crate::flows::Backend::writer(self);
                 sql!(query, $insert, token_sha256, csrf_token, now, expires_at).execute(writer).await?;
                 Ok(())
@@ -22,8 +23,9 @@ macro_rules! session_methods {
             pub async fn find_session(
                 &self,
                 token_sha256: &str,
-                now: i64,
+                now: $crate::domain::Timestamp,
             ) -> Result<Option<$crate::SessionRecord>, $crate::StoreError> {
+                let now = now.secs();
                 use $crate::SessionRecord;
                 let reader = $crate::flows::Backend::reader(self);
                 Ok(sql!(query_as SessionRecord, $find, token_sha256, now).fetch_optional(reader).await?)
@@ -35,7 +37,8 @@ macro_rules! session_methods {
             }
 
             /// Removes expired sessions; returns how many.
-            pub async fn delete_expired_sessions(&self, now: i64) -> Result<u64, $crate::StoreError> {
+            pub async fn delete_expired_sessions(&self, now: $crate::domain::Timestamp) -> Result<u64, $crate::StoreError> {
+                let now = now.secs();
                 let result = sql!(query, $expired, now).execute($crate::flows::Backend::writer(self)).await?;
                 Ok(result.rows_affected())
             }

@@ -43,7 +43,7 @@ macro_rules! share_methods {
             pub async fn find_share(
                 &self,
                 id: &$crate::domain::ShareId,
-                now: i64,
+                now: $crate::domain::Timestamp,
             ) -> Result<Option<$crate::domain::ShareRecord>, $crate::StoreError> {
                 visible_share(&mut *$crate::flows::Backend::reader(self).acquire().await?, id, now).await
             }
@@ -54,8 +54,9 @@ macro_rules! share_methods {
             pub async fn find_share_even_used_up(
                 &self,
                 id: &$crate::domain::ShareId,
-                now: i64,
+                now: $crate::domain::Timestamp,
             ) -> Result<Option<$crate::domain::ShareRecord>, $crate::StoreError> {
+                let now = now.secs();
                 use $crate::rows::ShareRow;
                 let (id, reader) = (id.as_str(), $crate::flows::Backend::reader(self));
                 $crate::rows::record(sql!(query_as ShareRow, $find_used_up, now, id).fetch_optional(reader).await?)
@@ -67,8 +68,9 @@ macro_rules! share_methods {
             pub async fn share_password_hash(
                 &self,
                 id: &$crate::domain::ShareId,
-                now: i64,
+                now: $crate::domain::Timestamp,
             ) -> Result<Option<String>, $crate::StoreError> {
+                let now = now.secs();
                 let (id, reader) = (id.as_str(), $crate::flows::Backend::reader(self));
                 let hash = sql!(query_scalar, $password_hash, now, id).fetch_optional(reader).await?;
                 Ok(hash.flatten())
@@ -79,10 +81,11 @@ macro_rules! share_methods {
             #[tracing::instrument(skip(self))]
             pub async fn list_shares_page(
                 &self,
-                now: i64,
+                now: $crate::domain::Timestamp,
                 limit: i64,
                 after: Option<&$crate::domain::ShareCursor>,
             ) -> Result<Vec<$crate::domain::ShareRecord>, $crate::StoreError> {
+                let now = now.secs();
                 use $crate::rows::ShareRow;
                 let reader = $crate::flows::Backend::reader(self);
                 let rows = match after {
@@ -97,7 +100,8 @@ macro_rules! share_methods {
 
             /// Visible shares, newest first. Metadata only.
             #[tracing::instrument(skip(self))]
-            pub async fn list_shares(&self, now: i64) -> Result<Vec<$crate::domain::ShareRecord>, $crate::StoreError> {
+            pub async fn list_shares(&self, now: $crate::domain::Timestamp) -> Result<Vec<$crate::domain::ShareRecord>, $crate::StoreError> {
+                let now = now.secs();
                 use $crate::rows::ShareRow;
                 let reader = $crate::flows::Backend::reader(self);
                 $crate::rows::records(sql!(query_as ShareRow, $list, now).fetch_all(reader).await?)
@@ -108,8 +112,9 @@ macro_rules! share_methods {
             #[tracing::instrument(skip(self))]
             pub async fn share_memberships(
                 &self,
-                now: i64,
+                now: $crate::domain::Timestamp,
             ) -> Result<Vec<$crate::domain::ShareMembership>, $crate::StoreError> {
+                let now = now.secs();
                 let rows = sql!(query, $memberships, now).fetch_all($crate::flows::Backend::reader(self)).await?;
                 rows.into_iter()
                     .map(|row| $crate::rows::share_membership(row.share_id, row.file_id, row.folder))
@@ -121,8 +126,9 @@ macro_rules! share_methods {
             pub async fn share_members(
                 &self,
                 id: &$crate::domain::ShareId,
-                now: i64,
+                now: $crate::domain::Timestamp,
             ) -> Result<Vec<$crate::domain::ShareMember>, $crate::StoreError> {
+                let now = now.secs();
                 use $crate::rows::ShareMemberRow;
                 let (id, reader) = (id.as_str(), $crate::flows::Backend::reader(self));
                 $crate::rows::records(sql!(query_as ShareMemberRow, $members, now, id).fetch_all(reader).await?)
@@ -134,8 +140,9 @@ macro_rules! share_methods {
             pub async fn count_share_download(
                 &self,
                 id: &$crate::domain::ShareId,
-                now: i64,
+                now: $crate::domain::Timestamp,
             ) -> Result<bool, $crate::StoreError> {
+                let now = now.secs();
                 let (id, writer) = (id.as_str(), $crate::flows::Backend::writer(self));
                 let counted = sql!(query, $count_download, now, id).execute(writer).await?;
                 Ok(counted.rows_affected() == 1)
@@ -146,8 +153,9 @@ macro_rules! share_methods {
         pub(super) async fn insert_share(
             connection: &mut $crate::flows::Connection<Store>,
             share: &$crate::NewShare<'_>,
-            now: i64,
+            now: $crate::domain::Timestamp,
         ) -> Result<(), $crate::StoreError> {
+            let now = now.secs();
             let (id, name, s) = (share.id.as_str(), share.name.as_str(), share);
             sql!(query, $insert, id, name, s.note, now, s.expires_at, s.max_downloads, s.password_hash, s.require_encryption)
                 .execute(connection)
@@ -159,8 +167,9 @@ macro_rules! share_methods {
         pub(super) async fn visible_share(
             connection: &mut $crate::flows::Connection<Store>,
             id: &$crate::domain::ShareId,
-            now: i64,
+            now: $crate::domain::Timestamp,
         ) -> Result<Option<$crate::domain::ShareRecord>, $crate::StoreError> {
+            let now = now.secs();
             use $crate::rows::ShareRow;
             let id = id.as_str();
             $crate::rows::record(sql!(query_as ShareRow, $visible, now, id).fetch_optional(connection).await?)
@@ -170,8 +179,9 @@ macro_rules! share_methods {
         pub(super) async fn share_as_is(
             connection: &mut $crate::flows::Connection<Store>,
             id: &$crate::domain::ShareId,
-            now: i64,
+            now: $crate::domain::Timestamp,
         ) -> Result<Option<$crate::domain::ShareRecord>, $crate::StoreError> {
+            let now = now.secs();
             use $crate::rows::ShareRow;
             let id = id.as_str();
             $crate::rows::record(sql!(query_as ShareRow, $as_is, now, id).fetch_optional(connection).await?)
@@ -182,8 +192,9 @@ macro_rules! share_methods {
             connection: &mut $crate::flows::Connection<Store>,
             id: &$crate::domain::ShareId,
             changes: &$crate::domain::ShareChanges,
-            now: i64,
+            now: $crate::domain::Timestamp,
         ) -> Result<bool, $crate::StoreError> {
+            let now = now.secs();
             let (id, u) = (id.as_str(), $crate::rows::ShareUpdate::from(changes));
             let updated = sql!(
                 query,
@@ -232,8 +243,9 @@ macro_rules! share_methods {
         pub(super) async fn first_plaintext_member(
             connection: &mut $crate::flows::Connection<Store>,
             share: &$crate::domain::ShareId,
-            now: i64,
+            now: $crate::domain::Timestamp,
         ) -> Result<Option<String>, $crate::StoreError> {
+            let now = now.secs();
             let share = share.as_str();
             Ok(sql!(query_scalar, $first_plaintext, now, share).fetch_optional(connection).await?)
         }
@@ -242,8 +254,9 @@ macro_rules! share_methods {
         pub(super) async fn hide_share_files(
             connection: &mut $crate::flows::Connection<Store>,
             share: &$crate::domain::ShareId,
-            now: i64,
+            now: $crate::domain::Timestamp,
         ) -> Result<(), $crate::StoreError> {
+            let now = now.secs();
             let share = share.as_str();
             sql!(query, $hide_files, now, share).execute(connection).await?;
             Ok(())

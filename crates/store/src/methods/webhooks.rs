@@ -45,10 +45,11 @@ macro_rules! webhook_methods {
             /// are due again from then on.
             pub async fn claim_due_deliveries(
                 &self,
-                now: i64,
-                lease_until: i64,
+                now: $crate::domain::Timestamp,
+                lease_until: $crate::domain::Timestamp,
                 limit: i64,
             ) -> Result<Vec<$crate::DueDelivery>, $crate::StoreError> {
+                let (now, lease_until) = (now.secs(), lease_until.secs());
                 use $crate::DueDelivery;
                 let writer = $crate::flows::Backend::writer(self);
                 Ok(sql!(query_as DueDelivery, $claim, now, lease_until, limit).fetch_all(writer).await?)
@@ -58,8 +59,9 @@ macro_rules! webhook_methods {
             pub async fn release_delivery(
                 &self,
                 id: &$crate::domain::DeliveryId,
-                now: i64,
+                now: $crate::domain::Timestamp,
             ) -> Result<(), $crate::StoreError> {
+                let now = now.secs();
                 let id = id.as_str();
                 sql!(query, $release, id, now).execute($crate::flows::Backend::writer(self)).await?;
                 Ok(())
@@ -96,7 +98,8 @@ macro_rules! webhook_methods {
             }
 
             /// Removes finished deliveries (delivered or given up) created before `before`; returns how many.
-            pub async fn prune_deliveries(&self, before: i64) -> Result<u64, $crate::StoreError> {
+            pub async fn prune_deliveries(&self, before: $crate::domain::Timestamp) -> Result<u64, $crate::StoreError> {
+                let before = before.secs();
                 let result = sql!(query, $prune, before).execute($crate::flows::Backend::writer(self)).await?;
                 Ok(result.rows_affected())
             }
@@ -105,9 +108,10 @@ macro_rules! webhook_methods {
             /// (the same condition), read just before it, for their `file.expired` events.
             pub async fn files_about_to_expire(
                 &self,
-                now: i64,
-                used_up_before: i64,
+                now: $crate::domain::Timestamp,
+                used_up_before: $crate::domain::Timestamp,
             ) -> Result<Vec<$crate::ExpiringFile>, $crate::StoreError> {
+                let (now, used_up_before) = (now.secs(), used_up_before.secs());
                 use $crate::ExpiringFile;
                 let reader = $crate::flows::Backend::reader(self);
                 Ok(sql!(query_as ExpiringFile, $expiring, now, used_up_before).fetch_all(reader).await?)
