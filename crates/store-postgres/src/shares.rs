@@ -14,8 +14,7 @@ pub(super) async fn first_missing_member(
     batch: &[(&str, &str)],
     now: Timestamp,
 ) -> Result<Option<String>, StoreError> {
-    let now = now.secs();
-    let ids: Vec<&str> = batch.iter().map(|(id, _)| *id).collect();
+    let (now, ids): (i64, Vec<&str>) = (now.secs(), batch.iter().map(|(id, _)| *id).collect());
     Ok(sql!(
         query_scalar,
         ["SELECT batch.file_id AS \"file_id!\" FROM unnest($2::text[]) WITH ORDINALITY AS batch(file_id, ord) \
@@ -35,9 +34,8 @@ pub(super) async fn insert_members(
     batch: &MemberBatch<'_>,
     now: Timestamp,
 ) -> Result<(), StoreError> {
-    let now = now.secs();
     let (ids, folders): (Vec<&str>, Vec<&str>) = batch.members.iter().copied().unzip();
-    let (share, position) = (batch.share.as_str(), batch.position);
+    let (share, position, now) = (batch.share.as_str(), batch.position, now.secs());
     sql!(
         query,
         ["INSERT INTO share_files (share_id, file_id, position, folder) \

@@ -13,9 +13,8 @@ pub(super) async fn first_missing_member(
     batch: &[(&str, &str)],
     now: Timestamp,
 ) -> Result<Option<String>, StoreError> {
-    let now = now.secs();
     // `[[file id, folder], ...]`, read back by json_each in the batch's order.
-    let batch_json = members_json(batch)?;
+    let (now, batch_json) = (now.secs(), members_json(batch)?);
     let missing = sql!(
         query_scalar,
         [
@@ -36,8 +35,8 @@ pub(super) async fn insert_members(
     batch: &MemberBatch<'_>,
     now: Timestamp,
 ) -> Result<(), StoreError> {
-    let now = now.secs();
     let (share, position, batch_json) = (batch.share.as_str(), batch.position, members_json(batch.members)?);
+    let now = now.secs();
     sql!(
         query,
         [
