@@ -76,19 +76,18 @@ pub(crate) async fn send_file(
         Audience::Owner => (None, false),
     };
     let mut sending = sending(req, range);
-    sending.granted =
-        limited
-            && sending.first_byte > 0
-            && req.headers().get(GRANT_HEADER).and_then(|value| value.to_str().ok()).is_some_and(|grant| {
-                grants.check(grant, Granted { file: &file, share: share.as_ref() }, state.ctx.now())
-            });
+    sending.granted = limited
+        && sending.first_byte > 0
+        && req.headers().get(GRANT_HEADER).and_then(|value| value.to_str().ok()).is_some_and(|grant| {
+            grants.check(grant, Granted { file: &file, share: share.as_ref() }, state.ctx.now().secs())
+        });
     let mut grant = None;
     match downloads::count(&state.ctx, &mut file, audience, sending, &downloader(req, state)).await? {
         Counted::Yes => {
             state.metrics.downloads.inc();
             if limited {
                 let expires_at = state.ctx.now() + DOWNLOAD_GRANT_LIFETIME_SECS;
-                grant = Some(grants.issue(Granted { file: &file, share: share.as_ref() }, expires_at));
+                grant = Some(grants.issue(Granted { file: &file, share: share.as_ref() }, expires_at.secs()));
             }
         }
         Counted::No => {}

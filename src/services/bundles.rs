@@ -332,7 +332,7 @@ pub async fn import_visible(
     for file in imported {
         let found = ctx.store.files().find(&file.id, now).await.map_err(UploadError::Store)?;
         if let Some(record) = found {
-            ctx.events.file_uploaded(ctx.clock.now(), &record);
+            ctx.events.file_uploaded(ctx.clock.now_utc(), &record);
             files.push((record, file.deletion_token));
         }
     }
@@ -425,7 +425,7 @@ mod tests {
         let imported = import(&ctx, &path, None, false).await.unwrap();
         assert_eq!(imported.len(), 2);
         let now = time::OffsetDateTime::now_utc().unix_timestamp();
-        let record = store.files().find(&imported[0].id, now).await.unwrap().unwrap();
+        let record = store.files().find(&imported[0].id, crate::domain::Timestamp(now)).await.unwrap().unwrap();
         let last = (record.file_size - 1) / record.chunk_size;
         let read = store.chunks().read_blocking(&record.id, 0, last, Vec::new(), |bytes, _, chunk| {
             bytes.extend_from_slice(chunk);

@@ -47,7 +47,7 @@ pub async fn collect(ctx: &Context) -> Result<Collected, StoreError> {
     let pass = async {
         let expiring = crate::services::webhooks::about_to_expire(ctx, now, now - USED_UP_GRACE_SECS).await;
         let expired_files = store.cleanup().mark_expired_files(now, now - USED_UP_GRACE_SECS).await?;
-        ctx.events.files_expired(ctx.clock.now(), &expiring);
+        ctx.events.files_expired(ctx.clock.now_utc(), &expiring);
         let expired = expired_files + store.cleanup().mark_expired_resumable(now).await?;
         abandoned += store.cleanup().mark_lapsed(now, now - lease_secs(ctx)).await?;
         let purged = store.cleanup().purge_deleted().await?;

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use tokio::sync::Notify;
 
-use crate::domain::Clock;
+use crate::domain::{Clock, Timestamp};
 use crate::services::shares::archives::ArchiveCache;
 use crate::services::webhooks::events::Events;
 use crate::store::Store;
@@ -69,8 +69,8 @@ impl Context {
         Context { events, ..self }
     }
 
-    /// Now, in unix seconds.
-    pub fn now(&self) -> i64 {
-        self.clock.unix()
+    /// Now, in the unix seconds the store keeps times in.
+    pub fn now(&self) -> Timestamp {
+        self.clock.now()
     }
 }

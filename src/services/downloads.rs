@@ -109,7 +109,7 @@ pub async fn count(
                 return Ok(Counted::UsedUp);
             };
             *file = counted;
-            ctx.events.file_downloaded(ctx.clock.now(), file, &who.ip);
+            ctx.events.file_downloaded(ctx.clock.now_utc(), file, &who.ip);
             // A failure here must not fail the download.
             if let Err(error) =
                 ctx.store.activity().record_download(&file.id, ctx.now(), &who.ip, &who.user_agent).await
@@ -137,7 +137,7 @@ pub async fn count_for_share(
     if !ctx.store.shares().count_download(&share.id, ctx.now()).await? {
         return Ok(Counted::UsedUp);
     }
-    ctx.events.share_downloaded(ctx.clock.now(), share, &who.ip);
+    ctx.events.share_downloaded(ctx.clock.now_utc(), share, &who.ip);
     Ok(Counted::Yes)
 }
 

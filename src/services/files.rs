@@ -109,7 +109,7 @@ fn deleted_now(ctx: &Context, deleted: bool, file: Option<&FileRecord>) {
     if deleted {
         ctx.cleanup.wake();
         if let Some(file) = file {
-            ctx.events.file_deleted(ctx.clock.now(), file);
+            ctx.events.file_deleted(ctx.clock.now_utc(), file);
         }
     }
 }

@@ -34,7 +34,7 @@ pub enum Refusal {
 pub async fn open(ctx: &Context, raw_id: &str) -> Result<GuestLinkRecord, Refusal> {
     let id = GuestLinkId::parse(raw_id).ok_or(Refusal::Unknown)?;
     let link = ctx.store.guest_links().find(&id).await?.ok_or(Refusal::Unknown)?;
-    match refusal(&link, ctx.now()) {
+    match refusal(&link, ctx.now().secs()) {
         Some(refused) => Err(refused),
         None => Ok(link),
     }
@@ -85,7 +85,7 @@ pub fn cap_options(link: &GuestLinkRecord, mut options: UploadOptions, now: Offs
 /// by another guest, disabled, expired, deleted, or its size limit lowered).
 pub async fn refused_at_finish(ctx: &Context, id: &GuestLinkId, received: u64) -> Refusal {
     match ctx.store.guest_links().find(id).await {
-        Ok(Some(link)) => match (refusal(&link, ctx.now()), link.max_file_size()) {
+        Ok(Some(link)) => match (refusal(&link, ctx.now().secs()), link.max_file_size()) {
             (Some(refused), _) => refused,
             (None, Some(limit)) if received > limit.as_u64() => Refusal::TooLarge(limit),
             (None, _) => Refusal::Changed,

@@ -18,6 +18,7 @@ use sha2::{Digest, Sha256};
 use time::OffsetDateTime;
 use tokio::sync::OwnedMutexGuard;
 
+use crate::domain::Timestamp;
 use crate::domain::{AgeCheck, AgeRefusal, FileRecord, MAX_AGE_HEADER, check_header, check_payload};
 use crate::domain::{
     ByteSize, CHUNK_SIZE, ChecksumAlgorithm, FileId, FileName, Lifetime, MaxDownloads, Note, OptionHeaders,
@@ -204,7 +205,7 @@ impl ResumableUploads {
         {
             return Err(UploadError::TooLarge(limit).into());
         }
-        let options = FileOptions::from_metadata(&creation.metadata, self.ctx.clock.now())?;
+        let options = FileOptions::from_metadata(&creation.metadata, self.ctx.clock.now_utc())?;
         self.ctx.store.space().check_room().await?;
         let id = FileId::random();
         let now = self.ctx.now();
@@ -215,7 +216,7 @@ impl ResumableUploads {
                 filename: &options.filename,
                 content_type: &options.content_type,
                 chunk_size: CHUNK_SIZE as i64,
-                created_at: now,
+                created_at: now.secs(),
                 // `expires_at` (an exact time); a lifetime (`expires`) is counted from the finish.
                 expires_at: options.expires_at,
                 max_downloads: options.max_downloads.map(|n| i64::from(n.get())),
@@ -227,7 +228,7 @@ impl ResumableUploads {
             metadata: creation.metadata.as_str(),
             file_lifetime_secs: options.lifetime.map(|lifetime| lifetime.duration().whole_seconds()),
             guest_link,
-            expires_at: now + self.expiry.whole_seconds(),
+            expires_at: (now + self.expiry.whole_seconds()).secs(),
             is_partial: creation.is_partial,
             is_final,
         };
@@ -454,7 +455,7 @@ impl ResumableUploads {
         if extended {
             let expires_at = self.ctx.now() + self.expiry.whole_seconds();
             self.ctx.store.resumable_uploads().extend(id, expires_at).await?;
-            upload.expires_at = expires_at;
+            upload.expires_at = expires_at.secs();
         }
 
         let first_idx = (offset / CHUNK_SIZE as u64) as i64;
@@ -507,7 +508,7 @@ impl ResumableUploads {
             _ => false,
         };
         if extended && (accepted == 0 || discarded) {
-            self.ctx.store.resumable_uploads().extend(id, expiry_before).await?;
+            self.ctx.store.resumable_uploads().extend(id, Timestamp(expiry_before)).await?;
             upload.expires_at = expiry_before;
         }
         if discarded {
@@ -570,7 +571,7 @@ impl ResumableUploads {
         let upload = self.ctx.store.resumable_uploads().find(id).await?;
         match upload {
             Some(upload) if upload.guest_link_id.as_ref() == who.link_id() => {
-                if upload.expires_at <= self.ctx.now() {
+                if upload.expires_at <= self.ctx.now().secs() {
                     self.forget(id);
                     return Err(ResumableError::Expired);
                 }
@@ -595,7 +596,7 @@ impl ResumableUploads {
         digests: Digests,
         join: Option<(&str, &[FileId])>,
     ) -> Result<FinishedFile, ResumableError> {
-        let now = self.ctx.clock.now();
+        let now = self.ctx.clock.now_utc();
         let asked = upload.file_lifetime_secs.map(|secs| now.unix_timestamp() + secs);
         let expires_at = who.capped_expiry(asked, now.unix_timestamp());
         let deletion_token = generate_secret();

@@ -11,7 +11,9 @@ use crate::domain::{
     AGE_CHECK_PREFIX, ByteRange, FileId, FileName, FilePassword, FolderPath, GuestLinkId, Piece, ShareId, Zip64Limits,
     check_stored, member_key,
 };
-use crate::domain::{FileRecord, GuestLinkRecord, ShareChanges, ShareCursor, ShareMember, ShareRecord, ShareWrite};
+use crate::domain::{
+    FileRecord, GuestLinkRecord, ShareChanges, ShareCursor, ShareMember, ShareRecord, ShareWrite, Timestamp,
+};
 use crate::services::Context;
 use crate::services::auth::passwords::{self, PasswordError};
 use crate::services::downloads::{READ_BATCH_CHUNKS, stream_range};
@@ -97,7 +99,7 @@ pub async fn create(
     ctx: &Context,
     options: NewShareOptions,
     files: &[(FileId, FolderPath)],
-    now: i64,
+    now: Timestamp,
 ) -> Result<ShareWrite, ShareError> {
     let password_hash = match options.password {
         Some(password) => Some(passwords::hash(password).await?),
@@ -130,7 +132,7 @@ pub async fn create_for_guest(
     link: &GuestLinkRecord,
     name: FileName,
     files: &[(FileId, FolderPath)],
-    now: i64,
+    now: Timestamp,
 ) -> Result<ShareWrite, ShareError> {
     let mut expiries = Vec::with_capacity(files.len());
     for (id, _) in files {
@@ -198,7 +200,7 @@ pub async fn batch_link(
     max_files: u32,
 ) -> Result<GuestLinkRecord, ShareError> {
     let link = guest_links::find(ctx, id).await?;
-    if let Some(refused) = guest_links::share_refusal(&link, ctx.now()) {
+    if let Some(refused) = guest_links::share_refusal(&link, ctx.now().secs()) {
         return Err(refused.into());
     }
     if !link.share_batches {
@@ -235,7 +237,7 @@ pub async fn edit(
     id: &ShareId,
     mut changes: ShareChanges,
     password: Option<Option<FilePassword>>,
-    now: i64,
+    now: Timestamp,
 ) -> Result<ShareWrite, ShareError> {
     changes.password_hash = match password {
         Some(Some(password)) => Some(Some(passwords::hash(password).await?)),
@@ -318,7 +320,7 @@ pub async fn password_hash(ctx: &Context, id: &ShareId) -> Result<Option<String>
 /// CRC-32s were stored), reading each one's chunks once. Done when a file joins a share and again
 /// before a zip is laid out, rather than for every file at startup: only files in shares need it,
 /// and a start must not read the whole database first.
-pub async fn fill_missing_crc32(ctx: &Context, ids: &[FileId], now: i64) -> Result<(), StoreError> {
+pub async fn fill_missing_crc32(ctx: &Context, ids: &[FileId], now: Timestamp) -> Result<(), StoreError> {
     for file in ctx.store.files().lacking(ids, FileFact::Crc32, now).await? {
         let crc32 = crc32_of(ctx, &file).await?;
         ctx.store.files().set_crc32(&file.id, crc32).await?;
@@ -330,7 +332,7 @@ pub async fn fill_missing_crc32(ctx: &Context, ids: &[FileId], now: i64) -> Resu
 /// file, from its first chunks and its size, before it joins a share that requires encryption
 /// (the store takes only files known to be age files into one). A file's bytes never change
 /// once it is visible, so each is checked once.
-pub async fn fill_missing_age_layout(ctx: &Context, ids: &[FileId], now: i64) -> Result<(), StoreError> {
+pub async fn fill_missing_age_layout(ctx: &Context, ids: &[FileId], now: Timestamp) -> Result<(), StoreError> {
     for file in ctx.store.files().lacking(ids, FileFact::AgeLayout, now).await? {
         let is_age = check_stored(&first_bytes(ctx, &file).await?, file.file_size as u64).is_ok();
         ctx.store.files().set_age_layout(&file.id, is_age).await?;
@@ -385,7 +387,12 @@ pub struct ShareZip {
 
 impl ShareZip {
     /// Lays out the zip of `share`'s visible files, filling in missing CRC-32s first.
-    pub async fn prepare(ctx: &Context, share: ShareRecord, limits: Zip64Limits, now: i64) -> Result<Self, ShareError> {
+    pub async fn prepare(
+        ctx: &Context,
+        share: ShareRecord,
+        limits: Zip64Limits,
+        now: Timestamp,
+    ) -> Result<Self, ShareError> {
         Self::prepare_as(ctx, share, ArchiveFormat::Zip(limits), now).await
     }
 
@@ -396,7 +403,7 @@ impl ShareZip {
         ctx: &Context,
         share: ShareRecord,
         format: ArchiveFormat,
-        now: i64,
+        now: Timestamp,
     ) -> Result<Self, ShareError> {
         // A member with its own password or download limit is served by its own link only.
         let open_members = async || -> Result<Vec<ShareMember>, StoreError> {

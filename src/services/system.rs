@@ -1,5 +1,6 @@
 //! What the system page and `/api/system` report, and the health check.
 
+use crate::domain::Timestamp;
 use crate::domain::{
     DayActivity, DiskSpace, FileListing, FileRecord, FileSort, PageStart, Usage, activity_since, daily_activity,
 };
@@ -26,9 +27,9 @@ pub struct SystemReport {
 /// Reads the metadata, the day sums and statvfs; never a chunk.
 pub async fn report(ctx: &Context) -> Result<SystemReport, StoreError> {
     let now = ctx.now();
-    let since = activity_since(now, ACTIVITY_DAYS);
-    let uploads = ctx.store.activity().uploads_by_day(since).await?;
-    let downloads = ctx.store.activity().downloads_by_day(since).await?;
+    let since = activity_since(now.secs(), ACTIVITY_DAYS);
+    let uploads = ctx.store.activity().uploads_by_day(Timestamp(since)).await?;
+    let downloads = ctx.store.activity().downloads_by_day(Timestamp(since)).await?;
     let largest = FileListing {
         filter: String::new(),
         sort: FileSort::Size,
@@ -40,7 +41,7 @@ pub async fn report(ctx: &Context) -> Result<SystemReport, StoreError> {
         usage: ctx.store.space().usage().await?,
         unfinished: ctx.store.resumable_uploads().usage().await?,
         disk: ctx.store.space().disk_space(),
-        activity: daily_activity(now, ACTIVITY_DAYS, &uploads, &downloads),
+        activity: daily_activity(now.secs(), ACTIVITY_DAYS, &uploads, &downloads),
         largest: ctx.store.files().browse(now, &largest).await?.0,
     })
 }

@@ -262,7 +262,7 @@ impl Upload {
         let id = FileId::random();
         let live = store.uploads().register(&id);
         let deletion_token = generate_secret();
-        let now = ctx.clock.now();
+        let now = ctx.clock.now_utc();
         store
             .uploads()
             .create(&NewFile {
@@ -397,7 +397,7 @@ impl Upload {
         let record = match &self.guest_link {
             None => self.store.uploads().finish(&self.id, size, &sha256, crc32).await?,
             Some(link) => {
-                let now = self.clock.unix();
+                let now = self.clock.now();
                 match self.store.guest_links().finish_upload(&self.id, size, &sha256, crc32, link, now).await? {
                     Some(record) => record,
                     None => {
@@ -416,7 +416,7 @@ impl Upload {
         if let Some(live) = self.live.take() {
             live.visible();
         }
-        self.events.file_uploaded(self.clock.now(), &record);
+        self.events.file_uploaded(self.clock.now_utc(), &record);
         Ok(record)
     }
 

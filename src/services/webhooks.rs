@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 use tokio::sync::{Notify, mpsc};
 
-use crate::domain::{Clock, DeliveryId, WebhookId};
+use crate::domain::{Clock, DeliveryId, Timestamp, WebhookId};
 use crate::domain::{
     DeliveryRecord, PATH_SEGMENT, WebhookEvent, WebhookEvents, WebhookFormat, WebhookRecord, WebhookUrl,
 };
@@ -209,7 +209,7 @@ async fn write_events(
         let mut events: Vec<Event> = received.drain(..).filter_map(|event| coalescer.admit(event)).collect();
         events.extend(match stopping {
             true => coalescer.drain(),
-            false => coalescer.due(clock.now()),
+            false => coalescer.due(clock.now_utc()),
         });
         if !events.is_empty() {
             write_batch(&store, &events, &base_url).await;
@@ -347,7 +347,7 @@ pub async fn send_test(ctx: &Context, id: &WebhookId, base_url: &str) -> Result<
     if ctx.store.webhooks().find(id).await?.is_none() {
         return Ok(None);
     }
-    let at = ctx.clock.now();
+    let at = ctx.clock.now_utc();
     let mut event = Event::new(WebhookEvent::Test, at);
     event.file = Some(("TEST_FILE_ID".into(), "test.txt".into(), 4));
     let Some(payload) = event.payload_json(base_url) else { return Ok(None) };
@@ -365,7 +365,11 @@ pub async fn send_test(ctx: &Context, id: &WebhookId, base_url: &str) -> Result<
 }
 
 /// For the clean-up: the files its next pass hides for having expired or been used up.
-pub(in crate::services) async fn about_to_expire(ctx: &Context, now: i64, used_up_before: i64) -> Vec<ExpiringFile> {
+pub(in crate::services) async fn about_to_expire(
+    ctx: &Context,
+    now: Timestamp,
+    used_up_before: Timestamp,
+) -> Vec<ExpiringFile> {
     ctx.store.files().about_to_expire(now, used_up_before).await.unwrap_or_else(|error| {
         tracing::warn!(?error, "could not read the files about to expire for their webhooks");
         Vec::new()

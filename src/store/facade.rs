@@ -19,13 +19,14 @@ use super::{Attempt, DueDelivery, ExpiringFile, NewDelivery, SealedFile, Session
 use super::{DatabaseLocation, FileFact, OpenError, StoreError, StoreOptions};
 use super::{FinishedResumable, NewApiToken, NewFile, NewResumable, NewShare, ResumableRecord, ResumableUsage};
 use super::{postgres, sqlite};
-use crate::domain::{ApiTokenId, DeliveryId, WebhookId};
+use crate::domain::{ApiTokenId, DeliveryId, Timestamp, WebhookId};
 use crate::domain::{
     ApiTokenRecord, DayTotal, DiskSpace, DownloadRecord, FileChanges, FileCursor, FileListing, FileRecord, Usage,
 };
 use crate::domain::{DeliveryRecord, WebhookEvents, WebhookFormat, WebhookRecord};
 use crate::domain::{FileId, FolderPath, GuestLinkId, GuestLinkRecord, GuestLinkTerms, Thumbnail};
 use crate::domain::{ShareChanges, ShareCursor, ShareId, ShareMember, ShareMembership, ShareRecord, ShareWrite};
+use blobdrop_store::rules::ChunkRead;
 
 #[derive(Clone, Debug)]
 pub enum Store {
@@ -99,8 +100,8 @@ impl Chunks<'_> {
         take: impl FnMut(&mut T, i64, &[u8]) -> Result<(), StoreError> + Send + 'static,
     ) -> Result<T, StoreError> {
         match self.0 {
-            Store::Sqlite(store) => store.read_chunks_blocking(file_id, first, last, state, take).await,
-            Store::Postgres(store) => store.read_chunks_blocking(file_id, first, last, state, take).await,
+            Store::Sqlite(store) => store.read_chunks_blocking(file_id, ChunkRead { first, last, state, take }).await,
+            Store::Postgres(store) => store.read_chunks_blocking(file_id, ChunkRead { first, last, state, take }).await,
         }
     }
 }
@@ -175,23 +176,23 @@ aggregates! {
     /// The visible files: find, list and page them, edit, count a download, delete; their thumbnails;
     /// the facts older files lack (their CRC-32, whether they are age files).
     files -> Files {
-        fn find = find_file(&self, id: &FileId, now: i64) -> Result<Option<FileRecord>, StoreError>;
-        fn find_even_used_up = find_file_even_used_up(&self, id: &FileId, now: i64) -> Result<Option<FileRecord>, StoreError>;
-        fn password_hash = file_password_hash(&self, id: &FileId, now: i64) -> Result<Option<String>, StoreError>;
-        fn list = list_files(&self, now: i64, limit: i64, offset: i64) -> Result<Vec<FileRecord>, StoreError>;
-        fn list_after = list_files_after(&self, now: i64, limit: i64, after: &FileCursor) -> Result<Vec<FileRecord>, StoreError>;
-        fn browse = browse_files(&self, now: i64, listing: &FileListing) -> Result<(Vec<FileRecord>, i64), StoreError>;
-        fn count_download = count_download(&self, id: &FileId, now: i64) -> Result<Option<FileRecord>, StoreError>;
-        fn update = update_file(&self, id: &FileId, changes: &FileChanges, now: i64) -> Result<Option<FileRecord>, StoreError>;
-        fn delete = delete_file(&self, id: &FileId, now: i64) -> Result<bool, StoreError>;
-        fn delete_with_token = delete_file_with_token(&self, id: &FileId, token_sha256: &str, now: i64) -> Result<bool, StoreError>;
+        fn find = find_file(&self, id: &FileId, now: Timestamp) -> Result<Option<FileRecord>, StoreError>;
+        fn find_even_used_up = find_file_even_used_up(&self, id: &FileId, now: Timestamp) -> Result<Option<FileRecord>, StoreError>;
+        fn password_hash = file_password_hash(&self, id: &FileId, now: Timestamp) -> Result<Option<String>, StoreError>;
+        fn list = list_files(&self, now: Timestamp, limit: i64, offset: i64) -> Result<Vec<FileRecord>, StoreError>;
+        fn list_after = list_files_after(&self, now: Timestamp, limit: i64, after: &FileCursor) -> Result<Vec<FileRecord>, StoreError>;
+        fn browse = browse_files(&self, now: Timestamp, listing: &FileListing) -> Result<(Vec<FileRecord>, i64), StoreError>;
+        fn count_download = count_download(&self, id: &FileId, now: Timestamp) -> Result<Option<FileRecord>, StoreError>;
+        fn update = update_file(&self, id: &FileId, changes: &FileChanges, now: Timestamp) -> Result<Option<FileRecord>, StoreError>;
+        fn delete = delete_file(&self, id: &FileId, now: Timestamp) -> Result<bool, StoreError>;
+        fn delete_with_token = delete_file_with_token(&self, id: &FileId, token_sha256: &str, now: Timestamp) -> Result<bool, StoreError>;
         fn set_crc32 = set_crc32(&self, id: &FileId, crc32: u32) -> Result<(), StoreError>;
         fn set_age_layout = set_age_layout(&self, id: &FileId, is_age: bool) -> Result<(), StoreError>;
         /// The visible files among `ids` that lack `fact` (stored before it was kept).
-        fn lacking = files_lacking(&self, ids: &[FileId], fact: FileFact, now: i64) -> Result<Vec<FileRecord>, StoreError>;
+        fn lacking = files_lacking(&self, ids: &[FileId], fact: FileFact, now: Timestamp) -> Result<Vec<FileRecord>, StoreError>;
         fn thumbnail = find_thumbnail(&self, id: &FileId) -> Result<Option<Thumbnail>, StoreError>;
         fn save_thumbnail = save_thumbnail(&self, id: &FileId, thumbnail: &Thumbnail) -> Result<(), StoreError>;
-        fn about_to_expire = files_about_to_expire(&self, now: i64, used_up_before: i64) -> Result<Vec<ExpiringFile>, StoreError>;
+        fn about_to_expire = files_about_to_expire(&self, now: Timestamp, used_up_before: Timestamp) -> Result<Vec<ExpiringFile>, StoreError>;
     }
 
     /// A one-request upload's row, from its registration to the commit that makes it a file (or
@@ -216,7 +217,7 @@ aggregates! {
         /// `None`: the guest link it comes through takes no more unfinished uploads.
         fn create = create_resumable_upload(&self, upload: &NewResumable<'_>) -> Result<Option<ResumableRecord>, StoreError>;
         fn find = find_resumable_upload(&self, id: &FileId) -> Result<Option<ResumableRecord>, StoreError>;
-        fn extend = extend_resumable_upload(&self, id: &FileId, expires_at: i64) -> Result<bool, StoreError>;
+        fn extend = extend_resumable_upload(&self, id: &FileId, expires_at: Timestamp) -> Result<bool, StoreError>;
         fn declare_length = declare_resumable_length(&self, id: &FileId, length: i64) -> Result<bool, StoreError>;
         /// Both move the committed offset only from `expected`/`reached` (else `OffsetMoved`).
         fn insert_chunks = insert_resumable_chunks(&self, file_id: &FileId, first_idx: i64, chunks: Vec<Bytes>, expected: i64, offset: i64) -> Result<(), StoreError>;
@@ -230,37 +231,37 @@ aggregates! {
     /// What the background clean-up marks, purges and prunes, and its lock among instances.
     cleanup -> Cleanup {
         fn mark_interrupted = mark_interrupted_uploads_deleted(&self) -> Result<u64, StoreError>;
-        fn mark_expired_files = mark_expired_files_deleted(&self, now: i64, used_up_before: i64) -> Result<u64, StoreError>;
+        fn mark_expired_files = mark_expired_files_deleted(&self, now: Timestamp, used_up_before: Timestamp) -> Result<u64, StoreError>;
         fn purge_deleted = purge_deleted_files(&self) -> Result<u64, StoreError>;
         fn mark_abandoned = mark_abandoned_uploads_deleted(&self) -> Result<u64, StoreError>;
         /// Several instances (`leases`): renew this instance's, mark other instances' lapsed uploads.
-        fn renew_leases = renew_upload_leases(&self, until: i64) -> Result<(), StoreError>;
-        fn mark_lapsed = mark_lapsed_uploads_deleted(&self, now: i64, started_before: i64) -> Result<u64, StoreError>;
+        fn renew_leases = renew_upload_leases(&self, until: Timestamp) -> Result<(), StoreError>;
+        fn mark_lapsed = mark_lapsed_uploads_deleted(&self, now: Timestamp, started_before: Timestamp) -> Result<u64, StoreError>;
         /// The clean-up lock: `None` while another instance's clean-up holds it.
         fn lock = lock_cleanup(&self) -> Result<Option<crate::store::CleanupLock>, StoreError>;
-        fn delete_expired_sessions = delete_expired_sessions(&self, now: i64) -> Result<u64, StoreError>;
-        fn mark_expired_resumable = mark_expired_resumable_uploads_deleted(&self, now: i64) -> Result<u64, StoreError>;
-        fn prune_deliveries = prune_deliveries(&self, before: i64) -> Result<u64, StoreError>;
+        fn delete_expired_sessions = delete_expired_sessions(&self, now: Timestamp) -> Result<u64, StoreError>;
+        fn mark_expired_resumable = mark_expired_resumable_uploads_deleted(&self, now: Timestamp) -> Result<u64, StoreError>;
+        fn prune_deliveries = prune_deliveries(&self, before: Timestamp) -> Result<u64, StoreError>;
     }
 
     /// Counted downloads and the per-day totals of uploads and downloads.
     activity -> Activity {
-        fn record_download = record_download(&self, file_id: &FileId, at: i64, client_ip: &str, user_agent: &str) -> Result<(), StoreError>;
+        fn record_download = record_download(&self, file_id: &FileId, at: Timestamp, client_ip: &str, user_agent: &str) -> Result<(), StoreError>;
         fn download_history = download_history(&self, file_id: &FileId, limit: i64) -> Result<Vec<DownloadRecord>, StoreError>;
-        fn uploads_by_day = uploads_by_day(&self, since: i64) -> Result<Vec<DayTotal>, StoreError>;
-        fn downloads_by_day = downloads_by_day(&self, since: i64) -> Result<Vec<DayTotal>, StoreError>;
+        fn uploads_by_day = uploads_by_day(&self, since: Timestamp) -> Result<Vec<DayTotal>, StoreError>;
+        fn downloads_by_day = downloads_by_day(&self, since: Timestamp) -> Result<Vec<DayTotal>, StoreError>;
     }
 
     /// Guest links, their terms, and the uploads and batches that come through them.
     guest_links -> GuestLinks {
-        fn create = create_guest_link(&self, id: &GuestLinkId, terms: &GuestLinkTerms, now: i64) -> Result<GuestLinkRecord, StoreError>;
+        fn create = create_guest_link(&self, id: &GuestLinkId, terms: &GuestLinkTerms, now: Timestamp) -> Result<GuestLinkRecord, StoreError>;
         fn list = guest_links(&self) -> Result<Vec<GuestLinkRecord>, StoreError>;
         fn find = find_guest_link(&self, id: &GuestLinkId) -> Result<Option<GuestLinkRecord>, StoreError>;
         fn update = update_guest_link(&self, id: &GuestLinkId, terms: &GuestLinkTerms, disabled: Option<bool>) -> Result<Option<GuestLinkRecord>, StoreError>;
         fn set_disabled = set_guest_link_disabled(&self, id: &GuestLinkId, disabled: bool) -> Result<Option<GuestLinkRecord>, StoreError>;
         fn delete = delete_guest_link(&self, id: &GuestLinkId) -> Result<bool, StoreError>;
         /// `flows::Flows::finish_guest_upload`, written once for both stores.
-        fn finish_upload = finish_guest_upload(&self, file_id: &FileId, file_size: i64, sha256: &str, crc32: u32, link: &GuestLinkId, now: i64) -> Result<Option<FileRecord>, StoreError>;
+        fn finish_upload = finish_guest_upload(&self, file_id: &FileId, file_size: i64, sha256: &str, crc32: u32, link: &GuestLinkId, now: Timestamp) -> Result<Option<FileRecord>, StoreError>;
         /// A guest's batch: each file goes into at most one share the guest makes (`flows::Flows::claim_guest_files`).
         fn claim_files = claim_guest_files(&self, link: &GuestLinkId, files: &[FileId]) -> Result<bool, StoreError>;
         fn release_files = release_guest_files(&self, files: &[FileId]) -> Result<(), StoreError>;
@@ -268,12 +269,12 @@ aggregates! {
 
     /// Who may act as the owner: browser sessions and API tokens, kept as hashes only.
     accounts -> Accounts {
-        fn create_session = create_session(&self, token_sha256: &str, csrf_token: &str, now: i64, expires_at: i64) -> Result<(), StoreError>;
-        fn find_session = find_session(&self, token_sha256: &str, now: i64) -> Result<Option<SessionRecord>, StoreError>;
+        fn create_session = create_session(&self, token_sha256: &str, csrf_token: &str, now: Timestamp, expires_at: Timestamp) -> Result<(), StoreError>;
+        fn find_session = find_session(&self, token_sha256: &str, now: Timestamp) -> Result<Option<SessionRecord>, StoreError>;
         fn delete_session = delete_session(&self, token_sha256: &str) -> Result<(), StoreError>;
-        fn create_api_token = create_api_token(&self, token: &NewApiToken<'_>, now: i64) -> Result<ApiTokenRecord, StoreError>;
+        fn create_api_token = create_api_token(&self, token: &NewApiToken<'_>, now: Timestamp) -> Result<ApiTokenRecord, StoreError>;
         fn find_api_token = find_api_token(&self, token_sha256: &str) -> Result<Option<ApiTokenRecord>, StoreError>;
-        fn touch_api_token = touch_api_token(&self, id: &ApiTokenId, now: i64, stale_before: i64) -> Result<(), StoreError>;
+        fn touch_api_token = touch_api_token(&self, id: &ApiTokenId, now: Timestamp, stale_before: Timestamp) -> Result<(), StoreError>;
         fn list_api_tokens = list_api_tokens(&self) -> Result<Vec<ApiTokenRecord>, StoreError>;
         fn delete_api_token = delete_api_token(&self, id: &ApiTokenId) -> Result<bool, StoreError>;
     }
@@ -287,30 +288,30 @@ aggregates! {
 
     /// Shares: their members, gates, pages and counted downloads.
     shares -> Shares {
-        fn create = create_share(&self, share: &NewShare<'_>, files: &[(FileId, FolderPath)], now: i64) -> Result<ShareWrite, StoreError>;
-        fn find = find_share(&self, id: &ShareId, now: i64) -> Result<Option<ShareRecord>, StoreError>;
-        fn find_even_used_up = find_share_even_used_up(&self, id: &ShareId, now: i64) -> Result<Option<ShareRecord>, StoreError>;
-        fn password_hash = share_password_hash(&self, id: &ShareId, now: i64) -> Result<Option<String>, StoreError>;
-        fn list = list_shares(&self, now: i64) -> Result<Vec<ShareRecord>, StoreError>;
-        fn page = list_shares_page(&self, now: i64, limit: i64, after: Option<&ShareCursor>) -> Result<Vec<ShareRecord>, StoreError>;
-        fn memberships = share_memberships(&self, now: i64) -> Result<Vec<ShareMembership>, StoreError>;
-        fn members = share_members(&self, id: &ShareId, now: i64) -> Result<Vec<ShareMember>, StoreError>;
-        fn update = update_share(&self, id: &ShareId, changes: &ShareChanges, now: i64) -> Result<ShareWrite, StoreError>;
-        fn delete = delete_share(&self, id: &ShareId, with_files: bool, now: i64) -> Result<bool, StoreError>;
-        fn count_download = count_share_download(&self, id: &ShareId, now: i64) -> Result<bool, StoreError>;
+        fn create = create_share(&self, share: &NewShare<'_>, files: &[(FileId, FolderPath)], now: Timestamp) -> Result<ShareWrite, StoreError>;
+        fn find = find_share(&self, id: &ShareId, now: Timestamp) -> Result<Option<ShareRecord>, StoreError>;
+        fn find_even_used_up = find_share_even_used_up(&self, id: &ShareId, now: Timestamp) -> Result<Option<ShareRecord>, StoreError>;
+        fn password_hash = share_password_hash(&self, id: &ShareId, now: Timestamp) -> Result<Option<String>, StoreError>;
+        fn list = list_shares(&self, now: Timestamp) -> Result<Vec<ShareRecord>, StoreError>;
+        fn page = list_shares_page(&self, now: Timestamp, limit: i64, after: Option<&ShareCursor>) -> Result<Vec<ShareRecord>, StoreError>;
+        fn memberships = share_memberships(&self, now: Timestamp) -> Result<Vec<ShareMembership>, StoreError>;
+        fn members = share_members(&self, id: &ShareId, now: Timestamp) -> Result<Vec<ShareMember>, StoreError>;
+        fn update = update_share(&self, id: &ShareId, changes: &ShareChanges, now: Timestamp) -> Result<ShareWrite, StoreError>;
+        fn delete = delete_share(&self, id: &ShareId, with_files: bool, now: Timestamp) -> Result<bool, StoreError>;
+        fn count_download = count_share_download(&self, id: &ShareId, now: Timestamp) -> Result<bool, StoreError>;
     }
 
     /// Webhooks and their queue of deliveries.
     webhooks -> Webhooks {
-        fn create = create_webhook(&self, url: &str, events: &WebhookEvents, format: WebhookFormat, secret: &str, now: i64) -> Result<WebhookRecord, StoreError>;
+        fn create = create_webhook(&self, url: &str, events: &WebhookEvents, format: WebhookFormat, secret: &str, now: Timestamp) -> Result<WebhookRecord, StoreError>;
         fn list = list_webhooks(&self) -> Result<Vec<WebhookRecord>, StoreError>;
         fn find = find_webhook(&self, id: &WebhookId) -> Result<Option<WebhookRecord>, StoreError>;
         fn update = update_webhook(&self, id: &WebhookId, url: Option<&str>, events: Option<&WebhookEvents>, format: Option<WebhookFormat>) -> Result<Option<WebhookRecord>, StoreError>;
         fn delete = delete_webhook(&self, id: &WebhookId) -> Result<bool, StoreError>;
         fn targets = webhook_targets(&self) -> Result<Vec<WebhookTarget>, StoreError>;
         fn enqueue_deliveries = enqueue_deliveries(&self, deliveries: &[NewDelivery]) -> Result<(), StoreError>;
-        fn claim_due = claim_due_deliveries(&self, now: i64, lease_until: i64, limit: i64) -> Result<Vec<DueDelivery>, StoreError>;
-        fn release_delivery = release_delivery(&self, id: &DeliveryId, now: i64) -> Result<(), StoreError>;
+        fn claim_due = claim_due_deliveries(&self, now: Timestamp, lease_until: Timestamp, limit: i64) -> Result<Vec<DueDelivery>, StoreError>;
+        fn release_delivery = release_delivery(&self, id: &DeliveryId, now: Timestamp) -> Result<(), StoreError>;
         fn next_due = next_delivery_due(&self) -> Result<Option<i64>, StoreError>;
         fn record_attempt = record_attempt(&self, id: &DeliveryId, attempt: &Attempt<'_>) -> Result<(), StoreError>;
         fn deliveries = webhook_deliveries(&self, webhook_id: &WebhookId, limit: i64) -> Result<Vec<DeliveryRecord>, StoreError>;

@@ -3,6 +3,7 @@
 
 use super::{DatabaseLocation, FileToVerify, OrphanChunks, StoreError};
 use super::{postgres, sqlite};
+use blobdrop_store::rules::ChunkRead;
 
 #[derive(Debug)]
 pub enum ReadOnlyDatabase {
@@ -45,8 +46,8 @@ impl ReadOnlyDatabase {
         take: impl FnMut(&mut T, i64, &[u8]) -> Result<(), StoreError> + Send + 'static,
     ) -> Result<T, StoreError> {
         match self {
-            ReadOnlyDatabase::Sqlite(db) => db.read_chunks(file_id, first, last, state, take).await,
-            ReadOnlyDatabase::Postgres(db) => db.read_chunks(file_id, first, last, state, take).await,
+            ReadOnlyDatabase::Sqlite(db) => db.read_chunks(file_id, ChunkRead { first, last, state, take }).await,
+            ReadOnlyDatabase::Postgres(db) => db.read_chunks(file_id, ChunkRead { first, last, state, take }).await,
         }
     }
 

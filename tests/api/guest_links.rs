@@ -206,7 +206,7 @@ async fn a_disabled_guest_link_stores_nothing_until_enabled() {
 #[tokio::test]
 async fn an_expired_guest_link_stores_nothing_and_stays_listed_as_expired() {
     let app = spawn_app().await;
-    let soon = app.clock.now() + time::Duration::seconds(60);
+    let soon = app.clock.now_utc() + time::Duration::seconds(60);
     let soon = soon.replace_nanosecond(0).unwrap().format(&time::format_description::well_known::Rfc3339).unwrap();
     let link = create_link(&app, json!({"label": "x", "expires": soon})).await;
     assert_eq!(guest_put(&app, &link, "early.txt", b"in time".to_vec()).await.status(), StatusCode::CREATED);

@@ -118,7 +118,7 @@ async fn a_dead_instances_upload_is_purged_once_its_lease_ran_out_and_not_before
         filename: &name,
         content_type: "application/octet-stream",
         chunk_size: 32_768,
-        created_at: app.clock.unix(),
+        created_at: app.clock.now().secs(),
         expires_at: None,
         max_downloads: None,
         deletion_token_sha256: "the-hash-of-its-deletion-token",
@@ -126,7 +126,7 @@ async fn a_dead_instances_upload_is_purged_once_its_lease_ran_out_and_not_before
     dead.uploads().create(&file).await.unwrap();
     dead.chunks().insert(&id, 0, vec![bytes::Bytes::from(test_bytes(32_768))]).await.unwrap();
     // A lease longer than the upload's age protects it: 120 s (the app's lease is 60 s).
-    dead.cleanup().renew_leases(app.clock.unix() + 120).await.unwrap();
+    dead.cleanup().renew_leases(app.clock.now() + 120).await.unwrap();
     std::mem::forget(live); // killed: it never settles
     dead.close().await;
 

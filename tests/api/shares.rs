@@ -700,7 +700,7 @@ async fn the_guest_pages_batch_sent_file_by_file_becomes_one_share() {
 #[tokio::test]
 async fn an_expired_guest_link_makes_no_share_and_a_used_up_one_still_shares_its_last_batch() {
     let app = spawn_app().await;
-    let soon = app.clock.now() + time::Duration::seconds(60);
+    let soon = app.clock.now_utc() + time::Duration::seconds(60);
     let soon = soon.replace_nanosecond(0).unwrap().format(&time::format_description::well_known::Rfc3339).unwrap();
     let body = serde_json::json!({ "label": "Ana", "share_batches": true, "expires": soon, "max_uploads": 2 });
     let link: Value =

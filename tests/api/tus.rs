@@ -947,7 +947,10 @@ async fn a_part_consumed_by_one_final_upload_fails_another_final_that_names_it()
     assert!(store.resumable_uploads().finish(&first, &finished("first")).await.unwrap().is_some());
     let again = store.resumable_uploads().finish(&second, &finished("second")).await;
     assert!(matches!(&again, Err(StoreError::PartGone { part: gone }) if *gone == part.to_string()), "{again:?}");
-    assert!(store.files().find(&second, 1).await.unwrap().is_none(), "no file from a part already consumed");
+    assert!(
+        store.files().find(&second, blobdrop::domain::Timestamp(1)).await.unwrap().is_none(),
+        "no file from a part already consumed"
+    );
     store.close().await;
 }
 

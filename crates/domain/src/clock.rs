@@ -7,6 +7,8 @@ use std::time::Duration;
 
 use time::OffsetDateTime;
 
+use crate::Timestamp;
+
 #[derive(Clone, Debug, Default)]
 pub struct Clock {
     /// `None` reads the system clock as it is; `Some` holds how far (in nanoseconds) tests moved it.
@@ -23,17 +25,18 @@ impl Clock {
         Clock { shift: Some(Arc::new(AtomicI64::new(0))) }
     }
 
-    pub fn now(&self) -> OffsetDateTime {
+    /// Now, in the unix seconds the store keeps times in.
+    pub fn now(&self) -> Timestamp {
+        Timestamp::from(self.now_utc())
+    }
+
+    /// Now, to the nanosecond, in UTC.
+    pub fn now_utc(&self) -> OffsetDateTime {
         let now = OffsetDateTime::now_utc();
         match &self.shift {
             None => now,
             Some(shift) => now + time::Duration::nanoseconds(shift.load(Ordering::SeqCst)),
         }
-    }
-
-    /// Now, in the unix seconds the store keeps times in.
-    pub fn unix(&self) -> i64 {
-        self.now().unix_timestamp()
     }
 
     /// Moves an adjustable clock (and every clone of it) ahead; the system clock cannot be moved,
@@ -52,13 +55,13 @@ mod tests {
     #[test]
     fn an_adjustable_clock_jumps_ahead_and_its_clones_with_it() {
         let clock = Clock::adjustable();
-        let before = clock.unix();
+        let before = clock.now().secs();
         clock.clone().advance(Duration::from_secs(7200));
-        let after = clock.unix();
+        let after = clock.now().secs();
         assert!((7200..7300).contains(&(after - before)), "{before} -> {after}");
 
         let system = Clock::system();
         system.advance(Duration::from_secs(7200));
-        assert!(system.unix() - OffsetDateTime::now_utc().unix_timestamp() < 5);
+        assert!(system.now().secs() - OffsetDateTime::now_utc().unix_timestamp() < 5);
     }
 }

@@ -67,7 +67,7 @@ pub use share::{
 };
 pub use tar_layout::tar_layout;
 pub use thumbnail::{MAX_THUMBNAIL_SOURCE, THUMBNAIL_SIDE, Thumbnail, has_thumbnail};
-pub use timestamp::parse_time;
+pub use timestamp::{Timestamp, parse_time};
 pub use token_label::{TokenLabel, TokenLabelError};
 pub use trusted_proxies::{ForwardingHeaders, PublicOrigin, TrustedProxies, valid_host};
 pub use upload_metadata::{

@@ -1,7 +1,79 @@
-//! Times that clients write (RFC 3339), read into ones the server can store and write back.
+//! Instants as the store keeps them (`Timestamp`, unix seconds), and times that clients write
+//! (RFC 3339), read into ones the server can store and write back.
+
+use std::fmt;
+use std::ops::{Add, Sub};
+use std::time::Duration;
 
 use time::format_description::well_known::Rfc3339;
 use time::{OffsetDateTime, UtcOffset};
+
+/// An instant in unix seconds, what the store keeps and compares times in (`Clock::now()`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Timestamp(pub i64);
+
+impl Timestamp {
+    pub const fn from_secs(secs: i64) -> Self {
+        Timestamp(secs)
+    }
+
+    /// Unix seconds, as a statement binds them.
+    pub const fn secs(self) -> i64 {
+        self.0
+    }
+}
+
+impl fmt::Display for Timestamp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl From<OffsetDateTime> for Timestamp {
+    fn from(at: OffsetDateTime) -> Self {
+        Timestamp(at.unix_timestamp())
+    }
+}
+
+/// `secs` seconds later.
+impl Add<i64> for Timestamp {
+    type Output = Timestamp;
+    fn add(self, secs: i64) -> Timestamp {
+        Timestamp(self.0 + secs)
+    }
+}
+
+/// `secs` seconds earlier.
+impl Sub<i64> for Timestamp {
+    type Output = Timestamp;
+    fn sub(self, secs: i64) -> Timestamp {
+        Timestamp(self.0 - secs)
+    }
+}
+
+/// A duration later, in whole seconds (saturating past `i64::MAX` seconds).
+impl Add<Duration> for Timestamp {
+    type Output = Timestamp;
+    fn add(self, by: Duration) -> Timestamp {
+        self + i64::try_from(by.as_secs()).unwrap_or(i64::MAX)
+    }
+}
+
+/// A duration earlier, in whole seconds.
+impl Sub<Duration> for Timestamp {
+    type Output = Timestamp;
+    fn sub(self, by: Duration) -> Timestamp {
+        self - i64::try_from(by.as_secs()).unwrap_or(i64::MAX)
+    }
+}
+
+/// The seconds from `earlier` to this instant.
+impl Sub<Timestamp> for Timestamp {
+    type Output = i64;
+    fn sub(self, earlier: Timestamp) -> i64 {
+        self.0 - earlier.0
+    }
+}
 
 /// An RFC 3339 time (surrounding spaces ignored), in UTC. `None` for anything else, including a
 /// time whose UTC day falls outside the years RFC 3339 can write (`9999-12-31T23:00:00-14:00` is
@@ -15,6 +87,16 @@ pub fn parse_time(raw: &str) -> Option<OffsetDateTime> {
 mod tests {
     use super::*;
     use time::macros::datetime;
+
+    #[test]
+    fn timestamps_move_by_seconds_and_durations_and_order_by_time() {
+        let at = Timestamp::from_secs(1_000);
+        assert_eq!((at + 60).secs(), 1_060);
+        assert_eq!(at - Duration::from_secs(1), Timestamp(999));
+        assert_eq!((at + Duration::from_secs(86_400)) - at, 86_400);
+        assert!(at < at + 1);
+        assert_eq!(Timestamp::from(datetime!(1970-01-01 00:16:40 UTC)), at);
+    }
 
     #[test]
     fn times_are_read_in_utc() {

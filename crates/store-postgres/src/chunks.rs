@@ -7,6 +7,7 @@ use sqlx::PgExecutor;
 use super::store::Store;
 use crate::domain::FileId;
 use blobdrop_store::StoreError;
+use blobdrop_store::rules::{ChunkRead, TakeChunk};
 use blobdrop_store::rules::{whole_read, whole_read_end};
 
 /// Chunks removed per DELETE when a file is purged: 8 MiB. PostgreSQL has no single writer that
@@ -57,11 +58,9 @@ pub(super) async fn insert(
 pub(super) async fn read_existing<T: Send + 'static>(
     executor: impl PgExecutor<'_>,
     file_id: &str,
-    first: i64,
-    last: i64,
-    mut state: T,
-    mut take: impl FnMut(&mut T, i64, &[u8]) -> Result<(), StoreError> + Send + 'static,
+    read: ChunkRead<T, impl TakeChunk<T>>,
 ) -> Result<T, StoreError> {
+    let ChunkRead { first, last, mut state, mut take } = read;
     // The only SELECT of chunk bytes: one batch of a file, in order.
     let rows = sqlx::query!(
         "SELECT idx, data FROM file_chunks WHERE file_id = $1 AND idx BETWEEN $2 AND $3 ORDER BY idx",
@@ -107,14 +106,11 @@ impl Store {
     pub async fn read_chunks_blocking<T: Send + 'static>(
         &self,
         file_id: &FileId,
-        first: i64,
-        last: i64,
-        state: T,
-        take: impl FnMut(&mut T, i64, &[u8]) -> Result<(), StoreError> + Send + 'static,
+        read: ChunkRead<T, impl TakeChunk<T>>,
     ) -> Result<T, StoreError> {
-        let take = whole_read(file_id, take);
-        let read = read_existing(&self.pool, file_id.as_str(), first, last, (state, first), take).await?;
-        whole_read_end(file_id, read, last)
+        let last = read.last;
+        let state = read_existing(&self.pool, file_id.as_str(), whole_read(file_id, read)).await?;
+        whole_read_end(file_id, state, last)
     }
 }
 

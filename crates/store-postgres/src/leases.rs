@@ -1,13 +1,15 @@
 //! Upload leases and the clean-up lock on PostgreSQL, where several instances share the database.
 
 use super::store::Store;
+use crate::domain::Timestamp;
 use blobdrop_store::leases::CLEANUP_LOCK_KEY;
 use blobdrop_store::{CleanupLock, StoreError};
 
 impl Store {
     /// Renews, until `until`, the leases of every upload this instance runs; a settled one is no
     /// longer listed and its lease runs out. Only 'uploading' rows: a file that became visible needs none.
-    pub async fn renew_upload_leases(&self, until: i64) -> Result<(), StoreError> {
+    pub async fn renew_upload_leases(&self, until: Timestamp) -> Result<(), StoreError> {
+        let until = until.secs();
         let live: Vec<String> = self.live_uploads.registry().live.iter().cloned().collect();
         if !live.is_empty() {
             sqlx::query!(
@@ -27,7 +29,12 @@ impl Store {
     /// without a lease started before `started_before`), for the purge that follows. Returns how
     /// many. Resumable uploads wait for their next request, and this instance's live ones are never
     /// taken (a clock set back could date them into the past).
-    pub async fn mark_lapsed_uploads_deleted(&self, now: i64, started_before: i64) -> Result<u64, StoreError> {
+    pub async fn mark_lapsed_uploads_deleted(
+        &self,
+        now: Timestamp,
+        started_before: Timestamp,
+    ) -> Result<u64, StoreError> {
+        let (now, started_before) = (now.secs(), started_before.secs());
         let live: Vec<String> = self.live_uploads.registry().live.iter().cloned().collect();
         let marked = sqlx::query!(
             "UPDATE files SET state = 'deleted' WHERE state = 'uploading' \

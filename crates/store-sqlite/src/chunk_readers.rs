@@ -11,6 +11,7 @@ use tokio::sync::Semaphore;
 use super::connection::{Role, StoreOptions, rusqlite_open};
 use crate::domain::FileId;
 use blobdrop_store::StoreError;
+use blobdrop_store::rules::{ChunkRead, TakeChunk};
 use blobdrop_store::rules::{whole_read, whole_read_end};
 
 /// The only SELECT of chunk bytes.
@@ -87,11 +88,9 @@ impl ChunkReaders {
     pub(super) async fn read_existing<T: Send + 'static>(
         &self,
         file_id: &str,
-        first: i64,
-        last: i64,
-        mut state: T,
-        mut take: impl FnMut(&mut T, i64, &[u8]) -> Result<(), StoreError> + Send + 'static,
+        read: ChunkRead<T, impl TakeChunk<T>>,
     ) -> Result<T, StoreError> {
+        let ChunkRead { first, last, mut state, mut take } = read;
         let file_id = file_id.to_owned();
         self.with_connection(move |connection| {
             let mut select = connection.prepare_cached(SELECT_CHUNKS)?;
@@ -108,12 +107,10 @@ impl ChunkReaders {
     pub(super) async fn read<T: Send + 'static>(
         &self,
         file_id: &FileId,
-        first: i64,
-        last: i64,
-        state: T,
-        take: impl FnMut(&mut T, i64, &[u8]) -> Result<(), StoreError> + Send + 'static,
+        read: ChunkRead<T, impl TakeChunk<T>>,
     ) -> Result<T, StoreError> {
-        let read = self.read_existing(file_id.as_str(), first, last, (state, first), whole_read(file_id, take)).await?;
-        whole_read_end(file_id, read, last)
+        let last = read.last;
+        let state = self.read_existing(file_id.as_str(), whole_read(file_id, read)).await?;
+        whole_read_end(file_id, state, last)
     }
 }

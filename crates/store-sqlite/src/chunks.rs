@@ -7,11 +7,26 @@ use sqlx::{QueryBuilder, Sqlite};
 use super::store::Store;
 use crate::domain::FileId;
 use blobdrop_store::StoreError;
+use blobdrop_store::rules::{ChunkRead, TakeChunk};
 
 /// Chunks removed per DELETE when a file is purged: 2 MiB. Every upload's statements wait for the
 /// one running: with 256 (8 MiB), 256-page vacuum steps and no pause, 1 KiB uploads waited p99 178 ms
 /// while 8 GiB were purged; with 64, 64-page steps and `pace`, 26-33 ms (BENCHMARKS.md).
 const DELETE_BATCH: i64 = 64;
+
+/// Stores consecutive chunks `first_idx..` of an upload in one INSERT on `connection`; `upsert`
+/// replaces chunks already there (those a cut tus request left).
+pub(super) async fn insert(
+    connection: &mut sqlx::SqliteConnection,
+    file_id: &FileId,
+    first_idx: i64,
+    chunks: Vec<Bytes>,
+    upsert: bool,
+) -> Result<(), StoreError> {
+    let verb = if upsert { "INSERT OR REPLACE" } else { "INSERT" };
+    chunk_insert(verb, file_id, first_idx, chunks).build().persistent(true).execute(connection).await?;
+    Ok(())
+}
 
 /// One statement that stores consecutive chunks `first_idx..` of a file; `verb` is `INSERT`, or
 /// `INSERT OR REPLACE` where a partly filled chunk is completed (resumable uploads).
@@ -89,12 +104,9 @@ impl Store {
     pub async fn read_chunks_blocking<T: Send + 'static>(
         &self,
         file_id: &FileId,
-        first: i64,
-        last: i64,
-        state: T,
-        take: impl FnMut(&mut T, i64, &[u8]) -> Result<(), StoreError> + Send + 'static,
+        read: ChunkRead<T, impl TakeChunk<T>>,
     ) -> Result<T, StoreError> {
-        self.chunk_readers.read(file_id, first, last, state, take).await
+        self.chunk_readers.read(file_id, read).await
     }
 }
 

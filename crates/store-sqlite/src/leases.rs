@@ -2,16 +2,21 @@
 //! in-memory registry of live uploads is the whole truth and there is no lease to write.
 
 use super::store::Store;
+use crate::domain::Timestamp;
 use blobdrop_store::{CleanupLock, StoreError};
 
 impl Store {
     /// No lease to renew: see `mark_abandoned_uploads_deleted`, which the registry decides.
-    pub async fn renew_upload_leases(&self, _until: i64) -> Result<(), StoreError> {
+    pub async fn renew_upload_leases(&self, _until: Timestamp) -> Result<(), StoreError> {
         Ok(())
     }
 
     /// No other instance whose uploads could lapse.
-    pub async fn mark_lapsed_uploads_deleted(&self, _now: i64, _started_before: i64) -> Result<u64, StoreError> {
+    pub async fn mark_lapsed_uploads_deleted(
+        &self,
+        _now: Timestamp,
+        _started_before: Timestamp,
+    ) -> Result<u64, StoreError> {
         Ok(0)
     }
 

@@ -3,10 +3,6 @@
 //! `query_as!` takes string literals only, so the SQL that queries share (a row's columns, the
 //! visibility rule) is pasted in by `sql!`, never formatted at run time.
 
-pub(super) use blobdrop_store::rows::{
-    FileRow, GuestLinkRow, ResumableRow, ShareMemberRow, ShareRow, decode_error, guest_link, record, records,
-};
-
 /// `sql!(how, [pieces], args...)`: the SQL of `pieces` (string literals, and `FILE_COLUMNS`,
 /// `GUEST_LINK_COLUMNS`, `RESUMABLE_COLUMNS` or `SHARE_COLUMNS` for the columns of `FileRow`,
 /// `GuestLinkRow`, `ResumableRow` or `ShareRow`, `VISIBLE` and `SHARE_VISIBLE` for "anyone with its

@@ -52,6 +52,9 @@ pub trait Backend: Sync {
     fn batch_committed(&self, bytes: u64);
 }
 
+/// The connection type of backend `S` (what its statements run on).
+pub type Connection<S> = <<S as Backend>::Db as Database>::Connection;
+
 /// `backend!(Database, writer pool field, reader pool field)` in a backend's `flows.rs`: `Backend`
 /// for its `Store`, the batch methods its `Store`'s `writer_for_batch` and `batch_committed`, the
 /// live uploads its field `live_uploads`, the pause its `store::pace`.
@@ -168,7 +171,7 @@ declare_statements! {
 
     /// Counts one more upload on `link` if it still takes one of `file_size` bytes (enabled,
     /// unexpired, under its maximum); false when it does not.
-    fn claim_guest_upload(link: &'c GuestLinkId, file_size: i64, now: i64) -> bool = guest_links;
+    fn claim_guest_upload(link: &'c GuestLinkId, file_size: i64, now: blobdrop_store::domain::Timestamp) -> bool = guest_links;
 
     /// Turns an 'uploading' row 'ready' with its size, hashes and the guest link it came through;
     /// the file as it is now.
@@ -223,7 +226,7 @@ pub trait Flows: Statements {
         sha256: &str,
         crc32: u32,
         link: &GuestLinkId,
-        now: i64,
+        now: blobdrop_store::domain::Timestamp,
     ) -> impl Future<Output = Result<Option<FileRecord>, StoreError>> + Send {
         async move {
             let mut transaction = self.writer().begin().await?;

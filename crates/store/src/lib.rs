@@ -1,5 +1,6 @@
 //! What both store backends share (blobdrop-store): the records and rows they hand out, the rules
-//! and multi-statement flows written once over their statements (`flows`), errors, the clean-up
+//! and multi-statement flows written once over their statements (`flows`), the single-statement
+//! methods written once around each backend's SQL (`methods`), errors, the clean-up
 //! lock, live uploads and where a database is. The backends are crates of their own
 //! (crates/store-sqlite, crates/store-postgres), each with its own compile-time checked queries;
 //! the root package's `store` module puts them behind one `Store`.
@@ -16,6 +17,7 @@ pub mod flows;
 pub mod leases;
 pub mod live_uploads;
 pub mod location;
+pub mod methods;
 pub mod records;
 pub mod rows;
 pub mod rules;

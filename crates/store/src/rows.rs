@@ -345,3 +345,116 @@ pub fn thumbnail_columns(thumbnail: &crate::domain::Thumbnail) -> (&str, &[u8]) 
         crate::domain::Thumbnail::Unmakeable => ("", &[]),
     }
 }
+
+/// The one row a write's `RETURNING` gave, read with `fetch_all` (see `methods`: SQLite commits
+/// in the statement's last step, whose error `fetch_one` would drop).
+pub fn only_row<T>(rows: Vec<T>) -> Result<T, sqlx::Error> {
+    rows.into_iter().next().ok_or(sqlx::Error::RowNotFound)
+}
+
+/// The row a write's `RETURNING` gave, if it touched one (read with `fetch_all`, as `only_row`).
+pub fn at_most_one_row<T>(rows: Vec<T>) -> Option<T> {
+    rows.into_iter().next()
+}
+
+/// A guest link's terms as its columns take them.
+pub struct GuestLinkColumns<'a> {
+    pub label: &'a str,
+    pub expires_at: Option<i64>,
+    pub max_file_size: Option<i64>,
+    pub max_uploads: Option<i64>,
+    pub file_lifetime_days: Option<i64>,
+    pub share_batches: bool,
+    pub require_encryption: bool,
+}
+
+impl<'a> From<&'a crate::domain::GuestLinkTerms> for GuestLinkColumns<'a> {
+    fn from(terms: &'a crate::domain::GuestLinkTerms) -> Self {
+        GuestLinkColumns {
+            label: &terms.label,
+            expires_at: terms.expires_at,
+            max_file_size: terms.max_file_size.map(|size| size.as_u64() as i64),
+            max_uploads: terms.max_uploads.map(i64::from),
+            file_lifetime_days: terms.file_lifetime_days.map(i64::from),
+            share_batches: terms.share_batches,
+            require_encryption: terms.require_encryption,
+        }
+    }
+}
+
+/// An owner's edit of a file as its statement binds it: each `set_*` says whether the edit sets
+/// that column (`CASE WHEN set THEN value ...`), `None` names keep theirs (`COALESCE`).
+pub struct FileUpdate<'a> {
+    pub filename: Option<&'a str>,
+    pub set_note: bool,
+    pub note: Option<String>,
+    pub set_expiry: bool,
+    pub expires_at: Option<i64>,
+    pub content_type: Option<&'a str>,
+    pub set_password: bool,
+    pub password_hash: Option<String>,
+}
+
+impl<'a> From<&'a crate::domain::FileChanges> for FileUpdate<'a> {
+    fn from(changes: &'a crate::domain::FileChanges) -> Self {
+        FileUpdate {
+            filename: changes.filename.as_ref().map(FileName::as_str),
+            set_note: changes.note.is_some(),
+            note: changes.note.clone().flatten(),
+            set_expiry: changes.expires_at.is_some(),
+            expires_at: changes.expires_at.flatten(),
+            content_type: changes.content_type.as_deref(),
+            set_password: changes.password_hash.is_some(),
+            password_hash: changes.password_hash.clone().flatten(),
+        }
+    }
+}
+
+/// An owner's edit of a share's own columns as its statement binds it: each `set_*` says whether
+/// the edit sets that column (`CASE WHEN set THEN value ...`), `None` keeps the name and the
+/// requirement of encryption (`COALESCE`), and `set_members` whether members come or go (which
+/// moves the share's `updated_at`).
+pub struct ShareUpdate<'a> {
+    pub name: Option<&'a str>,
+    pub set_note: bool,
+    pub note: Option<String>,
+    pub set_expiry: bool,
+    pub expires_at: Option<i64>,
+    pub set_limit: bool,
+    pub max_downloads: Option<i64>,
+    pub set_password: bool,
+    pub password_hash: Option<String>,
+    pub set_members: bool,
+    pub require_encryption: Option<bool>,
+}
+
+impl<'a> From<&'a crate::domain::ShareChanges> for ShareUpdate<'a> {
+    fn from(changes: &'a crate::domain::ShareChanges) -> Self {
+        ShareUpdate {
+            name: changes.name.as_ref().map(FileName::as_str),
+            set_note: changes.note.is_some(),
+            note: changes.note.clone().flatten(),
+            set_expiry: changes.expires_at.is_some(),
+            expires_at: changes.expires_at.flatten(),
+            set_limit: changes.max_downloads.is_some(),
+            max_downloads: changes.max_downloads.flatten(),
+            set_password: changes.password_hash.is_some(),
+            password_hash: changes.password_hash.clone().flatten(),
+            set_members: !changes.add.is_empty() || !changes.remove.is_empty(),
+            require_encryption: changes.require_encryption,
+        }
+    }
+}
+
+/// One row of `share_memberships`, its ids checked.
+pub fn share_membership(
+    share_id: String,
+    file_id: String,
+    folder: String,
+) -> Result<crate::domain::ShareMembership, StoreError> {
+    Ok(crate::domain::ShareMembership {
+        share_id: ShareId::try_from(share_id).map_err(|e| decode_error("share_id", e))?,
+        file_id: FileId::try_from(file_id).map_err(|e| decode_error("file_id", e))?,
+        folder,
+    })
+}

@@ -32,6 +32,13 @@ pub fn kept_user_agent(user_agent: &str) -> &str {
 /// millisecond) while 10,000 members take 20 statements, not 10,000.
 pub const MEMBER_BATCH: usize = 500;
 
+/// Members to add to `share` from `position` on, in the order of `members` (file id, folder).
+pub struct MemberBatch<'a> {
+    pub share: &'a crate::domain::ShareId,
+    pub position: i64,
+    pub members: &'a [(&'a str, &'a str)],
+}
+
 /// The `(file id, folder)` pairs to add to a share, each file once: a file listed twice keeps its
 /// first place and takes its last folder, as adding them one by one did.
 pub fn distinct_members(files: &[(FileId, FolderPath)]) -> Vec<(&str, &str)> {
@@ -55,22 +62,35 @@ pub fn register_upload(uploads: &Arc<LiveUploads>, id: &FileId) -> LiveUpload {
     LiveUpload { uploads: uploads.clone(), id: id.to_string(), outcome: Outcome::Unsettled }
 }
 
-/// Wraps a chunk reader's `take` for a file that must be whole from `first` on: the state it
-/// builds carries the next index expected, and a gap fails as `DamagedFile`. `whole_read_end`
-/// checks the last chunk came.
-#[allow(clippy::type_complexity)]
+/// What a chunk read hands each chunk to: `take(&mut state, index, bytes)`.
+pub trait TakeChunk<T>: FnMut(&mut T, i64, &[u8]) -> Result<(), StoreError> + Send + 'static {}
+
+impl<T, F: FnMut(&mut T, i64, &[u8]) -> Result<(), StoreError> + Send + 'static> TakeChunk<T> for F {}
+
+/// A read of chunks `first..=last` of one file, in order, each handed to `take` with its index;
+/// `take` builds `state` from them, and `state` comes back at the end.
+pub struct ChunkRead<T, F> {
+    pub first: i64,
+    pub last: i64,
+    pub state: T,
+    pub take: F,
+}
+
+/// `read` of a file that must be whole from `first` on: the state it builds carries the next
+/// index expected, and a gap fails as `DamagedFile`. `whole_read_end` checks the last chunk came.
 pub fn whole_read<T>(
     file_id: &FileId,
-    mut take: impl FnMut(&mut T, i64, &[u8]) -> Result<(), StoreError> + Send + 'static,
-) -> impl FnMut(&mut (T, i64), i64, &[u8]) -> Result<(), StoreError> + Send + 'static {
-    let id = file_id.to_string();
-    move |(state, expected), idx, data| {
+    read: ChunkRead<T, impl TakeChunk<T>>,
+) -> ChunkRead<(T, i64), impl TakeChunk<(T, i64)>> {
+    let (id, ChunkRead { first, last, state, mut take }) = (file_id.to_string(), read);
+    let take = move |(state, expected): &mut (T, i64), idx, data: &[u8]| {
         if idx != *expected {
             return Err(StoreError::DamagedFile { file_id: id.clone(), idx: *expected });
         }
         *expected += 1;
         take(state, idx, data)
-    }
+    };
+    ChunkRead { first, last, state: (state, first), take }
 }
 
 /// The state of a `whole_read` of chunks up to `last`, or `DamagedFile` where the chunks stopped early.

@@ -24,7 +24,7 @@ pub async fn gate(req: &HttpRequest, state: &AppState, file: &FileRecord) -> Res
     };
     let granted = req
         .cookie(GRANT_COOKIE)
-        .is_some_and(|grant| state.grant_key.check(grant.value(), &file.id, &password_hash, now));
+        .is_some_and(|grant| state.grant_key.check(grant.value(), &file.id, &password_hash, now.secs()));
     gate_by_password(req, state, password_hash, granted).await
 }
 
@@ -45,6 +45,6 @@ pub async fn unlock(
     if let Some(wrong) = check_form_password(&req, &state, &password_hash, form.into_inner().password).await? {
         return Ok(wrong);
     }
-    let grant = state.grant_key.issue(&file.id, &password_hash, now + GRANT_LIFETIME_SECS);
+    let grant = state.grant_key.issue(&file.id, &password_hash, (now + GRANT_LIFETIME_SECS).secs());
     grant_and_return(&state, GRANT_COOKIE, grant, format!("/f/{}", file.id), &back)
 }

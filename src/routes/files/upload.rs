@@ -361,7 +361,7 @@ fn upload_meta(
         expires_at: header("expires-at"),
         expire: header("expire"),
     };
-    Ok(uploader.upload_meta(filename, declared_type, headers, state.ctx.clock.now())?)
+    Ok(uploader.upload_meta(filename, declared_type, headers, state.ctx.clock.now_utc())?)
 }
 
 /// 201 with one link per line, or JSON when the client asks for it (an object for PUT, an array

@@ -177,7 +177,8 @@ fn terms(
 pub async fn list(_owner: Owner, req: HttpRequest, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
     let now = state.ctx.now();
     let links = guest_links::list(&state.ctx).await?;
-    let links: Vec<GuestLinkJson> = links.iter().map(|link| GuestLinkJson::new(&req, &state, link, now)).collect();
+    let links: Vec<GuestLinkJson> =
+        links.iter().map(|link| GuestLinkJson::new(&req, &state, link, now.secs())).collect();
     Ok(HttpResponse::Ok().json(links))
 }
 
@@ -190,13 +191,13 @@ pub async fn create(
 ) -> Result<HttpResponse, AppError> {
     let now = state.ctx.now();
     let body = body.body;
-    let expires_at = body.expires.as_deref().map(|raw| new_expiry(raw, now)).transpose()?;
+    let expires_at = body.expires.as_deref().map(|raw| new_expiry(raw, now.secs())).transpose()?;
     let max_file_size = body.max_file_size.map(SizeInput::parse).transpose()?;
     let mut terms = terms(&body.label, expires_at, max_file_size, body.max_uploads, body.file_lifetime_days)?;
     terms.share_batches = body.share_batches;
     terms.require_encryption = body.require_encryption;
     let link = guest_links::create(&state.ctx, &terms).await?;
-    let json = GuestLinkJson::new(&req, &state, &link, now);
+    let json = GuestLinkJson::new(&req, &state, &link, now.secs());
     Ok(HttpResponse::Created().insert_header(("Location", json.url.clone())).json(json))
 }
 
@@ -210,7 +211,7 @@ pub async fn show(
 ) -> Result<HttpResponse, AppError> {
     let link = guest_links::find(&state.ctx, &id).await?;
     let now = state.ctx.now();
-    Ok(HttpResponse::Ok().json(GuestLinkJson::new(&req, &state, &link, now)))
+    Ok(HttpResponse::Ok().json(GuestLinkJson::new(&req, &state, &link, now.secs())))
 }
 
 #[utoipa::path(patch, path = "/api/guest-links/{id}", operation_id = "editGuestLink", tag = "guest links", params(("id" = String, Path)), request_body = Edit,
@@ -227,7 +228,7 @@ pub async fn edit(
     let expires_at = match edit.expires {
         None => link.expires_at,
         Some(None) => None,
-        Some(Some(raw)) => Some(new_expiry(&raw, now)?),
+        Some(Some(raw)) => Some(new_expiry(&raw, now.secs())?),
     };
     let max_file_size = match edit.max_file_size {
         None => link.max_file_size(),
@@ -245,7 +246,7 @@ pub async fn edit(
     let link = guest_links::update(&state.ctx, &link.id, &terms, edit.disabled)
         .await?
         .ok_or(AppError::Unknown("guest link"))?;
-    Ok(HttpResponse::Ok().json(GuestLinkJson::new(&req, &state, &link, now)))
+    Ok(HttpResponse::Ok().json(GuestLinkJson::new(&req, &state, &link, now.secs())))
 }
 
 /// Deletes the link; files uploaded through it stay.

@@ -170,12 +170,12 @@ pub async fn list(
         }
     })
     .collect();
-    let (shares, more_shares) = share_rows(&req, &state, now).await?;
+    let (shares, more_shares) = share_rows(&req, &state, now.secs()).await?;
     page(&FilesPage {
         shares,
         more_shares,
         layout: layout("Files", &owner),
-        rows: files.iter().map(|file| row(&req, &state, file, now)).collect(),
+        rows: files.iter().map(|file| row(&req, &state, file, now.secs())).collect(),
         headers,
         filter: listing.filter.clone(),
         total,
@@ -201,7 +201,7 @@ pub async fn show(
     let history = files::history(&state.ctx, &file.id, HISTORY_ROWS).await?;
     page(&FilePage {
         layout: layout(file.filename.as_str(), &owner),
-        file: row(&req, &state, &file, now),
+        file: row(&req, &state, &file, now.secs()),
         preview,
         history: history
             .into_iter()

@@ -23,7 +23,7 @@ pub async fn list(
     let links = guest_links::list(&state.ctx).await?;
     page(&GuestLinksPage {
         layout: layout("Guest links", &owner),
-        links: links.iter().map(|link| row(&req, &state, link, now)).collect(),
+        links: links.iter().map(|link| row(&req, &state, link, now.secs())).collect(),
         blank: GuestLinkRow::default(),
         max_lifetime_days: MAX_LIFETIME_DAYS,
     })
@@ -39,7 +39,7 @@ pub async fn show(
     let now = state.ctx.now();
     page(&GuestLinkPage {
         layout: layout(&link.label, &owner),
-        link: row(&req, &state, &link, now),
+        link: row(&req, &state, &link, now.secs()),
         max_lifetime_days: MAX_LIFETIME_DAYS,
     })
 }
@@ -99,7 +99,7 @@ fn optional<T>(raw: &str, parse: impl FnOnce(&str) -> Result<T, AppError>) -> Re
 }
 
 pub async fn create(form: OwnerForm<LinkForm>, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
-    let terms = form.fields.terms(None, state.ctx.now())?;
+    let terms = form.fields.terms(None, state.ctx.now().secs())?;
     let link = guest_links::create(&state.ctx, &terms).await?;
     Ok(see_other(&format!("/guest-links#link-{}", link.id)))
 }
@@ -111,7 +111,7 @@ pub async fn edit(
 ) -> Result<HttpResponse, AppError> {
     let link = guest_links::find(&state.ctx, &id).await?;
     let now = state.ctx.now();
-    let terms = form.fields.terms(Some(&link), now)?;
+    let terms = form.fields.terms(Some(&link), now.secs())?;
     guest_links::update(&state.ctx, &link.id, &terms, None).await?.ok_or(AppError::Unknown("guest link"))?;
     Ok(see_other("/guest-links"))
 }

@@ -85,7 +85,7 @@ async fn tokens_page(
                 id: token.id.0,
                 label: token.label,
                 created: date_time(token.created_at),
-                last_used: When::or_never(now, token.last_used_at),
+                last_used: When::or_never(now.secs(), token.last_used_at),
                 scopes: token.rights.scopes.to_string(),
                 require_encryption: token.rights.require_encryption,
             })

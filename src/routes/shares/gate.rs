@@ -49,7 +49,7 @@ async fn gate(req: &HttpRequest, state: &AppState, share: &ShareRecord) -> Resul
     };
     let granted = req
         .cookie(GRANT_COOKIE)
-        .is_some_and(|grant| state.grant_key.check_for_share(grant.value(), &share.id, &password_hash, now));
+        .is_some_and(|grant| state.grant_key.check_for_share(grant.value(), &share.id, &password_hash, now.secs()));
     gate_by_password(req, state, password_hash, granted).await
 }
 
@@ -70,6 +70,6 @@ pub async fn unlock(
     if let Some(wrong) = check_form_password(&req, &state, &password_hash, form.into_inner().password).await? {
         return Ok(wrong);
     }
-    let grant = state.grant_key.issue_for_share(&share.id, &password_hash, now + GRANT_LIFETIME_SECS);
+    let grant = state.grant_key.issue_for_share(&share.id, &password_hash, (now + GRANT_LIFETIME_SECS).secs());
     grant_and_return(&state, GRANT_COOKIE, grant, format!("/s/{}", share.id), &back)
 }

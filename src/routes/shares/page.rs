@@ -167,7 +167,7 @@ pub async fn share_page(
         file_count: share.file_count,
         total_size: human_size(share.total_size),
         zip_size: human_size(zip.archive.layout.len() as i64),
-        expires: share.expires_at.map(|at| When::at(state.ctx.now(), at)),
+        expires: share.expires_at.map(|at| When::at(state.ctx.now().secs(), at)),
         curl_command: format!("curl -C - -o {} {zip_url}", shell_quoted(&format!("{}.zip", share.name.as_str()))),
         zip_url,
         share_id: share.id.to_string(),

@@ -27,12 +27,9 @@ pub struct Session {
 
 pub async fn start(ctx: &Context) -> Result<NewSession, StoreError> {
     let (token, csrf_token) = (generate_secret(), generate_secret());
-    let now = ctx.clock.now();
+    let now = ctx.clock.now_utc();
     let expires_at = now + LIFETIME;
-    ctx.store
-        .accounts()
-        .create_session(&token_hash(&token), &csrf_token, now.unix_timestamp(), expires_at.unix_timestamp())
-        .await?;
+    ctx.store.accounts().create_session(&token_hash(&token), &csrf_token, now.into(), expires_at.into()).await?;
     Ok(NewSession { token, expires_at })
 }
 

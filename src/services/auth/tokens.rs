@@ -29,7 +29,7 @@ pub async fn authenticate(ctx: &Context, candidate: &str) -> Result<Option<Token
     };
     let now = ctx.now();
     let stale_before = now - LAST_USED_PRECISION_SECS;
-    if token.last_used_at.is_none_or(|at| at < stale_before) {
+    if token.last_used_at.is_none_or(|at| at < stale_before.secs()) {
         // Best effort: a full disk or a busy writer must not refuse a valid token.
         if let Err(error) = ctx.store.accounts().touch_api_token(&token.id, now, stale_before).await {
             tracing::warn!(token_id = token.id.0, ?error, "could not note an API token's last use");
@@ -51,6 +51,7 @@ pub async fn revoke(ctx: &Context, id: &ApiTokenId) -> Result<bool, StoreError> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::Timestamp;
 
     async fn context() -> (tempfile::TempDir, Context) {
         let folder = tempfile::tempdir().unwrap();
@@ -66,7 +67,7 @@ mod tests {
         assert_eq!(authenticate(&ctx, &token).await.unwrap(), Some(TokenRights::FULL));
         // A row holding a raw value (as a plain `==` lookup would need) is never matched by it.
         let planted = NewApiToken { label: "raw", token_sha256: "planted-raw-token", rights: TokenRights::FULL };
-        store.accounts().create_api_token(&planted, 0).await.unwrap();
+        store.accounts().create_api_token(&planted, Timestamp(0)).await.unwrap();
         assert_eq!(authenticate(&ctx, "planted-raw-token").await.unwrap(), None);
         assert_eq!(authenticate(&ctx, &token[..42]).await.unwrap(), None);
         // What is stored is the hash alone.
@@ -84,10 +85,10 @@ mod tests {
         assert_eq!(authenticate(&ctx, &token).await.unwrap(), Some(TokenRights::FULL));
         let first = store.accounts().find_api_token(&token_hash(&token)).await.unwrap().unwrap().last_used_at.unwrap();
         // A use noted a minute ago is renewed; one noted just now is left alone.
-        store.accounts().touch_api_token(&created.id, first + 30, first - 30).await.unwrap();
+        store.accounts().touch_api_token(&created.id, Timestamp(first + 30), Timestamp(first - 30)).await.unwrap();
         let unchanged = store.accounts().find_api_token(&token_hash(&token)).await.unwrap().unwrap().last_used_at;
         assert_eq!(unchanged, Some(first));
-        store.accounts().touch_api_token(&created.id, first + 90, first + 30).await.unwrap();
+        store.accounts().touch_api_token(&created.id, Timestamp(first + 90), Timestamp(first + 30)).await.unwrap();
         let renewed = store.accounts().find_api_token(&token_hash(&token)).await.unwrap().unwrap().last_used_at;
         assert_eq!(renewed, Some(first + 90));
     }

@@ -11,7 +11,7 @@ use tokio::sync::{Notify, Semaphore};
 use tokio::task::JoinSet;
 
 use super::Payload;
-use crate::domain::{DeliveryId, WebhookEvent, WebhookFormat, WebhookId, human_size, receiver_host};
+use crate::domain::{DeliveryId, Timestamp, WebhookEvent, WebhookFormat, WebhookId, human_size, receiver_host};
 use crate::services::Context;
 use crate::store::{Attempt, DueDelivery, StoreError, WebhookTarget};
 
@@ -68,7 +68,7 @@ async fn run(ctx: Context, transport: Arc<dyn Transport>, wake: Arc<Notify>, sto
     let slots = Arc::new(Semaphore::new(CONCURRENCY));
     let mut running = JoinSet::new();
     let in_flight = InFlight::default();
-    let mut pruned_at: Option<i64> = None;
+    let mut pruned_at: Option<Timestamp> = None;
     loop {
         if let Err(error) = start_due(&ctx, &transport, &slots, &mut running, &in_flight, lease).await {
             tracing::warn!(?error, "could not read the webhook deliveries that are due");
@@ -122,7 +122,7 @@ async fn start_due(
 ) -> Result<(), StoreError> {
     let free = slots.available_permits();
     let now = ctx.now();
-    if free == 0 || ctx.store.webhooks().next_due().await?.is_none_or(|due| due > now) {
+    if free == 0 || ctx.store.webhooks().next_due().await?.is_none_or(|due| due > now.secs()) {
         return Ok(());
     }
     let due = ctx.store.webhooks().claim_due(now, now + lease, free as i64).await?;
@@ -162,13 +162,16 @@ fn attempt_record<'a>(ctx: &Context, delivery: &DueDelivery, outcome: &'a Outcom
     let now = ctx.now();
     let attempts = delivery.attempts + 1;
     match outcome {
-        Ok(status) => {
-            Attempt { status: Some(i64::from(*status)), error: None, next_attempt_at: None, delivered_at: Some(now) }
-        }
+        Ok(status) => Attempt {
+            status: Some(i64::from(*status)),
+            error: None,
+            next_attempt_at: None,
+            delivered_at: Some(now.secs()),
+        },
         Err((status, reason)) => Attempt {
             status: status.map(i64::from),
             error: Some(reason),
-            next_attempt_at: (attempts < MAX_ATTEMPTS).then(|| now + backoff(attempts)),
+            next_attempt_at: (attempts < MAX_ATTEMPTS).then(|| (now + backoff(attempts)).secs()),
             delivered_at: None,
         },
     }

@@ -25,7 +25,7 @@ super::declare_statements! {
     fn lock_guest_link(link: &'c GuestLinkId) -> Option<GuestLinkRecord> = resumable_uploads;
 
     /// What the live unfinished uploads through `link` hold at `now`.
-    fn unfinished_of_link(link: &'c GuestLinkId, now: i64) -> UnfinishedUploads = resumable_uploads;
+    fn unfinished_of_link(link: &'c GuestLinkId, now: blobdrop_store::domain::Timestamp) -> UnfinishedUploads = resumable_uploads;
 
     /// The 'uploading' row of a new upload and its deletion token.
     fn insert_upload_row(file: &'c NewFile<'_>) -> () = files;
@@ -161,7 +161,8 @@ pub trait ResumableFlows: ResumableStatements + Statements {
             let mut transaction = self.writer().begin().await?;
             let link = finished.guest_link.map(|(link, _)| link);
             if let Some((link, now)) = finished.guest_link
-                && !Self::claim_guest_upload(&mut transaction, link, finished.file_size, now).await?
+                && !Self::claim_guest_upload(&mut transaction, link, finished.file_size, crate::domain::Timestamp(now))
+                    .await?
             {
                 transaction.rollback().await?;
                 return Ok(None);
@@ -207,7 +208,7 @@ async fn link_takes_upload<S: ResumableStatements + ?Sized>(
 ) -> Result<bool, StoreError> {
     let Some(link) = S::lock_guest_link(connection, link).await? else { return Ok(false) };
     let now = upload.file.created_at;
-    let holds = S::unfinished_of_link(connection, &link.id, now).await?;
+    let holds = S::unfinished_of_link(connection, &link.id, crate::domain::Timestamp(now)).await?;
     let new = NewUnfinished { length: upload.upload_length, is_partial: upload.is_partial, is_final: upload.is_final };
     Ok(link.takes_unfinished(holds, new, now))
 }

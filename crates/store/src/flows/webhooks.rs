@@ -35,11 +35,11 @@ pub trait WebhookFlows: WebhookStatements {
         events: &WebhookEvents,
         format: WebhookFormat,
         secret: &str,
-        now: i64,
+        now: blobdrop_store::domain::Timestamp,
     ) -> impl Future<Output = Result<WebhookRecord, StoreError>> + Send {
         async move {
             let (events, format) = (events.to_stored(), format.as_str());
-            let webhook = NewWebhook { url, events, format, secret, created_at: now };
+            let webhook = NewWebhook { url, events, format, secret, created_at: now.secs() };
             Ok(Self::insert_webhook(&mut *self.writer().acquire().await?, &webhook).await?.into())
         }
     }
