@@ -265,7 +265,7 @@ impl SingleSignOn {
             nonce: nonce.secret().clone(),
             verifier: verifier.secret().clone(),
             purpose,
-            expires_at: ctx.clock.unix() + FLOW_LIFETIME_SECS,
+            expires_at: ctx.now().secs() + FLOW_LIFETIME_SECS,
         };
         Ok(Started { authorize_url: url.to_string(), cookie: flow.seal(&self.key) })
     }
@@ -278,7 +278,7 @@ impl SingleSignOn {
         cookie: Option<&str>,
         callback: &Callback,
     ) -> Result<Finished, OidcError> {
-        let now = ctx.clock.unix();
+        let now = ctx.now().secs();
         let flow = match Flow::open(cookie.ok_or(OidcError::StateMissing)?, &self.key, now) {
             Ok(flow) => flow,
             Err(Unsealed::Forged) => return Err(OidcError::StateMissing),
