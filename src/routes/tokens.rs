@@ -20,7 +20,7 @@ struct TokenJson {
     #[serde(with = "time::serde::rfc3339::option")]
     last_used: Option<OffsetDateTime>,
     /// What it may do: `read`, `upload`, `full`.
-    #[schema(value_type = Vec<ScopeName>, example = json!(["upload"]))]
+    #[schema(value_type = Vec<TokenScope>, example = json!(["upload"]))]
     scopes: Vec<&'static str>,
     /// Every upload through it must be an age file.
     require_encryption: bool,
@@ -66,29 +66,10 @@ pub struct NewToken {
     /// and every change of the JSON API). Default `["full"]`. No token reaches pages, tokens or
     /// webhooks.
     #[schema(min_items = 1, example = json!(["upload"]))]
-    scopes: Option<Vec<ScopeName>>,
+    scopes: Option<Vec<TokenScope>>,
     /// Every upload through it must be an age file (any other is refused with 415). Default false.
     #[serde(default)]
     require_encryption: bool,
-}
-
-/// A scope as the JSON names it (`domain::TokenScope`).
-#[derive(Debug, Clone, Copy, Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "lowercase")]
-enum ScopeName {
-    Read,
-    Upload,
-    Full,
-}
-
-impl From<ScopeName> for TokenScope {
-    fn from(name: ScopeName) -> Self {
-        match name {
-            ScopeName::Read => TokenScope::Read,
-            ScopeName::Upload => TokenScope::Upload,
-            ScopeName::Full => TokenScope::Full,
-        }
-    }
 }
 
 impl NewToken {
@@ -96,7 +77,7 @@ impl NewToken {
     pub fn parse(&self) -> Result<(TokenLabel, TokenRights), AppError> {
         let label = TokenLabel::parse(&self.label).map_err(AppError::from)?;
         let scopes = match &self.scopes {
-            Some(names) => TokenScopes::of(names.iter().map(|name| TokenScope::from(*name).name()))
+            Some(names) => TokenScopes::of(names.iter().map(|scope| scope.name()))
                 .map_err(|error| AppError::BadRequest(error.to_string()))?,
             None => TokenScopes::FULL,
         };

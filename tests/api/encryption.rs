@@ -12,7 +12,7 @@ use crate::tus::{create, guest_create, guest_link, guest_patch, patch, tus};
 const HEADER: &[u8] = b"age-encryption.org/v1\n-> X25519 TEiF0ypqr+bpvcqXNyCVJpL7OuwPdVwPL7KQEbFDOCc\nEmECAEcKN+n/Vs9SbWiV+Hu0r+E8R77DdWYyd83nw7U\n--- Vn+54jqiiUCE+WZcEVY3f1sqHjlu/z1LCQ/T7Xm7qI0\n";
 
 /// An age file of `plaintext` bytes: header, nonce, then chunks of 64 KiB + 16 (the last shorter).
-fn age_file(plaintext: usize) -> Vec<u8> {
+pub(crate) fn age_file(plaintext: usize) -> Vec<u8> {
     let chunks = plaintext.div_ceil(65_536).max(1);
     let mut bytes = HEADER.to_vec();
     bytes.extend(test_bytes(16 + plaintext + 16 * chunks));

@@ -277,8 +277,7 @@ async fn a_token_that_requires_encryption_uploads_only_age_files() {
     assert_eq!(plain.status(), StatusCode::UNSUPPORTED_MEDIA_TYPE);
     assert!(plain.text().await.unwrap().contains("takes only age-encrypted files"));
     app.assert_nothing_stored().await;
-    let mut age = b"age-encryption.org/v1\n-> X25519 TEiF0ypqr+bpvcqXNyCVJpL7OuwPdVwPL7KQEbFDOCc\nEmECAEcKN+n/Vs9SbWiV+Hu0r+E8R77DdWYyd83nw7U\n--- Vn+54jqiiUCE+WZcEVY3f1sqHjlu/z1LCQ/T7Xm7qI0\n".to_vec();
-    age.extend(vec![7; 16 + 100 + 16]);
+    let age = crate::encryption::age_file(100);
     let put = app.client.put(app.url("/secret.age")).bearer_auth(&sealed).body(age).send().await.unwrap();
     assert_eq!(put.status(), StatusCode::CREATED);
     // The same server takes plaintext from the secret and from other tokens.

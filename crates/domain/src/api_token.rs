@@ -26,8 +26,10 @@ impl TokenRights {
 }
 
 /// One thing an API token may be made for, chosen when it is made and checked at every use. No
-/// token reaches a page, the tokens or the webhooks, whatever its scopes (`routes::table`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// token reaches a page, the tokens or the webhooks, whatever its scopes (`routes::table`). The
+/// JSON API names them as `name` does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
 pub enum TokenScope {
     /// List and fetch the files, shares, guest links and uploads; the system's state and metrics.
     Read,
