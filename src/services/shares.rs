@@ -248,8 +248,11 @@ pub async fn edit(
     fill_missing_crc32(ctx, &ids, now).await?;
     // Whether the share will require encryption: then its new members, and its old ones if the
     // edit turns the requirement on, are checked (the store refuses any not known to be age files).
+    // (An edit that adds no file and leaves the requirement as it is has nothing to check: the
+    // share is not read for it.)
     let requires = match changes.require_encryption {
         Some(requires) => requires,
+        None if ids.is_empty() => false,
         None => ctx.store.shares().find_even_used_up(id, now).await?.is_some_and(|share| share.require_encryption),
     };
     if requires {
