@@ -15,16 +15,20 @@ WORKDIR /src
 COPY Cargo.toml Cargo.lock ./
 # The workspace's other members: their manifests (and the domain's build script) for the stub build.
 COPY crates/domain/Cargo.toml crates/domain/build.rs ./crates/domain/
-COPY crates/store/Cargo.toml ./crates/store/
+COPY crates/store-core/Cargo.toml ./crates/store-core/
 COPY crates/store-sqlite/Cargo.toml ./crates/store-sqlite/
 COPY crates/store-postgres/Cargo.toml ./crates/store-postgres/
-# Compile the dependencies against stub crates, so editing blobdrop's code reuses this layer.
-RUN mkdir src crates/domain/src crates/store/src crates/store-sqlite/src crates/store-postgres/src \
+COPY crates/store/Cargo.toml ./crates/store/
+# Compile the dependencies against stub crates, so editing blobdrop's code reuses this layer
+# (crates/store's root is src/mod.rs, its Cargo.toml says why).
+RUN mkdir src crates/domain/src crates/store-core/src crates/store-sqlite/src crates/store-postgres/src \
+        crates/store/src \
     && echo 'fn main() {}' > src/main.rs \
-    && touch src/lib.rs crates/domain/src/lib.rs crates/store/src/lib.rs crates/store-sqlite/src/lib.rs \
-        crates/store-postgres/src/lib.rs \
+    && touch src/lib.rs crates/domain/src/lib.rs crates/store-core/src/lib.rs crates/store-sqlite/src/lib.rs \
+        crates/store-postgres/src/lib.rs crates/store/src/mod.rs \
     && cargo build --release --locked \
-    && rm -rf src crates/domain/src crates/store/src crates/store-sqlite/src crates/store-postgres/src
+    && rm -rf src crates/domain/src crates/store-core/src crates/store-sqlite/src crates/store-postgres/src \
+        crates/store/src
 COPY src ./src
 # Each backend crate's queries are checked at compile time against its .sqlx/ (scripts/sqlx-prepare),
 # not a database: COPY takes those folders with the crates.
@@ -37,8 +41,8 @@ COPY static ./static
 # (`--build-arg BLOBDROP_COMMIT=$(git rev-parse --short=12 HEAD)`; crates/domain/build.rs reads it).
 ARG BLOBDROP_COMMIT=unknown
 # touch: the copied sources may be older than the stub's build, and cargo compares times.
-RUN touch src/main.rs src/lib.rs crates/domain/src/lib.rs crates/store/src/lib.rs crates/store-sqlite/src/lib.rs \
-        crates/store-postgres/src/lib.rs \
+RUN touch src/main.rs src/lib.rs crates/domain/src/lib.rs crates/store-core/src/lib.rs crates/store-sqlite/src/lib.rs \
+        crates/store-postgres/src/lib.rs crates/store/src/mod.rs \
     && cargo build --release --locked \
     && cp target/release/blobdrop /blobdrop \
     && mkdir /data

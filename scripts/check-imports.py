@@ -15,9 +15,9 @@ A layer that is a crate of its own (the domain: crates/domain, which src/lib.rs 
 `crate::domain` with `pub use blobdrop_domain as domain`) is not read: the compiler holds its rules
 (its Cargo.toml names no other layer, and no HTTP or SQL crate but actix-web for the tests'
 `test-support`). A path into it (`crate::domain::FileId`) is an arrow to that crate, judged as one to
-its layer. The store's crates (crates/store, crates/store-sqlite, crates/store-postgres) are not read
-either: their Cargo.toml files name only the domain and each other, and src/store/ (the facade over
-them) reaches them as external crates. Comments and string literals are ignored. `pub use` re-exports from a mod.rs of its own
+its layer. The store's crates (crates/store, the facade the root names `crate::store`, over
+crates/store-core, crates/store-sqlite, crates/store-postgres) are not read either: their Cargo.toml
+files name only the domain and each other. Comments and string literals are ignored. `pub use` re-exports from a mod.rs of its own
 children are facades: they are listed but not judged, and a path through one counts, for cycles, as
 a path to the file it re-exports from (so `crate::services::Context` is services/context.rs).
 
@@ -37,7 +37,7 @@ from collections import defaultdict
 
 LAYER_FOLDERS = ("routes", "services", "store", "domain", "commands")
 # Layers that are workspace crates of their own: the module the root crate names each by, and its folder.
-MEMBER_CRATES = {"domain": "crates/domain"}
+MEMBER_CRATES = {"domain": "crates/domain", "store": "crates/store"}
 ROOT_FILES = ("main", "cli", "settings", "startup", "telemetry", "lib")
 
 # Which layers each layer may import (its own layer always included). The rule of DESIGN.md:

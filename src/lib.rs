@@ -8,5 +8,6 @@ pub mod routes;
 pub mod services;
 pub mod settings;
 pub mod startup;
-pub mod store;
+/// All SQL, its own crate (crates/store over crates/store-core and the two backends).
+pub use blobdrop_store as store;
 pub mod telemetry;

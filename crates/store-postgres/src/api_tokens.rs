@@ -2,7 +2,7 @@
 
 use super::store::Store;
 
-blobdrop_store::api_token_methods! {
+blobdrop_store_core::api_token_methods! {
     insert: [
         "INSERT INTO api_tokens (label, token_sha256, created_at, scopes, require_encryption) \
          VALUES ($1, $2, $3, $4, $5) RETURNING id, label, created_at, last_used_at, scopes, require_encryption"

@@ -6,9 +6,9 @@ use sqlx::PgExecutor;
 
 use super::store::Store;
 use crate::domain::FileId;
-use blobdrop_store::StoreError;
-use blobdrop_store::rules::{ChunkRead, TakeChunk};
-use blobdrop_store::rules::{whole_read, whole_read_end};
+use blobdrop_store_core::StoreError;
+use blobdrop_store_core::rules::{ChunkRead, TakeChunk};
+use blobdrop_store_core::rules::{whole_read, whole_read_end};
 
 /// Chunks removed per DELETE when a file is purged: 8 MiB. PostgreSQL has no single writer that
 /// uploads would wait for, so no pause between batches; the batch only keeps each transaction

@@ -3,7 +3,7 @@
 
 use super::store::Store;
 
-blobdrop_store::download_methods! {
+blobdrop_store_core::download_methods! {
     record: ["INSERT INTO downloads (file_id, at, client_ip, user_agent) VALUES ($1, $2, $3, $4)"],
     history: ["SELECT at, client_ip, user_agent FROM downloads WHERE file_id = $1 ORDER BY at DESC, id DESC LIMIT $2"],
     uploads_by_day: [

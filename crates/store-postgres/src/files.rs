@@ -2,7 +2,7 @@
 
 use super::store::Store;
 use crate::domain::{FileSort, PageStart};
-use blobdrop_store::{NewFile, StoreError};
+use blobdrop_store_core::{NewFile, StoreError};
 
 /// `$2`: the LIKE pattern. ILIKE: SQLite's LIKE ignores case too.
 pub(super) const BROWSE_WHERE: &str =
@@ -72,7 +72,7 @@ pub(super) async fn left_over_uploads(
     Ok(Vec::new())
 }
 
-blobdrop_store::file_methods! {
+blobdrop_store_core::file_methods! {
     find: ["SELECT " FILE_COLUMNS " FROM files WHERE files.id = $2 AND " VISIBLE],
     find_even_used_up: ["SELECT " FILE_COLUMNS " FROM files WHERE files.id = $2 AND " UNEXPIRED],
     password_hash: ["SELECT password_hash FROM files WHERE files.id = $2 AND " UNEXPIRED],

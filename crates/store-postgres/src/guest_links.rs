@@ -8,7 +8,7 @@ fn file_ids(files: &[FileId]) -> Vec<String> {
     files.iter().map(|id| id.as_str().to_owned()).collect()
 }
 
-blobdrop_store::guest_link_methods! {
+blobdrop_store_core::guest_link_methods! {
     insert: [
         "INSERT INTO guest_links (id, label, created_at, expires_at, max_file_size, max_uploads, file_lifetime_days, \
          share_batches, require_encryption) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING " GUEST_LINK_COLUMNS

@@ -6,8 +6,8 @@ use sqlx::postgres::PgPoolOptions;
 
 use super::chunks::read_existing;
 use super::store::connect_options;
-use blobdrop_store::StoreError;
-use blobdrop_store::rules::{ChunkRead, TakeChunk};
+use blobdrop_store_core::StoreError;
+use blobdrop_store_core::rules::{ChunkRead, TakeChunk};
 
 #[derive(Debug)]
 pub struct ReadOnlyDatabase {
@@ -36,7 +36,7 @@ impl ReadOnlyDatabase {
     }
 }
 
-blobdrop_store::read_only_methods! {
+blobdrop_store_core::read_only_methods! {
     ready_files: [
         "SELECT id, filename, file_size, chunk_size, COALESCE(sha256, '') AS \"sha256!\" \
          FROM files WHERE state = 'ready' ORDER BY created_at, id"

@@ -2,8 +2,8 @@
 
 use super::store::Store;
 use crate::domain::Timestamp;
-use blobdrop_store::leases::CLEANUP_LOCK_KEY;
-use blobdrop_store::{CleanupLock, StoreError};
+use blobdrop_store_core::leases::CLEANUP_LOCK_KEY;
+use blobdrop_store_core::{CleanupLock, StoreError};
 
 impl Store {
     /// Renews, until `until`, the leases of every upload this instance runs; a settled one is no

@@ -5,8 +5,8 @@ use sqlx::PgConnection;
 
 use super::store::Store;
 use crate::domain::Timestamp;
-use blobdrop_store::StoreError;
-use blobdrop_store::rules::MemberBatch;
+use blobdrop_store_core::StoreError;
+use blobdrop_store_core::rules::MemberBatch;
 
 /// The first of `batch` (file id, folder) that is not a visible file.
 pub(super) async fn first_missing_member(
@@ -54,7 +54,7 @@ pub(super) async fn insert_members(
     Ok(())
 }
 
-blobdrop_store::share_methods! {
+blobdrop_store_core::share_methods! {
     find_even_used_up: ["SELECT " SHARE_COLUMNS " FROM shares WHERE shares.id = $2 AND " SHARE_UNEXPIRED],
     password_hash: ["SELECT password_hash FROM shares WHERE shares.id = $2 AND " SHARE_UNEXPIRED],
     page: [

@@ -4,7 +4,7 @@
 
 use super::store::Store;
 use crate::domain::Usage;
-use blobdrop_store::{StoreError, Vacuumed};
+use blobdrop_store_core::{StoreError, Vacuumed};
 
 /// Run as a simple query: VACUUM cannot run inside a transaction block.
 pub(super) const VACUUM: &str = "VACUUM (ANALYZE)";

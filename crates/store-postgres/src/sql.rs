@@ -82,7 +82,7 @@ macro_rules! sql {
         sql!(@munch $how [$($sql)* $next] $args $($rest)*)
     };
     (@munch $how:tt $sql:tt $args:tt) => {
-        blobdrop_store::checked_sql!($how $sql $args)
+        blobdrop_store_core::checked_sql!($how $sql $args)
     };
 }
 

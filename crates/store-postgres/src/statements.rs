@@ -58,7 +58,7 @@ async fn every_runtime_statement_prepares_against_the_migrated_schema() {
     // Every other statement is a `query!` macro, checked at build time; these are built at run time.
     let mut statements = Vec::new();
     for sort in [FileSort::Name, FileSort::Size, FileSort::Created, FileSort::Expires, FileSort::Downloads] {
-        for (descending, start) in blobdrop_store::rules::every_page_start() {
+        for (descending, start) in blobdrop_store_core::rules::every_page_start() {
             statements.push(files::browse_sql(sort, descending, &start));
         }
     }

@@ -10,8 +10,8 @@ use std::time::Duration;
 use sqlx::PgPool;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 
-use blobdrop_store::live_uploads::LiveUploads;
-use blobdrop_store::{DatabaseLocation, OpenError};
+use blobdrop_store_core::live_uploads::LiveUploads;
+use blobdrop_store_core::{DatabaseLocation, OpenError};
 
 /// Connections per instance: metadata, chunk batches and the clean-up share them. Each upload or
 /// download holds one only for a statement (a batch), never across a network wait.

@@ -3,7 +3,7 @@
 
 use super::store::Store;
 
-blobdrop_store::thumbnail_methods! {
+blobdrop_store_core::thumbnail_methods! {
     find: ["SELECT content_type, bytes FROM thumbnails WHERE file_id = $1"],
     save: [
         "INSERT INTO thumbnails (file_id, content_type, bytes) \

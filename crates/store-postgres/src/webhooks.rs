@@ -3,7 +3,7 @@
 
 use super::store::Store;
 
-blobdrop_store::webhook_methods! {
+blobdrop_store_core::webhook_methods! {
     delete: ["DELETE FROM webhooks WHERE id = $1"],
     targets: ["SELECT id, url, format, secret FROM webhooks"],
     claim_due: [

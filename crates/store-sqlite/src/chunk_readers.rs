@@ -10,9 +10,9 @@ use tokio::sync::Semaphore;
 
 use super::connection::{Role, StoreOptions, rusqlite_open};
 use crate::domain::FileId;
-use blobdrop_store::StoreError;
-use blobdrop_store::rules::{ChunkRead, TakeChunk};
-use blobdrop_store::rules::{whole_read, whole_read_end};
+use blobdrop_store_core::StoreError;
+use blobdrop_store_core::rules::{ChunkRead, TakeChunk};
+use blobdrop_store_core::rules::{whole_read, whole_read_end};
 
 /// The only SELECT of chunk bytes.
 pub(super) const SELECT_CHUNKS: &str =

@@ -6,8 +6,8 @@ use sqlx::{QueryBuilder, Sqlite};
 
 use super::store::Store;
 use crate::domain::FileId;
-use blobdrop_store::StoreError;
-use blobdrop_store::rules::{ChunkRead, TakeChunk};
+use blobdrop_store_core::StoreError;
+use blobdrop_store_core::rules::{ChunkRead, TakeChunk};
 
 /// Chunks removed per DELETE when a file is purged: 2 MiB. Every upload's statements wait for the
 /// one running: with 256 (8 MiB), 256-page vacuum steps and no pause, 1 KiB uploads waited p99 178 ms

@@ -2,7 +2,7 @@
 
 use super::store::Store;
 
-blobdrop_store::deletion_token_methods! {
+blobdrop_store_core::deletion_token_methods! {
     delete: [
         "UPDATE files SET state = 'deleted' WHERE id = ?2 AND " VISIBLE " AND EXISTS \
          (SELECT 1 FROM deletion_tokens WHERE file_id = files.id AND token_sha256 = ?3)"

@@ -2,7 +2,7 @@
 
 use super::store::Store;
 
-blobdrop_store::download_methods! {
+blobdrop_store_core::download_methods! {
     record: ["INSERT INTO downloads (file_id, at, client_ip, user_agent) VALUES (?, ?, ?, ?)"],
     history: ["SELECT at, client_ip, user_agent FROM downloads WHERE file_id = ? ORDER BY at DESC, id DESC LIMIT ?"],
     uploads_by_day: [

@@ -8,7 +8,7 @@ use std::path::Path;
 use rusqlite::{Connection, DatabaseName, params};
 
 use crate::domain::{FileRecord, ShareMembership, ShareRecord};
-use blobdrop_store::StoreError;
+use blobdrop_store_core::StoreError;
 
 /// `PRAGMA application_id` of every SQLite file blobdrop writes: "bdrp".
 pub const APPLICATION_ID: i32 = 0x6264_7270;

@@ -2,7 +2,7 @@
 
 use super::store::Store;
 use crate::domain::{FileSort, PageStart};
-use blobdrop_store::{NewFile, StoreError};
+use blobdrop_store_core::{NewFile, StoreError};
 
 /// The fixed SQL expression each sort column maps to, never user text.
 fn sort_column(sort: FileSort) -> &'static str {
@@ -79,7 +79,7 @@ pub(super) async fn left_over_uploads(
     .await?)
 }
 
-blobdrop_store::file_methods! {
+blobdrop_store_core::file_methods! {
     find: ["SELECT " FILE_COLUMNS " FROM files WHERE id = ?2 AND " VISIBLE],
     find_even_used_up: ["SELECT " FILE_COLUMNS " FROM files WHERE id = ?2 AND " UNEXPIRED],
     password_hash: ["SELECT password_hash FROM files WHERE id = ?2 AND " UNEXPIRED],

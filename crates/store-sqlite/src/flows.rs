@@ -1,3 +1,3 @@
 //! SQLite's statements for the store's flows (`store::flows`): its functions of the same names.
 
-blobdrop_store::implement!(sqlx::Sqlite, writer, reader);
+blobdrop_store_core::implement!(sqlx::Sqlite, writer, reader);

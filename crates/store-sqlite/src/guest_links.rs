@@ -9,7 +9,7 @@ fn file_ids(files: &[FileId]) -> String {
     serde_json::Value::from(files.iter().map(FileId::as_str).collect::<Vec<_>>()).to_string()
 }
 
-blobdrop_store::guest_link_methods! {
+blobdrop_store_core::guest_link_methods! {
     insert: [
         "INSERT INTO guest_links (id, label, created_at, expires_at, max_file_size, max_uploads, \
          file_lifetime_days, share_batches, require_encryption) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) \

@@ -10,8 +10,8 @@ use sqlx::sqlite::SqlitePoolOptions;
 
 use super::chunk_readers::ChunkReaders;
 use super::connection::{Role, StoreOptions, sqlx_options};
-use blobdrop_store::StoreError;
-use blobdrop_store::rules::{ChunkRead, TakeChunk};
+use blobdrop_store_core::StoreError;
+use blobdrop_store_core::rules::{ChunkRead, TakeChunk};
 
 /// Read-only connections to a database file: one for metadata, the chunk reader for chunks.
 #[derive(Debug)]
@@ -47,7 +47,7 @@ impl ReadOnlyDatabase {
     }
 }
 
-blobdrop_store::read_only_methods! {
+blobdrop_store_core::read_only_methods! {
     ready_files: [
         "SELECT id, filename, file_size, chunk_size, COALESCE(sha256, '') AS \"sha256!\" FROM files \
          WHERE state = 'ready' ORDER BY created_at, id"

@@ -3,7 +3,7 @@
 
 use super::store::Store;
 use crate::domain::Timestamp;
-use blobdrop_store::{CleanupLock, StoreError};
+use blobdrop_store_core::{CleanupLock, StoreError};
 
 impl Store {
     /// No lease to renew: see `mark_abandoned_uploads_deleted`, which the registry decides.

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::domain::DiskSpace;
-use blobdrop_store::StoreError;
+use blobdrop_store_core::StoreError;
 
 /// The largest reserve file (half the reserve, up to this), which blobdrop gives up when something
 /// else filled the disk: deleting a file and returning its pages needs room for the WAL first (an

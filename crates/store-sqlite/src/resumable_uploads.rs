@@ -3,7 +3,7 @@
 
 use super::store::Store;
 
-blobdrop_store::resumable_methods! {
+blobdrop_store_core::resumable_methods! {
     find: [
         "SELECT " RESUMABLE_COLUMNS " FROM resumable_uploads WHERE file_id = ?1 \
          AND EXISTS (SELECT 1 FROM files WHERE files.id = ?1 AND files.state = 'uploading')"

@@ -6,7 +6,7 @@
 //! (SQLITE_FULL on a full disk) was lost: the upload's 201 went out and its row stayed
 //! 'uploading' (tests/api/full_disk.rs, after_sqlite_itself_ran_out_of_disk...). `fetch_all` steps
 //! the statement to its end, where the commit's error is the statement's error. The test below
-//! keeps every `RETURNING` of this store on that path; the shared methods (blobdrop-store's
+//! keeps every `RETURNING` of this store on that path; the shared methods (blobdrop-store-core's
 //! `methods`) read theirs with `rows::only_row` and `rows::at_most_one_row`.
 
 #[cfg(test)]
@@ -14,7 +14,7 @@ mod tests {
     /// Every statement with `RETURNING` in this store's sources is read to its end.
     #[test]
     fn every_returning_write_is_read_to_its_end() {
-        // The shared methods' bodies (blobdrop-store's `methods`) read what this store's SQL returns.
+        // The shared methods' bodies (blobdrop-store-core's `methods`) read what this store's SQL returns.
         let crate_folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
         let folders = [crate_folder.join("src"), crate_folder.join("../store/src/methods")];
         for entry in folders.iter().flat_map(|folder| std::fs::read_dir(folder).unwrap()) {

@@ -72,7 +72,7 @@ mod tests {
             }
         }
         for sort in [FileSort::Name, FileSort::Size, FileSort::Created, FileSort::Expires, FileSort::Downloads] {
-            for (descending, start) in blobdrop_store::rules::every_page_start() {
+            for (descending, start) in blobdrop_store_core::rules::every_page_start() {
                 statements.push(browse_sql(sort, descending, &start));
             }
         }

@@ -3,8 +3,8 @@
 
 use super::store::Store;
 use crate::domain::Timestamp;
-use blobdrop_store::StoreError;
-use blobdrop_store::rules::MemberBatch;
+use blobdrop_store_core::StoreError;
+use blobdrop_store_core::rules::MemberBatch;
 use sqlx::SqliteConnection;
 
 /// The first of `batch` (file id, folder) that is not a visible file.
@@ -57,7 +57,7 @@ fn members_json(batch: &[(&str, &str)]) -> Result<String, StoreError> {
     serde_json::to_string(batch).map_err(|error| StoreError::Database(sqlx::Error::Encode(Box::new(error))))
 }
 
-blobdrop_store::share_methods! {
+blobdrop_store_core::share_methods! {
     find_even_used_up: ["SELECT " SHARE_COLUMNS " FROM shares WHERE shares.id = ?2 AND " SHARE_UNEXPIRED],
     password_hash: ["SELECT password_hash FROM shares WHERE shares.id = ?2 AND " SHARE_UNEXPIRED],
     page: [

@@ -6,7 +6,7 @@ use super::runtime_sql::{
 };
 use super::store::Store;
 use crate::domain::{DiskSpace, Usage};
-use blobdrop_store::{StoreError, Vacuumed};
+use blobdrop_store_core::{StoreError, Vacuumed};
 
 impl Store {
     /// Shrinks the database file by its free pages, one paced step at a time. Returns the pages freed.

@@ -13,8 +13,8 @@ use super::chunk_readers::ChunkReaders;
 use super::connection::{READ_POOL_SIZE, Role, StoreOptions, sqlx_options};
 use super::reserve::DiskReserve;
 use super::runtime_sql::{CHECKPOINT_TRUNCATE, SYNC_FULL, SYNC_NORMAL, VACUUM_INTO};
-use blobdrop_store::live_uploads::LiveUploads;
-use blobdrop_store::{OpenError, StoreError};
+use blobdrop_store_core::live_uploads::LiveUploads;
+use blobdrop_store_core::{OpenError, StoreError};
 
 #[derive(Clone, Debug)]
 pub struct Store {
@@ -213,7 +213,7 @@ pub async fn copy_database(db: &Path, out: &Path) -> Result<(), StoreError> {
 mod tests {
     use super::*;
     use crate::domain::{FileId, FileName};
-    use blobdrop_store::records::NewFile;
+    use blobdrop_store_core::records::NewFile;
 
     async fn writer_synchronous(store: &Store) -> i64 {
         sqlx::query_scalar("PRAGMA synchronous").fetch_one(&store.writer).await.unwrap()

@@ -2,7 +2,7 @@
 
 use super::store::Store;
 
-blobdrop_store::thumbnail_methods! {
+blobdrop_store_core::thumbnail_methods! {
     find: ["SELECT content_type, bytes FROM thumbnails WHERE file_id = ?"],
     save: [
         "INSERT INTO thumbnails (file_id, content_type, bytes) \

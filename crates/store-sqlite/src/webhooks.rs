@@ -2,7 +2,7 @@
 
 use super::store::Store;
 
-blobdrop_store::webhook_methods! {
+blobdrop_store_core::webhook_methods! {
     delete: ["DELETE FROM webhooks WHERE id = ?"],
     targets: ["SELECT id AS \"id!\", url, format, secret FROM webhooks"],
     claim_due: [

@@ -10,25 +10,25 @@ use crate::rules::{MEMBER_BATCH, distinct_members};
 super::declare_statements! {
     /// A database's single statements for shares, each run on the connection of the transaction
     /// a flow began.
-    trait ShareStatements in blobdrop_store::flows::shares, implemented by share_statements;
+    trait ShareStatements in blobdrop_store_core::flows::shares, implemented by share_statements;
     use {
-        blobdrop_store::domain::{FileId, ShareChanges, ShareId, ShareRecord},
-        blobdrop_store::rules::MemberBatch,
-        blobdrop_store::{NewShare, StoreError},
+        blobdrop_store_core::domain::{FileId, ShareChanges, ShareId, ShareRecord},
+        blobdrop_store_core::rules::MemberBatch,
+        blobdrop_store_core::{NewShare, StoreError},
     };
 
     /// The row of a new share.
-    fn insert_share(share: &'c NewShare<'_>, now: blobdrop_store::domain::Timestamp) -> () = shares;
+    fn insert_share(share: &'c NewShare<'_>, now: blobdrop_store_core::domain::Timestamp) -> () = shares;
 
     /// A share anyone with its link may see, or `None`.
-    fn visible_share(id: &'c ShareId, now: blobdrop_store::domain::Timestamp) -> Option<ShareRecord> = shares;
+    fn visible_share(id: &'c ShareId, now: blobdrop_store_core::domain::Timestamp) -> Option<ShareRecord> = shares;
 
     /// A share as it is, visible or not.
-    fn share_as_is(id: &'c ShareId, now: blobdrop_store::domain::Timestamp) -> Option<ShareRecord> = shares;
+    fn share_as_is(id: &'c ShareId, now: blobdrop_store_core::domain::Timestamp) -> Option<ShareRecord> = shares;
 
     /// Applies an edit's own fields (name, note, expiry, limit, password) to a visible share;
     /// false when there is none.
-    fn update_share_row(id: &'c ShareId, changes: &'c ShareChanges, now: blobdrop_store::domain::Timestamp) -> bool = shares;
+    fn update_share_row(id: &'c ShareId, changes: &'c ShareChanges, now: blobdrop_store_core::domain::Timestamp) -> bool = shares;
 
     /// Takes `file` out of `share`.
     fn remove_member(share: &'c ShareId, file: &'c FileId) -> () = shares;
@@ -37,18 +37,18 @@ super::declare_statements! {
     fn next_member_position(share: &'c ShareId) -> i64 = shares;
 
     /// The first of `batch` (file id, folder) that is not a visible file.
-    fn first_missing_member(batch: &'c [(&'c str, &'c str)], now: blobdrop_store::domain::Timestamp) -> Option<String> = shares;
+    fn first_missing_member(batch: &'c [(&'c str, &'c str)], now: blobdrop_store_core::domain::Timestamp) -> Option<String> = shares;
 
     /// Adds `batch` to its share, in the batch's order; a file already in it only moves to its
     /// new folder.
-    fn insert_members(batch: &'c MemberBatch<'c>, now: blobdrop_store::domain::Timestamp) -> () = shares;
+    fn insert_members(batch: &'c MemberBatch<'c>, now: blobdrop_store_core::domain::Timestamp) -> () = shares;
 
     /// The first visible member of `share` not known to be an age file, if the share requires
     /// encryption as it stands in this transaction.
-    fn first_plaintext_member(share: &'c ShareId, now: blobdrop_store::domain::Timestamp) -> Option<String> = shares;
+    fn first_plaintext_member(share: &'c ShareId, now: blobdrop_store_core::domain::Timestamp) -> Option<String> = shares;
 
     /// Hides the visible files of `share` (the clean-up purges them).
-    fn hide_share_files(share: &'c ShareId, now: blobdrop_store::domain::Timestamp) -> () = shares;
+    fn hide_share_files(share: &'c ShareId, now: blobdrop_store_core::domain::Timestamp) -> () = shares;
 
     /// Deletes the row of `share` (its members go with it); false when there was none.
     fn delete_share_row(share: &'c ShareId) -> bool = shares;
@@ -63,7 +63,7 @@ pub trait ShareFlows: ShareStatements {
         &self,
         share: &NewShare<'_>,
         files: &[(FileId, FolderPath)],
-        now: blobdrop_store::domain::Timestamp,
+        now: blobdrop_store_core::domain::Timestamp,
     ) -> impl Future<Output = Result<ShareWrite, StoreError>> + Send {
         async move {
             let mut transaction = self.writer().begin().await?;
@@ -84,7 +84,7 @@ pub trait ShareFlows: ShareStatements {
         &self,
         id: &ShareId,
         changes: &ShareChanges,
-        now: blobdrop_store::domain::Timestamp,
+        now: blobdrop_store_core::domain::Timestamp,
     ) -> impl Future<Output = Result<ShareWrite, StoreError>> + Send {
         async move {
             let mut transaction = self.writer().begin().await?;
@@ -110,7 +110,7 @@ pub trait ShareFlows: ShareStatements {
         &self,
         id: &ShareId,
         with_files: bool,
-        now: blobdrop_store::domain::Timestamp,
+        now: blobdrop_store_core::domain::Timestamp,
     ) -> impl Future<Output = Result<bool, StoreError>> + Send {
         async move {
             let mut transaction = self.writer().begin().await?;
@@ -134,7 +134,7 @@ async fn add_members<S: ShareStatements + ?Sized>(
     connection: &mut <S::Db as sqlx::Database>::Connection,
     share: &ShareId,
     files: &[(FileId, FolderPath)],
-    now: blobdrop_store::domain::Timestamp,
+    now: blobdrop_store_core::domain::Timestamp,
 ) -> Result<Option<ShareWrite>, StoreError> {
     let file_id = |id: String| FileId::try_from(id).map_err(|e| decode_error("file_id", e));
     let mut position = S::next_member_position(connection, share).await?;

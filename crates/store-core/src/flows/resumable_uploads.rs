@@ -13,11 +13,11 @@ use crate::{FinishedResumable, StoreError};
 super::declare_statements! {
     /// A database's single statements for resumable uploads, each run on the connection of the
     /// transaction a flow began.
-    trait ResumableStatements in blobdrop_store::flows::resumable_uploads, implemented by resumable_statements;
+    trait ResumableStatements in blobdrop_store_core::flows::resumable_uploads, implemented by resumable_statements;
     use {
         bytes::Bytes,
-        blobdrop_store::domain::{FileId, FileRecord, GuestLinkId, GuestLinkRecord, UnfinishedUploads},
-        blobdrop_store::{NewFile, NewResumable, ResumableRecord},
+        blobdrop_store_core::domain::{FileId, FileRecord, GuestLinkId, GuestLinkRecord, UnfinishedUploads},
+        blobdrop_store_core::{NewFile, NewResumable, ResumableRecord},
     };
 
     /// Guest link `link` as it stands, kept from changing until the transaction ends
@@ -25,7 +25,7 @@ super::declare_statements! {
     fn lock_guest_link(link: &'c GuestLinkId) -> Option<GuestLinkRecord> = resumable_uploads;
 
     /// What the live unfinished uploads through `link` hold at `now`.
-    fn unfinished_of_link(link: &'c GuestLinkId, now: blobdrop_store::domain::Timestamp) -> UnfinishedUploads = resumable_uploads;
+    fn unfinished_of_link(link: &'c GuestLinkId, now: blobdrop_store_core::domain::Timestamp) -> UnfinishedUploads = resumable_uploads;
 
     /// The 'uploading' row of a new upload and its deletion token.
     fn insert_upload_row(file: &'c NewFile<'_>) -> () = files;

@@ -3,7 +3,7 @@
 
 use super::{DatabaseLocation, FileToVerify, OrphanChunks, StoreError};
 use super::{postgres, sqlite};
-use blobdrop_store::rules::ChunkRead;
+use blobdrop_store_core::rules::ChunkRead;
 
 #[derive(Debug)]
 pub enum ReadOnlyDatabase {

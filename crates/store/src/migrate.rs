@@ -122,7 +122,7 @@ struct Table {
 
 /// The SQLite migrations this binary applies: a source must have exactly these.
 pub fn sqlite_schema_versions() -> Vec<i64> {
-    sqlx::migrate!("./migrations/sqlite").iter().map(|migration| migration.version).collect()
+    sqlx::migrate!("../../migrations/sqlite").iter().map(|migration| migration.version).collect()
 }
 
 /// Copies the SQLite database at `sqlite` into the PostgreSQL database at `postgres`, whose schema

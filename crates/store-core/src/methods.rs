@@ -6,7 +6,7 @@
 //! crate. `Store` and `sql!` are the caller's; the pools are `flows::Backend`'s `writer()` and
 //! `reader()` (PostgreSQL's one pool for both).
 //!
-//! A backend's call: `blobdrop_store::session_methods! { insert: ["INSERT ..."], ... }`, each
+//! A backend's call: `blobdrop_store_core::session_methods! { insert: ["INSERT ..."], ... }`, each
 //! statement's bind order being the macro's (numbered placeholders where the text wants another).
 
 mod api_tokens;

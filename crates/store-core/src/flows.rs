@@ -101,7 +101,7 @@ macro_rules! backend {
 /// ```text
 /// declare_statements! {
 ///     /// docs of the trait
-///     trait NameStatements in blobdrop_store::flows::module, implemented by macro_name;
+///     trait NameStatements in blobdrop_store_core::flows::module, implemented by macro_name;
 ///     use { the types the list names };
 ///     /// docs of the statement
 ///     fn statement(arg: &'c Type, ...) -> Returned = backend_module;
@@ -166,12 +166,12 @@ pub(crate) use declare_statements;
 
 declare_statements! {
     /// A database's single statements shared by the flows of several aggregates.
-    trait Statements in blobdrop_store::flows, implemented by flow_statements;
-    use {blobdrop_store::domain::{FileId, FileRecord, GuestLinkId}, blobdrop_store::{NewDelivery, StoreError}};
+    trait Statements in blobdrop_store_core::flows, implemented by flow_statements;
+    use {blobdrop_store_core::domain::{FileId, FileRecord, GuestLinkId}, blobdrop_store_core::{NewDelivery, StoreError}};
 
     /// Counts one more upload on `link` if it still takes one of `file_size` bytes (enabled,
     /// unexpired, under its maximum); false when it does not.
-    fn claim_guest_upload(link: &'c GuestLinkId, file_size: i64, now: blobdrop_store::domain::Timestamp) -> bool = guest_links;
+    fn claim_guest_upload(link: &'c GuestLinkId, file_size: i64, now: blobdrop_store_core::domain::Timestamp) -> bool = guest_links;
 
     /// Turns an 'uploading' row 'ready' with its size, hashes and the guest link it came through;
     /// the file as it is now.
@@ -226,7 +226,7 @@ pub trait Flows: Statements {
         sha256: &str,
         crc32: u32,
         link: &GuestLinkId,
-        now: blobdrop_store::domain::Timestamp,
+        now: blobdrop_store_core::domain::Timestamp,
     ) -> impl Future<Output = Result<Option<FileRecord>, StoreError>> + Send {
         async move {
             let mut transaction = self.writer().begin().await?;

@@ -13,8 +13,8 @@ use crate::rules::register_upload;
 super::declare_statements! {
     /// A database's single statements for files, each run on the connection of the transaction
     /// a flow began.
-    trait FileStatements in blobdrop_store::flows::files, implemented by file_statements;
-    use {blobdrop_store::{SealedFile, StoreError}};
+    trait FileStatements in blobdrop_store_core::flows::files, implemented by file_statements;
+    use {blobdrop_store_core::{SealedFile, StoreError}};
 
     /// Turns the 'uploading' row of `file` 'ready' with its size, hashes and note; false when it
     /// is not uploading (any more).

@@ -7,11 +7,11 @@ use crate::domain::{WebhookEvents, WebhookFormat, WebhookRecord};
 
 super::declare_statements! {
     /// A database's single statements for webhooks.
-    trait WebhookStatements in blobdrop_store::flows::webhooks, implemented by webhook_statements;
+    trait WebhookStatements in blobdrop_store_core::flows::webhooks, implemented by webhook_statements;
     use {
-        blobdrop_store::domain::WebhookId,
-        blobdrop_store::rows::WebhookRow,
-        blobdrop_store::{NewWebhook, StoreError, WebhookChange},
+        blobdrop_store_core::domain::WebhookId,
+        blobdrop_store_core::rows::WebhookRow,
+        blobdrop_store_core::{NewWebhook, StoreError, WebhookChange},
     };
 
     /// The row of a new webhook.
@@ -35,7 +35,7 @@ pub trait WebhookFlows: WebhookStatements {
         events: &WebhookEvents,
         format: WebhookFormat,
         secret: &str,
-        now: blobdrop_store::domain::Timestamp,
+        now: blobdrop_store_core::domain::Timestamp,
     ) -> impl Future<Output = Result<WebhookRecord, StoreError>> + Send {
         async move {
             let (events, format) = (events.to_stored(), format.as_str());

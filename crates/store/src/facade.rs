@@ -26,7 +26,7 @@ use crate::domain::{
 use crate::domain::{DeliveryRecord, WebhookEvents, WebhookFormat, WebhookRecord};
 use crate::domain::{FileId, FolderPath, GuestLinkId, GuestLinkRecord, GuestLinkTerms, Thumbnail};
 use crate::domain::{ShareChanges, ShareCursor, ShareId, ShareMember, ShareMembership, ShareRecord, ShareWrite};
-use blobdrop_store::rules::ChunkRead;
+use blobdrop_store_core::rules::ChunkRead;
 
 #[derive(Clone, Debug)]
 pub enum Store {
@@ -238,7 +238,7 @@ aggregates! {
         fn renew_leases = renew_upload_leases(&self, until: Timestamp) -> Result<(), StoreError>;
         fn mark_lapsed = mark_lapsed_uploads_deleted(&self, now: Timestamp, started_before: Timestamp) -> Result<u64, StoreError>;
         /// The clean-up lock: `None` while another instance's clean-up holds it.
-        fn lock = lock_cleanup(&self) -> Result<Option<crate::store::CleanupLock>, StoreError>;
+        fn lock = lock_cleanup(&self) -> Result<Option<crate::CleanupLock>, StoreError>;
         fn delete_expired_sessions = delete_expired_sessions(&self, now: Timestamp) -> Result<u64, StoreError>;
         fn mark_expired_resumable = mark_expired_resumable_uploads_deleted(&self, now: Timestamp) -> Result<u64, StoreError>;
         fn prune_deliveries = prune_deliveries(&self, before: Timestamp) -> Result<u64, StoreError>;
