@@ -5,7 +5,8 @@ pub mod commands;
 /// The bottom layer, its own crate (crates/domain): every other layer names it `crate::domain`.
 pub use blobdrop_domain as domain;
 pub mod routes;
-pub mod services;
+/// The use cases, their own crate (crates/services) over the domain and the store only.
+pub use blobdrop_services as services;
 pub mod settings;
 pub mod startup;
 /// All SQL, its own crate (crates/store over crates/store-core and the two backends).

@@ -3,9 +3,9 @@
 
 use time::OffsetDateTime;
 
+use crate::Context;
 use crate::domain::GuestLinkRecord;
 use crate::domain::{ByteSize, FileId, GuestLinkId, GuestLinkStatus, GuestLinkTerms, UploadOptions};
-use crate::services::Context;
 use crate::store::StoreError;
 
 /// The reason given for `Refusal::Changed`.

@@ -20,12 +20,12 @@ use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 use tokio::sync::{Notify, mpsc};
 
+use crate::Context;
+use crate::auth::secret::generate_secret;
 use crate::domain::{Clock, DeliveryId, Timestamp, WebhookId};
 use crate::domain::{
     DeliveryRecord, PATH_SEGMENT, WebhookEvent, WebhookEvents, WebhookFormat, WebhookRecord, WebhookUrl,
 };
-use crate::services::Context;
-use crate::services::auth::secret::generate_secret;
 use crate::store::{ExpiringFile, NewDelivery, Store, StoreError};
 
 use coalescing::Coalescer;
@@ -365,11 +365,7 @@ pub async fn send_test(ctx: &Context, id: &WebhookId, base_url: &str) -> Result<
 }
 
 /// For the clean-up: the files its next pass hides for having expired or been used up.
-pub(in crate::services) async fn about_to_expire(
-    ctx: &Context,
-    now: Timestamp,
-    used_up_before: Timestamp,
-) -> Vec<ExpiringFile> {
+pub(crate) async fn about_to_expire(ctx: &Context, now: Timestamp, used_up_before: Timestamp) -> Vec<ExpiringFile> {
     ctx.store.files().about_to_expire(now, used_up_before).await.unwrap_or_else(|error| {
         tracing::warn!(?error, "could not read the files about to expire for their webhooks");
         Vec::new()

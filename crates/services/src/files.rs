@@ -1,10 +1,10 @@
 //! The owner's files: find, list, edit and delete them, their download history, and what a file's
 //! page previews of its text.
 
+use crate::Context;
+use crate::auth::passwords::{self, PasswordError};
 use crate::domain::{CHUNK_SIZE, FileId, FileName, FilePassword, Note, NoteError, ShareId, guess_content_type};
 use crate::domain::{DownloadRecord, FileChanges, FileCursor, FileListing, FileRecord};
-use crate::services::Context;
-use crate::services::auth::passwords::{self, PasswordError};
 use crate::store::StoreError;
 
 /// An owner's edit of a file; `None` leaves a field as it is, `Some(None)` clears it.
@@ -116,7 +116,7 @@ fn deleted_now(ctx: &Context, deleted: bool, file: Option<&FileRecord>) {
 
 /// Deletes a file through its deletion link, when the token is the one its upload was given.
 pub async fn delete_with_token(ctx: &Context, id: &FileId, token: &str) -> Result<bool, StoreError> {
-    let token_sha256 = crate::services::auth::secret::token_hash(token);
+    let token_sha256 = crate::auth::secret::token_hash(token);
     let file = ctx.store.files().find(id, ctx.now()).await?;
     let deleted = ctx.store.files().delete_with_token(id, &token_sha256, ctx.now()).await?;
     deleted_now(ctx, deleted, file.as_ref());

@@ -16,8 +16,8 @@ use image::{DynamicImage, ImageDecoder, ImageFormat, ImageReader, Limits};
 use tokio::sync::Semaphore;
 
 use crate::domain::{FileRecord, THUMBNAIL_SIDE, Thumbnail, has_thumbnail};
-use crate::services::{Context, files};
 use crate::store::StoreError;
+use crate::{Context, files};
 
 /// The most pixels a picture may declare: 50 megapixels (an 8,660 x 5,773 photo).
 const MAX_PIXELS: u64 = 50_000_000;

@@ -8,9 +8,9 @@ use bytes::{Bytes, BytesMut};
 use futures_util::Stream;
 use tokio::sync::mpsc;
 
+use crate::Context;
 use crate::domain::{ByteRange, FileId};
 use crate::domain::{FileRecord, ShareRecord};
-use crate::services::Context;
 use crate::store::{Store, StoreError};
 
 /// Chunks per SELECT (1 MiB): each statement costs a hop to the blocking pool, so many

@@ -18,18 +18,18 @@ use sha2::{Digest, Sha256};
 use time::OffsetDateTime;
 use tokio::sync::OwnedMutexGuard;
 
+use crate::Context;
+use crate::auth::secret::{generate_secret, token_hash};
 use crate::domain::Timestamp;
 use crate::domain::{AgeCheck, AgeRefusal, FileRecord, MAX_AGE_HEADER, check_header, check_payload};
 use crate::domain::{
     ByteSize, CHUNK_SIZE, ChecksumAlgorithm, FileId, FileName, Lifetime, MaxDownloads, Note, OptionHeaders,
     UploadChecksum, UploadMetadata, UploadOptions, guess_content_type,
 };
-use crate::services::Context;
-use crate::services::auth::secret::{generate_secret, token_hash};
-use crate::services::guest_links::Refusal;
-use crate::services::intake::Uploader;
-use crate::services::uploads::{Digests, Resume, Upload, UploadError};
+use crate::guest_links::Refusal;
+use crate::intake::Uploader;
 use crate::store::{FinishedResumable, NewFile, NewResumable, StoreError};
+use crate::uploads::{Digests, Resume, Upload, UploadError};
 
 /// An unfinished upload as stored, for the HTTP layer's answers.
 pub use crate::store::ResumableRecord;

@@ -14,12 +14,12 @@ use time::OffsetDateTime;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio::task::JoinHandle;
 
+use crate::Context;
+use crate::auth::secret::{generate_secret, token_hash};
 use crate::domain::{AgeRefusal, FileRecord};
 use crate::domain::{ByteSize, CHUNK_SIZE, Clock, FileId, FileName, FolderPath, GuestLinkId, UploadOptions};
-use crate::services::Context;
-use crate::services::auth::secret::{generate_secret, token_hash};
-use crate::services::webhooks::Events;
 use crate::store::{LiveUpload, NewFile, SealedFile, Store, StoreError};
+use crate::webhooks::Events;
 
 /// Chunks per INSERT statement (1 MiB): large enough that the per-statement round trip is noise,
 /// small enough that the write lock is held for only a few milliseconds at a time.

@@ -12,12 +12,12 @@ use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
 use time::OffsetDateTime;
 
+use crate::Context;
 use crate::domain::{AgeCheck, UploadOptionsError, guess_content_type};
 use crate::domain::{ByteSize, FileName, FolderPath, GuestLinkId, GuestLinkRecord, OptionHeaders, UploadOptions};
-use crate::services::Context;
-use crate::services::guest_links::{self, Refusal};
-use crate::services::in_flight::{Busy, InFlight, InFlightLimits, Slot};
-use crate::services::uploads::{StoredFile, Upload, UploadError, UploadMemory, UploadMeta};
+use crate::guest_links::{self, Refusal};
+use crate::in_flight::{Busy, InFlight, InFlightLimits, Slot};
+use crate::uploads::{StoredFile, Upload, UploadError, UploadMemory, UploadMeta};
 
 /// The server's upload policy, from its settings.
 #[derive(Debug, Clone)]

@@ -1,10 +1,10 @@
 //! What the system page and `/api/system` report, and the health check.
 
+use crate::Context;
 use crate::domain::Timestamp;
 use crate::domain::{
     DayActivity, DiskSpace, FileListing, FileRecord, FileSort, PageStart, Usage, activity_since, daily_activity,
 };
-use crate::services::Context;
 use crate::store::{ResumableUsage, StoreError};
 
 /// Days the system page's chart covers, today included.

@@ -10,16 +10,16 @@ use std::path::Path;
 
 use tokio::sync::mpsc;
 
+use crate::Context;
 use crate::domain::guess_content_type;
 use crate::domain::{AgeCheck, FileRecord};
 use crate::domain::{ByteSize, FileId, FileName, FolderPath, UploadOptions};
-use crate::services::Context;
-use crate::services::downloads::READ_BATCH_CHUNKS;
-use crate::services::shares::{self, NewShareOptions};
-use crate::services::uploads::{SealedUpload, Upload, UploadError, UploadMemory, UploadMeta};
+use crate::downloads::READ_BATCH_CHUNKS;
+use crate::shares::{self, NewShareOptions};
 use crate::store::export::{BundleShare, BundleWriter};
 use crate::store::import::{BundleError, BundleReader, BundledFile};
 use crate::store::{Store, StoreError};
+use crate::uploads::{SealedUpload, Upload, UploadError, UploadMemory, UploadMeta};
 
 pub use crate::store::export::SQLAR_MAX_FILE;
 
@@ -235,7 +235,7 @@ pub enum ImportError {
     Task(#[from] tokio::task::JoinError),
     /// The files are in; one of the bundle's shares could not be made again.
     #[error("the bundle's files were imported, but not its shares")]
-    Share(#[from] crate::services::shares::ShareError),
+    Share(#[from] crate::shares::ShareError),
 }
 
 /// A file an import made visible.

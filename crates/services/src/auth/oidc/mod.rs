@@ -26,8 +26,8 @@ pub use flow_cookie::{FLOW_LIFETIME_SECS, Purpose};
 use flow_cookie::{Flow, Unsealed};
 pub use owner::{Identity, LinkedIdentity, OwnerRules, Person, Refusal, who_is_it};
 
-use crate::services::Context;
-use crate::services::auth::secret::{generate_secret, tokens_match};
+use crate::Context;
+use crate::auth::secret::{generate_secret, tokens_match};
 use crate::store::{Store, StoreError};
 
 /// The settings row of the key that MACs flow cookies.
@@ -352,7 +352,7 @@ impl SingleSignOn {
     }
 
     fn mark_finished(&self, flow: &Flow, now: i64) -> Result<(), OidcError> {
-        let digest = crate::services::auth::secret::token_hash(&flow.state);
+        let digest = crate::auth::secret::token_hash(&flow.state);
         let mut finished = self.finished.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         finished.retain(|_, expires_at| *expires_at > now);
         if finished.insert(digest, flow.expires_at).is_some() {

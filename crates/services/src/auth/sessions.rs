@@ -3,8 +3,8 @@
 
 use time::{Duration, OffsetDateTime};
 
-use crate::services::Context;
-use crate::services::auth::secret::{generate_secret, token_hash};
+use crate::Context;
+use crate::auth::secret::{generate_secret, token_hash};
 use crate::store::StoreError;
 
 pub const COOKIE_NAME: &str = "blobdrop_session";

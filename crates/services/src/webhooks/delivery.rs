@@ -11,8 +11,8 @@ use tokio::sync::{Notify, Semaphore};
 use tokio::task::JoinSet;
 
 use super::Payload;
+use crate::Context;
 use crate::domain::{DeliveryId, Timestamp, WebhookEvent, WebhookFormat, WebhookId, human_size, receiver_host};
-use crate::services::Context;
 use crate::store::{Attempt, DueDelivery, StoreError, WebhookTarget};
 
 /// Attempts per delivery; after the last one fails it is given up (and shown so).

@@ -1,6 +1,6 @@
 //! The owner's preferences: the expiry the upload page preselects.
 
-use crate::services::Context;
+use crate::Context;
 use crate::store::StoreError;
 
 /// Settings key of the expiry preselected on the upload page.

@@ -10,9 +10,9 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
-use crate::services::Context;
-use crate::services::uploads::UploadMemory;
+use crate::Context;
 use crate::store::StoreError;
+use crate::uploads::UploadMemory;
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct StoreLabels {

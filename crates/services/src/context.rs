@@ -8,24 +8,24 @@ use std::time::Duration;
 use tokio::sync::Notify;
 
 use crate::domain::{Clock, Timestamp};
-use crate::services::shares::archives::ArchiveCache;
-use crate::services::webhooks::events::Events;
+use crate::shares::archives::ArchiveCache;
 use crate::store::Store;
+use crate::webhooks::events::Events;
 
 /// Handed to every service call. The store is reachable from services only, so the HTTP layer
 /// cannot skip the rules a service applies.
 #[derive(Clone, Debug)]
 pub struct Context {
-    pub(in crate::services) store: Store,
+    pub(crate) store: Store,
     pub clock: Clock,
-    pub(in crate::services) cleanup: CleanupTrigger,
+    pub(crate) cleanup: CleanupTrigger,
     /// How long an upload in flight stays safe from other instances' clean-up without a renewal
     /// of its lease (a store several instances share only).
-    pub(in crate::services) upload_lease: Duration,
+    pub(crate) upload_lease: Duration,
     /// Where events for webhooks go; nowhere unless `with_events` connected a writer.
-    pub(in crate::services) events: Events,
+    pub(crate) events: Events,
     /// Share archives laid out lately (`shares::ShareZip::prepare_as`).
-    pub(in crate::services) archives: ArchiveCache,
+    pub(crate) archives: ArchiveCache,
 }
 
 /// Wakes the background clean-up (`services::cleanup`) before its next tick, e.g. right after a
@@ -39,7 +39,7 @@ impl CleanupTrigger {
     }
 
     /// Until the next `wake` (one that came meanwhile counts).
-    pub(in crate::services) async fn woken(&self) {
+    pub(crate) async fn woken(&self) {
         self.0.notified().await;
     }
 }

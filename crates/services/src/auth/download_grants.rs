@@ -7,15 +7,15 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
+use crate::auth::passwords::{GrantKey, keyed_mac};
 use crate::domain::{FileRecord, ShareId};
-use crate::services::auth::passwords::{GrantKey, keyed_mac};
 
 /// The response and request header that carries a grant.
 pub const GRANT_HEADER: &str = "Blobdrop-Download-Grant";
 
 /// How long a grant lets ranges go on (a film's length or so): as long as a used-up file's bytes
 /// stay after its last download, no longer, or its ranges would find nothing.
-pub const DOWNLOAD_GRANT_LIFETIME_SECS: i64 = crate::services::cleanup::USED_UP_GRACE_SECS;
+pub const DOWNLOAD_GRANT_LIFETIME_SECS: i64 = crate::cleanup::USED_UP_GRACE_SECS;
 
 /// What a grant names: one file (by id and content, so a file with other bytes under the same id
 /// never inherits it), through one share or none.

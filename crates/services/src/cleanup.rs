@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::services::Context;
+use crate::Context;
 use crate::store::StoreError;
 
 /// How long a used-up file's chunks stay after its last download started, so that download can
@@ -45,7 +45,7 @@ pub async fn collect(ctx: &Context) -> Result<Collected, StoreError> {
         return Ok(Collected { abandoned, ..Collected::default() });
     };
     let pass = async {
-        let expiring = crate::services::webhooks::about_to_expire(ctx, now, now - USED_UP_GRACE_SECS).await;
+        let expiring = crate::webhooks::about_to_expire(ctx, now, now - USED_UP_GRACE_SECS).await;
         let expired_files = store.cleanup().mark_expired_files(now, now - USED_UP_GRACE_SECS).await?;
         ctx.events.files_expired(ctx.clock.now_utc(), &expiring);
         let expired = expired_files + store.cleanup().mark_expired_resumable(now).await?;

@@ -7,6 +7,8 @@ use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
 use tokio::sync::mpsc;
 
+use crate::Context;
+use crate::auth::passwords::{self, PasswordError};
 use crate::domain::{
     AGE_CHECK_PREFIX, ByteRange, FileId, FileName, FilePassword, FolderPath, GuestLinkId, Piece, ShareId, Zip64Limits,
     check_stored, member_key,
@@ -14,13 +16,11 @@ use crate::domain::{
 use crate::domain::{
     FileRecord, GuestLinkRecord, ShareChanges, ShareCursor, ShareMember, ShareRecord, ShareWrite, Timestamp,
 };
-use crate::services::Context;
-use crate::services::auth::passwords::{self, PasswordError};
-use crate::services::downloads::{READ_BATCH_CHUNKS, stream_range};
-use crate::services::guest_links::{self, Refusal};
-use crate::services::intake::Uploader;
-use crate::services::uploads::StoredFile;
+use crate::downloads::{READ_BATCH_CHUNKS, stream_range};
+use crate::guest_links::{self, Refusal};
+use crate::intake::Uploader;
 use crate::store::{FileFact, NewShare, StoreError};
+use crate::uploads::StoredFile;
 
 pub mod archives;
 

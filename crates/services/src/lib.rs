@@ -1,5 +1,10 @@
 //! The use cases: what the server does for an upload, a download, a guest link or a sign-in, with no
-//! HTTP types in sight.
+//! HTTP types in sight. A crate of its own (blobdrop-services) over the domain and the store only,
+//! so the compiler holds that no service names HTTP or SQL; the root names it `crate::services`.
+
+/// The layers below, as every layer names them.
+use blobdrop_domain as domain;
+use blobdrop_store as store;
 
 pub mod auth;
 pub mod bundles;

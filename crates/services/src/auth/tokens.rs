@@ -1,8 +1,8 @@
 //! API tokens: random secrets for scripts, shown once at creation, stored and found by SHA-256 only.
 
+use crate::Context;
+use crate::auth::secret::{generate_secret, token_hash};
 use crate::domain::{ApiTokenId, ApiTokenRecord, TokenLabel, TokenRights};
-use crate::services::Context;
-use crate::services::auth::secret::{generate_secret, token_hash};
 use crate::store::{NewApiToken, StoreError};
 
 /// A token's last use is written at most this often, so a busy script does not write per request.
