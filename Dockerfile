@@ -20,16 +20,18 @@ COPY crates/store-sqlite/Cargo.toml ./crates/store-sqlite/
 COPY crates/store-postgres/Cargo.toml ./crates/store-postgres/
 COPY crates/store/Cargo.toml ./crates/store/
 COPY crates/services/Cargo.toml ./crates/services/
+COPY crates/web/Cargo.toml ./crates/web/
 # Compile the dependencies against stub crates, so editing blobdrop's code reuses this layer
 # (crates/store's root is src/mod.rs, its Cargo.toml says why).
 RUN mkdir src crates/domain/src crates/store-core/src crates/store-sqlite/src crates/store-postgres/src \
-        crates/store/src crates/services/src \
+        crates/store/src crates/services/src crates/web/src \
     && echo 'fn main() {}' > src/main.rs \
     && touch src/lib.rs crates/domain/src/lib.rs crates/store-core/src/lib.rs crates/store-sqlite/src/lib.rs \
         crates/store-postgres/src/lib.rs crates/store/src/mod.rs crates/services/src/lib.rs \
+        crates/web/src/lib.rs \
     && cargo build --release --locked \
     && rm -rf src crates/domain/src crates/store-core/src crates/store-sqlite/src crates/store-postgres/src \
-        crates/store/src crates/services/src
+        crates/store/src crates/services/src crates/web/src
 COPY src ./src
 # Each backend crate's queries are checked at compile time against its .sqlx/ (scripts/sqlx-prepare),
 # not a database: COPY takes those folders with the crates.
@@ -44,6 +46,7 @@ ARG BLOBDROP_COMMIT=unknown
 # touch: the copied sources may be older than the stub's build, and cargo compares times.
 RUN touch src/main.rs src/lib.rs crates/domain/src/lib.rs crates/store-core/src/lib.rs crates/store-sqlite/src/lib.rs \
         crates/store-postgres/src/lib.rs crates/store/src/mod.rs crates/services/src/lib.rs \
+        crates/web/src/lib.rs \
     && cargo build --release --locked \
     && cp target/release/blobdrop /blobdrop \
     && mkdir /data

@@ -37,7 +37,7 @@ from collections import defaultdict
 
 LAYER_FOLDERS = ("routes", "services", "store", "domain", "commands")
 # Layers that are workspace crates of their own: the module the root crate names each by, and its folder.
-MEMBER_CRATES = {"domain": "crates/domain", "store": "crates/store", "services": "crates/services"}
+MEMBER_CRATES = {"domain": "crates/domain", "store": "crates/store", "services": "crates/services", "routes": "crates/web"}
 ROOT_FILES = ("main", "cli", "settings", "startup", "telemetry", "lib")
 
 # Which layers each layer may import (its own layer always included). The rule of DESIGN.md:

@@ -4,9 +4,10 @@ pub mod cli;
 pub mod commands;
 /// The bottom layer, its own crate (crates/domain): every other layer names it `crate::domain`.
 pub use blobdrop_domain as domain;
-pub mod routes;
 /// The use cases, their own crate (crates/services) over the domain and the store only.
 pub use blobdrop_services as services;
+/// HTTP, its own crate (crates/web) over the services and the domain; only `startup` uses it.
+pub use blobdrop_web as routes;
 pub mod settings;
 pub mod startup;
 /// All SQL, its own crate (crates/store over crates/store-core and the two backends).
