@@ -19,13 +19,14 @@ use time::OffsetDateTime;
 use tokio::sync::OwnedMutexGuard;
 
 use crate::domain::Timestamp;
+use crate::domain::TokenHash;
 use crate::domain::{AgeCheck, AgeRefusal, FileRecord, MAX_AGE_HEADER, check_header, check_payload};
 use crate::domain::{
     ByteSize, CHUNK_SIZE, ChecksumAlgorithm, FileId, FileName, Lifetime, MaxDownloads, Note, OptionHeaders,
     UploadChecksum, UploadMetadata, UploadOptions, guess_content_type,
 };
 use crate::services::Context;
-use crate::services::auth::secret::{generate_secret, token_hash};
+use crate::services::auth::secret::generate_secret;
 use crate::services::guest_links::Refusal;
 use crate::services::intake::Uploader;
 use crate::services::uploads::{Digests, Resume, Upload, UploadError};
@@ -221,7 +222,7 @@ impl ResumableUploads {
                 expires_at: options.expires_at,
                 max_downloads: options.max_downloads.map(|n| i64::from(n.get())),
                 // Replaced when the upload finishes: the uploader learns only that one.
-                deletion_token_sha256: &token_hash(&generate_secret()),
+                deletion_token_sha256: &TokenHash::of(&generate_secret()),
             },
             note: options.note.as_deref(),
             upload_length: creation.length.map(|length| length as i64),
@@ -605,7 +606,7 @@ impl ResumableUploads {
             file_size: upload.upload_offset,
             sha256: &sha256,
             crc32,
-            deletion_token_sha256: &token_hash(&deletion_token),
+            deletion_token_sha256: &TokenHash::of(&deletion_token),
             expires_at,
             guest_link: who.link_id().map(|link| (link, now.unix_timestamp())),
             concatenation: join,

@@ -8,6 +8,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use askama::Template;
 use serde::Deserialize;
 
+use crate::domain::TokenHash;
 use crate::routes::error::AppError;
 use crate::routes::owner::{NoFields, Owner, OwnerForm};
 use crate::routes::pages::page::{page, see_other};
@@ -17,7 +18,6 @@ use crate::routes::state::AppState;
 use crate::services::auth::oidc::{
     self, Callback, FLOW_LIFETIME_SECS, Finished, OidcError, Person, Purpose, Refusal, SingleSignOn,
 };
-use crate::services::auth::secret::token_hash;
 use crate::services::auth::sessions::{self, COOKIE_NAME};
 
 /// The cookie of a sign-in in progress; only the callback's path sees it.
@@ -67,7 +67,7 @@ pub async fn link(
         return Err(AppError::Forbidden("linking an identity is done from a signed-in browser"));
     };
     let session = req.cookie(COOKIE_NAME).ok_or(AppError::SignInFirst)?;
-    let purpose = Purpose::Link { session_sha256: token_hash(session.value()) };
+    let purpose = Purpose::Link { session_sha256: TokenHash::of(session.value()) };
     begin(&state, sso, purpose).await
 }
 

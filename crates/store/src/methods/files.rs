@@ -276,10 +276,11 @@ macro_rules! file_methods {
             file: &$crate::NewFile<'_>,
         ) -> Result<(), $crate::StoreError> {
             let (id, filename, f) = (file.id.as_str(), file.filename.as_str(), file);
+            let token_sha256 = f.deletion_token_sha256.as_str();
             sql!(query, $insert_row, id, filename, f.content_type, f.chunk_size, f.created_at, f.expires_at, f.max_downloads)
                 .execute(&mut *connection)
                 .await?;
-            sql!(query, $insert_token, id, f.deletion_token_sha256).execute(&mut *connection).await?;
+            sql!(query, $insert_token, id, token_sha256).execute(&mut *connection).await?;
             Ok(())
         }
 
