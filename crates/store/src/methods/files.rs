@@ -42,12 +42,11 @@ macro_rules! file_methods {
     ) => {
         /// The listing's text, for the test that reads its plan.
         #[cfg(test)]
-        #[allow(dead_code)]
         pub(super) const LIST_FILES: &str = sql!(concat, $list);
 
         /// The text of the page after a cursor, for the test that reads its plan.
         #[cfg(test)]
-        #[allow(dead_code)]
+        #[allow(dead_code, reason = "only SQLite's test reads it: PostgreSQL's plan test binds BIGINTs alone, and the cursor's id is text")]
         pub(super) const LIST_FILES_AFTER: &str = sql!(concat, $list_after);
 
         impl Store {
