@@ -371,7 +371,7 @@ pub fn test_bytes(len: usize) -> Vec<u8> {
 pub fn new_file<'a>(
     id: &'a blobdrop::domain::FileId,
     filename: &'a blobdrop::domain::FileName,
-    deletion_token_sha256: &'a str,
+    deletion_token_sha256: &'a blobdrop::domain::TokenHash,
 ) -> blobdrop::store::NewFile<'a> {
     blobdrop::store::NewFile {
         id,
@@ -389,7 +389,11 @@ pub fn new_file<'a>(
 /// and its first `chunks` chunks.
 pub async fn store_partial_upload(store: &blobdrop::store::Store, chunks: usize) -> blobdrop::domain::FileId {
     let (id, name) = (blobdrop::domain::FileId::random(), blobdrop::domain::FileName::parse("partial.bin").unwrap());
-    store.uploads().create(&new_file(&id, &name, "the-hash-of-its-deletion-token")).await.unwrap();
+    store
+        .uploads()
+        .create(&new_file(&id, &name, &blobdrop::domain::TokenHash::of("its deletion token")))
+        .await
+        .unwrap();
     let chunks: Vec<bytes::Bytes> = (0..chunks).map(|i| bytes::Bytes::from(test_bytes(32_768 + i))).collect();
     store.chunks().insert(&id, 0, chunks).await.unwrap();
     id

@@ -121,7 +121,7 @@ async fn a_dead_instances_upload_is_purged_once_its_lease_ran_out_and_not_before
         created_at: app.clock.now().secs(),
         expires_at: None,
         max_downloads: None,
-        deletion_token_sha256: "the-hash-of-its-deletion-token",
+        deletion_token_sha256: &blobdrop::domain::TokenHash::of("its deletion token"),
     };
     dead.uploads().create(&file).await.unwrap();
     dead.chunks().insert(&id, 0, vec![bytes::Bytes::from(test_bytes(32_768))]).await.unwrap();

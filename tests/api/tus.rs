@@ -917,7 +917,7 @@ async fn a_part_consumed_by_one_final_upload_fails_another_final_that_names_it()
     let name = FileName::parse("joined.bin").unwrap();
     let create = async |is_partial: bool| {
         let id = FileId::random();
-        let token = format!("token-of-{id}");
+        let token = blobdrop::domain::TokenHash::of(&format!("token-of-{id}"));
         let upload = NewResumable {
             file: crate::helpers::new_file(&id, &name, &token),
             note: None,
@@ -935,7 +935,9 @@ async fn a_part_consumed_by_one_final_upload_fails_another_final_that_names_it()
     let part = create(true).await;
     let (first, second) = (create(false).await, create(false).await);
     let parts = [part.clone()];
-    let finished = |token: &'static str| FinishedResumable {
+    let (first_token, second_token) =
+        (blobdrop::domain::TokenHash::of("first"), blobdrop::domain::TokenHash::of("second"));
+    let finished = |token| FinishedResumable {
         file_size: 0,
         sha256: "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
         crc32: 0,
@@ -944,8 +946,8 @@ async fn a_part_consumed_by_one_final_upload_fails_another_final_that_names_it()
         guest_link: None,
         concatenation: Some(("final;/api/uploads/part", &parts)),
     };
-    assert!(store.resumable_uploads().finish(&first, &finished("first")).await.unwrap().is_some());
-    let again = store.resumable_uploads().finish(&second, &finished("second")).await;
+    assert!(store.resumable_uploads().finish(&first, &finished(&first_token)).await.unwrap().is_some());
+    let again = store.resumable_uploads().finish(&second, &finished(&second_token)).await;
     assert!(matches!(&again, Err(StoreError::PartGone { part: gone }) if *gone == part.to_string()), "{again:?}");
     assert!(
         store.files().find(&second, blobdrop::domain::Timestamp(1)).await.unwrap().is_none(),

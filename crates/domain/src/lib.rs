@@ -25,6 +25,7 @@ mod share;
 mod tar_layout;
 mod thumbnail;
 mod timestamp;
+mod token_hash;
 mod token_label;
 mod trusted_proxies;
 mod upload_metadata;
@@ -68,6 +69,7 @@ pub use share::{
 pub use tar_layout::tar_layout;
 pub use thumbnail::{MAX_THUMBNAIL_SOURCE, THUMBNAIL_SIDE, Thumbnail, has_thumbnail};
 pub use timestamp::{Timestamp, parse_time};
+pub use token_hash::TokenHash;
 pub use token_label::{TokenLabel, TokenLabelError};
 pub use trusted_proxies::{ForwardingHeaders, PublicOrigin, TrustedProxies, valid_host};
 pub use upload_metadata::{

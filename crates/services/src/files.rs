@@ -116,7 +116,7 @@ fn deleted_now(ctx: &Context, deleted: bool, file: Option<&FileRecord>) {
 
 /// Deletes a file through its deletion link, when the token is the one its upload was given.
 pub async fn delete_with_token(ctx: &Context, id: &FileId, token: &str) -> Result<bool, StoreError> {
-    let token_sha256 = crate::auth::secret::token_hash(token);
+    let token_sha256 = crate::domain::TokenHash::of(token);
     let file = ctx.store.files().find(id, ctx.now()).await?;
     let deleted = ctx.store.files().delete_with_token(id, &token_sha256, ctx.now()).await?;
     deleted_now(ctx, deleted, file.as_ref());

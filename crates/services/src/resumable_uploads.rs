@@ -19,8 +19,9 @@ use time::OffsetDateTime;
 use tokio::sync::OwnedMutexGuard;
 
 use crate::Context;
-use crate::auth::secret::{generate_secret, token_hash};
+use crate::auth::secret::generate_secret;
 use crate::domain::Timestamp;
+use crate::domain::TokenHash;
 use crate::domain::{AgeCheck, AgeRefusal, FileRecord, MAX_AGE_HEADER, check_header, check_payload};
 use crate::domain::{
     ByteSize, CHUNK_SIZE, ChecksumAlgorithm, FileId, FileName, Lifetime, MaxDownloads, Note, OptionHeaders,
@@ -221,7 +222,7 @@ impl ResumableUploads {
                 expires_at: options.expires_at,
                 max_downloads: options.max_downloads.map(|n| i64::from(n.get())),
                 // Replaced when the upload finishes: the uploader learns only that one.
-                deletion_token_sha256: &token_hash(&generate_secret()),
+                deletion_token_sha256: &TokenHash::of(&generate_secret()),
             },
             note: options.note.as_deref(),
             upload_length: creation.length.map(|length| length as i64),
@@ -605,7 +606,7 @@ impl ResumableUploads {
             file_size: upload.upload_offset,
             sha256: &sha256,
             crc32,
-            deletion_token_sha256: &token_hash(&deletion_token),
+            deletion_token_sha256: &TokenHash::of(&deletion_token),
             expires_at,
             guest_link: who.link_id().map(|link| (link, now.unix_timestamp())),
             concatenation: join,

@@ -15,7 +15,8 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio::task::JoinHandle;
 
 use crate::Context;
-use crate::auth::secret::{generate_secret, token_hash};
+use crate::auth::secret::generate_secret;
+use crate::domain::TokenHash;
 use crate::domain::{AgeRefusal, FileRecord};
 use crate::domain::{ByteSize, CHUNK_SIZE, Clock, FileId, FileName, FolderPath, GuestLinkId, UploadOptions};
 use crate::store::{LiveUpload, NewFile, SealedFile, Store, StoreError};
@@ -273,7 +274,7 @@ impl Upload {
                 created_at: now.unix_timestamp(),
                 expires_at: meta.options.expires_at.map(OffsetDateTime::unix_timestamp),
                 max_downloads: meta.options.max_downloads.map(|n| i64::from(n.get())),
-                deletion_token_sha256: &token_hash(&deletion_token),
+                deletion_token_sha256: &TokenHash::of(&deletion_token),
             })
             .await?;
         let (batches, queue) = mpsc::channel(QUEUED_BATCHES);

@@ -1,6 +1,8 @@
 //! Records the store takes and gives back that are the same whichever database runs.
 
-use crate::domain::{DeliveryId, FileId, FileName, GuestLinkId, ShareId, TokenRights, WebhookFormat, WebhookId};
+use crate::domain::{
+    DeliveryId, FileId, FileName, GuestLinkId, ShareId, TokenHash, TokenRights, WebhookFormat, WebhookId,
+};
 
 /// The metadata of an upload that is about to start.
 #[derive(Debug, Clone)]
@@ -14,7 +16,7 @@ pub struct NewFile<'a> {
     pub max_downloads: Option<i64>,
     /// SHA-256 of the file's deletion token, stored with the row so that no visible file is ever
     /// without its deletion link.
-    pub deletion_token_sha256: &'a str,
+    pub deletion_token_sha256: &'a TokenHash,
 }
 
 /// An upload whose bytes are all stored, waiting to be made visible with others (an import).
@@ -65,7 +67,7 @@ pub struct FinishedResumable<'a> {
     pub sha256: &'a str,
     pub crc32: u32,
     /// A fresh deletion token's hash: the one stored at creation was never shown to anyone.
-    pub deletion_token_sha256: &'a str,
+    pub deletion_token_sha256: &'a TokenHash,
     pub expires_at: Option<i64>,
     /// The guest link whose count the upload takes, and the time it is checked at.
     pub guest_link: Option<(&'a GuestLinkId, i64)>,
@@ -104,7 +106,7 @@ pub struct NewShare<'a> {
 #[derive(Debug, Clone, Copy)]
 pub struct NewApiToken<'a> {
     pub label: &'a str,
-    pub token_sha256: &'a str,
+    pub token_sha256: &'a TokenHash,
     pub rights: TokenRights,
 }
 

@@ -127,8 +127,8 @@ mod tests {
     async fn the_share_listing_reads_no_chunks() {
         let folder = tempfile::tempdir().unwrap();
         let store = Store::open(&folder.path().join("t.db"), Default::default()).await.unwrap();
-        let sql = sql!(concat, ["EXPLAIN QUERY PLAN SELECT " SHARE_COLUMNS " FROM shares WHERE " SHARE_VISIBLE]);
-        let plan: Vec<(i64, i64, i64, String)> = sqlx::query_as(sql).bind(0).fetch_all(&store.reader).await.unwrap();
+        let sql = format!("EXPLAIN QUERY PLAN {LIST_SHARES}");
+        let plan: Vec<(i64, i64, i64, String)> = sqlx::query_as(&sql).bind(0).fetch_all(&store.reader).await.unwrap();
         let plan: Vec<&str> = plan.iter().map(|row| row.3.as_str()).collect();
         assert!(plan.iter().all(|step| !step.contains("file_chunks")), "{plan:?}");
         assert!(plan.iter().any(|step| step.contains("share_files")), "{plan:?}");

@@ -236,7 +236,7 @@ mod tests {
             created_at: 0,
             expires_at: None,
             max_downloads: None,
-            deletion_token_sha256: "0",
+            deletion_token_sha256: &blobdrop_store_core::domain::TokenHash::of("0"),
         };
         store.create_upload(&file).await.unwrap();
         store.insert_chunks(&id, 0, vec![bytes::Bytes::from_static(b"abc")]).await.unwrap();

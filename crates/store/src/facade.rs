@@ -19,7 +19,7 @@ use super::{Attempt, DueDelivery, ExpiringFile, NewDelivery, SealedFile, Session
 use super::{DatabaseLocation, FileFact, OpenError, StoreError, StoreOptions};
 use super::{FinishedResumable, NewApiToken, NewFile, NewResumable, NewShare, ResumableRecord, ResumableUsage};
 use super::{postgres, sqlite};
-use crate::domain::{ApiTokenId, DeliveryId, Timestamp, WebhookId};
+use crate::domain::{ApiTokenId, DeliveryId, Timestamp, TokenHash, WebhookId};
 use crate::domain::{
     ApiTokenRecord, DayTotal, DiskSpace, DownloadRecord, FileChanges, FileCursor, FileListing, FileRecord, Usage,
 };
@@ -185,7 +185,7 @@ aggregates! {
         fn count_download = count_download(&self, id: &FileId, now: Timestamp) -> Result<Option<FileRecord>, StoreError>;
         fn update = update_file(&self, id: &FileId, changes: &FileChanges, now: Timestamp) -> Result<Option<FileRecord>, StoreError>;
         fn delete = delete_file(&self, id: &FileId, now: Timestamp) -> Result<bool, StoreError>;
-        fn delete_with_token = delete_file_with_token(&self, id: &FileId, token_sha256: &str, now: Timestamp) -> Result<bool, StoreError>;
+        fn delete_with_token = delete_file_with_token(&self, id: &FileId, token_sha256: &TokenHash, now: Timestamp) -> Result<bool, StoreError>;
         fn set_crc32 = set_crc32(&self, id: &FileId, crc32: u32) -> Result<(), StoreError>;
         fn set_age_layout = set_age_layout(&self, id: &FileId, is_age: bool) -> Result<(), StoreError>;
         /// The visible files among `ids` that lack `fact` (stored before it was kept).
@@ -269,11 +269,11 @@ aggregates! {
 
     /// Who may act as the owner: browser sessions and API tokens, kept as hashes only.
     accounts -> Accounts {
-        fn create_session = create_session(&self, token_sha256: &str, csrf_token: &str, now: Timestamp, expires_at: Timestamp) -> Result<(), StoreError>;
-        fn find_session = find_session(&self, token_sha256: &str, now: Timestamp) -> Result<Option<SessionRecord>, StoreError>;
-        fn delete_session = delete_session(&self, token_sha256: &str) -> Result<(), StoreError>;
+        fn create_session = create_session(&self, token_sha256: &TokenHash, csrf_token: &str, now: Timestamp, expires_at: Timestamp) -> Result<(), StoreError>;
+        fn find_session = find_session(&self, token_sha256: &TokenHash, now: Timestamp) -> Result<Option<SessionRecord>, StoreError>;
+        fn delete_session = delete_session(&self, token_sha256: &TokenHash) -> Result<(), StoreError>;
         fn create_api_token = create_api_token(&self, token: &NewApiToken<'_>, now: Timestamp) -> Result<ApiTokenRecord, StoreError>;
-        fn find_api_token = find_api_token(&self, token_sha256: &str) -> Result<Option<ApiTokenRecord>, StoreError>;
+        fn find_api_token = find_api_token(&self, token_sha256: &TokenHash) -> Result<Option<ApiTokenRecord>, StoreError>;
         fn touch_api_token = touch_api_token(&self, id: &ApiTokenId, now: Timestamp, stale_before: Timestamp) -> Result<(), StoreError>;
         fn list_api_tokens = list_api_tokens(&self) -> Result<Vec<ApiTokenRecord>, StoreError>;
         fn delete_api_token = delete_api_token(&self, id: &ApiTokenId) -> Result<bool, StoreError>;

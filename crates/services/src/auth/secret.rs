@@ -65,12 +65,6 @@ pub fn generate_secret() -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
 }
 
-/// Hex SHA-256 of a token, the form in which session and API tokens are stored and looked up, so
-/// the database index compares digests, never a guess against the token itself.
-pub fn token_hash(token: &str) -> String {
-    hex::encode(digest(token))
-}
-
 /// Compares two tokens (CSRF tokens, which are stored as they are) by their digests, in constant
 /// time: neither a guess's length nor how many of its first bytes are right changes the time taken.
 pub fn tokens_match(a: &str, b: &str) -> bool {
@@ -89,6 +83,7 @@ fn digests_match(a: &[u8; 32], b: &[u8; 32]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::TokenHash;
 
     #[test]
     fn only_the_exact_secret_verifies() {
@@ -103,7 +98,7 @@ mod tests {
     fn the_secret_is_checked_by_digest_alone() {
         // Built from nothing but the digest, the secret still verifies: verification can only be
         // a comparison of digests, whose time does not depend on where a wrong guess differs.
-        let known_by_digest = OwnerSecret::from_hex(&token_hash("correct horse")).unwrap();
+        let known_by_digest = OwnerSecret::from_hex(TokenHash::of("correct horse").as_str()).unwrap();
         assert!(known_by_digest.verify("correct horse"));
         assert!(!known_by_digest.verify("Xorrect horse"));
         assert!(!known_by_digest.verify("correct horsX"));

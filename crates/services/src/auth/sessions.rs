@@ -4,7 +4,8 @@
 use time::{Duration, OffsetDateTime};
 
 use crate::Context;
-use crate::auth::secret::{generate_secret, token_hash};
+use crate::auth::secret::generate_secret;
+use crate::domain::TokenHash;
 use crate::store::StoreError;
 
 pub const COOKIE_NAME: &str = "blobdrop_session";
@@ -29,15 +30,15 @@ pub async fn start(ctx: &Context) -> Result<NewSession, StoreError> {
     let (token, csrf_token) = (generate_secret(), generate_secret());
     let now = ctx.clock.now_utc();
     let expires_at = now + LIFETIME;
-    ctx.store.accounts().create_session(&token_hash(&token), &csrf_token, now.into(), expires_at.into()).await?;
+    ctx.store.accounts().create_session(&TokenHash::of(&token), &csrf_token, now.into(), expires_at.into()).await?;
     Ok(NewSession { token, expires_at })
 }
 
 pub async fn find(ctx: &Context, token: &str) -> Result<Option<Session>, StoreError> {
-    let found = ctx.store.accounts().find_session(&token_hash(token), ctx.now()).await?;
+    let found = ctx.store.accounts().find_session(&TokenHash::of(token), ctx.now()).await?;
     Ok(found.map(|record| Session { csrf_token: record.csrf_token }))
 }
 
 pub async fn end(ctx: &Context, token: &str) -> Result<(), StoreError> {
-    ctx.store.accounts().delete_session(&token_hash(token)).await
+    ctx.store.accounts().delete_session(&TokenHash::of(token)).await
 }

@@ -1,7 +1,8 @@
 //! API tokens: random secrets for scripts, shown once at creation, stored and found by SHA-256 only.
 
 use crate::Context;
-use crate::auth::secret::{generate_secret, token_hash};
+use crate::auth::secret::generate_secret;
+use crate::domain::TokenHash;
 use crate::domain::{ApiTokenId, ApiTokenRecord, TokenLabel, TokenRights};
 use crate::store::{NewApiToken, StoreError};
 
@@ -15,7 +16,7 @@ pub async fn create(
     rights: TokenRights,
 ) -> Result<(ApiTokenRecord, String), StoreError> {
     let token = generate_secret();
-    let new = NewApiToken { label: label.as_str(), token_sha256: &token_hash(&token), rights };
+    let new = NewApiToken { label: label.as_str(), token_sha256: &TokenHash::of(&token), rights };
     let record = ctx.store.accounts().create_api_token(&new, ctx.now()).await?;
     Ok((record, token))
 }
@@ -24,7 +25,7 @@ pub async fn create(
 /// revoked token is refused at once); notes when it was used (at most once a minute). The lookup
 /// is by the candidate's hash, so no comparison ever runs on the token itself.
 pub async fn authenticate(ctx: &Context, candidate: &str) -> Result<Option<TokenRights>, StoreError> {
-    let Some(token) = ctx.store.accounts().find_api_token(&token_hash(candidate)).await? else {
+    let Some(token) = ctx.store.accounts().find_api_token(&TokenHash::of(candidate)).await? else {
         return Ok(None);
     };
     let now = ctx.now();
@@ -66,14 +67,18 @@ mod tests {
         let (created, token) = create(&ctx, &TokenLabel::parse("ci").unwrap(), TokenRights::FULL).await.unwrap();
         assert_eq!(authenticate(&ctx, &token).await.unwrap(), Some(TokenRights::FULL));
         // A row holding a raw value (as a plain `==` lookup would need) is never matched by it.
-        let planted = NewApiToken { label: "raw", token_sha256: "planted-raw-token", rights: TokenRights::FULL };
+        let planted = NewApiToken {
+            label: "raw",
+            token_sha256: &TokenHash::from_stored("planted-raw-token".into()),
+            rights: TokenRights::FULL,
+        };
         store.accounts().create_api_token(&planted, Timestamp(0)).await.unwrap();
         assert_eq!(authenticate(&ctx, "planted-raw-token").await.unwrap(), None);
         assert_eq!(authenticate(&ctx, &token[..42]).await.unwrap(), None);
         // What is stored is the hash alone.
-        let found = store.accounts().find_api_token(&token_hash(&token)).await.unwrap().unwrap();
+        let found = store.accounts().find_api_token(&TokenHash::of(&token)).await.unwrap().unwrap();
         assert_eq!(found.id, created.id);
-        assert!(store.accounts().find_api_token(&token).await.unwrap().is_none());
+        assert!(store.accounts().find_api_token(&TokenHash::from_stored(token.clone())).await.unwrap().is_none());
     }
 
     #[tokio::test]
@@ -83,13 +88,14 @@ mod tests {
         let (created, token) = create(&ctx, &TokenLabel::parse("ci").unwrap(), TokenRights::FULL).await.unwrap();
         assert_eq!(created.last_used_at, None);
         assert_eq!(authenticate(&ctx, &token).await.unwrap(), Some(TokenRights::FULL));
-        let first = store.accounts().find_api_token(&token_hash(&token)).await.unwrap().unwrap().last_used_at.unwrap();
+        let first =
+            store.accounts().find_api_token(&TokenHash::of(&token)).await.unwrap().unwrap().last_used_at.unwrap();
         // A use noted a minute ago is renewed; one noted just now is left alone.
         store.accounts().touch_api_token(&created.id, Timestamp(first + 30), Timestamp(first - 30)).await.unwrap();
-        let unchanged = store.accounts().find_api_token(&token_hash(&token)).await.unwrap().unwrap().last_used_at;
+        let unchanged = store.accounts().find_api_token(&TokenHash::of(&token)).await.unwrap().unwrap().last_used_at;
         assert_eq!(unchanged, Some(first));
         store.accounts().touch_api_token(&created.id, Timestamp(first + 90), Timestamp(first + 30)).await.unwrap();
-        let renewed = store.accounts().find_api_token(&token_hash(&token)).await.unwrap().unwrap().last_used_at;
+        let renewed = store.accounts().find_api_token(&TokenHash::of(&token)).await.unwrap().unwrap().last_used_at;
         assert_eq!(renewed, Some(first + 90));
     }
 

@@ -16,7 +16,7 @@ super::declare_statements! {
     trait ResumableStatements in blobdrop_store_core::flows::resumable_uploads, implemented by resumable_statements;
     use {
         bytes::Bytes,
-        blobdrop_store_core::domain::{FileId, FileRecord, GuestLinkId, GuestLinkRecord, UnfinishedUploads},
+        blobdrop_store_core::domain::{FileId, FileRecord, GuestLinkId, GuestLinkRecord, TokenHash, UnfinishedUploads},
         blobdrop_store_core::{NewFile, NewResumable, ResumableRecord},
     };
 
@@ -56,7 +56,7 @@ super::declare_statements! {
     fn finish_expiry(id: &'c FileId, expires_at: Option<i64>) -> () = resumable_uploads;
 
     /// Replaces the hash of file `id`'s deletion token.
-    fn replace_deletion_token(id: &'c FileId, token_sha256: &'c str) -> () = resumable_uploads;
+    fn replace_deletion_token(id: &'c FileId, token_sha256: &'c TokenHash) -> () = resumable_uploads;
 
     /// Deletes the resumable row of `id` if its committed offset is `offset`; false when it is not.
     fn delete_finished_resumable(id: &'c FileId, offset: i64) -> bool = resumable_uploads;

@@ -15,7 +15,7 @@ macro_rules! api_token_methods {
                 let now = now.secs();
                 use $crate::rows::ApiTokenRow;
                 let scopes = token.rights.scopes.to_string();
-                let (label, token_sha256, encrypted) = (token.label, token.token_sha256, token.rights.require_encryption);
+                let (label, token_sha256, encrypted) = (token.label, token.token_sha256.as_str(), token.rights.require_encryption);
                 let row = sql!(query_as ApiTokenRow, $insert, label, token_sha256, now, scopes, encrypted)
                     .fetch_all($crate::flows::Backend::writer(self))
                     .await
@@ -26,9 +26,10 @@ macro_rules! api_token_methods {
             /// The token whose hash this is, if it has not been revoked. The only way tokens are found.
             pub async fn find_api_token(
                 &self,
-                token_sha256: &str,
+                token_sha256: &$crate::domain::TokenHash,
             ) -> Result<Option<$crate::domain::ApiTokenRecord>, $crate::StoreError> {
                 use $crate::rows::ApiTokenRow;
+                let token_sha256 = token_sha256.as_str();
                 let reader = $crate::flows::Backend::reader(self);
                 $crate::rows::record(sql!(query_as ApiTokenRow, $find, token_sha256).fetch_optional(reader).await?)
             }

@@ -12,11 +12,11 @@ macro_rules! deletion_token_methods {
             pub async fn delete_file_with_token(
                 &self,
                 id: &$crate::domain::FileId,
-                token_sha256: &str,
+                token_sha256: &$crate::domain::TokenHash,
                 now: $crate::domain::Timestamp,
             ) -> Result<bool, $crate::StoreError> {
                 let now = now.secs();
-                let id = id.as_str();
+                let (id, token_sha256) = (id.as_str(), token_sha256.as_str());
                 let writer = $crate::flows::Backend::writer(self);
                 let result = sql!(query, $delete, now, id, token_sha256).execute(writer).await?;
                 Ok(result.rows_affected() == 1)

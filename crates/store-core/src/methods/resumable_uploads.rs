@@ -228,9 +228,9 @@ macro_rules! resumable_methods {
         pub(super) async fn replace_deletion_token(
             connection: &mut $crate::flows::Connection<Store>,
             file_id: &$crate::domain::FileId,
-            token_sha256: &str,
+            token_sha256: &$crate::domain::TokenHash,
         ) -> Result<(), $crate::StoreError> {
-            let file_id = file_id.as_str();
+            let (file_id, token_sha256) = (file_id.as_str(), token_sha256.as_str());
             sql!(query, $replace_token, token_sha256, file_id).execute(connection).await?;
             Ok(())
         }

@@ -8,12 +8,12 @@ macro_rules! session_methods {
         impl Store {
             pub async fn create_session(
                 &self,
-                token_sha256: &str,
+                token_sha256: &$crate::domain::TokenHash,
                 csrf_token: &str,
                 now: $crate::domain::Timestamp,
                 expires_at: $crate::domain::Timestamp,
             ) -> Result<(), $crate::StoreError> {
-                let (now, expires_at) = (now.secs(), expires_at.secs());
+                let (token_sha256, now, expires_at) = (token_sha256.as_str(), now.secs(), expires_at.secs());
                 let writer = $crate::flows::Backend::writer(self);
                 sql!(query, $insert, token_sha256, csrf_token, now, expires_at).execute(writer).await?;
                 Ok(())
@@ -22,16 +22,17 @@ macro_rules! session_methods {
             /// The unexpired session with this token hash, if any.
             pub async fn find_session(
                 &self,
-                token_sha256: &str,
+                token_sha256: &$crate::domain::TokenHash,
                 now: $crate::domain::Timestamp,
             ) -> Result<Option<$crate::SessionRecord>, $crate::StoreError> {
-                let now = now.secs();
+                let (token_sha256, now) = (token_sha256.as_str(), now.secs());
                 use $crate::SessionRecord;
                 let reader = $crate::flows::Backend::reader(self);
                 Ok(sql!(query_as SessionRecord, $find, token_sha256, now).fetch_optional(reader).await?)
             }
 
-            pub async fn delete_session(&self, token_sha256: &str) -> Result<(), $crate::StoreError> {
+            pub async fn delete_session(&self, token_sha256: &$crate::domain::TokenHash) -> Result<(), $crate::StoreError> {
+                let token_sha256 = token_sha256.as_str();
                 sql!(query, $delete, token_sha256).execute($crate::flows::Backend::writer(self)).await?;
                 Ok(())
             }

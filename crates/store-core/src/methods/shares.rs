@@ -34,7 +34,6 @@ macro_rules! share_methods {
     ) => {
         /// The share listing's text, for the test that reads its plan.
         #[cfg(test)]
-        #[allow(dead_code)]
         pub(super) const LIST_SHARES: &str = sql!(concat, $list);
 
         impl Store {

@@ -8,6 +8,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use askama::Template;
 use serde::Deserialize;
 
+use crate::domain::TokenHash;
 use crate::error::AppError;
 use crate::owner::{NoFields, Owner, OwnerForm};
 use crate::pages::page::{page, see_other};
@@ -16,7 +17,6 @@ use crate::pages::views::Layout;
 use crate::services::auth::oidc::{
     self, Callback, FLOW_LIFETIME_SECS, Finished, OidcError, Person, Purpose, Refusal, SingleSignOn,
 };
-use crate::services::auth::secret::token_hash;
 use crate::services::auth::sessions::{self, COOKIE_NAME};
 use crate::state::AppState;
 
@@ -67,7 +67,7 @@ pub async fn link(
         return Err(AppError::Forbidden("linking an identity is done from a signed-in browser"));
     };
     let session = req.cookie(COOKIE_NAME).ok_or(AppError::SignInFirst)?;
-    let purpose = Purpose::Link { session_sha256: token_hash(session.value()) };
+    let purpose = Purpose::Link { session_sha256: TokenHash::of(session.value()) };
     begin(&state, sso, purpose).await
 }
 

@@ -17,7 +17,7 @@ pub enum Purpose {
     /// Sign in, then go to `next` (a local path).
     SignIn { next: String },
     /// Link the identity to the owner, for the session whose token has this SHA-256.
-    Link { session_sha256: String },
+    Link { session_sha256: crate::domain::TokenHash },
 }
 
 /// One flow's secrets, as the cookie holds them.
@@ -99,7 +99,7 @@ mod tests {
         let sealed = flow().seal(&[7; 32]);
         let (_, tag) = sealed.split_once('.').unwrap();
         let mut other = flow();
-        other.purpose = Purpose::Link { session_sha256: "x".into() };
+        other.purpose = Purpose::Link { session_sha256: crate::domain::TokenHash::of("x") };
         let (body, _) = other.seal(&[1; 32]).split_once('.').map(|(b, t)| (b.to_owned(), t.to_owned())).unwrap();
         assert_eq!(Flow::open(&format!("{body}.{tag}"), &[7; 32], 1).unwrap_err(), Unsealed::Forged);
         assert_eq!(Flow::open("garbage", &[7; 32], 1).unwrap_err(), Unsealed::Forged);

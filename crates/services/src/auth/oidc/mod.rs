@@ -184,7 +184,7 @@ pub struct SingleSignOn {
     discovered: tokio::sync::Mutex<Option<Arc<Discovered>>>,
     /// Digests of states already finished here, until their flows expire: a replayed callback is
     /// refused even before the provider refuses its used code.
-    finished: std::sync::Mutex<HashMap<String, i64>>,
+    finished: std::sync::Mutex<HashMap<crate::domain::TokenHash, i64>>,
 }
 
 impl std::fmt::Debug for SingleSignOn {
@@ -352,7 +352,7 @@ impl SingleSignOn {
     }
 
     fn mark_finished(&self, flow: &Flow, now: i64) -> Result<(), OidcError> {
-        let digest = crate::auth::secret::token_hash(&flow.state);
+        let digest = crate::domain::TokenHash::of(&flow.state);
         let mut finished = self.finished.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         finished.retain(|_, expires_at| *expires_at > now);
         if finished.insert(digest, flow.expires_at).is_some() {
@@ -386,7 +386,11 @@ pub async fn linked_identity(ctx: &Context) -> Result<Option<LinkedIdentity>, St
 
 /// Links `identity` to the owner, for the owner session whose token has `session_sha256` (the one
 /// that began the link), replacing any earlier link: one identity at a time is the owner's.
-pub async fn link(ctx: &Context, identity: &Identity, session_sha256: &str) -> Result<LinkedIdentity, OidcError> {
+pub async fn link(
+    ctx: &Context,
+    identity: &Identity,
+    session_sha256: &crate::domain::TokenHash,
+) -> Result<LinkedIdentity, OidcError> {
     if ctx.store.accounts().find_session(session_sha256, ctx.now()).await?.is_none() {
         return Err(OidcError::LinkWithoutSession);
     }
