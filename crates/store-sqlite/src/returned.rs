@@ -16,7 +16,7 @@ mod tests {
     fn every_returning_write_is_read_to_its_end() {
         // The shared methods' bodies (blobdrop-store-core's `methods`) read what this store's SQL returns.
         let crate_folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-        let folders = [crate_folder.join("src"), crate_folder.join("../store/src/methods")];
+        let folders = [crate_folder.join("src"), crate_folder.join("../store-core/src/methods")];
         for entry in folders.iter().flat_map(|folder| std::fs::read_dir(folder).unwrap()) {
             let path = entry.unwrap().path();
             let source = std::fs::read_to_string(&path).unwrap();
