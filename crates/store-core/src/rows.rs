@@ -30,6 +30,27 @@ macro_rules! checked_sql {
     };
 }
 
+/// The columns of `ShareRow`, one text for both dialects: a backend's `sql!` hands its munching
+/// state here (`share_columns!(sql! (@munch how [sql] args) rest)`) and gets it back with these
+/// pieces in front of `rest`. `SHARE_MEMBERS` stays the backend's piece: its "now" placeholder is
+/// `$1` in PostgreSQL and `?1` in SQLite (where `$1` would be a named parameter, numbered after
+/// any `?N` before it). The overrides are what SQLite needs and what PostgreSQL infers anyway;
+/// `CAST` is the spelling both take (PostgreSQL sums BIGINTs into NUMERIC).
+#[macro_export]
+macro_rules! share_columns {
+    ($sql:ident! ($($state:tt)*) $($rest:tt)*) => {
+        $sql!($($state)*
+            "shares.id, shares.name, shares.note, shares.created_at, shares.updated_at, shares.expires_at, \
+             shares.max_downloads, shares.download_count, shares.last_download_at, \
+             shares.password_hash IS NOT NULL AS \"password_protected!: bool\", \
+             shares.require_encryption AS \"require_encryption: bool\", \
+             (SELECT COUNT(*) " SHARE_MEMBERS ") AS \"file_count!: i64\", \
+             (SELECT CAST(COALESCE(SUM(files.file_size), 0) AS BIGINT) " SHARE_MEMBERS ") AS \"total_size!: i64\", \
+             (SELECT COALESCE(MAX(files.created_at), 0) " SHARE_MEMBERS ") AS \"newest_file_at!: i64\""
+            $($rest)*)
+    };
+}
+
 /// A file row. Its column names carry `query_as!`'s overrides (`sha256!`: never NULL once ready),
 /// so the one statement built at run time (the files page) reads them under those names too.
 #[derive(Debug, sqlx::FromRow)]

@@ -37,14 +37,7 @@ macro_rules! sql {
     };
     (@munch $how:tt [$($sql:literal)*] $args:tt SHARE_COLUMNS $($rest:tt)*) => {
         // In the order of `ShareRow`; the counts and sizes of its visible files, from their rows.
-        sql!(@munch $how [$($sql)*] $args
-            "shares.id, shares.name, shares.note, shares.created_at, shares.updated_at, shares.expires_at, \
-             shares.max_downloads, shares.download_count, shares.last_download_at, \
-             shares.password_hash IS NOT NULL AS \"password_protected!\", shares.require_encryption, \
-             (SELECT COUNT(*) " SHARE_MEMBERS ") AS \"file_count!\", \
-             (SELECT COALESCE(SUM(files.file_size), 0)::BIGINT " SHARE_MEMBERS ") AS \"total_size!\", \
-             (SELECT COALESCE(MAX(files.created_at), 0) " SHARE_MEMBERS ") AS \"newest_file_at!\""
-            $($rest)*)
+        blobdrop_store_core::share_columns!(sql! (@munch $how [$($sql)*] $args) $($rest)*)
     };
     (@munch $how:tt [$($sql:literal)*] $args:tt SHARE_MEMBERS $($rest:tt)*) => {
         // The member files of the share in the outer query that anyone may download now.

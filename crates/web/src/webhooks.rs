@@ -91,11 +91,12 @@ pub struct NewWebhook {
         pattern = "^\\s*[Hh][Tt][Tt][Pp][Ss]?://(((?![Xx][Nn]--)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)*(?![Xx][Nn]--)[A-Za-z]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?|(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(\\.(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3})(:(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}))?([/?#][!-~]*)?\\s*$"
     )]
     url: String,
-    /// The events it wants; all of them when left out.
-    #[schema(value_type = Option<Vec<EventName>>, min_items = 1)]
+    /// The events it wants; all of them when left out. Read as strings so that a refusal names
+    /// the ones there are.
+    #[schema(value_type = Option<Vec<WebhookEvent>>, min_items = 1)]
     events: Option<Vec<String>>,
     /// `generic` (signed JSON, the default), `discord`, `slack` or `ntfy`.
-    #[schema(value_type = Option<FormatName>)]
+    #[schema(value_type = Option<WebhookFormat>)]
     format: Option<String>,
 }
 
@@ -119,40 +120,10 @@ pub struct WebhookEdit {
         pattern = "^\\s*[Hh][Tt][Tt][Pp][Ss]?://(((?![Xx][Nn]--)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)*(?![Xx][Nn]--)[A-Za-z]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?|(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(\\.(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3})(:(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}))?([/?#][!-~]*)?\\s*$"
     )]
     url: Option<String>,
-    #[schema(value_type = Option<Vec<EventName>>, min_items = 1)]
+    #[schema(value_type = Option<Vec<WebhookEvent>>, min_items = 1)]
     events: Option<Vec<String>>,
-    #[schema(value_type = Option<FormatName>)]
+    #[schema(value_type = Option<WebhookFormat>)]
     format: Option<String>,
-}
-
-/// An event a webhook can want (the document's names; the handler parses the strings).
-#[derive(utoipa::ToSchema)]
-#[schema(as = WebhookEventName)]
-#[allow(dead_code)]
-enum EventName {
-    #[schema(rename = "file.uploaded")]
-    FileUploaded,
-    #[schema(rename = "file.downloaded")]
-    FileDownloaded,
-    #[schema(rename = "file.deleted")]
-    FileDeleted,
-    #[schema(rename = "file.expired")]
-    FileExpired,
-    #[schema(rename = "guest_link.used")]
-    GuestLinkUsed,
-    #[schema(rename = "share.downloaded")]
-    ShareDownloaded,
-}
-
-/// How deliveries are written.
-#[derive(utoipa::ToSchema)]
-#[schema(as = WebhookFormatName, rename_all = "lowercase")]
-#[allow(dead_code)]
-enum FormatName {
-    Generic,
-    Discord,
-    Slack,
-    Ntfy,
 }
 
 #[utoipa::path(patch, path = "/api/webhooks/{id}", operation_id = "editWebhook", tag = "webhooks", params(("id" = i64, Path)), request_body = WebhookEdit,
