@@ -2,6 +2,7 @@
 //! layer, its own crate so that it can depend on no other layer (the root package names it
 //! `crate::domain`, src/lib.rs).
 
+mod account;
 mod activity;
 mod age;
 mod api_token;
@@ -33,6 +34,10 @@ mod upload_options;
 mod webhook;
 mod zip_layout;
 
+pub use account::{
+    AccountId, AccountName, AccountNameError, AccountPassword, AccountPasswordError, AccountRecord, Actor,
+    MIN_PASSWORD_CHARS, Role, name_key,
+};
 pub use activity::{DAY_SECONDS, DayActivity, DayTotal, DiskSpace, activity_since, daily_activity};
 pub use age::{
     AGE_CHECK_PREFIX, AGE_CHUNK, AGE_INTRO, AgeCheck, AgeRefusal, ENCRYPTED_NAMES, MAX_AGE_HEADER, check_header,

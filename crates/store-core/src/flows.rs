@@ -10,6 +10,7 @@
 //! (`files::make_visible`, `guest_links::claim_guest_upload`). Each backend writes the SQL, and
 //! `implement!` (in `implement.rs`) in its `flows.rs` implements every list (a new list goes there).
 
+pub mod accounts;
 pub mod files;
 pub mod implement;
 pub mod resumable_uploads;

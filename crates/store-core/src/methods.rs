@@ -9,6 +9,7 @@
 //! A backend's call: `blobdrop_store_core::session_methods! { insert: ["INSERT ..."], ... }`, each
 //! statement's bind order being the macro's (numbered placeholders where the text wants another).
 
+mod accounts;
 mod api_tokens;
 mod deletion_tokens;
 mod downloads;

@@ -82,11 +82,48 @@ pub struct ResumableUsage {
     pub bytes: i64,
 }
 
-/// A live session, as far as a request needs to know.
-#[derive(Debug, Clone, sqlx::FromRow)]
+/// A live session of an enabled account, as far as a request needs to know.
+#[derive(Debug, Clone)]
 pub struct SessionRecord {
     pub csrf_token: String,
     pub expires_at: i64,
+    pub account_id: i64,
+    /// The account's role as written, read with the session (so a change counts at once).
+    pub role: String,
+}
+
+impl SessionRecord {
+    /// Who the session acts as.
+    pub fn actor(&self) -> Result<crate::domain::Actor, crate::StoreError> {
+        Ok(crate::domain::Actor {
+            account: crate::domain::AccountId(self.account_id),
+            role: crate::rows::role(&self.role)?,
+        })
+    }
+}
+
+/// What sign-in needs of the account a name names: who it is, whether it may sign in, and the
+/// hash to check (`None` until a password is set through an invite).
+#[derive(Debug, Clone)]
+pub struct AccountSignIn {
+    pub actor: crate::domain::Actor,
+    pub disabled: bool,
+    pub password_hash: Option<String>,
+}
+
+/// An account about to be created.
+#[derive(Debug, Clone)]
+pub struct NewAccount<'a> {
+    pub name: &'a crate::domain::AccountName,
+    pub role: crate::domain::Role,
+    pub created_at: crate::domain::Timestamp,
+}
+
+/// A one-time invite link about to be stored: only the SHA-256 of its token is kept.
+#[derive(Debug, Clone)]
+pub struct NewInvite<'a> {
+    pub token_sha256: &'a TokenHash,
+    pub expires_at: crate::domain::Timestamp,
 }
 
 /// A share about to be created.

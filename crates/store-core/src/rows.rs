@@ -32,9 +32,8 @@ macro_rules! checked_sql {
 
 /// The columns of `ShareRow`, one text for both dialects: a backend's `sql!` hands its munching
 /// state here (`share_columns!(sql! (@munch how [sql] args) rest)`) and gets it back with these
-/// pieces in front of `rest`. `SHARE_MEMBERS` stays the backend's piece: its "now" placeholder is
-/// `$1` in PostgreSQL and `?1` in SQLite (where `$1` would be a named parameter, numbered after
-/// any `?N` before it). The overrides are what SQLite needs and what PostgreSQL infers anyway;
+/// pieces in front of `rest` (its `SHARE_MEMBERS` are munched by the backend in turn, through
+/// `share_members!`). The overrides are what SQLite needs and what PostgreSQL infers anyway;
 /// `CAST` is the spelling both take (PostgreSQL sums BIGINTs into NUMERIC).
 #[macro_export]
 macro_rules! share_columns {
@@ -47,6 +46,22 @@ macro_rules! share_columns {
              (SELECT COUNT(*) " SHARE_MEMBERS ") AS \"file_count!: i64\", \
              (SELECT CAST(COALESCE(SUM(files.file_size), 0) AS BIGINT) " SHARE_MEMBERS ") AS \"total_size!: i64\", \
              (SELECT COALESCE(MAX(files.created_at), 0) " SHARE_MEMBERS ") AS \"newest_file_at!: i64\""
+            $($rest)*)
+    };
+}
+
+/// The member files of the share in the outer query that anyone may download now, one text for
+/// both dialects: `share_members!(sql! (@munch how [sql] args) NOW rest)`, where `NOW` is the
+/// backend's placeholder for "now" in unix seconds: `"$1"` in PostgreSQL, `"?1"` in SQLite (where
+/// `$1` would be a named parameter, numbered after any `?N` before it).
+#[macro_export]
+macro_rules! share_members {
+    ($sql:ident! ($($state:tt)*) $now:literal $($rest:tt)*) => {
+        $sql!($($state)*
+            "FROM share_files JOIN files ON files.id = share_files.file_id \
+             WHERE share_files.share_id = shares.id AND files.state = 'ready' \
+             AND (files.expires_at IS NULL OR files.expires_at > " $now ") \
+             AND (files.max_downloads IS NULL OR files.download_count < files.max_downloads)"
             $($rest)*)
     };
 }
@@ -479,3 +494,59 @@ pub fn share_membership(
         folder,
     })
 }
+
+/// An account's row: `role` as written, whether a password is set rather than its hash.
+#[derive(Debug)]
+pub struct AccountRow {
+    pub id: i64,
+    pub name: String,
+    pub role: String,
+    pub disabled: bool,
+    pub has_password: bool,
+    pub created_at: i64,
+}
+
+impl TryFrom<AccountRow> for crate::domain::AccountRecord {
+    type Error = StoreError;
+
+    fn try_from(row: AccountRow) -> Result<Self, StoreError> {
+        Ok(crate::domain::AccountRecord {
+            id: crate::domain::AccountId(row.id),
+            name: row.name,
+            role: role(&row.role)?,
+            disabled: row.disabled,
+            has_password: row.has_password,
+            created_at: row.created_at,
+        })
+    }
+}
+
+/// What sign-in reads of the account a name names.
+#[derive(Debug)]
+pub struct AccountSignInRow {
+    pub id: i64,
+    pub role: String,
+    pub disabled: bool,
+    pub password_hash: Option<String>,
+}
+
+impl TryFrom<AccountSignInRow> for crate::AccountSignIn {
+    type Error = StoreError;
+
+    fn try_from(row: AccountSignInRow) -> Result<Self, StoreError> {
+        Ok(crate::AccountSignIn {
+            actor: crate::domain::Actor { account: crate::domain::AccountId(row.id), role: role(&row.role)? },
+            disabled: row.disabled,
+            password_hash: row.password_hash,
+        })
+    }
+}
+
+/// A stored role word as its role.
+pub fn role(stored: &str) -> Result<crate::domain::Role, StoreError> {
+    crate::domain::Role::parse(stored).ok_or_else(|| decode_error("role", UnknownRole(stored.to_owned())))
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("unknown role {0:?}")]
+struct UnknownRole(String);

@@ -10,6 +10,7 @@ use blobdrop_domain as domain;
 // First: its column macros are used by the modules below.
 #[macro_use]
 mod sql;
+mod accounts;
 mod api_tokens;
 mod chunks;
 mod deletion_tokens;

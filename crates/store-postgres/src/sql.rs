@@ -41,12 +41,7 @@ macro_rules! sql {
     };
     (@munch $how:tt [$($sql:literal)*] $args:tt SHARE_MEMBERS $($rest:tt)*) => {
         // The member files of the share in the outer query that anyone may download now.
-        sql!(@munch $how [$($sql)*
-            "FROM share_files JOIN files ON files.id = share_files.file_id \
-             WHERE share_files.share_id = shares.id AND files.state = 'ready' \
-             AND (files.expires_at IS NULL OR files.expires_at > $1) \
-             AND (files.max_downloads IS NULL OR files.download_count < files.max_downloads)"
-        ] $args $($rest)*)
+        blobdrop_store_core::share_members!(sql! (@munch $how [$($sql)*] $args) "$1" $($rest)*)
     };
     (@munch $how:tt [$($sql:literal)*] $args:tt SHARE_VISIBLE $($rest:tt)*) => {
         // A share anyone with its link may see now: not expired, downloads left.

@@ -19,6 +19,7 @@ use blobdrop_domain as domain;
 // First: its `sql!` macro is used by the modules below.
 #[macro_use]
 mod rows;
+mod accounts;
 mod api_tokens;
 mod checkpoints;
 mod chunk_readers;

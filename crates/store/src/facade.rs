@@ -10,16 +10,18 @@
 use bytes::Bytes;
 
 use super::flows::Flows;
+use super::flows::accounts::AccountFlows;
 use super::flows::files::FileFlows;
 use super::flows::resumable_uploads::ResumableFlows;
 use super::flows::shares::ShareFlows;
 use super::flows::webhooks::WebhookFlows;
 use super::live_uploads::LiveUpload;
+use super::{AccountSignIn, NewAccount, NewInvite};
 use super::{Attempt, DueDelivery, ExpiringFile, NewDelivery, SealedFile, SessionRecord, Vacuumed, WebhookTarget};
 use super::{DatabaseLocation, FileFact, OpenError, StoreError, StoreOptions};
 use super::{FinishedResumable, NewApiToken, NewFile, NewResumable, NewShare, ResumableRecord, ResumableUsage};
 use super::{postgres, sqlite};
-use crate::domain::{ApiTokenId, DeliveryId, Timestamp, TokenHash, WebhookId};
+use crate::domain::{AccountId, AccountRecord, ApiTokenId, DeliveryId, Timestamp, TokenHash, WebhookId};
 use crate::domain::{
     ApiTokenRecord, DayTotal, DiskSpace, DownloadRecord, FileChanges, FileCursor, FileListing, FileRecord, Usage,
 };
@@ -267,9 +269,21 @@ aggregates! {
         fn release_files = release_guest_files(&self, files: &[FileId]) -> Result<(), StoreError>;
     }
 
-    /// Who may act as the owner: browser sessions and API tokens, kept as hashes only.
+    /// Who may sign in and act: accounts and their invite links, browser sessions and API tokens,
+    /// every secret kept as a hash only. Whatever changes what signs an account in (disabling,
+    /// a reset, an invite used, a new password) ends its sessions in the same commit.
     accounts -> Accounts {
-        fn create_session = create_session(&self, token_sha256: &TokenHash, csrf_token: &str, now: Timestamp, expires_at: Timestamp) -> Result<(), StoreError>;
+        /// `None`: the name is taken, whatever its case.
+        fn create = create_account(&self, account: &NewAccount<'_>, invite: &NewInvite<'_>) -> Result<Option<AccountRecord>, StoreError>;
+        fn list = list_accounts(&self) -> Result<Vec<AccountRecord>, StoreError>;
+        fn find = find_account(&self, id: AccountId) -> Result<Option<AccountRecord>, StoreError>;
+        fn sign_in = account_sign_in(&self, name_key: &str) -> Result<Option<AccountSignIn>, StoreError>;
+        fn set_disabled = set_account_disabled(&self, id: AccountId, disabled: bool) -> Result<bool, StoreError>;
+        fn reset = reset_account(&self, id: AccountId, invite: &NewInvite<'_>) -> Result<bool, StoreError>;
+        fn invited = invited_account(&self, token_sha256: &TokenHash, now: Timestamp) -> Result<Option<AccountRecord>, StoreError>;
+        fn use_invite = use_invite(&self, token_sha256: &TokenHash, password_hash: &str, now: Timestamp) -> Result<Option<AccountId>, StoreError>;
+        fn change_password = change_account_password(&self, id: AccountId, password_hash: &str, keep: &TokenHash) -> Result<bool, StoreError>;
+        fn create_session = create_session(&self, token_sha256: &TokenHash, csrf_token: &str, account: AccountId, now: Timestamp, expires_at: Timestamp) -> Result<(), StoreError>;
         fn find_session = find_session(&self, token_sha256: &TokenHash, now: Timestamp) -> Result<Option<SessionRecord>, StoreError>;
         fn delete_session = delete_session(&self, token_sha256: &TokenHash) -> Result<(), StoreError>;
         fn create_api_token = create_api_token(&self, token: &NewApiToken<'_>, now: Timestamp) -> Result<ApiTokenRecord, StoreError>;

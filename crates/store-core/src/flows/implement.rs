@@ -7,6 +7,7 @@ macro_rules! implement {
     ($db:ty, $writer:ident, $reader:ident) => {
         $crate::backend!($db, $writer, $reader);
         $crate::flow_statements!();
+        $crate::account_statements!();
         $crate::file_statements!();
         $crate::resumable_statements!();
         $crate::share_statements!();

@@ -1,7 +1,8 @@
 //! Browser sessions: only the SHA-256 of each token is stored.
 
-/// Sessions' methods; binds: `insert` (token hash, CSRF token, now, expiry), `find` (token hash,
-/// now), `delete` (token hash), `delete_expired` (now).
+/// Sessions' methods; binds: `insert` (token hash, CSRF token, now, expiry, account), `find`
+/// (token hash, now; the session's columns and its account's role, for an enabled account only),
+/// `delete` (token hash), `delete_expired` (now).
 #[macro_export]
 macro_rules! session_methods {
     (insert: $insert:tt, find: $find:tt, delete: $delete:tt, delete_expired: $expired:tt $(,)?) => {
@@ -10,16 +11,17 @@ macro_rules! session_methods {
                 &self,
                 token_sha256: &$crate::domain::TokenHash,
                 csrf_token: &str,
+                account: $crate::domain::AccountId,
                 now: $crate::domain::Timestamp,
                 expires_at: $crate::domain::Timestamp,
             ) -> Result<(), $crate::StoreError> {
                 let (token_sha256, now, expires_at) = (token_sha256.as_str(), now.secs(), expires_at.secs());
                 let writer = $crate::flows::Backend::writer(self);
-                sql!(query, $insert, token_sha256, csrf_token, now, expires_at).execute(writer).await?;
+                sql!(query, $insert, token_sha256, csrf_token, now, expires_at, account.0).execute(writer).await?;
                 Ok(())
             }
 
-            /// The unexpired session with this token hash, if any.
+            /// The unexpired session with this token hash, if any and if its account is enabled.
             pub async fn find_session(
                 &self,
                 token_sha256: &$crate::domain::TokenHash,

@@ -5,6 +5,7 @@ use actix_web::cookie::{Cookie, SameSite, time::Duration as CookieDuration};
 use actix_web::{HttpRequest, HttpResponse, web};
 use serde::Deserialize;
 
+use crate::domain::AccountId;
 use crate::error::AppError;
 use crate::owner::{NoFields, OwnerForm};
 use crate::pages::page::{page, see_other};
@@ -68,7 +69,7 @@ pub async fn sign_in(
     if let Some(old) = req.cookie(COOKIE_NAME) {
         sessions::end(&state.ctx, old.value()).await?;
     }
-    let session = sessions::start(&state.ctx).await?;
+    let session = sessions::start(&state.ctx, AccountId::OWNER).await?;
     let mut response = see_other("/");
     response.add_cookie(&session_cookie(&state, session.token)).map_err(AppError::internal)?;
     Ok(response)

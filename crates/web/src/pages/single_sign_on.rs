@@ -8,7 +8,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use askama::Template;
 use serde::Deserialize;
 
-use crate::domain::TokenHash;
+use crate::domain::{AccountId, TokenHash};
 use crate::error::AppError;
 use crate::owner::{NoFields, Owner, OwnerForm};
 use crate::pages::page::{page, see_other};
@@ -129,7 +129,7 @@ async fn finish(
                 if let Some(old) = req.cookie(COOKIE_NAME) {
                     sessions::end(&state.ctx, old.value()).await?;
                 }
-                let session = sessions::start(&state.ctx).await?;
+                let session = sessions::start(&state.ctx, AccountId::OWNER).await?;
                 let mut response = onward("Signed in", &next)?;
                 response.add_cookie(&session_cookie(state, session.token)).map_err(AppError::internal)?;
                 Ok(response)

@@ -1,0 +1,31 @@
+//! Accounts and their invite links on PostgreSQL: only the SHA-256 of each invite token is stored.
+
+use super::store::Store;
+
+blobdrop_store_core::account_methods! {
+    list: [
+        "SELECT id, name, role, disabled, password_hash IS NOT NULL AS \"has_password!\", created_at \
+         FROM accounts ORDER BY id"
+    ],
+    find: [
+        "SELECT id, name, role, disabled, password_hash IS NOT NULL AS \"has_password!\", created_at \
+         FROM accounts WHERE id = $1"
+    ],
+    sign_in: ["SELECT id, role, disabled, password_hash FROM accounts WHERE name_key = $1"],
+    invited: [
+        "SELECT accounts.id, name, role, disabled, password_hash IS NOT NULL AS \"has_password!\", created_at \
+         FROM account_invites JOIN accounts ON accounts.id = account_invites.account_id \
+         WHERE account_invites.token_sha256 = $1 AND account_invites.expires_at > $2"
+    ],
+    insert: [
+        "INSERT INTO accounts (name, name_key, role, created_at) VALUES ($1, $2, $3, $4) \
+         ON CONFLICT (name_key) DO NOTHING \
+         RETURNING id, name, role, disabled, password_hash IS NOT NULL AS \"has_password!\", created_at"
+    ],
+    insert_invite: ["INSERT INTO account_invites (token_sha256, account_id, expires_at) VALUES ($1, $2, $3)"],
+    drop_invites: ["DELETE FROM account_invites WHERE account_id = $1"],
+    end_sessions: ["DELETE FROM sessions WHERE account_id = $1 AND token_sha256 <> $2"],
+    set_disabled: ["UPDATE accounts SET disabled = $1 WHERE id = $2"],
+    set_password: ["UPDATE accounts SET password_hash = $1 WHERE id = $2"],
+    take_invite: ["DELETE FROM account_invites WHERE token_sha256 = $1 AND expires_at > $2 RETURNING account_id"],
+}

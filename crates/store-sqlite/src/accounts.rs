@@ -1,0 +1,37 @@
+//! Accounts and their invite links: only the SHA-256 of each invite token is stored.
+
+use super::store::Store;
+
+blobdrop_store_core::account_methods! {
+    list: [
+        "SELECT id AS \"id!\", name, role, disabled AS \"disabled: bool\", \
+         password_hash IS NOT NULL AS \"has_password!: bool\", created_at FROM accounts ORDER BY id"
+    ],
+    find: [
+        "SELECT id AS \"id!\", name, role, disabled AS \"disabled: bool\", \
+         password_hash IS NOT NULL AS \"has_password!: bool\", created_at FROM accounts WHERE id = ?"
+    ],
+    sign_in: [
+        "SELECT id AS \"id!\", role, disabled AS \"disabled: bool\", password_hash FROM accounts WHERE name_key = ?"
+    ],
+    invited: [
+        "SELECT accounts.id AS \"id!\", name, role, disabled AS \"disabled: bool\", \
+         password_hash IS NOT NULL AS \"has_password!: bool\", created_at \
+         FROM account_invites JOIN accounts ON accounts.id = account_invites.account_id \
+         WHERE account_invites.token_sha256 = ? AND account_invites.expires_at > ?"
+    ],
+    insert: [
+        "INSERT INTO accounts (name, name_key, role, created_at) VALUES (?, ?, ?, ?) \
+         ON CONFLICT (name_key) DO NOTHING \
+         RETURNING id AS \"id!\", name AS \"name!\", role AS \"role!\", disabled AS \"disabled!: bool\", \
+         password_hash IS NOT NULL AS \"has_password!: bool\", created_at AS \"created_at!\""
+    ],
+    insert_invite: ["INSERT INTO account_invites (token_sha256, account_id, expires_at) VALUES (?, ?, ?)"],
+    drop_invites: ["DELETE FROM account_invites WHERE account_id = ?"],
+    end_sessions: ["DELETE FROM sessions WHERE account_id = ? AND token_sha256 <> ?"],
+    set_disabled: ["UPDATE accounts SET disabled = ? WHERE id = ?"],
+    set_password: ["UPDATE accounts SET password_hash = ? WHERE id = ?"],
+    take_invite: [
+        "DELETE FROM account_invites WHERE token_sha256 = ? AND expires_at > ? RETURNING account_id AS \"account_id!\""
+    ],
+}
