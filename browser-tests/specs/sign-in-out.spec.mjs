@@ -19,7 +19,7 @@ test('a wrong secret is refused, the right one opens the upload page, sign out e
   ]);
   assert.equal(refused.status(), 401);
   await page.locator('#login-error').waitFor();
-  assert.match(await page.textContent('#login-error'), /Wrong secret/);
+  assert.match(await page.textContent('#login-error'), /Wrong name, password or secret/);
   assert.equal(await page.getAttribute('#login-error', 'role'), 'alert');
 
   await page.fill('#secret', server.secret);

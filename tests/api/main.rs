@@ -3,6 +3,7 @@
 // Tests state what must hold; a failed unwrap is a failed test.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod accounts;
 mod api_files;
 mod auth;
 mod bad_input;

@@ -42,6 +42,33 @@ const TABLE: &[(&str, Who, [u16; 7])] = &[
     ("/logout",                         Stranger, [404, 404, 401, 401, 404, 404, 404]),
     ("/logout",                         Owner,    [404, 404, 400, 201, 404, 404, 404]),
     // Single sign-on, not configured here: its routes are 404 (tests/api/oidc.rs has it set).
+    // Accounts: one's own, the invite links, the admin's pages and API.
+    ("/account",                        Stranger, [303, 404, 404, 401, 404, 404, 404]),
+    ("/account",                        Owner,    [200, 404, 404, 201, 404, 404, 404]),
+    ("/account/password",               Stranger, [404, 404, 401, 404, 404, 404, 404]),
+    ("/account/password",               Owner,    [404, 404, 400, 404, 404, 404, 404]),
+    ("/invite/{invite}",                Stranger, [200, 404, 415, 404, 404, 404, 404]),
+    ("/invite/{invite}",                Owner,    [200, 404, 415, 404, 404, 404, 404]),
+    ("/accounts",                       Stranger, [303, 404, 401, 401, 404, 404, 404]),
+    ("/accounts",                       Owner,    [200, 404, 400, 201, 404, 404, 404]),
+    ("/accounts/{account}/reset",       Stranger, [404, 404, 401, 404, 404, 404, 404]),
+    ("/accounts/{account}/reset",       Owner,    [404, 404, 400, 404, 404, 404, 404]),
+    ("/accounts/malformed-id/reset",    Stranger, [404, 404, 404, 404, 404, 404, 404]),
+    ("/accounts/malformed-id/reset",    Owner,    [404, 404, 404, 404, 404, 404, 404]),
+    ("/accounts/{account}/disable",     Stranger, [404, 404, 401, 404, 404, 404, 404]),
+    ("/accounts/{account}/disable",     Owner,    [404, 404, 400, 404, 404, 404, 404]),
+    ("/accounts/{account}/enable",      Stranger, [404, 404, 401, 404, 404, 404, 404]),
+    ("/accounts/{account}/enable",      Owner,    [404, 404, 400, 404, 404, 404, 404]),
+    ("/api/account",                    Stranger, [401, 405, 405, 405, 405, 405, 405]),
+    ("/api/account",                    Owner,    [200, 405, 405, 405, 405, 405, 405]),
+    ("/api/accounts",                   Stranger, [401, 405, 401, 405, 405, 405, 405]),
+    ("/api/accounts",                   Owner,    [200, 405, 400, 405, 405, 405, 405]),
+    ("/api/accounts/{account}",         Stranger, [401, 405, 405, 405, 401, 405, 405]),
+    ("/api/accounts/{account}",         Owner,    [200, 405, 405, 405, 400, 405, 405]),
+    ("/api/accounts/malformed-id",      Stranger, [401, 405, 405, 405, 404, 405, 405]),
+    ("/api/accounts/malformed-id",      Owner,    [404, 405, 405, 405, 404, 405, 405]),
+    ("/api/accounts/{account}/reset",   Stranger, [405, 405, 401, 405, 405, 405, 405]),
+    ("/api/accounts/{account}/reset",   Owner,    [405, 405, 200, 405, 405, 405, 405]),
     ("/login/oidc",                     Stranger, [404, 404, 404, 404, 404, 404, 404]),
     ("/login/oidc",                     Owner,    [404, 404, 404, 404, 404, 404, 404]),
     ("/login/oidc/callback",            Stranger, [404, 404, 404, 404, 404, 404, 404]),
@@ -265,6 +292,9 @@ struct Fixtures {
     share: String,
     member: String,
     webhook: String,
+    /// A member's account id, and the token of its invite link.
+    account: String,
+    invite: String,
 }
 
 async fn create_fixtures(app: &TestApp) -> Fixtures {
@@ -294,7 +324,14 @@ async fn create_fixtures(app: &TestApp) -> Fixtures {
         &blobdrop::domain::ShareId::parse(&share).unwrap(),
         &blobdrop::domain::FileId::parse(&file).unwrap(),
     );
-    Fixtures { file, deletion, link, token, share, member, webhook }
+    // Names are unique: each set of fixtures has its own account, named after its file.
+    let body = serde_json::json!({ "name": format!("rt{}", &file[..10]), "role": "member" });
+    let response = app.owner(Method::POST, "/api/accounts").json(&body).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::CREATED);
+    let created = response.json::<serde_json::Value>().await.unwrap();
+    let account = created["id"].as_i64().unwrap().to_string();
+    let invite = created["invite_url"].as_str().unwrap().rsplit('/').next().unwrap().to_owned();
+    Fixtures { file, deletion, link, token, share, member, webhook, account, invite }
 }
 
 impl Fixtures {
@@ -306,6 +343,8 @@ impl Fixtures {
             .replace("{share}", &self.share)
             .replace("{member}", &self.member)
             .replace("{webhook}", &self.webhook)
+            .replace("{account}", &self.account)
+            .replace("{invite}", &self.invite)
     }
 }
 
@@ -411,6 +450,8 @@ enum Credential {
     SessionWithoutCsrf,
     /// The cookie and the page's CSRF token (`X-CSRF-Token`).
     Session,
+    /// A member's session, with its CSRF token: its own account only.
+    MemberSession,
     /// A live API token, by Bearer, of the scope `full`.
     ApiToken,
     /// A live API token of the scope `read` (list and fetch).
@@ -426,13 +467,14 @@ enum Credential {
     GuestLinkId,
 }
 
-const CREDENTIALS: [Credential; 12] = [
+const CREDENTIALS: [Credential; 13] = [
     Credential::Nothing,
     Credential::WrongSecret,
     Credential::SecretByBasic,
     Credential::SecretByBearer,
     Credential::SessionWithoutCsrf,
     Credential::Session,
+    Credential::MemberSession,
     Credential::ApiToken,
     Credential::ReadToken,
     Credential::UploadToken,
@@ -468,6 +510,14 @@ fn expected(credential: Credential, method: &Method, path: &str, stranger: u16, 
             stranger
         }
         Credential::SecretByBasic | Credential::SecretByBearer | Credential::Session => owner,
+        // A member goes where any account may; everywhere else an admin's credential is needed
+        // (403), but on the routes that need none. The landing page sends a member to its own.
+        Credential::MemberSession => match access_of(method.as_str(), path) {
+            Some(Access::Account) => owner,
+            Some(Access::Anyone) if path == "/" && *method == Method::GET => 303,
+            Some(Access::Owner | Access::Token(_)) if looks_at_credentials => 403,
+            _ => stranger,
+        },
         Credential::SessionWithoutCsrf if looks_at_credentials && is_change(method) => 403,
         Credential::SessionWithoutCsrf => owner,
         Credential::ApiToken | Credential::ReadToken | Credential::UploadToken => {
@@ -477,6 +527,8 @@ fn expected(credential: Credential, method: &Method, path: &str, stranger: u16, 
                 false => owner,
             }
         }
+        // An invite link's token that is none: used already or expired, as far as anyone can tell.
+        Credential::GuestLinkId if path.contains("{invite}") && stranger == 200 => 410,
         // Another resource's id that happens to be a guest link's: what the stranger gets, but
         // never a success (an OPTIONS is answered whatever the id).
         Credential::GuestLinkId if other_ids(path) && (200..300).contains(&stranger) && *method != Method::OPTIONS => {
@@ -488,12 +540,15 @@ fn expected(credential: Credential, method: &Method, path: &str, stranger: u16, 
 
 /// True for a path with an id that is not a guest link's.
 fn other_ids(path: &str) -> bool {
-    ["{file}", "{deletion}", "{token}", "{share}", "{member}", "{webhook}"].iter().any(|id| path.contains(id))
+    ["{file}", "{deletion}", "{token}", "{share}", "{member}", "{webhook}", "{account}", "{invite}"]
+        .iter()
+        .any(|id| path.contains(id))
 }
 
 /// Every credential, as a client sends it.
 struct Credentials {
     browser: Browser,
+    member: Browser,
     token: String,
     read_token: String,
     upload_token: String,
@@ -522,6 +577,9 @@ async fn send_with(
         Credential::SessionWithoutCsrf => request.header("cookie", &credentials.browser.cookie),
         Credential::Session => {
             request.header("cookie", &credentials.browser.cookie).header("x-csrf-token", &credentials.browser.csrf)
+        }
+        Credential::MemberSession => {
+            request.header("cookie", &credentials.member.cookie).header("x-csrf-token", &credentials.member.csrf)
         }
         Credential::ApiToken => request.bearer_auth(&credentials.token),
         Credential::ReadToken => request.bearer_auth(&credentials.read_token),
@@ -559,7 +617,7 @@ fn patterns() -> Vec<(&'static str, [u16; 7], [u16; 7])> {
 /// of these routes is their own); a session without its CSRF token changes nothing;
 /// an API token is refused (403) by every page and by the API of tokens and webhooks, and where its
 /// scopes do not reach (a `read` token sends no file, an `upload` token lists none, neither edits
-/// nor deletes). The routes come
+/// nor deletes); a member's session reaches its own account and nothing of the owner's. The routes come
 /// from `TABLE`, which `every_route_of_the_route_table_is_in_the_table` keeps whole.
 #[tokio::test]
 async fn every_route_answers_every_kind_of_credential_as_the_security_model_says() {
@@ -585,7 +643,8 @@ async fn every_route_answers_every_kind_of_credential_as_the_security_model_says
     let mut fixtures = create_fixtures(&app).await;
     let browser = sign_in(&app).await;
     let link = fixtures.link.clone();
-    let mut credentials = Credentials { browser, token, read_token, upload_token, link, deletion, password };
+    let member = sign_in_member(&app, "route-member").await;
+    let mut credentials = Credentials { browser, member, token, read_token, upload_token, link, deletion, password };
     let mut mismatches = Vec::new();
     let mut sent = 0;
     for (path, stranger, owner) in patterns() {
@@ -604,6 +663,8 @@ async fn every_route_answers_every_kind_of_credential_as_the_security_model_says
                         share: link(),
                         member: link(),
                         webhook: link(),
+                        account: link(),
+                        invite: link(),
                     };
                     everywhere.fill(path)
                 } else {
@@ -626,6 +687,7 @@ async fn every_route_answers_every_kind_of_credential_as_the_security_model_says
                     credentials.link = fixtures.link.clone();
                     if path == "/login" || path == "/logout" {
                         credentials.browser = sign_in(&app).await;
+                        credentials.member = sign_in_member(&app, "route-member").await;
                     }
                 }
             }
@@ -637,6 +699,28 @@ async fn every_route_answers_every_kind_of_credential_as_the_security_model_says
         mismatches.len(),
         mismatches.join("\n")
     );
+}
+
+/// A member's browser, signed in by name and password (the account is made, and its invite link
+/// used, on the first call).
+async fn sign_in_member(app: &TestApp, name: &str) -> Browser {
+    const PASSWORD: &str = "the member's password";
+    let body = serde_json::json!({ "name": name });
+    let created = app.owner(Method::POST, "/api/accounts").json(&body).send().await.unwrap();
+    if created.status() == StatusCode::CREATED {
+        let created: serde_json::Value = created.json().await.unwrap();
+        let token = created["invite_url"].as_str().unwrap().rsplit('/').next().unwrap().to_owned();
+        let set = app.client.post(app.url(&format!("/invite/{token}"))).form(&[("password", PASSWORD)]);
+        assert_eq!(set.send().await.unwrap().status(), StatusCode::SEE_OTHER);
+    }
+    let signed_in = app.client.post(app.url("/login")).form(&[("name", name), ("secret", PASSWORD)]).send();
+    let signed_in = signed_in.await.unwrap();
+    assert_eq!(signed_in.status(), StatusCode::SEE_OTHER);
+    let cookie = signed_in.headers()["set-cookie"].to_str().unwrap().split(';').next().unwrap().to_owned();
+    let page = app.client.get(app.url("/account")).header("cookie", &cookie).send().await.unwrap();
+    let page = page.text().await.unwrap();
+    let csrf = page.split("name=\"csrf-token\" content=\"").nth(1).unwrap().split('"').next().unwrap().to_owned();
+    Browser { cookie, csrf }
 }
 
 /// Every 405 says in `Allow` which methods its path takes (RFC 9110), and those are the methods
@@ -709,7 +793,7 @@ fn the_credential_the_route_table_names_is_the_one_its_routes_ask_for() {
         for (index, method) in METHODS.iter().enumerate() {
             let (stranger, owner) = (stranger[index], owner[index]);
             let access = access_of(method.as_str(), path);
-            let asks_the_owner = matches!(access, Some(Access::Owner | Access::Token(_)));
+            let asks_the_owner = matches!(access, Some(Access::Owner | Access::Account | Access::Token(_)));
             let answered_as_said = match asks_the_owner {
                 true => stranger != owner || (400..500).contains(&owner),
                 false => stranger == owner,

@@ -6,6 +6,7 @@
 use blobdrop_domain as domain;
 use blobdrop_store as store;
 
+pub mod accounts;
 pub mod auth;
 pub mod bundles;
 pub mod cleanup;

@@ -44,21 +44,41 @@ pub enum Verdict {
     Refused(Refused),
 }
 
-/// Failed attempts of one kind (sign-in and secrets, or file passwords), per client.
-pub struct Throttle {
-    /// What is throttled, for the log: "owner credentials" or "file passwords".
-    kind: &'static str,
-    failures: DefaultKeyedRateLimiter<IpAddr>,
-    refused_until: Mutex<HashMap<IpAddr, Instant>>,
+/// What failures are counted per: a client (its address, [`key`]) or an account name (its lookup
+/// key, so `Anna` and `anna` are one).
+pub trait ThrottleKey: Clone + Eq + std::hash::Hash + std::fmt::Display {
+    /// The key failures of `self` are counted under.
+    fn throttled_as(&self) -> Self;
 }
 
-impl std::fmt::Debug for Throttle {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Throttle").field("clients", &self.failures.len()).finish()
+impl ThrottleKey for IpAddr {
+    fn throttled_as(&self) -> Self {
+        key(*self)
     }
 }
 
-impl Throttle {
+impl ThrottleKey for String {
+    fn throttled_as(&self) -> Self {
+        crate::domain::name_key(self)
+    }
+}
+
+/// Failed attempts of one kind (sign-in and secrets, file passwords, or one account name's
+/// passwords), per client or per name.
+pub struct Throttle<K: ThrottleKey = IpAddr> {
+    /// What is throttled, for the log: "owner credentials" or "file passwords".
+    kind: &'static str,
+    failures: DefaultKeyedRateLimiter<K>,
+    refused_until: Mutex<HashMap<K, Instant>>,
+}
+
+impl<K: ThrottleKey> std::fmt::Debug for Throttle<K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Throttle").field("keys", &self.failures.len()).finish()
+    }
+}
+
+impl<K: ThrottleKey> Throttle<K> {
     pub fn new(kind: &'static str, limits: ThrottleLimits) -> Self {
         // A period of zero would mean no limit; governor needs at least a nanosecond.
         let quota = Quota::with_period(limits.period.max(Duration::from_nanos(1)))
@@ -71,18 +91,14 @@ impl Throttle {
     /// answered at once, without running `verify` (which may be a costly password hash). A right
     /// answer that ends after concurrent wrong ones used up the burst is refused as well, so a
     /// wave of parallel guesses learns nothing about those past the burst.
-    pub async fn attempt<E>(
-        &self,
-        client: IpAddr,
-        verify: impl Future<Output = Result<bool, E>>,
-    ) -> Result<Verdict, E> {
+    pub async fn attempt<E>(&self, client: K, verify: impl Future<Output = Result<bool, E>>) -> Result<Verdict, E> {
         attempt_under(&[self], client, verify).await
     }
 
-    /// Refuses a client that is waiting out its failures.
-    pub fn admit(&self, client: IpAddr) -> Result<(), Refused> {
+    /// Refuses a client (or name) that is waiting out its failures.
+    pub fn admit(&self, client: K) -> Result<(), Refused> {
         let now = Instant::now();
-        match self.refused().get(&key(client)) {
+        match self.refused().get(&client.throttled_as()) {
             Some(&until) if until > now => Err(Refused { retry_after: until - now }),
             _ => Ok(()),
         }
@@ -90,8 +106,8 @@ impl Throttle {
 
     /// After wrong credentials: counts the failure; once the burst is used up the client is
     /// refused until a new attempt is allowed.
-    fn failed(&self, client: IpAddr) -> Option<Refused> {
-        let key = key(client);
+    fn failed(&self, client: K) -> Option<Refused> {
+        let key = client.throttled_as();
         let not_until = self.failures.check_key(&key).err()?;
         let retry_after = not_until.wait_time_from(governor::clock::Clock::now(self.failures.clock()));
         self.refused().insert(key, Instant::now() + retry_after);
@@ -111,7 +127,7 @@ impl Throttle {
         refused.shrink_to_fit();
     }
 
-    fn refused(&self) -> std::sync::MutexGuard<'_, HashMap<IpAddr, Instant>> {
+    fn refused(&self) -> std::sync::MutexGuard<'_, HashMap<K, Instant>> {
         // The map holds plain instants: one left half-updated by a panic is still sound.
         self.refused_until.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -121,12 +137,12 @@ impl Throttle {
 /// than one kind (a guess on a protected file's link may be the owner's secret or the file's
 /// password): a client any of them refuses is refused whatever it sends, and a wrong answer
 /// counts as a failure in each.
-pub async fn attempt_under<E>(
-    throttles: &[&Throttle],
-    client: IpAddr,
+pub async fn attempt_under<K: ThrottleKey, E>(
+    throttles: &[&Throttle<K>],
+    client: K,
     verify: impl Future<Output = Result<bool, E>>,
 ) -> Result<Verdict, E> {
-    let refusal = || throttles.iter().find_map(|throttle| throttle.admit(client).err());
+    let refusal = || throttles.iter().find_map(|throttle| throttle.admit(client.clone()).err());
     if let Some(refused) = refusal() {
         return Ok(Verdict::Refused(refused));
     }
@@ -134,8 +150,30 @@ pub async fn attempt_under<E>(
         return Ok(refusal().map_or(Verdict::Right, Verdict::Refused));
     }
     // Every throttle counts the failure, so none is skipped when another refuses first.
-    let refusals: Vec<Refused> = throttles.iter().filter_map(|throttle| throttle.failed(client)).collect();
+    let refusals: Vec<Refused> = throttles.iter().filter_map(|throttle| throttle.failed(client.clone())).collect();
     Ok(refusals.into_iter().max_by_key(|refused| refused.retry_after).map_or(Verdict::Wrong, Verdict::Refused))
+}
+
+/// [`Throttle::attempt`] of a password for an account name: refused while either the client or
+/// the name is waiting out its failures, and a wrong answer counts against both. So one client
+/// trying many names is slowed (credential stuffing), and so is one name tried from many clients.
+pub async fn attempt_by_client_and_name<E>(
+    clients: &Throttle,
+    client: IpAddr,
+    names: &Throttle<String>,
+    name: &str,
+    verify: impl Future<Output = Result<bool, E>>,
+) -> Result<Verdict, E> {
+    let name = name.to_owned();
+    if let Err(refused) = names.admit(name.clone()) {
+        return Ok(Verdict::Refused(refused));
+    }
+    let verdict = clients.attempt(client, verify).await?;
+    Ok(match verdict {
+        Verdict::Wrong => names.failed(name).map_or(Verdict::Wrong, Verdict::Refused),
+        Verdict::Right => names.admit(name).err().map_or(Verdict::Right, Verdict::Refused),
+        refused @ Verdict::Refused(_) => refused,
+    })
 }
 
 /// One client: an IPv4 address, or an IPv6 /64 (what one host or one household is given).
@@ -207,6 +245,8 @@ pub struct Throttles {
     pub owner: Arc<Throttle>,
     /// Download passwords.
     pub passwords: Arc<Throttle>,
+    /// Account passwords, per name (beside `owner`, per client).
+    pub names: Arc<Throttle<String>>,
     /// Resumable uploads created through guest links.
     pub guest_uploads: Arc<RateLimit>,
     /// Shares made through guest links.
@@ -218,6 +258,7 @@ impl Throttles {
         Throttles {
             owner: Arc::new(Throttle::new("owner credentials", limits)),
             passwords: Arc::new(Throttle::new("file passwords", limits)),
+            names: Arc::new(Throttle::new("account passwords", limits)),
             guest_uploads: Arc::new(RateLimit::new("guest uploads created", GUEST_UPLOADS)),
             guest_shares: Arc::new(RateLimit::new("guest shares made", GUEST_SHARES)),
         }
@@ -230,6 +271,7 @@ impl Throttles {
             ticker.tick().await;
             self.owner.forget_old_failures();
             self.passwords.forget_old_failures();
+            self.names.forget_old_failures();
             self.guest_uploads.forget_old_requests();
             self.guest_shares.forget_old_requests();
         }
@@ -364,5 +406,32 @@ mod tests {
         throttle.forget_old_failures();
         assert_eq!(throttle.failures.len(), 0);
         assert!(throttle.refused().is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_name_tried_from_many_clients_is_refused_and_one_client_across_names_too() {
+        let limits = ThrottleLimits { burst: NonZeroU32::new(2).unwrap(), period: Duration::from_secs(60) };
+        let (clients, names) = (Throttle::new("clients", limits), Throttle::<String>::new("names", limits));
+        let wrong = || async { Ok::<_, ()>(false) };
+        let right = || async { Ok::<_, ()>(true) };
+        // Three clients, one name (in any case): the third wrong guess is refused, and so is then
+        // the right password from a fresh client, while another name is untouched.
+        for (i, name) in ["anna", "Anna", "ANNA"].into_iter().enumerate() {
+            let client = ip(&format!("203.0.113.{}", 10 + i));
+            let verdict = attempt_by_client_and_name(&clients, client, &names, name, wrong()).await.unwrap();
+            assert_eq!(matches!(verdict, Verdict::Refused(_)), i == 2, "{name}: {verdict:?}");
+        }
+        let fresh = ip("198.51.100.1");
+        let verdict = attempt_by_client_and_name(&clients, fresh, &names, "anna", right()).await.unwrap();
+        assert!(matches!(verdict, Verdict::Refused(_)), "{verdict:?}");
+        let verdict = attempt_by_client_and_name(&clients, fresh, &names, "bert", right()).await.unwrap();
+        assert_eq!(verdict, Verdict::Right);
+        // One client, many names: its own throttle refuses it.
+        let stuffer = ip("192.0.2.7");
+        let mut verdicts = Vec::new();
+        for name in ["c1", "c2", "c3"] {
+            verdicts.push(attempt_by_client_and_name(&clients, stuffer, &names, name, wrong()).await.unwrap());
+        }
+        assert!(matches!(verdicts[2], Verdict::Refused(_)), "{verdicts:?}");
     }
 }

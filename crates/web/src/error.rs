@@ -9,6 +9,7 @@ use crate::domain::{
     UploadOptionsError,
 };
 use crate::services::StoreError;
+use crate::services::accounts::AccountError;
 use crate::services::files::EditError;
 use crate::services::guest_links;
 use crate::services::in_flight::{Busy, RETRY_AFTER};
@@ -261,6 +262,27 @@ impl From<IntakeError> for AppError {
             IntakeError::Busy(busy) => AppError::Busy(busy),
             IntakeError::TooLarge(limit) => AppError::TooLarge(limit),
             IntakeError::TooManyFiles(count) => AppError::TooManyFiles(count),
+        }
+    }
+}
+
+impl From<AccountError> for AppError {
+    fn from(error: AccountError) -> Self {
+        let reason = error.to_string();
+        match error {
+            AccountError::NotAdmin => AppError::Forbidden("only an admin may manage accounts"),
+            AccountError::Name(_) | AccountError::Password(_) => AppError::BadRequest(reason),
+            AccountError::NameTaken(_) => AppError::Conflict(reason),
+            AccountError::Unknown => AppError::Unknown("account"),
+            AccountError::Owner => AppError::Forbidden(
+                "the owner signs in with the shared secret; its account has no password and cannot be disabled or reset",
+            ),
+            AccountError::InviteGone => {
+                AppError::Gone("this invite link was used already or has expired; ask for a new one")
+            }
+            AccountError::WrongPassword => AppError::Forbidden("the current password is wrong"),
+            AccountError::Hash(error) => AppError::internal(error),
+            AccountError::Store(error) => error.into(),
         }
     }
 }

@@ -14,7 +14,7 @@ use actix_web::{HttpMessage, ResponseError, web};
 
 use crate::body::content_length;
 use crate::error::AppError;
-use crate::owner::{identify_head, refuse_token_unless, uploader_of};
+use crate::owner::{identify_head, refuse_member_unless, refuse_token_unless, uploader_of};
 use crate::request_guard::screen;
 use crate::services::intake::Uploader;
 use crate::state::{AppState, Head};
@@ -80,9 +80,10 @@ async fn before_continue(head: &Head<'_>, state: &AppState) -> Result<(), AppErr
             let uploader = state.intake.guest(&state.ctx, &link, state.client_ip_of(head), true).await?;
             checked_size(&uploader, verb.body, declared)
         }
-        Access::Owner | Access::Token(_) => {
+        Access::Owner | Access::Account | Access::Token(_) => {
             let owner = identify_head(head, state).await?;
             refuse_token_unless(&owner, verb.access.token_scope())?;
+            refuse_member_unless(&owner, verb.access == Access::Account)?;
             checked_size(&uploader_of(state, &owner), verb.body, declared)
         }
     }

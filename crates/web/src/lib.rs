@@ -8,6 +8,7 @@
 use blobdrop_domain as domain;
 use blobdrop_services as services;
 
+mod accounts;
 mod allow;
 mod assets;
 mod body;

@@ -7,7 +7,7 @@ use utoipa::{Modify, OpenApi};
 use crate::files::{api as files_api, bundle};
 use crate::guest_links::api as guest_links_api;
 use crate::shares::api as shares;
-use crate::{sharex, system, tokens, webhooks};
+use crate::{accounts, sharex, system, tokens, webhooks};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -20,6 +20,7 @@ use crate::{sharex, system, tokens, webhooks};
         shares::list, shares::create, shares::show, shares::edit, shares::delete,
         system::show,
         tokens::list, tokens::create, tokens::revoke, sharex::create,
+        accounts::me, accounts::list, accounts::create, accounts::show, accounts::edit, accounts::reset,
         webhooks::list, webhooks::create, webhooks::edit, webhooks::delete, webhooks::test, webhooks::deliveries,
         document,
     ),

@@ -19,7 +19,7 @@ use serde::de::DeserializeOwned;
 // session must also prove they come from blobdrop's own pages: the session's CSRF token (and the same
 // Origin, which `request_guard` checks for every change).
 
-use crate::domain::{TokenRights, TokenScope};
+use crate::domain::{Actor, TokenRights, TokenScope};
 use crate::error::AppError;
 use crate::services::auth::secret::tokens_match;
 use crate::services::auth::sessions::{self, Session};
@@ -45,6 +45,15 @@ pub enum Owner {
 }
 
 impl Owner {
+    /// Who the request acts as: the secret and API tokens (which only the owner makes, so far)
+    /// act as the owner; a session as its account, with its role as it is now.
+    pub fn actor(&self) -> Actor {
+        match self {
+            Owner::Secret | Owner::Token(_) => Actor::OWNER,
+            Owner::Browser(session) => session.actor,
+        }
+    }
+
     /// The CSRF token to embed in pages; empty for secret-authenticated requests.
     pub fn csrf_token(&self) -> &str {
         match self {
@@ -84,7 +93,34 @@ async fn identify(req: &HttpRequest, state: &AppState) -> Result<Owner, AppError
     let owner = identify_head(&Head::of(req), state).await?;
     let takes = req.extensions().get::<TakesToken>().map(|takes| takes.0);
     refuse_token_unless(&owner, takes)?;
+    refuse_member_unless(&owner, req.extensions().contains::<ForAccounts>())?;
     Ok(owner)
+}
+
+/// A member's session goes only where the route table says any account may ([`for_accounts`]):
+/// its own account page, signing out. Everything else is an admin's, so far.
+pub(crate) fn refuse_member_unless(owner: &Owner, for_accounts: bool) -> Result<(), AppError> {
+    if for_accounts || owner.actor().is_admin() {
+        return Ok(());
+    }
+    Err(AppError::Forbidden("only an admin may do this; your own account is at /account"))
+}
+
+/// The mark [`for_accounts`] leaves on a request.
+#[derive(Clone, Copy)]
+struct ForAccounts;
+
+/// Marks a route of the table as one any signed-in account may use, not only an admin.
+pub fn for_accounts(route: Route) -> Route {
+    marked(route, ForAccounts)
+}
+
+/// Leaves `mark` on every request `route` takes, for the extractors to read.
+fn marked<T: Clone + 'static>(route: Route, mark: T) -> Route {
+    route.wrap(from_fn(move |req: ServiceRequest, next: Next<_>| {
+        req.extensions_mut().insert(mark.clone());
+        next.call(req)
+    }))
 }
 
 /// An API token where the route table does not say it may go (`takes_token`), or whose scopes do
@@ -110,10 +146,7 @@ struct TakesToken(TokenScope);
 /// a leaked token can then neither mint a token that outlives it, nor revoke the owner's, nor
 /// read webhook URLs (which are credentials), nor act through a page.
 pub fn takes_token(route: Route, scope: TokenScope) -> Route {
-    route.wrap(from_fn(move |req: ServiceRequest, next: Next<_>| {
-        req.extensions_mut().insert(TakesToken(scope));
-        next.call(req)
-    }))
+    marked(route, TakesToken(scope))
 }
 
 /// `identify` from the request's head alone, also before its body may be sent (`Expect: 100-continue`).
@@ -248,6 +281,7 @@ impl<T: DeserializeOwned + 'static> FromRequest for OwnerForm<T> {
 /// database, and a plain `Json` extractor beside `Owner` could fail first.
 pub struct OwnerJson<T> {
     pub body: T,
+    pub owner: Owner,
 }
 
 impl<T: DeserializeOwned + 'static> FromRequest for OwnerJson<T> {
@@ -258,7 +292,7 @@ impl<T: DeserializeOwned + 'static> FromRequest for OwnerJson<T> {
         let owner = Owner::from_request(req, payload);
         let json = web::Json::<serde_json::Value>::from_request(req, payload);
         Box::pin(async move {
-            owner.await?;
+            let owner = owner.await?;
             let json = json.await.map_err(|error| AppError::BadRequest(error.to_string()))?.into_inner();
             // serde reads a struct from an array of its fields in order too; the document says object.
             if !json.is_object() {
@@ -266,7 +300,7 @@ impl<T: DeserializeOwned + 'static> FromRequest for OwnerJson<T> {
             }
             let body = serde_json::from_value(json)
                 .map_err(|error| AppError::BadRequest(format!("Json deserialize error: {error}")))?;
-            Ok(OwnerJson { body })
+            Ok(OwnerJson { body, owner })
         })
     }
 }

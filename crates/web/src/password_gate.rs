@@ -30,7 +30,8 @@ pub(crate) async fn gate_by_password(
     if granted {
         return Ok(None);
     }
-    if session(req, state).await?.is_some() {
+    // An admin's session sees everything; a member's is no key to another's file.
+    if session(req, state).await?.is_some_and(|session| session.actor.is_admin()) {
         return Ok(None);
     }
     if let Some(candidate) = credential(req) {

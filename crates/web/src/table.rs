@@ -18,11 +18,12 @@ use actix_web::{FromRequest, Handler, Responder, Route, web};
 use crate::domain::TokenScope;
 use crate::files::{api as files_api, bundle, delete_link, download, protected, upload};
 use crate::guest_links::api as guest_links_api;
-use crate::owner::takes_token;
+use crate::owner::{for_accounts, takes_token};
 use crate::pages::{
-    admin, files as file_pages, guest_links as guest_link_pages, home, sign_in, single_sign_on, tokens as token_pages,
+    accounts as account_pages, admin, files as file_pages, guest_links as guest_link_pages, home, sign_in,
+    single_sign_on, tokens as token_pages,
 };
-use crate::{allow, assets, openapi, shares, sharex, system, tokens, tus, webhooks};
+use crate::{accounts, allow, assets, openapi, shares, sharex, system, tokens, tus, webhooks};
 
 /// The credential a route needs. The owner's routes check it in their extractors (`owner`); a
 /// route that takes an API token is wrapped in `owner::takes_token` here, so a route that forgets
@@ -37,10 +38,14 @@ pub enum Access {
     Link,
     /// A guest link in the path (`/g/{link}`), under its terms.
     Guest,
-    /// The owner: the secret, or a session (with its CSRF token on changes); never an API token
+    /// An admin: the secret, or an admin's session (with its CSRF token on changes); a member's
+    /// session is refused (403). Never an API token
     /// (pages, tokens and webhooks: a leaked token must not mint tokens, revoke the owner's or read
     /// webhook URLs, which are credentials).
     Owner,
+    /// Any signed-in account, a member as well as an admin (its own account page, signing out);
+    /// never an API token.
+    Account,
     /// The owner, or an API token with this scope (uploads and the JSON API of files, shares,
     /// guest links and uploads; `full` has every scope).
     Token(TokenScope),
@@ -51,7 +56,7 @@ impl Access {
     pub fn token_scope(self) -> Option<TokenScope> {
         match self {
             Access::Token(scope) => Some(scope),
-            Access::Anyone | Access::Link | Access::Guest | Access::Owner => None,
+            Access::Anyone | Access::Link | Access::Guest | Access::Owner | Access::Account => None,
         }
     }
 }
@@ -280,13 +285,14 @@ impl Resource {
 fn with_access(route: Route, access: Access) -> Route {
     match access {
         Access::Token(scope) => takes_token(route, scope),
+        Access::Account => for_accounts(route),
         Access::Anyone | Access::Link | Access::Guest | Access::Owner => route,
     }
 }
 
 /// Every route, grouped by resource, with the credential each needs.
 fn routes(t: &mut Table) {
-    use Access::{Anyone, Guest, Link, Owner, Token};
+    use Access::{Account, Anyone, Guest, Link, Owner, Token};
     use Body::{Files, OneFile, Resumable};
     use TokenScope::{Full, Read, Upload};
     const GET: Method = Method::GET;
@@ -304,7 +310,31 @@ fn routes(t: &mut Table) {
     // Signing in and the owner's settings.
     t.route("/login", GET, Anyone, sign_in::form);
     t.route("/login", POST, Anyone, sign_in::sign_in);
-    t.route("/logout", POST, Owner, sign_in::sign_out);
+    t.route("/logout", POST, Account, sign_in::sign_out);
+    // Accounts: one's own page, the invite links, and the admin's pages and API.
+    t.route("/account", GET, Account, account_pages::show);
+    t.route("/account/password", POST, Account, account_pages::change_password);
+    t.route("/invite/{token}", GET, Anyone, account_pages::invite);
+    t.route("/invite/{token}", POST, Anyone, account_pages::accept_invite);
+    t.names(Some("account"));
+    t.route("/accounts", GET, Owner, account_pages::list);
+    t.route("/accounts", POST, Owner, account_pages::create);
+    t.route("/accounts/{account}/reset", POST, Owner, account_pages::reset);
+    t.route("/accounts/{account}/disable", POST, Owner, account_pages::disable);
+    t.route("/accounts/{account}/enable", POST, Owner, account_pages::enable);
+    t.resource(&["/api/account"], |r| {
+        r.route(GET, Account, accounts::me);
+    });
+    t.resource(&["/api/accounts"], |r| {
+        r.route(GET, Owner, accounts::list).route(POST, Owner, accounts::create);
+    });
+    t.resource(&["/api/accounts/{account}"], |r| {
+        r.route(GET, Owner, accounts::show).route(PATCH, Owner, accounts::edit);
+    });
+    t.resource(&["/api/accounts/{account}/reset"], |r| {
+        r.route(POST, Owner, accounts::reset);
+    });
+    t.names(None);
     // Single sign-on (404 unless configured): the flow, its callback, and linking the owner's identity.
     t.route("/login/oidc", GET, Anyone, single_sign_on::start);
     t.route("/login/oidc/callback", GET, Anyone, single_sign_on::callback);

@@ -7,7 +7,7 @@ use hmac::{Hmac, Mac};
 use sha2::Sha256;
 use tokio::sync::Semaphore;
 
-use crate::domain::{FileId, FilePassword, ShareId};
+use crate::domain::{AccountPassword, FileId, FilePassword, ShareId};
 use crate::store::{Store, StoreError};
 
 /// How long a download grant lasts: enough to finish and resume a large download.
@@ -31,13 +31,33 @@ pub enum PasswordError {
 
 /// The argon2id PHC string of `password`, with a fresh random salt.
 pub async fn hash(password: FilePassword) -> Result<String, PasswordError> {
+    hash_text(password.as_str().to_owned()).await
+}
+
+/// The argon2id PHC string of an account's password, as [`hash`] makes a file's.
+pub async fn hash_account_password(password: AccountPassword) -> Result<String, PasswordError> {
+    hash_text(password.into_string()).await
+}
+
+async fn hash_text(password: String) -> Result<String, PasswordError> {
     let _slot = HASHING_SLOTS.acquire().await?;
     let salt = SaltString::encode_b64(&random_bytes::<16>()).map_err(PasswordError::Hash)?;
     let hashed = tokio::task::spawn_blocking(move || {
-        Argon2::default().hash_password(password.as_str().as_bytes(), &salt).map(|hash| hash.to_string())
+        Argon2::default().hash_password(password.as_bytes(), &salt).map(|hash| hash.to_string())
     })
     .await?;
     hashed.map_err(PasswordError::Hash)
+}
+
+/// [`verify`] against a hash no password matches (one made once, of random bytes, with the same
+/// parameters): what a sign-in with an unknown name, or a name without a password, is checked
+/// against, so it takes as long as a wrong password for a real one.
+pub async fn verify_nothing(candidate: String) -> Result<bool, PasswordError> {
+    static DUMMY: tokio::sync::OnceCell<String> = tokio::sync::OnceCell::const_new();
+    let random = || hex::encode(random_bytes::<16>());
+    let dummy = DUMMY.get_or_try_init(|| hash_text(random())).await?;
+    verify(dummy.clone(), candidate).await?;
+    Ok(false)
 }
 
 /// True when `candidate` is the password whose PHC string is `phc`. A malformed stored hash

@@ -160,7 +160,7 @@ pub async fn guest_upload(
     let limit = guest.max_size();
     let plural = |n: i64, unit: &str| format!("{n} {unit}{}", if n == 1 { "" } else { "s" });
     page(&GuestUploadPage {
-        layout: Layout { title: "Upload".into(), csrf_token: String::new() },
+        layout: Layout { title: "Upload".into(), csrf_token: String::new(), admin: false },
         upload_to: format!("/g/{}/", link.id),
         max_upload: limit.map(|size| size.to_string()).unwrap_or_default(),
         max_upload_bytes: limit.map(|size| size.as_u64().to_string()).unwrap_or_default(),

@@ -1,10 +1,11 @@
-//! The landing page: the upload page for the owner, a short page for everyone else.
+//! The landing page: the upload page for an admin, a member's own account page, a short page for
+//! everyone else.
 
 use actix_web::{HttpRequest, HttpResponse, web};
 
 use crate::error::AppError;
-use crate::owner::Owner;
-use crate::pages::page::{layout, page};
+use crate::owner::{Owner, session};
+use crate::pages::page::{layout, page, see_other};
 use crate::pages::views::{HomePage, Layout, UploadPage, expiry_choices};
 use crate::services::preferences;
 use crate::state::AppState;
@@ -16,8 +17,12 @@ pub async fn index(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
     let Some(owner) = owner else {
+        // A member's session is refused the upload page, so far: its own account page is theirs.
+        if session(&req, &state).await?.is_some() {
+            return Ok(see_other("/account"));
+        }
         let base_url = state.base_url(&req);
-        let layout = Layout { title: "Share files".into(), csrf_token: String::new() };
+        let layout = Layout { title: "Share files".into(), csrf_token: String::new(), admin: false };
         return page(&HomePage { layout, base_url: &base_url, version: env!("CARGO_PKG_VERSION") });
     };
     let default = preferences::default_expiry(&state.ctx).await?;

@@ -1,5 +1,6 @@
 //! The browser interface: HTML pages for the signed-in owner, and the landing page for everyone else.
 
+pub mod accounts;
 pub mod admin;
 pub mod charts;
 pub mod errors;

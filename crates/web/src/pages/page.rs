@@ -9,7 +9,7 @@ use crate::owner::Owner;
 use crate::pages::views::Layout;
 
 pub(crate) fn layout(title: &str, owner: &Owner) -> Layout {
-    Layout { title: title.to_owned(), csrf_token: owner.csrf_token().to_owned() }
+    Layout { title: title.to_owned(), csrf_token: owner.csrf_token().to_owned(), admin: owner.actor().is_admin() }
 }
 
 /// Renders a page as a 200 HTML response (security headers come from the app-wide defaults).

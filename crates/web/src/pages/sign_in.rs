@@ -1,15 +1,17 @@
-//! `/login` and `/logout`: the shared secret (never an API token) buys a session cookie; the page
-//! also offers single sign-on (`single_sign_on`) when it is set.
+//! `/login` and `/logout`: the shared secret (never an API token), or an account's name and
+//! password, buys a session cookie; the page also offers single sign-on (`single_sign_on`) when
+//! it is set.
 
 use actix_web::cookie::{Cookie, SameSite, time::Duration as CookieDuration};
 use actix_web::{HttpRequest, HttpResponse, web};
 use serde::Deserialize;
 
-use crate::domain::AccountId;
+use crate::domain::{AccountId, Actor};
 use crate::error::AppError;
 use crate::owner::{NoFields, OwnerForm};
 use crate::pages::page::{page, see_other};
 use crate::pages::views::{Layout, LoginPage};
+use crate::services::accounts;
 use crate::services::auth::sessions::{self, COOKIE_NAME, LIFETIME};
 use crate::services::throttling::Verdict;
 use crate::state::AppState;
@@ -41,10 +43,17 @@ async fn secret_form(state: &AppState) -> Result<bool, AppError> {
 
 #[derive(Deserialize)]
 pub struct SignIn {
+    /// An account's name; empty (or absent) for the owner's secret.
+    #[serde(default)]
+    name: String,
+    /// The account's password, or the secret.
     secret: String,
 }
 
 /// A new session for every sign-in (any old one is ended), so a session id never outlives a login.
+/// With a name, the account's password; without, the shared secret (never an API token: a session
+/// bought with a token would outlive the token's revocation). Either way wrong answers are
+/// throttled per client, names also per name, and the page never says which part was wrong.
 pub async fn sign_in(
     req: HttpRequest,
     fields: web::Form<SignIn>,
@@ -55,23 +64,43 @@ pub async fn sign_in(
             "signing in with the secret is off here (BLOBDROP_OIDC_ONLY); use single sign-on",
         ));
     }
-    // Only the secret: a session bought with a token would outlive the token's revocation.
-    let verify = async { Ok::<_, AppError>(state.secret.verify(&fields.secret)) };
-    let verdict = state.throttles.owner.attempt(state.client_ip(&req), verify).await?;
-    if let Verdict::Refused(refused) = verdict {
-        return Err(refused.into());
-    }
-    if verdict == Verdict::Wrong {
+    let client = state.client_ip(&req);
+    let actor = if fields.name.trim().is_empty() {
+        let verify = async { Ok::<_, AppError>(state.secret.verify(&fields.secret)) };
+        match state.throttles.owner.attempt(client, verify).await? {
+            Verdict::Right => Some(Actor::OWNER),
+            Verdict::Wrong => None,
+            Verdict::Refused(refused) => return Err(refused.into()),
+        }
+    } else {
+        match accounts::sign_in(&state.ctx, &state.throttles, client, &fields.name, &fields.secret).await? {
+            accounts::SignIn::As(actor) => Some(actor),
+            accounts::SignIn::Wrong => None,
+            accounts::SignIn::Refused(refused) => return Err(refused.into()),
+        }
+    };
+    let Some(actor) = actor else {
         let mut response = login_page(&state, true, false).await?;
         *response.status_mut() = actix_web::http::StatusCode::UNAUTHORIZED;
         return Ok(response);
-    }
+    };
+    start_session(&req, &state, actor.account, if actor.is_admin() { "/" } else { "/account" }).await
+}
+
+/// Ends the request's old session, if any, and starts one of `account` in a new cookie; then
+/// to `next`.
+pub(crate) async fn start_session(
+    req: &HttpRequest,
+    state: &AppState,
+    account: AccountId,
+    next: &str,
+) -> Result<HttpResponse, AppError> {
     if let Some(old) = req.cookie(COOKIE_NAME) {
         sessions::end(&state.ctx, old.value()).await?;
     }
-    let session = sessions::start(&state.ctx, AccountId::OWNER).await?;
-    let mut response = see_other("/");
-    response.add_cookie(&session_cookie(&state, session.token)).map_err(AppError::internal)?;
+    let session = sessions::start(&state.ctx, account).await?;
+    let mut response = see_other(next);
+    response.add_cookie(&session_cookie(state, session.token)).map_err(AppError::internal)?;
     Ok(response)
 }
 

@@ -10,13 +10,15 @@ pub struct Layout {
     pub title: String,
     /// Empty when nobody is signed in; then the navigation is not shown.
     pub csrf_token: String,
+    /// An admin is signed in: the navigation shows every page, not only the account's own.
+    pub admin: bool,
 }
 
 impl Layout {
     /// The layout of a page anyone may see (a link's, an error's, signing in): no navigation, no
     /// CSRF token.
     pub fn for_stranger(title: &str) -> Self {
-        Layout { title: title.to_owned(), csrf_token: String::new() }
+        Layout { title: title.to_owned(), csrf_token: String::new(), admin: false }
     }
 
     pub fn signed_in(&self) -> bool {
@@ -329,6 +331,58 @@ pub struct NewTokenView {
     /// The `.sxcu` file as a `data:` link: the token is never stored, so no URL could serve it later.
     pub sharex_href: String,
     pub flameshot: String,
+}
+
+#[derive(Template)]
+#[template(path = "account.html")]
+pub struct AccountPage {
+    pub layout: Layout,
+    pub name: String,
+    pub role: &'static str,
+    /// The owner signs in with the secret: no password form.
+    pub owner: bool,
+    pub changed: bool,
+    pub error: Option<String>,
+    pub min_password_chars: usize,
+}
+
+#[derive(Template)]
+#[template(path = "invite.html")]
+pub struct InvitePage {
+    pub layout: Layout,
+    pub name: String,
+    /// Where the form posts: the link itself.
+    pub action: String,
+    pub error: Option<String>,
+    pub min_password_chars: usize,
+}
+
+/// One account on the admin's accounts page.
+pub struct AccountRow {
+    pub id: i64,
+    pub name: String,
+    pub role: &'static str,
+    /// `active`, `invited` (no password yet) or `disabled`.
+    pub state: &'static str,
+    pub disabled: bool,
+    pub owner: bool,
+    pub created: String,
+}
+
+/// An invite link just made, shown once.
+pub struct InviteView {
+    pub name: String,
+    pub url: String,
+    pub expires: String,
+}
+
+#[derive(Template)]
+#[template(path = "accounts.html")]
+pub struct AccountsPage {
+    pub layout: Layout,
+    pub accounts: Vec<AccountRow>,
+    pub invite: Option<InviteView>,
+    pub invite_days: i64,
 }
 
 #[derive(Template)]

@@ -1,0 +1,60 @@
+// Journey: the owner adds a person on the accounts page; the person opens the invite link in their
+// own browser, sets a password, lands on their account page (and nothing of the owner's), signs
+// out and back in by name; the owner disables them and their session ends at once.
+
+import assert from 'node:assert/strict';
+import test from 'node:test';
+import { TEST_TIMEOUT, assertNoProblems, openApp, watchPage } from '../helpers.mjs';
+
+test('an admin invites a person, who sets a password and sees only their own account', { timeout: TEST_TIMEOUT }, async (t) => {
+  const { server, browser, page, problems } = await openApp(t);
+
+  await page.goto('/accounts');
+  await page.fill('#account-name', 'anna');
+  await page.selectOption('#account-role', 'member');
+  await Promise.all([page.waitForLoadState('load'), page.click('#account-form [type=submit]')]);
+  const invite = (await page.textContent('#invite-url')).trim();
+  assert.match(invite, new RegExp(`^${server.url}/invite/[A-Za-z0-9_-]{43}$`));
+  const annasRow = page.locator('#accounts tbody tr', { hasText: 'anna' });
+  assert.equal((await annasRow.locator('.state').textContent()).trim(), 'invited');
+
+  // Anna, in a browser of her own.
+  const theirs = await browser.newContext({ baseURL: server.url });
+  t.after(() => theirs.close().catch(() => {}));
+  const anna = await theirs.newPage();
+  const annasProblems = watchPage(anna);
+  await anna.goto(invite);
+  assert.match(await anna.textContent('h1'), /Welcome, anna/);
+  await anna.fill('#invite-password', 'short');
+  assert.equal(await anna.$eval('#invite-password', (input) => input.validity.valid), false, 'the field asks for 8 characters');
+  await anna.fill('#invite-password', 'anna has a good password');
+  await Promise.all([anna.waitForURL(`${server.url}/account`), anna.click('#invite-form [type=submit]')]);
+  assert.equal((await anna.textContent('#account-name')).trim(), 'anna');
+  assert.equal((await anna.textContent('#account-role')).trim(), 'member');
+  assert.equal(await anna.locator('header nav a[href="/files"]').count(), 0, 'no owner pages in a member\'s navigation');
+  assert.equal(await anna.locator('header nav a[href="/account"]').count(), 1);
+  const files = await anna.goto('/files');
+  assert.equal(files.status(), 403);
+
+  // The link worked once.
+  const again = await anna.goto(invite);
+  assert.equal(again.status(), 410);
+
+  // Out, and back in by name.
+  await anna.goto('/account');
+  await Promise.all([anna.waitForURL(/\/login\?signed_out=1$/), anna.click('#logout-form button')]);
+  await anna.fill('#name', 'Anna');
+  await anna.fill('#secret', 'anna has a good password');
+  await Promise.all([anna.waitForURL(`${server.url}/account`), anna.click('#login-form [type=submit]')]);
+
+  // The owner disables her: her next page is the sign-in page.
+  await page.goto('/accounts');
+  page.once('dialog', (dialog) => dialog.accept());
+  await Promise.all([page.waitForURL(`${server.url}/accounts`), page.click('button[aria-label="Disable anna"]')]);
+  assert.equal((await page.locator('#accounts tbody tr', { hasText: 'anna' }).locator('.state').textContent()).trim(), 'disabled');
+  await anna.goto('/account');
+  assert.match(anna.url(), /\/login/);
+
+  assertNoProblems(problems);
+  assertNoProblems(annasProblems);
+});

@@ -1,0 +1,138 @@
+//! The accounts' JSON API: `GET /api/account` (one's own), and the admin's `GET`/`POST
+//! /api/accounts`, `GET`/`PATCH /api/accounts/{account}`, `POST /api/accounts/{account}/reset`.
+
+use actix_web::{HttpRequest, HttpResponse, web};
+use serde::{Deserialize, Serialize};
+use time::OffsetDateTime;
+
+use crate::domain::{AccountId, AccountRecord, Role};
+use crate::error::AppError;
+use crate::owner::{Owner, OwnerJson};
+use crate::pages::accounts::state_of;
+use crate::services::accounts::{self, Invite};
+use crate::state::AppState;
+
+/// An account as the API describes it.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+struct AccountJson {
+    id: i64,
+    name: String,
+    role: Role,
+    /// `active`, `invited` (its invite link not used yet) or `disabled`.
+    #[schema(example = "invited")]
+    state: &'static str,
+    #[serde(with = "time::serde::rfc3339")]
+    created: OffsetDateTime,
+    /// The one-time link where its person sets a password: only in the answer that made it
+    /// (creating the account, or resetting it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    invite_url: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none", with = "time::serde::rfc3339::option")]
+    invite_expires: Option<OffsetDateTime>,
+}
+
+impl AccountJson {
+    fn new(record: &AccountRecord, invite: Option<(&HttpRequest, &AppState, &Invite)>) -> Self {
+        let time = crate::domain::unix_time;
+        AccountJson {
+            id: record.id.0,
+            name: record.name.clone(),
+            role: record.role,
+            state: state_of(record),
+            created: time(record.created_at),
+            invite_url: invite.map(|(req, state, invite)| format!("{}{}", state.base_url(req), invite.path())),
+            invite_expires: invite.map(|(_, _, invite)| time(invite.expires_at.0)),
+        }
+    }
+}
+
+#[utoipa::path(get, path = "/api/account", operation_id = "showOwnAccount", tag = "accounts",
+    responses((status = 200, description = "the account the request acts as", body = AccountJson), (status = 401, description = "no or wrong credentials"), (status = 403, description = "an API token cannot do this")))]
+pub async fn me(owner: Owner, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
+    let actor = owner.actor();
+    let record = accounts::find(&state.ctx, actor, actor.account).await?;
+    Ok(HttpResponse::Ok().json(AccountJson::new(&record, None)))
+}
+
+#[utoipa::path(get, path = "/api/accounts", operation_id = "listAccounts", tag = "accounts",
+    responses((status = 200, description = "every account, the owner's first", body = [AccountJson]), (status = 401, description = "no or wrong credentials"), (status = 403, description = "only an admin may, and never an API token")))]
+pub async fn list(owner: Owner, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
+    let records = accounts::list(&state.ctx, owner.actor()).await?;
+    Ok(HttpResponse::Ok().json(records.iter().map(|record| AccountJson::new(record, None)).collect::<Vec<_>>()))
+}
+
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewAccount {
+    /// What the person signs in with: 1 to 64 letters, digits and `. _ - @`, starting with a
+    /// letter or digit; unique whatever its case.
+    #[schema(min_length = 1, max_length = 64, example = "anna")]
+    name: String,
+    /// Default `member`.
+    role: Option<Role>,
+}
+
+/// 201 with the invite link (shown this once), 409 when the name is taken.
+#[utoipa::path(post, path = "/api/accounts", operation_id = "createAccount", tag = "accounts", request_body = NewAccount,
+    responses((status = 201, description = "the new account, with its invite link", body = AccountJson), (status = 400, description = "a bad body, with a one-line reason"), (status = 401, description = "no or wrong credentials"), (status = 403, description = "only an admin may, and never an API token"), (status = 409, description = "the name is taken")))]
+pub async fn create(
+    req: HttpRequest,
+    new: OwnerJson<NewAccount>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let role = new.body.role.unwrap_or(Role::Member);
+    let (record, invite) = accounts::create(&state.ctx, new.owner.actor(), &new.body.name, role).await?;
+    Ok(private(HttpResponse::Created()).json(AccountJson::new(&record, Some((&req, &state, &invite)))))
+}
+
+/// An answer carrying an invite link is kept by no cache.
+fn private(mut builder: actix_web::HttpResponseBuilder) -> actix_web::HttpResponseBuilder {
+    builder.insert_header((actix_web::http::header::CACHE_CONTROL, "no-store"));
+    builder
+}
+
+#[utoipa::path(get, path = "/api/accounts/{account}", operation_id = "showAccount", tag = "accounts", params(("account" = i64, Path)),
+    responses((status = 200, description = "the account", body = AccountJson), (status = 401, description = "no or wrong credentials"), (status = 403, description = "only an admin may, and never an API token"), (status = 404, description = "no such account")))]
+pub async fn show(
+    owner: Owner,
+    account: web::Path<AccountId>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let record = accounts::find(&state.ctx, owner.actor(), *account).await?;
+    Ok(HttpResponse::Ok().json(AccountJson::new(&record, None)))
+}
+
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AccountChanges {
+    /// True: it cannot sign in, and its sessions end at once. The owner's cannot be disabled.
+    disabled: Option<bool>,
+}
+
+#[utoipa::path(patch, path = "/api/accounts/{account}", operation_id = "editAccount", tag = "accounts", params(("account" = i64, Path)), request_body = AccountChanges,
+    responses((status = 200, description = "the account as it is now", body = AccountJson), (status = 400, description = "a bad body, with a one-line reason"), (status = 401, description = "no or wrong credentials"), (status = 403, description = "only an admin may, never an API token, and never on the owner"), (status = 404, description = "no such account")))]
+pub async fn edit(
+    account: web::Path<AccountId>,
+    changes: OwnerJson<AccountChanges>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let actor = changes.owner.actor();
+    let record = match changes.body.disabled {
+        Some(disabled) => accounts::set_disabled(&state.ctx, actor, *account, disabled).await?,
+        None => accounts::find(&state.ctx, actor, *account).await?,
+    };
+    Ok(HttpResponse::Ok().json(AccountJson::new(&record, None)))
+}
+
+/// Its password is cleared and its sessions end; the new invite link is the way back in.
+#[utoipa::path(post, path = "/api/accounts/{account}/reset", operation_id = "resetAccount", tag = "accounts", params(("account" = i64, Path)),
+    responses((status = 200, description = "the account, with its new invite link", body = AccountJson), (status = 401, description = "no or wrong credentials"), (status = 403, description = "only an admin may, never an API token, and never on the owner"), (status = 404, description = "no such account")))]
+pub async fn reset(
+    req: HttpRequest,
+    owner: Owner,
+    account: web::Path<AccountId>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let (record, invite) = accounts::reset(&state.ctx, owner.actor(), *account).await?;
+    Ok(private(HttpResponse::Ok()).json(AccountJson::new(&record, Some((&req, &state, &invite)))))
+}

@@ -1,0 +1,256 @@
+//! Accounts as people meet them: an admin creates one, its person opens the invite link and sets
+//! a password, signs in by name; members reach their own account only; disabling and resetting
+//! end sessions at once; the owner stays the owner. On both stores.
+
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+
+use crate::browser_pages::{Browser, sign_in as sign_in_as_owner};
+use crate::helpers::{TestApp, spawn_app, spawn_strictly_throttled_app};
+
+const PASSWORD: &str = "correct horse battery";
+
+/// Creates an account through the API; its JSON (with the invite link).
+async fn create(app: &TestApp, name: &str, role: &str) -> Value {
+    let response = app.owner(Method::POST, "/api/accounts").json(&json!({"name": name, "role": role})).send();
+    let response = response.await.unwrap();
+    assert_eq!(response.status(), StatusCode::CREATED);
+    assert_eq!(response.headers()["cache-control"], "no-store");
+    response.json().await.unwrap()
+}
+
+/// The invite link's path, from an account's JSON.
+fn invite_path(account: &Value) -> String {
+    let url = account["invite_url"].as_str().expect("an invite link");
+    url.split_once("/invite/").map(|(_, token)| format!("/invite/{token}")).unwrap()
+}
+
+/// Opens the invite link and sets the password: the person is signed in.
+async fn accept(app: &TestApp, account: &Value, password: &str) -> Browser {
+    let path = invite_path(account);
+    let page = app.client.get(app.url(&path)).send().await.unwrap();
+    assert_eq!(page.status(), StatusCode::OK);
+    assert_eq!(page.headers()["cache-control"], "no-store");
+    assert!(page.text().await.unwrap().contains(account["name"].as_str().unwrap()));
+    let response = app.client.post(app.url(&path)).form(&[("password", password)]).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    browser_of(app, response).await
+}
+
+async fn browser_of(app: &TestApp, signed_in: reqwest::Response) -> Browser {
+    let set_cookie = signed_in.headers()["set-cookie"].to_str().unwrap().to_owned();
+    let cookie = set_cookie.split(';').next().unwrap().to_owned();
+    let page = app.client.get(app.url("/account")).header("cookie", &cookie).send().await.unwrap();
+    assert_eq!(page.status(), StatusCode::OK);
+    let page = page.text().await.unwrap();
+    let csrf = page.split("name=\"csrf-token\" content=\"").nth(1).unwrap().split('"').next().unwrap().to_owned();
+    Browser { cookie, csrf }
+}
+
+/// Signs in by name and password through the page's form.
+async fn sign_in(app: &TestApp, name: &str, password: &str) -> reqwest::Response {
+    app.client.post(app.url("/login")).form(&[("name", name), ("secret", password)]).send().await.unwrap()
+}
+
+#[tokio::test]
+async fn an_invited_person_sets_a_password_and_signs_in_by_name_to_their_own_account_only() {
+    let app = spawn_app().await;
+    let anna = create(&app, "Anna", "member").await;
+    assert_eq!((anna["state"].as_str(), anna["role"].as_str()), (Some("invited"), Some("member")));
+    assert!(anna["invite_url"].as_str().unwrap().starts_with(&app.address));
+    let browser = accept(&app, &anna, PASSWORD).await;
+
+    // The invite link works once.
+    let again = app.client.get(app.url(&invite_path(&anna))).send().await.unwrap();
+    assert_eq!(again.status(), StatusCode::GONE);
+    let reuse = app.client.post(app.url(&invite_path(&anna))).form(&[("password", "another password")]);
+    assert_eq!(reuse.send().await.unwrap().status(), StatusCode::GONE);
+
+    // By name (in any case) and password; a wrong one says nothing about which part was wrong.
+    let signed_in = sign_in(&app, "ANNA", PASSWORD).await;
+    assert_eq!(signed_in.status(), StatusCode::SEE_OTHER);
+    assert_eq!(signed_in.headers()["location"], "/account");
+    for (name, password) in [("anna", "not the password"), ("nobody", PASSWORD), ("", PASSWORD)] {
+        let wrong = sign_in(&app, name, password).await;
+        assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED, "{name}");
+        assert!(wrong.text().await.unwrap().contains("Wrong name, password or secret"), "{name}");
+    }
+
+    // The member's own page and API answer; the owner's routes refuse the member, and the
+    // navigation offers only the account page.
+    let own = browser.get(&app, "/account").await.text().await.unwrap();
+    assert!(own.contains("id=\"account-name\">Anna<") && own.contains("id=\"password-form\""), "{own}");
+    assert!(!own.contains("href=\"/files\""), "a member's navigation shows no owner pages");
+    let me = app.client.get(app.url("/api/account")).header("cookie", &browser.cookie).send().await.unwrap();
+    let me: Value = me.json().await.unwrap();
+    assert_eq!((me["name"].as_str(), me["state"].as_str()), (Some("Anna"), Some("active")));
+    assert!(me.get("invite_url").is_none());
+    let home = browser.get(&app, "/").await;
+    assert_eq!((home.status(), home.headers()["location"].to_str().unwrap()), (StatusCode::SEE_OTHER, "/account"));
+    let file = app.upload("owners.txt", b"the owner's".to_vec()).await;
+    let id = crate::helpers::id_of(&file);
+    for path in
+        ["/files", "/guest-links", "/settings", "/tokens", "/system", "/accounts", "/api/files", "/api/accounts"]
+    {
+        let refused = browser.get(&app, path).await;
+        assert_eq!(refused.status(), StatusCode::FORBIDDEN, "GET {path}");
+    }
+    for path in [format!("/files/{id}"), format!("/files/{id}/preview"), format!("/api/files/{id}")] {
+        assert_eq!(browser.get(&app, &path).await.status(), StatusCode::FORBIDDEN, "GET {path}");
+    }
+    let upload = app.client.put(app.url("/member.txt")).header("cookie", &browser.cookie);
+    let upload = upload.header("x-csrf-token", &browser.csrf).header("origin", &app.address).body("x");
+    assert_eq!(upload.send().await.unwrap().status(), StatusCode::FORBIDDEN);
+    let created = browser.post_form(&app, "/accounts", &[("name", "mallory"), ("role", "admin")]).await;
+    assert_eq!(created.status(), StatusCode::FORBIDDEN);
+    let tokens = browser.post_form(&app, "/tokens", &[("label", "mine")]).await;
+    assert_eq!(tokens.status(), StatusCode::FORBIDDEN);
+    assert_eq!(app.list().await.len(), 1, "the member stored nothing");
+
+    // Signing out works for a member too.
+    let out = browser.post_form(&app, "/logout", &[]).await;
+    assert_eq!(out.status(), StatusCode::SEE_OTHER);
+    assert_eq!(browser.get(&app, "/account").await.status(), StatusCode::SEE_OTHER, "to the sign-in page");
+}
+
+#[tokio::test]
+async fn a_members_session_is_no_key_to_a_protected_file() {
+    let app = spawn_app().await;
+    let url = app.upload("locked.txt", b"secret bytes".to_vec()).await;
+    let path = format!("/api/files/{}", crate::helpers::id_of(&url));
+    let protect = app.owner(Method::PATCH, &path).json(&json!({"password": "file password"})).send().await.unwrap();
+    assert_eq!(protect.status(), StatusCode::OK);
+    let url = url.as_str();
+    let browser = accept(&app, &create(&app, "anna", "member").await, PASSWORD).await;
+    let by_member = app.client.get(url).header("cookie", &browser.cookie).send().await.unwrap();
+    assert_eq!(by_member.status(), StatusCode::UNAUTHORIZED, "the file's password is still asked for");
+    let owner = sign_in_as_owner(&app).await;
+    let by_owner = app.client.get(url).header("cookie", &owner.cookie).send().await.unwrap();
+    assert_eq!(by_owner.status(), StatusCode::OK);
+    assert_eq!(by_owner.bytes().await.unwrap().as_ref(), b"secret bytes");
+}
+
+#[tokio::test]
+async fn an_admin_account_can_do_what_the_owner_does() {
+    let app = spawn_app().await;
+    let bert = accept(&app, &create(&app, "bert", "admin").await, PASSWORD).await;
+    let signed_in = sign_in(&app, "bert", PASSWORD).await;
+    assert_eq!(signed_in.headers()["location"], "/");
+    let page = bert.get(&app, "/accounts").await;
+    assert_eq!(page.status(), StatusCode::OK);
+    let page = page.text().await.unwrap();
+    assert!(page.contains("href=\"/files\"") && page.contains(">bert<") && page.contains(">owner<"), "{page}");
+    let made = bert.post_form(&app, "/accounts", &[("name", "carla"), ("role", "member")]).await;
+    assert_eq!(made.status(), StatusCode::OK);
+    assert_eq!(made.headers()["cache-control"], "no-store");
+    assert!(made.text().await.unwrap().contains("id=\"invite-url\""));
+    assert_eq!(bert.get(&app, "/files").await.status(), StatusCode::OK);
+}
+
+#[tokio::test]
+async fn disabling_an_account_ends_its_sessions_at_once_and_enabling_lets_it_sign_in_again() {
+    let app = spawn_app().await;
+    let anna = create(&app, "anna", "member").await;
+    let id = anna["id"].as_i64().unwrap();
+    let browser = accept(&app, &anna, PASSWORD).await;
+    let disable = app.owner(Method::PATCH, &format!("/api/accounts/{id}")).json(&json!({"disabled": true})).send();
+    let disabled: Value = disable.await.unwrap().json().await.unwrap();
+    assert_eq!(disabled["state"], "disabled");
+    assert_eq!(browser.get(&app, "/account").await.status(), StatusCode::SEE_OTHER, "the session ended");
+    assert_eq!(sign_in(&app, "anna", PASSWORD).await.status(), StatusCode::UNAUTHORIZED);
+    let owner = sign_in_as_owner(&app).await;
+    let enabled = owner.post_form(&app, &format!("/accounts/{id}/enable"), &[]).await;
+    assert_eq!(enabled.status(), StatusCode::SEE_OTHER);
+    assert_eq!(sign_in(&app, "anna", PASSWORD).await.status(), StatusCode::SEE_OTHER);
+}
+
+#[tokio::test]
+async fn a_reset_ends_the_sessions_and_old_password_and_its_new_link_lets_the_person_back_in() {
+    let app = spawn_app().await;
+    let anna = create(&app, "anna", "member").await;
+    let id = anna["id"].as_i64().unwrap();
+    let browser = accept(&app, &anna, PASSWORD).await;
+    let reset = app.owner(Method::POST, &format!("/api/accounts/{id}/reset")).send().await.unwrap();
+    assert_eq!(reset.status(), StatusCode::OK);
+    assert_eq!(reset.headers()["cache-control"], "no-store");
+    let reset: Value = reset.json().await.unwrap();
+    assert_eq!(reset["state"], "invited");
+    assert_eq!(browser.get(&app, "/account").await.status(), StatusCode::SEE_OTHER, "the session ended");
+    assert_eq!(sign_in(&app, "anna", PASSWORD).await.status(), StatusCode::UNAUTHORIZED);
+    accept(&app, &reset, "a newer password").await;
+    assert_eq!(sign_in(&app, "anna", "a newer password").await.status(), StatusCode::SEE_OTHER);
+}
+
+#[tokio::test]
+async fn a_member_changes_their_password_with_the_current_one_and_other_sessions_end() {
+    let app = spawn_app().await;
+    let anna = create(&app, "anna", "member").await;
+    let here = accept(&app, &anna, PASSWORD).await;
+    let elsewhere = browser_of(&app, sign_in(&app, "anna", PASSWORD).await).await;
+    let wrong =
+        here.post_form(&app, "/account/password", &[("current", "not it at all"), ("new", "a newer one")]).await;
+    assert_eq!(wrong.status(), StatusCode::FORBIDDEN);
+    assert!(wrong.text().await.unwrap().contains("id=\"password-error\""));
+    let short = here.post_form(&app, "/account/password", &[("current", PASSWORD), ("new", "short")]).await;
+    assert_eq!(short.status(), StatusCode::BAD_REQUEST);
+    let changed = here.post_form(&app, "/account/password", &[("current", PASSWORD), ("new", "a newer one")]).await;
+    assert_eq!(changed.status(), StatusCode::OK);
+    assert!(changed.text().await.unwrap().contains("id=\"password-changed\""));
+    assert_eq!(here.get(&app, "/account").await.status(), StatusCode::OK, "this session stays");
+    assert_eq!(elsewhere.get(&app, "/account").await.status(), StatusCode::SEE_OTHER, "the other one ended");
+    assert_eq!(sign_in(&app, "anna", PASSWORD).await.status(), StatusCode::UNAUTHORIZED);
+    assert_eq!(sign_in(&app, "anna", "a newer one").await.status(), StatusCode::SEE_OTHER);
+}
+
+#[tokio::test]
+async fn names_are_unique_whatever_their_case_the_owner_stays_and_tokens_manage_no_accounts() {
+    let app = spawn_app().await;
+    create(&app, "anna", "member").await;
+    let taken = app.owner(Method::POST, "/api/accounts").json(&json!({"name": "ANNA"})).send().await.unwrap();
+    assert_eq!(taken.status(), StatusCode::CONFLICT);
+    for body in [json!({"name": ""}), json!({"name": "a b"}), json!({"name": "x", "role": "root"}), json!([1])] {
+        let bad = app.owner(Method::POST, "/api/accounts").json(&body).send().await.unwrap();
+        assert_eq!(bad.status(), StatusCode::BAD_REQUEST, "{body}");
+    }
+    let list: Vec<Value> = app.owner(Method::GET, "/api/accounts").send().await.unwrap().json().await.unwrap();
+    let names: Vec<_> = list.iter().map(|account| account["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["owner", "anna"]);
+    assert_eq!(list[0]["state"], "active");
+    for (method, path) in [(Method::PATCH, "/api/accounts/1"), (Method::POST, "/api/accounts/1/reset")] {
+        let refused = app.owner(method.clone(), path).json(&json!({"disabled": true})).send().await.unwrap();
+        assert_eq!(refused.status(), StatusCode::FORBIDDEN, "{method} {path}");
+    }
+    let unknown = app.owner(Method::GET, "/api/accounts/999").send().await.unwrap();
+    assert_eq!(unknown.status(), StatusCode::NOT_FOUND);
+    let malformed = app.owner(Method::GET, "/api/accounts/x").send().await.unwrap();
+    assert_eq!(malformed.status(), StatusCode::NOT_FOUND);
+    assert_eq!(malformed.text().await.unwrap(), "no such account\n");
+
+    let token = app.owner(Method::POST, "/api/tokens").json(&json!({"label": "script"})).send().await.unwrap();
+    let token: Value = token.json().await.unwrap();
+    let token = token["token"].as_str().unwrap();
+    for (method, path) in
+        [(Method::GET, "/api/accounts"), (Method::POST, "/api/accounts"), (Method::GET, "/api/account")]
+    {
+        let refused = app.client.request(method.clone(), app.url(path)).bearer_auth(token).json(&json!({"name": "t"}));
+        assert_eq!(refused.send().await.unwrap().status(), StatusCode::FORBIDDEN, "{method} {path}");
+    }
+    let list: Vec<Value> = app.owner(Method::GET, "/api/accounts").send().await.unwrap().json().await.unwrap();
+    assert_eq!(list.len(), 2, "no token made an account");
+}
+
+#[tokio::test]
+async fn wrong_account_passwords_are_throttled_as_the_secret_is() {
+    let app = spawn_strictly_throttled_app().await;
+    let anna = create(&app, "anna", "member").await;
+    accept(&app, &anna, PASSWORD).await;
+    // Three wrong guesses pass the burst; the fourth is refused, and then the right password is
+    // refused too, so being refused tells a guesser nothing.
+    for _ in 0..3 {
+        assert_eq!(sign_in(&app, "anna", "wrong guess!").await.status(), StatusCode::UNAUTHORIZED);
+    }
+    assert_eq!(sign_in(&app, "Anna", "wrong guess!").await.status(), StatusCode::TOO_MANY_REQUESTS);
+    let refused = sign_in(&app, "anna", PASSWORD).await;
+    assert_eq!(refused.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert!(refused.headers().contains_key("retry-after"));
+}
