@@ -254,3 +254,82 @@ async fn wrong_account_passwords_are_throttled_as_the_secret_is() {
     assert_eq!(refused.status(), StatusCode::TOO_MANY_REQUESTS);
     assert!(refused.headers().contains_key("retry-after"));
 }
+
+/// The statements that fill a database of the release before accounts: a file with its chunk, a
+/// guest link, an API token, a webhook and a browser session, as that release wrote them.
+fn rows_of_the_release_before(blob: &str, file: &str, link: &str) -> Vec<String> {
+    let hello_sha256 = crate::helpers::sha256(b"hello");
+    vec![
+        format!(
+            "INSERT INTO files (id, filename, content_type, file_size, chunk_size, sha256, created_at, state) \
+             VALUES ('{file}', 'old.txt', 'text/plain', 5, 32768, '{hello_sha256}', 1700000000, 'ready')"
+        ),
+        format!("INSERT INTO file_chunks (file_id, idx, data) VALUES ('{file}', 0, {blob})"),
+        format!("INSERT INTO guest_links (id, label, created_at) VALUES ('{link}', 'old link', 1700000000)"),
+        format!(
+            "INSERT INTO api_tokens (label, token_sha256, created_at) VALUES ('old token', '{}', 1700000000)",
+            crate::helpers::sha256(b"an old token")
+        ),
+        "INSERT INTO webhooks (url, events, format, secret, created_at) \
+         VALUES ('http://127.0.0.1:9/', 'file.expired', 'generic', 's', 1700000000)"
+            .into(),
+        format!(
+            "INSERT INTO sessions (token_sha256, csrf_token, created_at, expires_at) VALUES ('{}', 'csrf', 1700000000, 4000000000)",
+            crate::helpers::sha256(b"an old session")
+        ),
+    ]
+}
+
+/// A database the release before accounts made (its migrations only, and rows as it wrote them)
+/// is migrated on the first start: everything it holds is the owner's, and still works.
+#[tokio::test]
+async fn a_database_of_the_release_before_accounts_migrates_and_all_it_holds_is_the_owners() {
+    use blobdrop::store::DatabaseLocation;
+    use sqlx::{Connection, Executor};
+
+    let folder = tempfile::tempdir().unwrap();
+    let settings = crate::helpers::test_settings(folder.path());
+    let (file, link) =
+        (blobdrop::domain::FileId::random().to_string(), blobdrop::domain::GuestLinkId::random().to_string());
+    let rows = |blob| rows_of_the_release_before(blob, &file, &link);
+    match &settings.database.db {
+        DatabaseLocation::Sqlite(path) => {
+            let mut migrator = sqlx::migrate!("./migrations/sqlite");
+            migrator.migrations = migrator.migrations.iter().filter(|m| m.version < 19).cloned().collect();
+            let options = sqlx::sqlite::SqliteConnectOptions::new().filename(path).create_if_missing(true);
+            let mut db = sqlx::SqliteConnection::connect_with(&options).await.unwrap();
+            migrator.run(&mut db).await.unwrap();
+            for statement in rows("X'68656c6c6f'") {
+                db.execute(statement.as_str()).await.unwrap();
+            }
+            db.close().await.unwrap();
+        }
+        DatabaseLocation::Postgres(url) => {
+            let mut migrator = sqlx::migrate!("./migrations/postgres");
+            migrator.migrations = migrator.migrations.iter().filter(|m| m.version < 20).cloned().collect();
+            let mut db = sqlx::PgConnection::connect(url).await.unwrap();
+            migrator.run(&mut db).await.unwrap();
+            for statement in rows("'\\x68656c6c6f'::bytea") {
+                db.execute(statement.as_str()).await.unwrap();
+            }
+            db.close().await.unwrap();
+        }
+    }
+    let app = crate::helpers::spawn_app_on(folder, settings).await;
+    let db = app.db().await;
+    for table in ["files", "guest_links", "api_tokens", "webhooks", "sessions"] {
+        let owners: Vec<i64> = db.scalars(&format!("SELECT account_id FROM {table}")).await;
+        assert_eq!(owners, [1], "{table}");
+    }
+    // The owner's file downloads, its guest link takes uploads, its session is signed in.
+    let files = app.list().await;
+    assert_eq!(files.len(), 1);
+    assert_eq!(app.download(files[0]["url"].as_str().unwrap()).await, b"hello");
+    let guest = app.client.put(app.url(&format!("/g/{link}/guest.txt"))).body("from a guest").send().await.unwrap();
+    assert_eq!(guest.status(), StatusCode::CREATED);
+    let session = app.client.get(app.url("/files")).header("cookie", "blobdrop_session=an old session").send();
+    assert_eq!(session.await.unwrap().status(), StatusCode::OK);
+    let accounts: Vec<Value> = app.owner(Method::GET, "/api/accounts").send().await.unwrap().json().await.unwrap();
+    assert_eq!(accounts.len(), 1);
+    assert_eq!((accounts[0]["id"].as_i64(), accounts[0]["role"].as_str()), (Some(1), Some("admin")));
+}
