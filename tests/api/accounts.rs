@@ -333,3 +333,64 @@ async fn a_database_of_the_release_before_accounts_migrates_and_all_it_holds_is_
     assert_eq!(accounts.len(), 1);
     assert_eq!((accounts[0]["id"].as_i64(), accounts[0]["role"].as_str()), (Some(1), Some("admin")));
 }
+
+/// A token acts as the account that made it, with the account's role as it is at each request: a
+/// demoted admin's token is refused on the next request, a disabled account's is not a credential.
+#[tokio::test]
+async fn a_token_never_outranks_its_account_demoted_or_disabled() {
+    let app = spawn_app().await;
+    let bert = create(&app, "bert", "admin").await;
+    let id = bert["id"].as_i64().unwrap();
+    let browser = accept(&app, &bert, PASSWORD).await;
+    let made = app.client.post(app.url("/api/tokens")).header("cookie", &browser.cookie);
+    let made =
+        made.header("x-csrf-token", &browser.csrf).header("origin", &app.address).json(&json!({"label": "bert's"}));
+    let made = made.send().await.unwrap();
+    assert_eq!(made.status(), StatusCode::CREATED);
+    let token = made.json::<Value>().await.unwrap()["token"].as_str().unwrap().to_owned();
+    let files = || app.client.get(app.url("/api/files")).bearer_auth(&token).send();
+    assert_eq!(files().await.unwrap().status(), StatusCode::OK);
+
+    let demote = app.owner(Method::PATCH, &format!("/api/accounts/{id}")).json(&json!({"role": "member"})).send();
+    let demoted: Value = demote.await.unwrap().json().await.unwrap();
+    assert_eq!(demoted["role"], "member");
+    let refused = files().await.unwrap();
+    assert_eq!(refused.status(), StatusCode::FORBIDDEN, "the very next request");
+    assert!(refused.text().await.unwrap().contains("only an admin"));
+    let upload = app.client.put(app.url("/by-token.txt")).bearer_auth(&token).body("x").send().await.unwrap();
+    assert_eq!(upload.status(), StatusCode::FORBIDDEN);
+    assert_eq!(browser.get(&app, "/files").await.status(), StatusCode::FORBIDDEN, "and the session too");
+
+    let promote = app.owner(Method::PATCH, &format!("/api/accounts/{id}")).json(&json!({"role": "admin"})).send();
+    assert_eq!(promote.await.unwrap().status(), StatusCode::OK);
+    assert_eq!(files().await.unwrap().status(), StatusCode::OK);
+    let disable = app.owner(Method::PATCH, &format!("/api/accounts/{id}")).json(&json!({"disabled": true})).send();
+    assert_eq!(disable.await.unwrap().status(), StatusCode::OK);
+    assert_eq!(files().await.unwrap().status(), StatusCode::UNAUTHORIZED, "no longer a credential");
+
+    let owner = app.owner(Method::PATCH, "/api/accounts/1").json(&json!({"role": "member"})).send().await.unwrap();
+    assert_eq!(owner.status(), StatusCode::FORBIDDEN, "the owner stays an admin");
+    assert_eq!(app.list().await.len(), 0);
+}
+
+#[tokio::test]
+async fn the_accounts_page_makes_a_member_an_admin_and_back() {
+    let app = spawn_app().await;
+    let anna = create(&app, "anna", "member").await;
+    let id = anna["id"].as_i64().unwrap();
+    let annas = accept(&app, &anna, PASSWORD).await;
+    let owner = sign_in_as_owner(&app).await;
+    assert_eq!(annas.get(&app, "/files").await.status(), StatusCode::FORBIDDEN);
+    let promoted = owner.post_form(&app, &format!("/accounts/{id}/role"), &[("role", "admin")]).await;
+    assert_eq!(promoted.status(), StatusCode::SEE_OTHER);
+    assert_eq!(annas.get(&app, "/files").await.status(), StatusCode::OK, "her session is an admin's now");
+    let page = owner.get(&app, "/accounts").await.text().await.unwrap();
+    assert!(page.contains("aria-label=\"Make member anna\""), "{page}");
+    let bad = owner.post_form(&app, &format!("/accounts/{id}/role"), &[("role", "root")]).await;
+    assert_eq!(bad.status(), StatusCode::BAD_REQUEST);
+    let demoted = owner.post_form(&app, &format!("/accounts/{id}/role"), &[("role", "member")]).await;
+    assert_eq!(demoted.status(), StatusCode::SEE_OTHER);
+    assert_eq!(annas.get(&app, "/files").await.status(), StatusCode::FORBIDDEN);
+    let the_owner = owner.post_form(&app, "/accounts/1/role", &[("role", "member")]).await;
+    assert_eq!(the_owner.status(), StatusCode::FORBIDDEN);
+}

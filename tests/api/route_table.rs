@@ -53,6 +53,8 @@ const TABLE: &[(&str, Who, [u16; 7])] = &[
     ("/accounts",                       Owner,    [200, 404, 400, 201, 404, 404, 404]),
     ("/accounts/{account}/reset",       Stranger, [404, 404, 401, 404, 404, 404, 404]),
     ("/accounts/{account}/reset",       Owner,    [404, 404, 400, 404, 404, 404, 404]),
+    ("/accounts/{account}/role",        Stranger, [404, 404, 401, 404, 404, 404, 404]),
+    ("/accounts/{account}/role",        Owner,    [404, 404, 400, 404, 404, 404, 404]),
     ("/accounts/malformed-id/reset",    Stranger, [404, 404, 404, 404, 404, 404, 404]),
     ("/accounts/malformed-id/reset",    Owner,    [404, 404, 404, 404, 404, 404, 404]),
     ("/accounts/{account}/disable",     Stranger, [404, 404, 401, 404, 404, 404, 404]),

@@ -10,6 +10,8 @@ pub struct ApiTokenRecord {
     pub created_at: i64,
     pub last_used_at: Option<i64>,
     pub rights: TokenRights,
+    /// The account it acts as.
+    pub account: super::AccountId,
 }
 
 /// What a token may do: checked at every use, since the token's row is read at every use.

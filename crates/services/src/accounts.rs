@@ -35,7 +35,7 @@ pub enum AccountError {
     NameTaken(String),
     #[error("account not found")]
     Unknown,
-    #[error("the owner signs in with the shared secret; its account cannot be disabled or reset")]
+    #[error("the owner signs in with the shared secret; its account cannot be disabled, reset or demoted")]
     Owner,
     #[error("this invite link was used already or has expired; ask for a new one")]
     InviteGone,
@@ -116,6 +116,17 @@ pub async fn set_disabled(
     admin(by)?;
     refuse_owner(id)?;
     if !ctx.store.accounts().set_disabled(id, disabled).await? {
+        return Err(AccountError::Unknown);
+    }
+    find(ctx, by, id).await
+}
+
+/// Gives an account another role; its sessions and tokens act with it from their next request.
+/// The owner stays an admin.
+pub async fn set_role(ctx: &Context, by: Actor, id: AccountId, role: Role) -> Result<AccountRecord, AccountError> {
+    admin(by)?;
+    refuse_owner(id)?;
+    if !ctx.store.accounts().set_role(id, role).await? {
         return Err(AccountError::Unknown);
     }
     find(ctx, by, id).await

@@ -145,6 +145,8 @@ pub struct NewApiToken<'a> {
     pub label: &'a str,
     pub token_sha256: &'a TokenHash,
     pub rights: TokenRights,
+    /// The account that makes it: the token acts as that account, with its role as it is at each use.
+    pub account: crate::domain::AccountId,
 }
 
 /// A fact about a file's bytes that files stored before it was kept lack, worked out from their

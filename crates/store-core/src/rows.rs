@@ -337,6 +337,7 @@ pub struct ApiTokenRow {
     pub last_used_at: Option<i64>,
     pub scopes: String,
     pub require_encryption: bool,
+    pub account_id: i64,
 }
 
 impl TryFrom<ApiTokenRow> for ApiTokenRecord {
@@ -352,6 +353,7 @@ impl TryFrom<ApiTokenRow> for ApiTokenRecord {
                 scopes: TokenScopes::parse(&row.scopes).map_err(|e| decode_error("scopes", e))?,
                 require_encryption: row.require_encryption,
             },
+            account: crate::domain::AccountId(row.account_id),
         })
     }
 }

@@ -28,4 +28,5 @@ blobdrop_store_core::account_methods! {
     set_disabled: ["UPDATE accounts SET disabled = $1 WHERE id = $2"],
     set_password: ["UPDATE accounts SET password_hash = $1 WHERE id = $2"],
     take_invite: ["DELETE FROM account_invites WHERE token_sha256 = $1 AND expires_at > $2 RETURNING account_id"],
+    set_role: ["UPDATE accounts SET role = $1 WHERE id = $2"],
 }

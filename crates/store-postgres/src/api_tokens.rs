@@ -4,16 +4,17 @@ use super::store::Store;
 
 blobdrop_store_core::api_token_methods! {
     insert: [
-        "INSERT INTO api_tokens (label, token_sha256, created_at, scopes, require_encryption) \
-         VALUES ($1, $2, $3, $4, $5) RETURNING id, label, created_at, last_used_at, scopes, require_encryption"
+        "INSERT INTO api_tokens (label, token_sha256, created_at, scopes, require_encryption, account_id) \
+         VALUES ($1, $2, $3, $4, $5, $6) \
+         RETURNING id, label, created_at, last_used_at, scopes, require_encryption, account_id"
     ],
     find: [
-        "SELECT id, label, created_at, last_used_at, scopes, require_encryption FROM api_tokens \
+        "SELECT id, label, created_at, last_used_at, scopes, require_encryption, account_id FROM api_tokens \
          WHERE token_sha256 = $1"
     ],
     touch: ["UPDATE api_tokens SET last_used_at = $1 WHERE id = $2 AND (last_used_at IS NULL OR last_used_at < $3)"],
     list: [
-        "SELECT id, label, created_at, last_used_at, scopes, require_encryption FROM api_tokens \
+        "SELECT id, label, created_at, last_used_at, scopes, require_encryption, account_id FROM api_tokens \
          ORDER BY created_at DESC, id DESC"
     ],
     delete: ["DELETE FROM api_tokens WHERE id = $1"],

@@ -34,4 +34,5 @@ blobdrop_store_core::account_methods! {
     take_invite: [
         "DELETE FROM account_invites WHERE token_sha256 = ? AND expires_at > ? RETURNING account_id AS \"account_id!\""
     ],
+    set_role: ["UPDATE accounts SET role = ? WHERE id = ?"],
 }

@@ -4,18 +4,19 @@ use super::store::Store;
 
 blobdrop_store_core::api_token_methods! {
     insert: [
-        "INSERT INTO api_tokens (label, token_sha256, created_at, scopes, require_encryption) \
-         VALUES (?, ?, ?, ?, ?) \
-         RETURNING id, label, created_at, last_used_at, scopes, require_encryption AS \"require_encryption: bool\""
+        "INSERT INTO api_tokens (label, token_sha256, created_at, scopes, require_encryption, account_id) \
+         VALUES (?, ?, ?, ?, ?, ?) \
+         RETURNING id, label, created_at, last_used_at, scopes, require_encryption AS \"require_encryption: bool\", \
+         account_id"
     ],
     find: [
         "SELECT id AS \"id!\", label, created_at, last_used_at, scopes, \
-         require_encryption AS \"require_encryption: bool\" FROM api_tokens WHERE token_sha256 = ?"
+         require_encryption AS \"require_encryption: bool\", account_id FROM api_tokens WHERE token_sha256 = ?"
     ],
     touch: ["UPDATE api_tokens SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)"],
     list: [
         "SELECT id AS \"id!\", label, created_at, last_used_at, scopes, \
-         require_encryption AS \"require_encryption: bool\" FROM api_tokens ORDER BY created_at DESC, id DESC"
+         require_encryption AS \"require_encryption: bool\", account_id FROM api_tokens ORDER BY created_at DESC, id DESC"
     ],
     delete: ["DELETE FROM api_tokens WHERE id = ?"],
 }

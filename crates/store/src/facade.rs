@@ -21,7 +21,7 @@ use super::{Attempt, DueDelivery, ExpiringFile, NewDelivery, SealedFile, Session
 use super::{DatabaseLocation, FileFact, OpenError, StoreError, StoreOptions};
 use super::{FinishedResumable, NewApiToken, NewFile, NewResumable, NewShare, ResumableRecord, ResumableUsage};
 use super::{postgres, sqlite};
-use crate::domain::{AccountId, AccountRecord, ApiTokenId, DeliveryId, Timestamp, TokenHash, WebhookId};
+use crate::domain::{AccountId, AccountRecord, ApiTokenId, DeliveryId, Role, Timestamp, TokenHash, WebhookId};
 use crate::domain::{
     ApiTokenRecord, DayTotal, DiskSpace, DownloadRecord, FileChanges, FileCursor, FileListing, FileRecord, Usage,
 };
@@ -279,6 +279,7 @@ aggregates! {
         fn find = find_account(&self, id: AccountId) -> Result<Option<AccountRecord>, StoreError>;
         fn sign_in = account_sign_in(&self, name_key: &str) -> Result<Option<AccountSignIn>, StoreError>;
         fn set_disabled = set_account_disabled(&self, id: AccountId, disabled: bool) -> Result<bool, StoreError>;
+        fn set_role = set_account_role(&self, id: AccountId, role: Role) -> Result<bool, StoreError>;
         fn reset = reset_account(&self, id: AccountId, invite: &NewInvite<'_>) -> Result<bool, StoreError>;
         fn invited = invited_account(&self, token_sha256: &TokenHash, now: Timestamp) -> Result<Option<AccountRecord>, StoreError>;
         fn use_invite = use_invite(&self, token_sha256: &TokenHash, password_hash: &str, now: Timestamp) -> Result<Option<AccountId>, StoreError>;

@@ -105,8 +105,12 @@ pub async fn show(
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AccountChanges {
-    /// True: it cannot sign in, and its sessions end at once. The owner's cannot be disabled.
+    /// True: it cannot sign in, and its sessions and tokens stop working at once. The owner's
+    /// cannot be disabled.
     disabled: Option<bool>,
+    /// Its sessions and tokens act with the new role from their next request. The owner stays
+    /// an admin.
+    role: Option<Role>,
 }
 
 #[utoipa::path(patch, path = "/api/accounts/{account}", operation_id = "editAccount", tag = "accounts", params(("account" = i64, Path)), request_body = AccountChanges,
@@ -117,10 +121,13 @@ pub async fn edit(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
     let actor = changes.owner.actor();
-    let record = match changes.body.disabled {
-        Some(disabled) => accounts::set_disabled(&state.ctx, actor, *account, disabled).await?,
-        None => accounts::find(&state.ctx, actor, *account).await?,
-    };
+    let mut record = accounts::find(&state.ctx, actor, *account).await?;
+    if let Some(role) = changes.body.role {
+        record = accounts::set_role(&state.ctx, actor, *account, role).await?;
+    }
+    if let Some(disabled) = changes.body.disabled {
+        record = accounts::set_disabled(&state.ctx, actor, *account, disabled).await?;
+    }
     Ok(HttpResponse::Ok().json(AccountJson::new(&record, None)))
 }
 

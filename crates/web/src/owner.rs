@@ -19,11 +19,11 @@ use serde::de::DeserializeOwned;
 // session must also prove they come from blobdrop's own pages: the session's CSRF token (and the same
 // Origin, which `request_guard` checks for every change).
 
-use crate::domain::{Actor, TokenRights, TokenScope};
+use crate::domain::{Actor, TokenScope};
 use crate::error::AppError;
 use crate::services::auth::secret::tokens_match;
 use crate::services::auth::sessions::{self, Session};
-use crate::services::auth::tokens;
+use crate::services::auth::tokens::{self, TokenUse};
 use crate::services::intake::Uploader;
 use crate::services::throttling::Verdict;
 use crate::state::{AppState, Head};
@@ -36,20 +36,22 @@ pub const CSRF_HEADER: &str = "x-csrf-token";
 pub enum Owner {
     /// The shared secret was in the Authorization header (scripts, curl).
     Secret,
-    /// An API token was in the Authorization header, with what it may do: only on the routes the
-    /// route table marks with [`takes_token`] for one of its scopes (never a page, tokens or
-    /// webhooks), so revoking it ends all it can do.
-    Token(TokenRights),
+    /// An API token was in the Authorization header, with what it may do and whom it acts as: only
+    /// on the routes the route table marks with [`takes_token`] for one of its scopes (never a
+    /// page, tokens or webhooks), and only as far as its account's role reaches now, so revoking
+    /// it, or disabling or demoting its account, ends what it can do at once.
+    Token(TokenUse),
     /// A browser session; `session.csrf_token` is what its pages must send back.
     Browser(Session),
 }
 
 impl Owner {
-    /// Who the request acts as: the secret and API tokens (which only the owner makes, so far)
-    /// act as the owner; a session as its account, with its role as it is now.
+    /// Who the request acts as: the secret as the owner; a token or a session as its account,
+    /// with the account's role as it is now.
     pub fn actor(&self) -> Actor {
         match self {
-            Owner::Secret | Owner::Token(_) => Actor::OWNER,
+            Owner::Secret => Actor::OWNER,
+            Owner::Token(token) => token.actor,
             Owner::Browser(session) => session.actor,
         }
     }
@@ -66,7 +68,7 @@ impl Owner {
 /// The owner as an uploader, under the server's limits (`services::intake`).
 pub fn uploader_of(state: &AppState, owner: &Owner) -> Uploader {
     match owner {
-        Owner::Token(rights) => state.intake.token(rights.require_encryption),
+        Owner::Token(token) => state.intake.token(token.rights.require_encryption),
         Owner::Secret | Owner::Browser(_) => state.intake.owner(),
     }
 }
@@ -130,8 +132,8 @@ pub(crate) fn refuse_token_unless(owner: &Owner, takes: Option<TokenScope>) -> R
         (Owner::Token(_), None) => Err(AppError::Forbidden(
             "an API token cannot do this (pages, tokens and webhooks are not for tokens); use the secret or sign in",
         )),
-        (Owner::Token(rights), Some(needed)) if !rights.scopes.allows(needed) => {
-            Err(AppError::OutOfScope { has: rights.scopes.to_string(), needs: needed.name() })
+        (Owner::Token(token), Some(needed)) if !token.rights.scopes.allows(needed) => {
+            Err(AppError::OutOfScope { has: token.rights.scopes.to_string(), needs: needed.name() })
         }
         _ => Ok(()),
     }
@@ -193,14 +195,14 @@ async fn session_in(headers: &HeaderMap, client: IpAddr, state: &AppState) -> Re
     Ok(sessions::find(&state.ctx, cookie.value()).await?)
 }
 
-/// True for the shared secret and for live API tokens that may read the owner's files (`read`,
+/// True for the shared secret and for live API tokens of an admin that may read files (`read`,
 /// `full`); both are compared by digest only.
 pub async fn is_owner_credential(state: &AppState, candidate: &str) -> Result<bool, AppError> {
     if state.secret.verify(candidate) {
         return Ok(true);
     }
     let rights = tokens::authenticate(&state.ctx, candidate).await?;
-    Ok(rights.is_some_and(|rights| rights.scopes.allows(TokenScope::Read)))
+    Ok(rights.is_some_and(|token| token.actor.is_admin() && token.rights.scopes.allows(TokenScope::Read)))
 }
 
 /// The secret, token or password in the Authorization header, if it holds one.

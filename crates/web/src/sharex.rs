@@ -30,7 +30,7 @@ pub struct NewSharexToken {
     responses((status = 201, description = "a ShareX custom uploader (.sxcu) holding the new token", body = SharexUploader), (status = 400, description = "a bad body, with a one-line reason"), (status = 401, description = "no or wrong credentials"), (status = 403, description = "an API token cannot manage tokens")))]
 pub async fn create(
     req: HttpRequest,
-    _owner: Owner,
+    owner: Owner,
     body: web::Bytes,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
@@ -45,7 +45,7 @@ pub async fn create(
     let label = TokenLabel::parse(new.label.as_deref().unwrap_or(sharex::DEFAULT_LABEL)).map_err(AppError::from)?;
     // ShareX only uploads (and deletes through each file's deletion link).
     let rights = TokenRights { scopes: TokenScopes::UPLOAD, require_encryption: false };
-    let (_, token) = tokens::create(&state.ctx, &label, rights).await?;
+    let (_, token) = tokens::create(&state.ctx, owner.actor(), &label, rights).await?;
     let uploader = sharex::uploader(&state.base_url(&req), &token);
     Ok(HttpResponse::Created()
         .insert_header((header::CONTENT_DISPOSITION, format!("attachment; filename=\"{}\"", sharex::FILE_NAME)))

@@ -90,7 +90,7 @@ impl NewToken {
     responses((status = 201, description = "the new token, with its value (shown this once)", body = TokenJson), (status = 400, description = "a bad body, with a one-line reason"), (status = 401, description = "no or wrong credentials"), (status = 403, description = "an API token cannot manage tokens")))]
 pub async fn create(new: OwnerJson<NewToken>, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
     let (label, rights) = new.body.parse()?;
-    let (record, token) = tokens::create(&state.ctx, &label, rights).await?;
+    let (record, token) = tokens::create(&state.ctx, new.owner.actor(), &label, rights).await?;
     Ok(HttpResponse::Created().json(TokenJson::new(&record, Some(token))))
 }
 

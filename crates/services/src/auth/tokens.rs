@@ -2,30 +2,44 @@
 
 use crate::Context;
 use crate::auth::secret::generate_secret;
-use crate::domain::TokenHash;
+use crate::domain::{Actor, TokenHash};
 use crate::domain::{ApiTokenId, ApiTokenRecord, TokenLabel, TokenRights};
 use crate::store::{NewApiToken, StoreError};
 
 /// A token's last use is written at most this often, so a busy script does not write per request.
 pub const LAST_USED_PRECISION_SECS: i64 = 60;
 
-/// Creates a token with `rights`; the returned string is the only time it exists outside the client.
+/// A live token in use: what it may do, and whom it acts as (its account, with the account's role
+/// as it is now).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TokenUse {
+    pub rights: TokenRights,
+    pub actor: Actor,
+}
+
+/// Creates a token with `rights` that acts as `by`'s account; the returned string is the only
+/// time it exists outside the client.
 pub async fn create(
     ctx: &Context,
+    by: Actor,
     label: &TokenLabel,
     rights: TokenRights,
 ) -> Result<(ApiTokenRecord, String), StoreError> {
     let token = generate_secret();
-    let new = NewApiToken { label: label.as_str(), token_sha256: &TokenHash::of(&token), rights };
+    let new = NewApiToken { label: label.as_str(), token_sha256: &TokenHash::of(&token), rights, account: by.account };
     let record = ctx.store.accounts().create_api_token(&new, ctx.now()).await?;
     Ok((record, token))
 }
 
-/// What `candidate` may do, when it is a live token (read from its row at every use, so a
-/// revoked token is refused at once); notes when it was used (at most once a minute). The lookup
+/// What `candidate` may do and whom it acts as, when it is a live token of an account that is
+/// not disabled (both read at every use, so a revoked token, or one whose account was disabled or
+/// demoted, counts as such at once); notes when it was used (at most once a minute). The lookup
 /// is by the candidate's hash, so no comparison ever runs on the token itself.
-pub async fn authenticate(ctx: &Context, candidate: &str) -> Result<Option<TokenRights>, StoreError> {
+pub async fn authenticate(ctx: &Context, candidate: &str) -> Result<Option<TokenUse>, StoreError> {
     let Some(token) = ctx.store.accounts().find_api_token(&TokenHash::of(candidate)).await? else {
+        return Ok(None);
+    };
+    let Some(account) = ctx.store.accounts().find(token.account).await?.filter(|account| !account.disabled) else {
         return Ok(None);
     };
     let now = ctx.now();
@@ -36,7 +50,7 @@ pub async fn authenticate(ctx: &Context, candidate: &str) -> Result<Option<Token
             tracing::warn!(token_id = token.id.0, ?error, "could not note an API token's last use");
         }
     }
-    Ok(Some(token.rights))
+    Ok(Some(TokenUse { rights: token.rights, actor: Actor { account: account.id, role: account.role } }))
 }
 
 /// Every token, newest first.
@@ -52,7 +66,9 @@ pub async fn revoke(ctx: &Context, id: &ApiTokenId) -> Result<bool, StoreError> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::Timestamp;
+    use crate::domain::{Role, Timestamp};
+
+    const OWNERS: TokenUse = TokenUse { rights: TokenRights::FULL, actor: Actor::OWNER };
 
     async fn context() -> (tempfile::TempDir, Context) {
         let folder = tempfile::tempdir().unwrap();
@@ -64,13 +80,15 @@ mod tests {
     async fn tokens_are_found_by_their_hash_never_by_their_value() {
         let (_folder, ctx) = context().await;
         let store = &ctx.store;
-        let (created, token) = create(&ctx, &TokenLabel::parse("ci").unwrap(), TokenRights::FULL).await.unwrap();
-        assert_eq!(authenticate(&ctx, &token).await.unwrap(), Some(TokenRights::FULL));
+        let (created, token) =
+            create(&ctx, Actor::OWNER, &TokenLabel::parse("ci").unwrap(), TokenRights::FULL).await.unwrap();
+        assert_eq!(authenticate(&ctx, &token).await.unwrap(), Some(OWNERS));
         // A row holding a raw value (as a plain `==` lookup would need) is never matched by it.
         let planted = NewApiToken {
             label: "raw",
             token_sha256: &TokenHash::from_stored("planted-raw-token".into()),
             rights: TokenRights::FULL,
+            account: crate::domain::AccountId::OWNER,
         };
         store.accounts().create_api_token(&planted, Timestamp(0)).await.unwrap();
         assert_eq!(authenticate(&ctx, "planted-raw-token").await.unwrap(), None);
@@ -85,9 +103,10 @@ mod tests {
     async fn last_use_is_noted_at_most_once_a_minute() {
         let (_folder, ctx) = context().await;
         let store = &ctx.store;
-        let (created, token) = create(&ctx, &TokenLabel::parse("ci").unwrap(), TokenRights::FULL).await.unwrap();
+        let (created, token) =
+            create(&ctx, Actor::OWNER, &TokenLabel::parse("ci").unwrap(), TokenRights::FULL).await.unwrap();
         assert_eq!(created.last_used_at, None);
-        assert_eq!(authenticate(&ctx, &token).await.unwrap(), Some(TokenRights::FULL));
+        assert_eq!(authenticate(&ctx, &token).await.unwrap(), Some(OWNERS));
         let first =
             store.accounts().find_api_token(&TokenHash::of(&token)).await.unwrap().unwrap().last_used_at.unwrap();
         // A use noted a minute ago is renewed; one noted just now is left alone.
@@ -103,9 +122,24 @@ mod tests {
     async fn a_revoked_token_no_longer_authenticates() {
         let (_folder, ctx) = context().await;
         let store = &ctx.store;
-        let (created, token) = create(&ctx, &TokenLabel::parse("ci").unwrap(), TokenRights::FULL).await.unwrap();
+        let (created, token) =
+            create(&ctx, Actor::OWNER, &TokenLabel::parse("ci").unwrap(), TokenRights::FULL).await.unwrap();
         assert!(store.accounts().delete_api_token(&created.id).await.unwrap());
         assert_eq!(authenticate(&ctx, &token).await.unwrap(), None);
         assert!(!store.accounts().delete_api_token(&created.id).await.unwrap());
+    }
+
+    #[tokio::test]
+    async fn a_token_acts_with_its_accounts_role_as_it_is_now_and_not_at_all_once_it_is_disabled() {
+        let (_folder, ctx) = context().await;
+        let (bert, _) = crate::accounts::create(&ctx, Actor::OWNER, "bert", Role::Admin).await.unwrap();
+        let admin = Actor { account: bert.id, role: Role::Admin };
+        let (_, token) = create(&ctx, admin, &TokenLabel::parse("ci").unwrap(), TokenRights::FULL).await.unwrap();
+        assert_eq!(authenticate(&ctx, &token).await.unwrap().map(|used| used.actor), Some(admin));
+        crate::accounts::set_role(&ctx, Actor::OWNER, bert.id, Role::Member).await.unwrap();
+        let demoted = Actor { account: bert.id, role: Role::Member };
+        assert_eq!(authenticate(&ctx, &token).await.unwrap().map(|used| used.actor), Some(demoted));
+        crate::accounts::set_disabled(&ctx, Actor::OWNER, bert.id, true).await.unwrap();
+        assert_eq!(authenticate(&ctx, &token).await.unwrap(), None);
     }
 }

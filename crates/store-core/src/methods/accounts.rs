@@ -6,15 +6,29 @@
 /// is taken), `insert_invite` (token hash, account, expiry), `drop_invites` (account),
 /// `end_sessions` (account, the one session hash to keep or ""), `set_disabled` (disabled,
 /// account), `set_password` (hash or NULL, account), `take_invite` (token hash, now; `RETURNING`
-/// its account). `list`, `find`, `invited` and `insert` read `AccountRow`'s columns.
+/// its account), `set_role` (role, account). `list`, `find`, `invited` and `insert` read
+/// `AccountRow`'s columns.
 #[macro_export]
 macro_rules! account_methods {
     (
         list: $list:tt, find: $find:tt, sign_in: $sign_in:tt, invited: $invited:tt, insert: $insert:tt,
         insert_invite: $insert_invite:tt, drop_invites: $drop_invites:tt, end_sessions: $end_sessions:tt,
-        set_disabled: $set_disabled:tt, set_password: $set_password:tt, take_invite: $take_invite:tt $(,)?
+        set_disabled: $set_disabled:tt, set_password: $set_password:tt, take_invite: $take_invite:tt,
+        set_role: $set_role:tt $(,)?
     ) => {
         impl Store {
+            /// Gives an account another role, counted at its sessions' and tokens' next request;
+            /// false when there is no such account.
+            pub async fn set_account_role(
+                &self,
+                id: $crate::domain::AccountId,
+                role: $crate::domain::Role,
+            ) -> Result<bool, $crate::StoreError> {
+                let role = role.as_str();
+                let result = sql!(query, $set_role, role, id.0).execute($crate::flows::Backend::writer(self)).await?;
+                Ok(result.rows_affected() == 1)
+            }
+
             /// Every account, oldest first (the owner first of all).
             pub async fn list_accounts(&self) -> Result<Vec<$crate::domain::AccountRecord>, $crate::StoreError> {
                 use $crate::rows::AccountRow;

@@ -1,6 +1,6 @@
 //! API tokens: only the SHA-256 of each token is stored, and lookups go by that hash.
 
-/// API tokens' methods; binds: `insert` (label, token hash, now, scopes, require encryption;
+/// API tokens' methods; binds: `insert` (label, token hash, now, scopes, require encryption, account;
 /// `RETURNING` the row), `find` (token hash), `touch` (now, id, stale before), `list` (none),
 /// `delete` (id).
 #[macro_export]
@@ -16,7 +16,8 @@ macro_rules! api_token_methods {
                 use $crate::rows::ApiTokenRow;
                 let scopes = token.rights.scopes.to_string();
                 let (label, token_sha256, encrypted) = (token.label, token.token_sha256.as_str(), token.rights.require_encryption);
-                let row = sql!(query_as ApiTokenRow, $insert, label, token_sha256, now, scopes, encrypted)
+                let account = token.account.0;
+                let row = sql!(query_as ApiTokenRow, $insert, label, token_sha256, now, scopes, encrypted, account)
                     .fetch_all($crate::flows::Backend::writer(self))
                     .await
                     .and_then($crate::rows::only_row)?;

@@ -1,6 +1,6 @@
 //! The account pages: one's own (`/account`, changing one's password), an invite link's
 //! (`/invite/{token}`, setting the password), and the admin's list of accounts (`/accounts`:
-//! create one, reset, disable, enable).
+//! create one, change its role, reset, disable, enable).
 
 use actix_web::http::StatusCode;
 use actix_web::http::header::{CACHE_CONTROL, HeaderValue};
@@ -211,6 +211,22 @@ pub async fn reset(
     let (record, invite) = accounts::reset(&state.ctx, form.owner.actor(), *account).await?;
     let view = invite_view(&req, &state, &record, &invite);
     accounts_page(&form.owner, &state, Some(view)).await
+}
+
+#[derive(Deserialize)]
+pub struct RoleForm {
+    role: String,
+}
+
+/// Another role for an account: its sessions and tokens act with it from their next request.
+pub async fn set_role(
+    account: web::Path<AccountId>,
+    form: OwnerForm<RoleForm>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let role = parse_role(&form.fields.role)?;
+    accounts::set_role(&state.ctx, form.owner.actor(), *account, role).await?;
+    Ok(see_other("/accounts"))
 }
 
 pub async fn disable(

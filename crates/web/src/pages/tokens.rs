@@ -43,7 +43,7 @@ pub async fn create(
         None => TokenScopes::FULL,
     };
     let rights = TokenRights { scopes, require_encryption: fields.require_encryption.is_some() };
-    let (record, token) = tokens::create(&state.ctx, &label, rights).await?;
+    let (record, token) = tokens::create(&state.ctx, form.owner.actor(), &label, rights).await?;
     let base_url = state.base_url(&req);
     let uploader = serde_json::to_vec_pretty(&sharex::uploader(&base_url, &token)).map_err(AppError::internal)?;
     let new_token = NewTokenView {
