@@ -72,6 +72,7 @@ fn records(rows: usize) -> Vec<(FileRecord, String)> {
                 guest_link_id: None,
                 guest_link_label: None,
                 password_protected: i % 11 == 0,
+                account: blobdrop::domain::AccountId::OWNER,
             };
             (file, url)
         })

@@ -394,3 +394,149 @@ async fn the_accounts_page_makes_a_member_an_admin_and_back() {
     let the_owner = owner.post_form(&app, "/accounts/1/role", &[("role", "member")]).await;
     assert_eq!(the_owner.status(), StatusCode::FORBIDDEN);
 }
+
+/// What an account makes is recorded as its own: uploads by its session, its token (raw and
+/// resumable), its guest links' uploads, its shares, guest links and webhooks. The owner's stay
+/// the owner's.
+#[tokio::test]
+async fn what_an_account_makes_is_recorded_as_its_own() {
+    let app = spawn_app().await;
+    let bert = create(&app, "bert", "admin").await;
+    let id = bert["id"].as_i64().unwrap();
+    let browser = accept(&app, &bert, PASSWORD).await;
+    let as_bert = |method: Method, path: &str| {
+        let request = app.client.request(method, app.url(path)).header("cookie", &browser.cookie);
+        request.header("x-csrf-token", &browser.csrf).header("origin", &app.address)
+    };
+    let by_session = as_bert(Method::PUT, "/by-session.txt").body("bert's").send().await.unwrap();
+    assert_eq!(by_session.status(), StatusCode::CREATED);
+    let token = as_bert(Method::POST, "/api/tokens").json(&json!({"label": "bert's"})).send().await.unwrap();
+    let token = token.json::<Value>().await.unwrap()["token"].as_str().unwrap().to_owned();
+    let by_token = app.client.put(app.url("/by-token.txt")).bearer_auth(&token).body("bert's too").send();
+    assert_eq!(by_token.await.unwrap().status(), StatusCode::CREATED);
+    let resumable = app.client.post(app.url("/api/uploads")).bearer_auth(&token).header("tus-resumable", "1.0.0");
+    let resumable = resumable.header("upload-length", "5").header("upload-metadata", "filename cmVzdW1lZC50eHQ=");
+    let resumable = resumable.header("content-type", "application/offset+octet-stream").body("tus!!").send();
+    assert_eq!(resumable.await.unwrap().status(), StatusCode::CREATED);
+    let link = as_bert(Method::POST, "/api/guest-links").json(&json!({"label": "bert's link"})).send().await.unwrap();
+    let link = link.json::<Value>().await.unwrap()["id"].as_str().unwrap().to_owned();
+    let guest = app.client.put(app.url(&format!("/g/{link}/from-a-guest.txt"))).body("a guest's").send().await.unwrap();
+    assert_eq!(guest.status(), StatusCode::CREATED);
+    let files: Vec<Value> = as_bert(Method::GET, "/api/files").send().await.unwrap().json().await.unwrap();
+    let ids: Vec<Value> = files.iter().map(|file| file["id"].clone()).collect();
+    let share = as_bert(Method::POST, "/api/shares").json(&json!({"name": "bert's share", "files": ids})).send();
+    assert_eq!(share.await.unwrap().status(), StatusCode::CREATED);
+    let hook = json!({"url": "http://127.0.0.1:9/", "events": ["file.expired"]});
+    assert_eq!(as_bert(Method::POST, "/api/webhooks").json(&hook).send().await.unwrap().status(), StatusCode::CREATED);
+    app.upload("owners.txt", b"the owner's".to_vec()).await;
+
+    let db = app.db().await;
+    let of = |table: &str| format!("SELECT account_id FROM {table} ORDER BY created_at, account_id");
+    let files: Vec<i64> = db.scalars("SELECT account_id FROM files WHERE filename <> 'owners.txt'").await;
+    assert_eq!(files, [id; 4], "session, token, resumable and guest uploads");
+    let owners: Vec<i64> = db.scalars("SELECT account_id FROM files WHERE filename = 'owners.txt'").await;
+    assert_eq!(owners, [1]);
+    for table in ["guest_links", "shares", "webhooks", "api_tokens"] {
+        let accounts: Vec<i64> = db.scalars(&of(table)).await;
+        assert_eq!(accounts, [id], "{table}");
+    }
+}
+
+/// An admin's browser and a full token of theirs.
+async fn admin_with_token(app: &TestApp, name: &str) -> (i64, Browser, String) {
+    let account = create(app, name, "admin").await;
+    let browser = accept(app, &account, PASSWORD).await;
+    let token = app.client.post(app.url("/api/tokens")).header("cookie", &browser.cookie);
+    let token = token.header("x-csrf-token", &browser.csrf).header("origin", &app.address);
+    let token = token.json(&json!({"label": name})).send().await.unwrap();
+    let token = token.json::<Value>().await.unwrap()["token"].as_str().unwrap().to_owned();
+    (account["id"].as_i64().unwrap(), browser, token)
+}
+
+/// A guest link of `token`'s account, and the ids and links of two guests' uploads through it.
+async fn guest_link_with_uploads(app: &TestApp, token: &str) -> (String, Vec<String>, Vec<String>) {
+    let link = app.client.post(app.url("/api/guest-links")).bearer_auth(token).json(&json!({"label": "drop box"}));
+    let link = link.send().await.unwrap().json::<Value>().await.unwrap()["id"].as_str().unwrap().to_owned();
+    let mut urls = Vec::new();
+    for name in ["guest-1.bin", "guest-2.bin"] {
+        let put = app.client.put(app.url(&format!("/g/{link}/{name}"))).body(crate::helpers::test_bytes(40_000));
+        let put = put.send().await.unwrap();
+        assert_eq!(put.status(), StatusCode::CREATED);
+        urls.push(put.text().await.unwrap().trim().to_owned());
+    }
+    let ids = urls.iter().map(|url| crate::helpers::id_of(url)).collect();
+    (link, ids, urls)
+}
+
+#[tokio::test]
+async fn deleting_an_account_deletes_or_gives_away_what_it_made_and_touches_nothing_else() {
+    let app = spawn_app().await;
+    let owners_bytes = crate::helpers::test_bytes(100_000);
+    let owners = app.upload("owners.bin", owners_bytes.clone()).await;
+    let (carla, _, carlas_token) = admin_with_token(&app, "carla").await;
+    let carlas = app.client.put(app.url("/carlas.bin")).bearer_auth(&carlas_token).body(b"carla's".to_vec());
+    let carlas = carlas.send().await.unwrap().text().await.unwrap().trim().to_owned();
+
+    // Bert made a guest link, a share of a guest's uploads through it, and a webhook.
+    let (bert, berts_browser, berts_token) = admin_with_token(&app, "bert").await;
+    let (link, guest_files, guest_urls) = guest_link_with_uploads(&app, &berts_token).await;
+    let share = app.client.post(app.url("/api/shares")).bearer_auth(&berts_token);
+    let share = share.json(&json!({"name": "from the guests", "files": guest_files})).send().await.unwrap();
+    assert_eq!(share.status(), StatusCode::CREATED);
+    let share_url = share.json::<Value>().await.unwrap()["url"].as_str().unwrap().to_owned();
+    let spec = json!({"url": "http://127.0.0.1:9/", "events": ["file.expired"]});
+    let hook = app.client.post(app.url("/api/webhooks")).header("cookie", &berts_browser.cookie);
+    let hook = hook.header("x-csrf-token", &berts_browser.csrf).header("origin", &app.address).json(&spec);
+    assert_eq!(hook.send().await.unwrap().status(), StatusCode::CREATED);
+
+    // Refusals first: each changes nothing.
+    let path = format!("/api/accounts/{bert}");
+    for (query, status) in [
+        ("", StatusCode::BAD_REQUEST),
+        (&format!("?give_to={bert}")[..], StatusCode::BAD_REQUEST),
+        ("?give_to=999", StatusCode::BAD_REQUEST),
+        ("?delete_files=false", StatusCode::BAD_REQUEST),
+    ] {
+        let refused = app.owner(Method::DELETE, &format!("{path}{query}")).send().await.unwrap();
+        assert_eq!(refused.status(), status, "{query}");
+    }
+    let the_owner = app.owner(Method::DELETE, "/api/accounts/1?delete_files=true").send().await.unwrap();
+    assert_eq!(the_owner.status(), StatusCode::FORBIDDEN);
+    assert_eq!(app.get(&guest_urls[0]).await.status(), StatusCode::OK);
+
+    let deleted = app.owner(Method::DELETE, &format!("{path}?delete_files=true")).send().await.unwrap();
+    assert_eq!(deleted.status(), StatusCode::NO_CONTENT);
+    assert_eq!(app.owner(Method::GET, &path).send().await.unwrap().status(), StatusCode::NOT_FOUND);
+    for url in guest_urls.iter().chain([&share_url]) {
+        assert_eq!(app.get(url).await.status(), StatusCode::NOT_FOUND, "{url}");
+    }
+    let guest_page = app.get(&app.url(&format!("/g/{link}"))).await;
+    assert_eq!(guest_page.status(), StatusCode::NOT_FOUND);
+    let hooks: Vec<Value> = app.owner(Method::GET, "/api/webhooks").send().await.unwrap().json().await.unwrap();
+    assert!(hooks.is_empty(), "{hooks:?}");
+    let token = app.client.get(app.url("/api/files")).bearer_auth(&berts_token).send().await.unwrap();
+    assert_eq!(token.status(), StatusCode::UNAUTHORIZED);
+    assert_eq!(berts_browser.get(&app, "/files").await.status(), StatusCode::SEE_OTHER, "signed out");
+    // Everyone else's files are as they were, byte for byte.
+    assert_eq!(crate::helpers::sha256(&app.download(&owners).await), crate::helpers::sha256(&owners_bytes));
+    assert_eq!(app.download(&carlas).await, b"carla's");
+    let names: Vec<Value> = app.owner(Method::GET, "/api/accounts").send().await.unwrap().json().await.unwrap();
+    assert_eq!(names.iter().map(|account| account["id"].as_i64().unwrap()).collect::<Vec<_>>(), [1, carla]);
+
+    // Dave's are given to Carla: his guest link goes on taking uploads, as hers.
+    let (dave, _, daves_token) = admin_with_token(&app, "dave").await;
+    let (link, _, guest_urls) = guest_link_with_uploads(&app, &daves_token).await;
+    let given = app.owner(Method::DELETE, &format!("/api/accounts/{dave}?give_to={carla}")).send().await.unwrap();
+    assert_eq!(given.status(), StatusCode::NO_CONTENT);
+    assert_eq!(app.get(&guest_urls[1]).await.status(), StatusCode::OK);
+    let more = app.client.put(app.url(&format!("/g/{link}/later.txt"))).body("later").send().await.unwrap();
+    assert_eq!(more.status(), StatusCode::CREATED);
+    let db = app.db().await;
+    let carlas_now: Vec<i64> =
+        db.scalars("SELECT account_id FROM files WHERE filename LIKE 'guest-%' OR filename = 'later.txt'").await;
+    assert_eq!(carlas_now, [carla; 3]);
+    let links: Vec<i64> = db.scalars("SELECT account_id FROM guest_links").await;
+    assert_eq!(links, [carla]);
+    let tokens: i64 = db.scalar(&format!("SELECT COUNT(*) FROM api_tokens WHERE account_id = {dave}")).await;
+    assert_eq!(tokens, 0, "tokens are never given away");
+}

@@ -382,6 +382,7 @@ pub fn new_file<'a>(
         expires_at: None,
         max_downloads: None,
         deletion_token_sha256,
+        account: blobdrop::domain::AccountId::OWNER,
     }
 }
 

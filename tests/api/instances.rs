@@ -122,6 +122,7 @@ async fn a_dead_instances_upload_is_purged_once_its_lease_ran_out_and_not_before
         expires_at: None,
         max_downloads: None,
         deletion_token_sha256: &blobdrop::domain::TokenHash::of("its deletion token"),
+        account: blobdrop::domain::AccountId::OWNER,
     };
     dead.uploads().create(&file).await.unwrap();
     dead.chunks().insert(&id, 0, vec![bytes::Bytes::from(test_bytes(32_768))]).await.unwrap();

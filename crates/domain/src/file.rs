@@ -23,6 +23,8 @@ pub struct FileRecord {
     pub guest_link_label: Option<String>,
     /// Downloads need a password; its hash is read only by `file_password_hash`.
     pub password_protected: bool,
+    /// The account it belongs to: the uploader's, or for a guest's upload the guest link's.
+    pub account: crate::AccountId,
 }
 
 impl FileRecord {

@@ -211,6 +211,7 @@ mod tests {
             disabled: false,
             share_batches: false,
             require_encryption: false,
+            account: crate::AccountId::OWNER,
         }
     }
 
@@ -318,6 +319,8 @@ pub struct GuestLinkRecord {
     pub share_batches: bool,
     /// Only age-encrypted files are taken (see `GuestLinkTerms::require_encryption`).
     pub require_encryption: bool,
+    /// The account that made it: its guests' uploads are that account's.
+    pub account: crate::AccountId,
 }
 
 impl GuestLinkRecord {

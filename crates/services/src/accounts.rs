@@ -14,6 +14,7 @@ use crate::domain::{
     AccountId, AccountName, AccountNameError, AccountPassword, AccountPasswordError, AccountRecord, Actor, Role,
     Timestamp, TokenHash, name_key,
 };
+pub use crate::store::Bequest;
 use crate::store::{NewAccount, NewInvite, StoreError};
 use crate::throttling::{Refused, Throttles, Verdict, attempt_by_client_and_name};
 
@@ -37,6 +38,10 @@ pub enum AccountError {
     Unknown,
     #[error("the owner signs in with the shared secret; its account cannot be disabled, reset or demoted")]
     Owner,
+    #[error("an account's files cannot be given to the account itself")]
+    HeirIsItself,
+    #[error("the account to give the files to does not exist")]
+    NoHeir,
     #[error("this invite link was used already or has expired; ask for a new one")]
     InviteGone,
     #[error("the current password is wrong")]
@@ -130,6 +135,27 @@ pub async fn set_role(ctx: &Context, by: Actor, id: AccountId, role: Role) -> Re
         return Err(AccountError::Unknown);
     }
     find(ctx, by, id).await
+}
+
+/// Deletes an account (never the owner's): its files, shares, guest links and webhooks are
+/// deleted or given to another account as `bequest` says, in the same commit that ends its
+/// tokens, sessions and invites. Nothing of any other account's is touched.
+pub async fn delete(ctx: &Context, by: Actor, id: AccountId, bequest: Bequest) -> Result<(), AccountError> {
+    admin(by)?;
+    refuse_owner(id)?;
+    if let Bequest::GiveTo(heir) = bequest {
+        if heir == id {
+            return Err(AccountError::HeirIsItself);
+        }
+        find(ctx, by, heir).await.map_err(|_| AccountError::NoHeir)?;
+    }
+    if !ctx.store.accounts().delete(id, bequest).await? {
+        return Err(AccountError::Unknown);
+    }
+    if bequest == Bequest::Delete {
+        ctx.cleanup.wake();
+    }
+    Ok(())
 }
 
 /// Resets an account: its password is cleared, its sessions and older invite links end, and the

@@ -11,6 +11,7 @@ use std::path::Path;
 use tokio::sync::mpsc;
 
 use crate::Context;
+use crate::domain::AccountId;
 use crate::domain::guess_content_type;
 use crate::domain::{AgeCheck, FileRecord};
 use crate::domain::{ByteSize, FileId, FileName, FolderPath, UploadOptions};
@@ -254,6 +255,7 @@ pub struct ImportedFile {
 pub async fn import(
     ctx: &Context,
     path: &Path,
+    account: AccountId,
     max_size: Option<ByteSize>,
     require_age: bool,
 ) -> Result<Vec<ImportedFile>, ImportError> {
@@ -271,7 +273,7 @@ pub async fn import(
         Ok::<_, BundleError>(())
     });
     let mut sealed = Vec::with_capacity(files.len());
-    let stored = store_files(ctx, &files, max_size, require_age, &mut received, &mut sealed).await;
+    let stored = store_files(ctx, &files, account, max_size, require_age, &mut received, &mut sealed).await;
     let imported: Vec<ImportedFile> = sealed
         .iter()
         .zip(&files)
@@ -312,6 +314,7 @@ pub async fn import(
             max_downloads: None,
             password: None,
             require_encryption: false,
+            account,
         };
         shares::create(ctx, options, &members, ctx.now()).await?;
     }
@@ -323,10 +326,11 @@ pub async fn import(
 pub async fn import_visible(
     ctx: &Context,
     path: &Path,
+    account: AccountId,
     max_size: Option<ByteSize>,
     require_age: bool,
 ) -> Result<Vec<(FileRecord, String)>, ImportError> {
-    let imported = import(ctx, path, max_size, require_age).await?;
+    let imported = import(ctx, path, account, max_size, require_age).await?;
     let now = ctx.now();
     let mut files = Vec::with_capacity(imported.len());
     for file in imported {
@@ -343,6 +347,7 @@ pub async fn import_visible(
 async fn store_files(
     ctx: &Context,
     files: &[BundledFile],
+    account: AccountId,
     max_size: Option<ByteSize>,
     require_age: bool,
     pieces: &mut mpsc::Receiver<Vec<u8>>,
@@ -356,6 +361,7 @@ async fn store_files(
             content_type: guess_content_type(&file.name, Some(&file.content_type)),
             options: UploadOptions::default(),
             guest_link: None,
+            account,
         };
         let mut upload = Upload::begin(ctx, &meta, max_size, &memory).await?;
         let mut age = require_age.then(AgeCheck::new);
@@ -396,6 +402,7 @@ mod tests {
             content_type: "application/octet-stream".into(),
             options: UploadOptions::default(),
             guest_link: None,
+            account: AccountId::OWNER,
         };
         let mut upload = Upload::begin(ctx, &meta, None, &UploadMemory::for_one_upload()).await.unwrap();
         upload.write(bytes.to_vec().into()).await.unwrap();
@@ -422,7 +429,7 @@ mod tests {
         assert!(status.success());
         assert_eq!(std::fs::read(folder.path().join("large.bin")).unwrap(), large);
 
-        let imported = import(&ctx, &path, None, false).await.unwrap();
+        let imported = import(&ctx, &path, AccountId::OWNER, None, false).await.unwrap();
         assert_eq!(imported.len(), 2);
         let now = time::OffsetDateTime::now_utc().unix_timestamp();
         let record = store.files().find(&imported[0].id, crate::domain::Timestamp(now)).await.unwrap().unwrap();

@@ -4,6 +4,7 @@
 use time::OffsetDateTime;
 
 use crate::Context;
+use crate::domain::AccountId;
 use crate::domain::GuestLinkRecord;
 use crate::domain::{ByteSize, FileId, GuestLinkId, GuestLinkStatus, GuestLinkTerms, UploadOptions};
 use crate::store::StoreError;
@@ -123,8 +124,9 @@ pub async fn find(ctx: &Context, id: &GuestLinkId) -> Result<GuestLinkRecord, Re
     ctx.store.guest_links().find(id).await?.ok_or(Refusal::Unknown)
 }
 
-pub async fn create(ctx: &Context, terms: &GuestLinkTerms) -> Result<GuestLinkRecord, StoreError> {
-    ctx.store.guest_links().create(&GuestLinkId::random(), terms, ctx.now()).await
+/// A new link of `account`'s: its guests' uploads are that account's.
+pub async fn create(ctx: &Context, account: AccountId, terms: &GuestLinkTerms) -> Result<GuestLinkRecord, StoreError> {
+    ctx.store.guest_links().create(&GuestLinkId::random(), terms, account, ctx.now()).await
 }
 
 /// New terms (and, when given, a new disabled state); `None` when there is no such link.

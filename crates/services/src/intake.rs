@@ -13,6 +13,7 @@ use futures_util::{Stream, StreamExt};
 use time::OffsetDateTime;
 
 use crate::Context;
+use crate::domain::AccountId;
 use crate::domain::{AgeCheck, UploadOptionsError, guess_content_type};
 use crate::domain::{ByteSize, FileName, FolderPath, GuestLinkId, GuestLinkRecord, OptionHeaders, UploadOptions};
 use crate::guest_links::{self, Refusal};
@@ -70,14 +71,14 @@ impl Intake {
         }
     }
 
-    /// The owner, by the secret or a session.
-    pub fn owner(&self) -> Uploader {
-        self.uploader(Who::Owner, self.max_upload, None)
+    /// An account, by the secret (the owner) or a session.
+    pub fn owner(&self, account: AccountId) -> Uploader {
+        self.uploader(Who::Owner(account), self.max_upload, None)
     }
 
-    /// The owner, by an API token; one made to require encryption takes only age files.
-    pub fn token(&self, require_encryption: bool) -> Uploader {
-        let mut uploader = self.uploader(Who::Token, self.max_upload, None);
+    /// An account, by an API token; one made to require encryption takes only age files.
+    pub fn token(&self, account: AccountId, require_encryption: bool) -> Uploader {
+        let mut uploader = self.uploader(Who::Token(account), self.max_upload, None);
         uploader.require_encryption |= require_encryption;
         uploader
     }
@@ -131,10 +132,10 @@ impl Intake {
 /// Who sends an upload.
 #[derive(Debug, Clone)]
 pub enum Who {
-    /// The owner, by the secret or a session.
-    Owner,
-    /// The owner, by an API token.
-    Token,
+    /// An account (the owner by the secret), by the secret or a session.
+    Owner(AccountId),
+    /// An account, by an API token.
+    Token(AccountId),
     /// A guest, through one of the owner's guest links (as read when the request began).
     Guest(GuestLinkRecord),
 }
@@ -163,7 +164,15 @@ impl Uploader {
     pub fn guest_link(&self) -> Option<&GuestLinkRecord> {
         match &self.who {
             Who::Guest(link) => Some(link),
-            Who::Owner | Who::Token => None,
+            Who::Owner(_) | Who::Token(_) => None,
+        }
+    }
+
+    /// The account the upload belongs to: the uploader's, or for a guest the link's.
+    pub fn account(&self) -> AccountId {
+        match &self.who {
+            Who::Owner(account) | Who::Token(account) => *account,
+            Who::Guest(link) => link.account,
         }
     }
 
@@ -225,7 +234,7 @@ impl Uploader {
             options = guest_links::cap_options(link, options, now);
         }
         let content_type = guess_content_type(&filename, declared_type);
-        Ok(UploadMeta { filename, content_type, options, guest_link: self.link_id().cloned() })
+        Ok(UploadMeta { filename, content_type, options, guest_link: self.link_id().cloned(), account: self.account() })
     }
 
     /// Writes a body as one file of this uploader's, with its deletion token; on any error nothing
@@ -330,13 +339,13 @@ mod tests {
 
     #[test]
     fn the_owner_uploads_under_the_servers_limits() {
-        let owner = intake(Some(10)).owner();
+        let owner = intake(Some(10)).owner(AccountId::OWNER);
         assert!(owner.check_declared(Some(10)).is_ok());
         assert!(matches!(owner.check_declared(Some(11)), Err(IntakeError::TooLarge(_))));
         assert!(owner.check_declared(None).is_ok(), "a body without a length is counted as it comes");
         assert!(owner.check_one_more(1).is_ok());
         assert!(matches!(owner.check_one_more(2), Err(IntakeError::TooManyFiles(2))));
         assert_eq!(owner.capped_expiry(None, 0), None);
-        assert!(intake(None).token(false).check_declared(Some(u64::MAX)).is_ok());
+        assert!(intake(None).token(AccountId::OWNER, false).check_declared(Some(u64::MAX)).is_ok());
     }
 }

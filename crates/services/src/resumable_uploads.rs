@@ -223,6 +223,7 @@ impl ResumableUploads {
                 max_downloads: options.max_downloads.map(|n| i64::from(n.get())),
                 // Replaced when the upload finishes: the uploader learns only that one.
                 deletion_token_sha256: &TokenHash::of(&generate_secret()),
+                account: who.account(),
             },
             note: options.note.as_deref(),
             upload_length: creation.length.map(|length| length as i64),

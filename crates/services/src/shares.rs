@@ -9,6 +9,7 @@ use tokio::sync::mpsc;
 
 use crate::Context;
 use crate::auth::passwords::{self, PasswordError};
+use crate::domain::AccountId;
 use crate::domain::{
     AGE_CHECK_PREFIX, ByteRange, FileId, FileName, FilePassword, FolderPath, GuestLinkId, Piece, ShareId, Zip64Limits,
     check_stored, member_key,
@@ -91,6 +92,23 @@ pub struct NewShareOptions {
     pub password: Option<FilePassword>,
     /// Only age-encrypted files may be in it.
     pub require_encryption: bool,
+    /// The account it belongs to.
+    pub account: AccountId,
+}
+
+impl NewShareOptions {
+    /// The share an upload makes of its files: no note, no limit, no password.
+    fn of_upload(name: FileName, expires_at: Option<i64>, require_encryption: bool, account: AccountId) -> Self {
+        NewShareOptions {
+            name,
+            note: None,
+            expires_at,
+            max_downloads: None,
+            password: None,
+            require_encryption,
+            account,
+        }
+    }
 }
 
 /// Creates a share of `files` (in this order, each under its folder). The CRC-32s its zip needs
@@ -119,6 +137,7 @@ pub async fn create(
         max_downloads: options.max_downloads,
         password_hash: password_hash.as_deref(),
         require_encryption: options.require_encryption,
+        account: options.account,
     };
     Ok(ctx.store.shares().create(&share, files, now).await?)
 }
@@ -142,9 +161,7 @@ pub async fn create_for_guest(
         }
     }
     let expires_at = expiries.into_iter().collect::<Option<Vec<_>>>().and_then(|all| all.into_iter().max());
-    let require_encryption = link.require_encryption;
-    let options =
-        NewShareOptions { name, note: None, expires_at, max_downloads: None, password: None, require_encryption };
+    let options = NewShareOptions::of_upload(name, expires_at, link.require_encryption, link.account);
     let ids: Vec<FileId> = files.iter().map(|(id, _)| id.clone()).collect();
     if !guest_links::claim_batch(ctx, &link.id, &ids).await? {
         return Err(ShareError::SharedAlready);
@@ -173,15 +190,8 @@ pub async fn share_upload(
         (None, Some(name)) => {
             let expires_at = files.iter().map(|file| file.record.expires_at).collect::<Option<Vec<_>>>();
             let expires_at = expires_at.and_then(|all| all.into_iter().max());
-            let require_encryption = uploader.requires_encryption();
-            let options = NewShareOptions {
-                name,
-                note: None,
-                expires_at,
-                max_downloads: None,
-                password: None,
-                require_encryption,
-            };
+            let options =
+                NewShareOptions::of_upload(name, expires_at, uploader.requires_encryption(), uploader.account());
             written(create(ctx, options, &members, ctx.now()).await?).map(Some)
         }
         (Some(link), _) if !link.share_batches || members.len() < 2 => Ok(None),

@@ -16,6 +16,7 @@ use tokio::task::JoinHandle;
 
 use crate::Context;
 use crate::auth::secret::generate_secret;
+use crate::domain::AccountId;
 use crate::domain::TokenHash;
 use crate::domain::{AgeRefusal, FileRecord};
 use crate::domain::{ByteSize, CHUNK_SIZE, Clock, FileId, FileName, FolderPath, GuestLinkId, UploadOptions};
@@ -189,6 +190,8 @@ pub struct UploadMeta {
     pub options: UploadOptions,
     /// The guest link the file comes through; it must still take the upload when it finishes.
     pub guest_link: Option<GuestLinkId>,
+    /// The account it belongs to.
+    pub account: AccountId,
 }
 
 /// Where an upload's writer puts its chunks.
@@ -275,6 +278,7 @@ impl Upload {
                 expires_at: meta.options.expires_at.map(OffsetDateTime::unix_timestamp),
                 max_downloads: meta.options.max_downloads.map(|n| i64::from(n.get())),
                 deletion_token_sha256: &TokenHash::of(&deletion_token),
+                account: meta.account,
             })
             .await?;
         let (batches, queue) = mpsc::channel(QUEUED_BATCHES);

@@ -22,6 +22,7 @@ use tokio::sync::{Notify, mpsc};
 
 use crate::Context;
 use crate::auth::secret::generate_secret;
+use crate::domain::AccountId;
 use crate::domain::{Clock, DeliveryId, Timestamp, WebhookId};
 use crate::domain::{
     DeliveryRecord, PATH_SEGMENT, WebhookEvent, WebhookEvents, WebhookFormat, WebhookRecord, WebhookUrl,
@@ -306,9 +307,14 @@ pub fn parse_format(name: &str) -> Result<WebhookFormat, WebhookError> {
 }
 
 /// Creates a webhook with a new secret, returned this once.
-pub async fn create(ctx: &Context, spec: &WebhookSpec) -> Result<(WebhookRecord, String), StoreError> {
+pub async fn create(
+    ctx: &Context,
+    account: AccountId,
+    spec: &WebhookSpec,
+) -> Result<(WebhookRecord, String), StoreError> {
     let secret = generate_secret();
-    let record = ctx.store.webhooks().create(spec.url.as_str(), &spec.events, spec.format, &secret, ctx.now()).await?;
+    let (url, events, format) = (spec.url.as_str(), &spec.events, spec.format);
+    let record = ctx.store.webhooks().create(url, events, format, &secret, account, ctx.now()).await?;
     Ok((record, secret))
 }
 

@@ -17,6 +17,8 @@ pub struct NewFile<'a> {
     /// SHA-256 of the file's deletion token, stored with the row so that no visible file is ever
     /// without its deletion link.
     pub deletion_token_sha256: &'a TokenHash,
+    /// The account it belongs to.
+    pub account: crate::domain::AccountId,
 }
 
 /// An upload whose bytes are all stored, waiting to be made visible with others (an import).
@@ -136,6 +138,8 @@ pub struct NewShare<'a> {
     pub max_downloads: Option<i64>,
     pub password_hash: Option<&'a str>,
     pub require_encryption: bool,
+    /// The account it belongs to.
+    pub account: crate::domain::AccountId,
 }
 
 /// A new API token: its label, the SHA-256 of its value (the value itself is never stored), and
@@ -206,6 +210,7 @@ pub struct NewWebhook<'a> {
     pub format: &'a str,
     pub secret: &'a str,
     pub created_at: i64,
+    pub account: i64,
 }
 
 /// An edit of webhook `id`'s columns, as stored; `None` keeps a column.

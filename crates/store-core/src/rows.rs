@@ -88,6 +88,7 @@ pub struct FileRow {
     pub guest_link_label: Option<String>,
     #[sqlx(rename = "password_protected!: bool")]
     pub password_protected: bool,
+    pub account_id: i64,
 }
 
 /// A stored guest link id (a file's or an upload's link), checked as ids are.
@@ -115,6 +116,7 @@ impl TryFrom<FileRow> for FileRecord {
             guest_link_id: guest_link(row.guest_link_id)?,
             guest_link_label: row.guest_link_label,
             password_protected: row.password_protected,
+            account: crate::domain::AccountId(row.account_id),
         })
     }
 }
@@ -133,6 +135,7 @@ pub struct GuestLinkRow {
     pub disabled: bool,
     pub share_batches: bool,
     pub require_encryption: bool,
+    pub account_id: i64,
 }
 
 impl TryFrom<GuestLinkRow> for GuestLinkRecord {
@@ -151,6 +154,7 @@ impl TryFrom<GuestLinkRow> for GuestLinkRecord {
             disabled: row.disabled,
             share_batches: row.share_batches,
             require_encryption: row.require_encryption,
+            account: crate::domain::AccountId(row.account_id),
         })
     }
 }
@@ -251,6 +255,7 @@ pub struct ShareMemberRow {
     pub guest_link_label: Option<String>,
     #[sqlx(rename = "password_protected!: bool")]
     pub password_protected: bool,
+    pub account_id: i64,
     pub crc32: Option<i64>,
     pub folder: String,
 }
@@ -275,6 +280,7 @@ impl TryFrom<ShareMemberRow> for ShareMember {
             guest_link_id: row.guest_link_id,
             guest_link_label: row.guest_link_label,
             password_protected: row.password_protected,
+            account_id: row.account_id,
         };
         Ok(ShareMember { file: file.try_into()?, crc32: row.crc32, folder: row.folder })
     }

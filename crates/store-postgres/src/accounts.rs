@@ -29,4 +29,17 @@ blobdrop_store_core::account_methods! {
     set_password: ["UPDATE accounts SET password_hash = $1 WHERE id = $2"],
     take_invite: ["DELETE FROM account_invites WHERE token_sha256 = $1 AND expires_at > $2 RETURNING account_id"],
     set_role: ["UPDATE accounts SET role = $1 WHERE id = $2"],
+    give_files: ["UPDATE files SET account_id = $2 WHERE account_id = $1"],
+    give_shares: ["UPDATE shares SET account_id = $2 WHERE account_id = $1"],
+    give_guest_links: ["UPDATE guest_links SET account_id = $2 WHERE account_id = $1"],
+    give_webhooks: ["UPDATE webhooks SET account_id = $2 WHERE account_id = $1"],
+    drop_resumables: [
+        "DELETE FROM resumable_uploads WHERE file_id IN (SELECT id FROM files WHERE account_id = $1)"
+    ],
+    drop_files: ["UPDATE files SET state = 'deleted' WHERE account_id = $1 AND state <> 'deleted'"],
+    drop_shares: ["DELETE FROM shares WHERE account_id = $1"],
+    drop_guest_links: ["DELETE FROM guest_links WHERE account_id = $1"],
+    drop_webhooks: ["DELETE FROM webhooks WHERE account_id = $1"],
+    drop_tokens: ["DELETE FROM api_tokens WHERE account_id = $1"],
+    delete_account: ["DELETE FROM accounts WHERE id = $1 AND id <> 1"],
 }

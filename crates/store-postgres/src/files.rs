@@ -114,7 +114,7 @@ blobdrop_store_core::file_methods! {
     ],
     insert_row: [
         "INSERT INTO files (id, filename, content_type, file_size, chunk_size, \
-         created_at, expires_at, max_downloads, state) VALUES ($1, $2, $3, 0, $4, $5, $6, $7, 'uploading')"
+         created_at, expires_at, max_downloads, account_id, state) VALUES ($1, $2, $3, 0, $4, $5, $6, $7, $8, 'uploading')"
     ],
     insert_token: ["INSERT INTO deletion_tokens (file_id, token_sha256) VALUES ($1, $2)"],
     make_visible: [

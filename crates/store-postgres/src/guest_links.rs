@@ -11,7 +11,8 @@ fn file_ids(files: &[FileId]) -> Vec<String> {
 blobdrop_store_core::guest_link_methods! {
     insert: [
         "INSERT INTO guest_links (id, label, created_at, expires_at, max_file_size, max_uploads, file_lifetime_days, \
-         share_batches, require_encryption) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING " GUEST_LINK_COLUMNS
+         share_batches, require_encryption, account_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) \
+         RETURNING " GUEST_LINK_COLUMNS
     ],
     list: ["SELECT " GUEST_LINK_COLUMNS " FROM guest_links ORDER BY created_at DESC, id"],
     find: ["SELECT " GUEST_LINK_COLUMNS " FROM guest_links WHERE id = $1"],

@@ -83,7 +83,7 @@ blobdrop_store_core::share_methods! {
     ],
     insert: [
         "INSERT INTO shares (id, name, note, created_at, updated_at, expires_at, \
-         max_downloads, password_hash, require_encryption) VALUES ($1, $2, $3, $4, $4, $5, $6, $7, $8)"
+         max_downloads, password_hash, require_encryption, account_id) VALUES ($1, $2, $3, $4, $4, $5, $6, $7, $8, $9)"
     ],
     visible: ["SELECT " SHARE_COLUMNS " FROM shares WHERE shares.id = $2 AND " SHARE_VISIBLE],
     as_is: ["SELECT " SHARE_COLUMNS " FROM shares WHERE shares.id = $2"],

@@ -20,13 +20,13 @@ macro_rules! sql {
              files.sha256 AS \"sha256!\", files.note, files.created_at, files.expires_at, files.max_downloads, \
              files.download_count, files.last_download_at, files.guest_link_id, \
              (SELECT label FROM guest_links WHERE guest_links.id = files.guest_link_id) AS \"guest_link_label?\", \
-             files.password_hash IS NOT NULL AS \"password_protected!: bool\""
+             files.password_hash IS NOT NULL AS \"password_protected!: bool\", files.account_id"
         ] $args $($rest)*)
     };
     (@munch $how:tt [$($sql:literal)*] $args:tt GUEST_LINK_COLUMNS $($rest:tt)*) => {
         sql!(@munch $how [$($sql)*
             "id, label, created_at, expires_at, max_file_size, max_uploads, upload_count, file_lifetime_days, disabled, \
-             share_batches, require_encryption"
+             share_batches, require_encryption, account_id"
         ] $args $($rest)*)
     };
     (@munch $how:tt [$($sql:literal)*] $args:tt RESUMABLE_COLUMNS $($rest:tt)*) => {

@@ -32,8 +32,8 @@ blobdrop_store_core::webhook_methods! {
          SELECT $1, id, $3, $4, $5, $5 FROM webhooks WHERE id = $2"
     ],
     insert: [
-        "INSERT INTO webhooks (url, events, format, secret, created_at) \
-         VALUES ($1, $2, $3, $4, $5) RETURNING id, url, events, format, created_at"
+        "INSERT INTO webhooks (url, events, format, secret, created_at, account_id) \
+         VALUES ($1, $2, $3, $4, $5, $6) RETURNING id, url, events, format, created_at"
     ],
     rows: ["SELECT id, url, events, format, created_at FROM webhooks ORDER BY id"],
     row: ["SELECT id, url, events, format, created_at FROM webhooks WHERE id = $1"],

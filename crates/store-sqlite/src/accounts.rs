@@ -35,4 +35,17 @@ blobdrop_store_core::account_methods! {
         "DELETE FROM account_invites WHERE token_sha256 = ? AND expires_at > ? RETURNING account_id AS \"account_id!\""
     ],
     set_role: ["UPDATE accounts SET role = ? WHERE id = ?"],
+    give_files: ["UPDATE files SET account_id = ?2 WHERE account_id = ?1"],
+    give_shares: ["UPDATE shares SET account_id = ?2 WHERE account_id = ?1"],
+    give_guest_links: ["UPDATE guest_links SET account_id = ?2 WHERE account_id = ?1"],
+    give_webhooks: ["UPDATE webhooks SET account_id = ?2 WHERE account_id = ?1"],
+    drop_resumables: [
+        "DELETE FROM resumable_uploads WHERE file_id IN (SELECT id FROM files WHERE account_id = ?)"
+    ],
+    drop_files: ["UPDATE files SET state = 'deleted' WHERE account_id = ? AND state <> 'deleted'"],
+    drop_shares: ["DELETE FROM shares WHERE account_id = ?"],
+    drop_guest_links: ["DELETE FROM guest_links WHERE account_id = ?"],
+    drop_webhooks: ["DELETE FROM webhooks WHERE account_id = ?"],
+    drop_tokens: ["DELETE FROM api_tokens WHERE account_id = ?"],
+    delete_account: ["DELETE FROM accounts WHERE id = ? AND id <> 1"],
 }

@@ -118,7 +118,7 @@ blobdrop_store_core::file_methods! {
     ],
     insert_row: [
         "INSERT INTO files (id, filename, content_type, file_size, chunk_size, created_at, expires_at, \
-         max_downloads, state) VALUES (?, ?, ?, 0, ?, ?, ?, ?, 'uploading')"
+         max_downloads, account_id, state) VALUES (?, ?, ?, 0, ?, ?, ?, ?, ?, 'uploading')"
     ],
     insert_token: ["INSERT INTO deletion_tokens (file_id, token_sha256) VALUES (?, ?)"],
     make_visible: [

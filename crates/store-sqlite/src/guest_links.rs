@@ -12,7 +12,7 @@ fn file_ids(files: &[FileId]) -> String {
 blobdrop_store_core::guest_link_methods! {
     insert: [
         "INSERT INTO guest_links (id, label, created_at, expires_at, max_file_size, max_uploads, \
-         file_lifetime_days, share_batches, require_encryption) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) \
+         file_lifetime_days, share_batches, require_encryption, account_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
          RETURNING " GUEST_LINK_COLUMNS
     ],
     list: ["SELECT " GUEST_LINK_COLUMNS " FROM guest_links ORDER BY created_at DESC, id"],

@@ -20,14 +20,14 @@ macro_rules! sql {
             "id, filename, content_type, file_size, chunk_size, sha256 AS \"sha256!\", note, created_at, \
              expires_at, max_downloads, download_count, last_download_at, guest_link_id, \
              (SELECT label FROM guest_links WHERE guest_links.id = files.guest_link_id) AS \"guest_link_label?\", \
-             password_hash IS NOT NULL AS \"password_protected!: bool\""
+             password_hash IS NOT NULL AS \"password_protected!: bool\", account_id"
         ] $args $($rest)*)
     };
     (@munch $how:tt [$($sql:literal)*] $args:tt GUEST_LINK_COLUMNS $($rest:tt)*) => {
         sql!(@munch $how [$($sql)*
             "id, label, created_at, expires_at, max_file_size, max_uploads, upload_count, \
              file_lifetime_days, disabled AS \"disabled: bool\", share_batches AS \"share_batches: bool\", \
-             require_encryption AS \"require_encryption: bool\""
+             require_encryption AS \"require_encryption: bool\", account_id"
         ] $args $($rest)*)
     };
     (@munch $how:tt [$($sql:literal)*] $args:tt RESUMABLE_COLUMNS $($rest:tt)*) => {

@@ -237,6 +237,7 @@ mod tests {
             expires_at: None,
             max_downloads: None,
             deletion_token_sha256: &blobdrop_store_core::domain::TokenHash::of("0"),
+            account: blobdrop_store_core::domain::AccountId::OWNER,
         };
         store.create_upload(&file).await.unwrap();
         store.insert_chunks(&id, 0, vec![bytes::Bytes::from_static(b"abc")]).await.unwrap();

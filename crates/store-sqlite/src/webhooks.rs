@@ -33,7 +33,7 @@ blobdrop_store_core::webhook_methods! {
          SELECT ?1, id, ?3, ?4, ?5, ?5 FROM webhooks WHERE id = ?2"
     ],
     insert: [
-        "INSERT INTO webhooks (url, events, format, secret, created_at) VALUES (?, ?, ?, ?, ?) \
+        "INSERT INTO webhooks (url, events, format, secret, created_at, account_id) VALUES (?, ?, ?, ?, ?, ?) \
          RETURNING id, url, events, format, created_at"
     ],
     rows: ["SELECT id AS \"id!\", url, events, format, created_at FROM webhooks ORDER BY id"],

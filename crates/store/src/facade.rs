@@ -10,7 +10,7 @@
 use bytes::Bytes;
 
 use super::flows::Flows;
-use super::flows::accounts::AccountFlows;
+use super::flows::accounts::{AccountFlows, Bequest};
 use super::flows::files::FileFlows;
 use super::flows::resumable_uploads::ResumableFlows;
 use super::flows::shares::ShareFlows;
@@ -256,7 +256,7 @@ aggregates! {
 
     /// Guest links, their terms, and the uploads and batches that come through them.
     guest_links -> GuestLinks {
-        fn create = create_guest_link(&self, id: &GuestLinkId, terms: &GuestLinkTerms, now: Timestamp) -> Result<GuestLinkRecord, StoreError>;
+        fn create = create_guest_link(&self, id: &GuestLinkId, terms: &GuestLinkTerms, account: AccountId, now: Timestamp) -> Result<GuestLinkRecord, StoreError>;
         fn list = guest_links(&self) -> Result<Vec<GuestLinkRecord>, StoreError>;
         fn find = find_guest_link(&self, id: &GuestLinkId) -> Result<Option<GuestLinkRecord>, StoreError>;
         fn update = update_guest_link(&self, id: &GuestLinkId, terms: &GuestLinkTerms, disabled: Option<bool>) -> Result<Option<GuestLinkRecord>, StoreError>;
@@ -280,6 +280,7 @@ aggregates! {
         fn sign_in = account_sign_in(&self, name_key: &str) -> Result<Option<AccountSignIn>, StoreError>;
         fn set_disabled = set_account_disabled(&self, id: AccountId, disabled: bool) -> Result<bool, StoreError>;
         fn set_role = set_account_role(&self, id: AccountId, role: Role) -> Result<bool, StoreError>;
+        fn delete = delete_account(&self, id: AccountId, bequest: Bequest) -> Result<bool, StoreError>;
         fn reset = reset_account(&self, id: AccountId, invite: &NewInvite<'_>) -> Result<bool, StoreError>;
         fn invited = invited_account(&self, token_sha256: &TokenHash, now: Timestamp) -> Result<Option<AccountRecord>, StoreError>;
         fn use_invite = use_invite(&self, token_sha256: &TokenHash, password_hash: &str, now: Timestamp) -> Result<Option<AccountId>, StoreError>;
@@ -318,7 +319,7 @@ aggregates! {
 
     /// Webhooks and their queue of deliveries.
     webhooks -> Webhooks {
-        fn create = create_webhook(&self, url: &str, events: &WebhookEvents, format: WebhookFormat, secret: &str, now: Timestamp) -> Result<WebhookRecord, StoreError>;
+        fn create = create_webhook(&self, url: &str, events: &WebhookEvents, format: WebhookFormat, secret: &str, account: AccountId, now: Timestamp) -> Result<WebhookRecord, StoreError>;
         fn list = list_webhooks(&self) -> Result<Vec<WebhookRecord>, StoreError>;
         fn find = find_webhook(&self, id: &WebhookId) -> Result<Option<WebhookRecord>, StoreError>;
         fn update = update_webhook(&self, id: &WebhookId, url: Option<&str>, events: Option<&WebhookEvents>, format: Option<WebhookFormat>) -> Result<Option<WebhookRecord>, StoreError>;

@@ -18,6 +18,7 @@ use blobdrop_store_core::{flows, live_uploads};
 use blobdrop_store_postgres as postgres;
 use blobdrop_store_sqlite as sqlite;
 
+pub use blobdrop_store_core::flows::accounts::Bequest;
 pub use blobdrop_store_core::records::*;
 pub use blobdrop_store_core::{CleanupLock, DatabaseLocation, LiveUpload, OpenError, StoreError};
 pub use facade::Store;

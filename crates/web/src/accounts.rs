@@ -1,5 +1,6 @@
 //! The accounts' JSON API: `GET /api/account` (one's own), and the admin's `GET`/`POST
-//! /api/accounts`, `GET`/`PATCH /api/accounts/{account}`, `POST /api/accounts/{account}/reset`.
+//! /api/accounts`, `GET`/`PATCH`/`DELETE /api/accounts/{account}`, `POST
+//! /api/accounts/{account}/reset`.
 
 use actix_web::{HttpRequest, HttpResponse, web};
 use serde::{Deserialize, Serialize};
@@ -9,6 +10,7 @@ use crate::domain::{AccountId, AccountRecord, Role};
 use crate::error::AppError;
 use crate::owner::{Owner, OwnerJson};
 use crate::pages::accounts::state_of;
+use crate::services::accounts::Bequest;
 use crate::services::accounts::{self, Invite};
 use crate::state::AppState;
 
@@ -142,4 +144,44 @@ pub async fn reset(
 ) -> Result<HttpResponse, AppError> {
     let (record, invite) = accounts::reset(&state.ctx, owner.actor(), *account).await?;
     Ok(private(HttpResponse::Ok()).json(AccountJson::new(&record, Some((&req, &state, &invite)))))
+}
+
+/// What becomes of a deleted account's files, shares, guest links and webhooks: one of the two
+/// must be said.
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+pub struct Bequeathed {
+    /// The account that gets them.
+    give_to: Option<i64>,
+    /// `true`: they are deleted with the account.
+    delete_files: Option<bool>,
+}
+
+impl Bequeathed {
+    pub(crate) fn bequest(&self) -> Result<Bequest, AppError> {
+        match (self.give_to, self.delete_files) {
+            (Some(heir), None | Some(false)) => Ok(Bequest::GiveTo(AccountId(heir))),
+            (None, Some(true)) => Ok(Bequest::Delete),
+            _ => Err(AppError::BadRequest(
+                "say what becomes of the account's files, shares, guest links and webhooks: \
+                 ?give_to=ACCOUNT_ID or ?delete_files=true"
+                    .into(),
+            )),
+        }
+    }
+}
+
+/// 204: the account, its tokens, sessions and invites are gone; its files, shares, guest links
+/// and webhooks are deleted or given away, as asked.
+#[utoipa::path(delete, path = "/api/accounts/{account}", operation_id = "deleteAccount", tag = "accounts", params(("account" = i64, Path), Bequeathed),
+    responses((status = 204, description = "deleted"), (status = 400, description = "neither give_to nor delete_files, or an heir that is not there"), (status = 401, description = "no or wrong credentials"), (status = 403, description = "only an admin may, never an API token, and never the owner's"), (status = 404, description = "no such account")))]
+pub async fn delete(
+    owner: Owner,
+    account: web::Path<AccountId>,
+    bequeathed: web::Query<Bequeathed>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    accounts::delete(&state.ctx, owner.actor(), *account, bequeathed.bequest()?).await?;
+    Ok(HttpResponse::NoContent().finish())
 }

@@ -20,7 +20,7 @@ use crate::{accounts, sharex, system, tokens, webhooks};
         shares::list, shares::create, shares::show, shares::edit, shares::delete,
         system::show,
         tokens::list, tokens::create, tokens::revoke, sharex::create,
-        accounts::me, accounts::list, accounts::create, accounts::show, accounts::edit, accounts::reset,
+        accounts::me, accounts::list, accounts::create, accounts::show, accounts::edit, accounts::delete, accounts::reset,
         webhooks::list, webhooks::create, webhooks::edit, webhooks::delete, webhooks::test, webhooks::deliveries,
         document,
     ),

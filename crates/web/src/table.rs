@@ -321,6 +321,7 @@ fn routes(t: &mut Table) {
     t.route("/accounts", POST, Owner, account_pages::create);
     t.route("/accounts/{account}/reset", POST, Owner, account_pages::reset);
     t.route("/accounts/{account}/role", POST, Owner, account_pages::set_role);
+    t.route("/accounts/{account}/delete", POST, Owner, account_pages::delete);
     t.route("/accounts/{account}/disable", POST, Owner, account_pages::disable);
     t.route("/accounts/{account}/enable", POST, Owner, account_pages::enable);
     t.resource(&["/api/account"], |r| {
@@ -330,7 +331,7 @@ fn routes(t: &mut Table) {
         r.route(GET, Owner, accounts::list).route(POST, Owner, accounts::create);
     });
     t.resource(&["/api/accounts/{account}"], |r| {
-        r.route(GET, Owner, accounts::show).route(PATCH, Owner, accounts::edit);
+        r.route(GET, Owner, accounts::show).route(PATCH, Owner, accounts::edit).route(DELETE, Owner, accounts::delete);
     });
     t.resource(&["/api/accounts/{account}/reset"], |r| {
         r.route(POST, Owner, accounts::reset);

@@ -106,7 +106,7 @@ pub struct NewWebhook {
 pub async fn create(new: OwnerJson<NewWebhook>, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
     let body = &new.body;
     let spec = WebhookSpec::parse(&body.url, body.events.as_deref(), body.format.as_deref())?;
-    let (record, secret) = webhooks::create(&state.ctx, &spec).await?;
+    let (record, secret) = webhooks::create(&state.ctx, new.owner.actor().account, &spec).await?;
     Ok(HttpResponse::Created()
         .insert_header(("Cache-Control", "no-store"))
         .json(WebhookJson::new(&record, Some(secret))))

@@ -92,6 +92,7 @@ mod tests {
             guest_link_id: None,
             guest_link_label: None,
             password_protected: false,
+            account: crate::domain::AccountId::OWNER,
         }
     }
 

@@ -35,6 +35,18 @@ super::declare_statements! {
 
     /// Takes an unexpired invite link, so it can never be used again; the account it was for.
     fn take_invite(token_sha256: &'c TokenHash, now: Timestamp) -> Option<AccountId> = accounts;
+
+    /// Gives `account`'s files (unfinished uploads among them), shares, guest links and webhooks
+    /// to `heir`.
+    fn give_everything(account: AccountId, heir: AccountId) -> () = accounts;
+
+    /// Deletes `account`'s files (unfinished uploads among them; the clean-up purges their
+    /// chunks), shares, guest links and webhooks.
+    fn drop_everything(account: AccountId) -> () = accounts;
+
+    /// Deletes `account`'s API tokens and the account itself (its invites go with it); false
+    /// when there is no such account, or it is the owner's.
+    fn delete_account_row(account: AccountId) -> bool = accounts;
 }
 
 /// The accounts' flows, as methods of every backend's `Store` (the blanket impl below).
@@ -124,6 +136,30 @@ pub trait AccountFlows: AccountStatements {
         }
     }
 
+    /// Deletes an account, in one commit: its files, shares, guest links and webhooks are deleted
+    /// or given away as `bequest` says, its tokens, sessions and invites end. Nothing of any other
+    /// account's is touched. False (and nothing changed) when there is no such account.
+    fn delete_account(
+        &self,
+        account: AccountId,
+        bequest: Bequest,
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send {
+        async move {
+            let mut transaction = self.writer().begin().await?;
+            match bequest {
+                Bequest::GiveTo(heir) => Self::give_everything(&mut transaction, account, heir).await?,
+                Bequest::Delete => Self::drop_everything(&mut transaction, account).await?,
+            }
+            Self::end_sessions(&mut transaction, account, None).await?;
+            if !Self::delete_account_row(&mut transaction, account).await? {
+                transaction.rollback().await?;
+                return Ok(false);
+            }
+            transaction.commit().await?;
+            Ok(true)
+        }
+    }
+
     /// Changes an account's password; every other session of it ends (`keep` is the one that
     /// asked). False when there is no such account.
     fn change_account_password(
@@ -146,3 +182,12 @@ pub trait AccountFlows: AccountStatements {
 }
 
 impl<S: AccountStatements> AccountFlows for S {}
+
+/// What becomes of a deleted account's files, shares, guest links and webhooks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bequest {
+    /// They are deleted with it.
+    Delete,
+    /// They become this account's.
+    GiveTo(AccountId),
+}

@@ -35,11 +35,12 @@ pub trait WebhookFlows: WebhookStatements {
         events: &WebhookEvents,
         format: WebhookFormat,
         secret: &str,
+        account: blobdrop_store_core::domain::AccountId,
         now: blobdrop_store_core::domain::Timestamp,
     ) -> impl Future<Output = Result<WebhookRecord, StoreError>> + Send {
         async move {
             let (events, format) = (events.to_stored(), format.as_str());
-            let webhook = NewWebhook { url, events, format, secret, created_at: now.secs() };
+            let webhook = NewWebhook { url, events, format, secret, created_at: now.secs(), account: account.0 };
             Ok(Self::insert_webhook(&mut *self.writer().acquire().await?, &webhook).await?.into())
         }
     }

@@ -6,7 +6,8 @@
 /// is taken), `insert_invite` (token hash, account, expiry), `drop_invites` (account),
 /// `end_sessions` (account, the one session hash to keep or ""), `set_disabled` (disabled,
 /// account), `set_password` (hash or NULL, account), `take_invite` (token hash, now; `RETURNING`
-/// its account), `set_role` (role, account). `list`, `find`, `invited` and `insert` read
+/// its account), `set_role` (role, account), the `give_*` statements (account, heir), the
+/// `drop_*` ones and `delete_account` (account). `list`, `find`, `invited` and `insert` read
 /// `AccountRow`'s columns.
 #[macro_export]
 macro_rules! account_methods {
@@ -14,7 +15,11 @@ macro_rules! account_methods {
         list: $list:tt, find: $find:tt, sign_in: $sign_in:tt, invited: $invited:tt, insert: $insert:tt,
         insert_invite: $insert_invite:tt, drop_invites: $drop_invites:tt, end_sessions: $end_sessions:tt,
         set_disabled: $set_disabled:tt, set_password: $set_password:tt, take_invite: $take_invite:tt,
-        set_role: $set_role:tt $(,)?
+        set_role: $set_role:tt, give_files: $give_files:tt, give_shares: $give_shares:tt,
+        give_guest_links: $give_guest_links:tt, give_webhooks: $give_webhooks:tt,
+        drop_resumables: $drop_resumables:tt, drop_files: $drop_files:tt, drop_shares: $drop_shares:tt,
+        drop_guest_links: $drop_guest_links:tt, drop_webhooks: $drop_webhooks:tt, drop_tokens: $drop_tokens:tt,
+        delete_account: $delete_account:tt $(,)?
     ) => {
         impl Store {
             /// Gives an account another role, counted at its sessions' and tokens' next request;
@@ -125,6 +130,42 @@ macro_rules! account_methods {
             password_hash: Option<&'_ str>,
         ) -> Result<bool, $crate::StoreError> {
             let result = sql!(query, $set_password, password_hash, account.0).execute(connection).await?;
+            Ok(result.rows_affected() == 1)
+        }
+
+        pub(super) async fn give_everything(
+            connection: &mut $crate::flows::Connection<Store>,
+            account: $crate::domain::AccountId,
+            heir: $crate::domain::AccountId,
+        ) -> Result<(), $crate::StoreError> {
+            let (account, heir) = (account.0, heir.0);
+            sql!(query, $give_files, account, heir).execute(&mut *connection).await?;
+            sql!(query, $give_shares, account, heir).execute(&mut *connection).await?;
+            sql!(query, $give_guest_links, account, heir).execute(&mut *connection).await?;
+            sql!(query, $give_webhooks, account, heir).execute(&mut *connection).await?;
+            Ok(())
+        }
+
+        pub(super) async fn drop_everything(
+            connection: &mut $crate::flows::Connection<Store>,
+            account: $crate::domain::AccountId,
+        ) -> Result<(), $crate::StoreError> {
+            let account = account.0;
+            sql!(query, $drop_resumables, account).execute(&mut *connection).await?;
+            sql!(query, $drop_files, account).execute(&mut *connection).await?;
+            sql!(query, $drop_shares, account).execute(&mut *connection).await?;
+            sql!(query, $drop_guest_links, account).execute(&mut *connection).await?;
+            sql!(query, $drop_webhooks, account).execute(&mut *connection).await?;
+            Ok(())
+        }
+
+        pub(super) async fn delete_account_row(
+            connection: &mut $crate::flows::Connection<Store>,
+            account: $crate::domain::AccountId,
+        ) -> Result<bool, $crate::StoreError> {
+            let account = account.0;
+            sql!(query, $drop_tokens, account).execute(&mut *connection).await?;
+            let result = sql!(query, $delete_account, account).execute(&mut *connection).await?;
             Ok(result.rows_affected() == 1)
         }
 

@@ -8,7 +8,7 @@
 /// expiry, expiry, content type, set password, password hash; `RETURNING` the row),
 /// `mark_interrupted` (none), `mark_expired` (now, used up before), `set_crc32` (CRC-32, id),
 /// `set_age_layout` (is age, id), `lacking` (now, id, lacks CRC-32, lacks age layout),
-/// `insert_row` (id, name, content type, chunk size, created at, expiry, max downloads),
+/// `insert_row` (id, name, content type, chunk size, created at, expiry, max downloads, account),
 /// `insert_token` (id, token hash), `make_visible` (size, SHA-256, guest link, id, CRC-32;
 /// `RETURNING` the row), `mark_upload_deleted` (id), `deleted` (none), `purge_row` (id),
 /// `finish_sealed` (size, SHA-256, CRC-32, note, id), `count_all` (now) and `count_filtered` (now,
@@ -276,7 +276,8 @@ macro_rules! file_methods {
         ) -> Result<(), $crate::StoreError> {
             let (id, filename, f) = (file.id.as_str(), file.filename.as_str(), file);
             let token_sha256 = f.deletion_token_sha256.as_str();
-            sql!(query, $insert_row, id, filename, f.content_type, f.chunk_size, f.created_at, f.expires_at, f.max_downloads)
+            let account = f.account.0;
+            sql!(query, $insert_row, id, filename, f.content_type, f.chunk_size, f.created_at, f.expires_at, f.max_downloads, account)
                 .execute(&mut *connection)
                 .await?;
             sql!(query, $insert_token, id, token_sha256).execute(&mut *connection).await?;

@@ -30,9 +30,10 @@ macro_rules! guest_link_methods {
                 &self,
                 id: &$crate::domain::GuestLinkId,
                 terms: &$crate::domain::GuestLinkTerms,
+                account: $crate::domain::AccountId,
                 now: $crate::domain::Timestamp,
             ) -> Result<$crate::domain::GuestLinkRecord, $crate::StoreError> {
-                let now = now.secs();
+                let (now, account) = (now.secs(), account.0);
                 use $crate::rows::GuestLinkRow;
                 let (id, t) = (id.as_str(), $crate::rows::GuestLinkColumns::from(terms));
                 let row = sql!(
@@ -47,6 +48,7 @@ macro_rules! guest_link_methods {
                     t.file_lifetime_days,
                     t.share_batches,
                     t.require_encryption,
+                    account,
                 )
                 .fetch_all($crate::flows::Backend::writer(self))
                 .await

@@ -156,7 +156,8 @@ macro_rules! share_methods {
         ) -> Result<(), $crate::StoreError> {
             let now = now.secs();
             let (id, name, s) = (share.id.as_str(), share.name.as_str(), share);
-            sql!(query, $insert, id, name, s.note, now, s.expires_at, s.max_downloads, s.password_hash, s.require_encryption)
+            let account = s.account.0;
+            sql!(query, $insert, id, name, s.note, now, s.expires_at, s.max_downloads, s.password_hash, s.require_encryption, account)
                 .execute(connection)
                 .await?;
             Ok(())

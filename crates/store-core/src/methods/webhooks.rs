@@ -137,7 +137,7 @@ macro_rules! webhook_methods {
         ) -> Result<$crate::rows::WebhookRow, $crate::StoreError> {
             use $crate::rows::WebhookRow;
             let w = webhook;
-            Ok(sql!(query_as WebhookRow, $insert, w.url, w.events, w.format, w.secret, w.created_at)
+            Ok(sql!(query_as WebhookRow, $insert, w.url, w.events, w.format, w.secret, w.created_at, w.account)
                 .fetch_all(connection)
                 .await
                 .and_then($crate::rows::only_row)?)

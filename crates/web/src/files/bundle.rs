@@ -162,9 +162,15 @@ pub async fn upload_bundle(req: HttpRequest, mut body: web::Payload, state: web:
             None if client_hung_up(&req) => return Err(interrupted()),
             _ => {}
         }
-        let imported = bundles::import_visible(&state.ctx, &path, uploader.max_size(), uploader.requires_encryption())
-            .await
-            .map_err(import_error)?;
+        let imported = bundles::import_visible(
+            &state.ctx,
+            &path,
+            uploader.account(),
+            uploader.max_size(),
+            uploader.requires_encryption(),
+        )
+        .await
+        .map_err(import_error)?;
         Ok(imported
             .into_iter()
             .map(|(record, deletion_token)| StoredFile { record, deletion_token, folder: Default::default() })

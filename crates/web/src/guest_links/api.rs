@@ -190,13 +190,14 @@ pub async fn create(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
     let now = state.ctx.now();
+    let account = body.owner.actor().account;
     let body = body.body;
     let expires_at = body.expires.as_deref().map(|raw| new_expiry(raw, now.secs())).transpose()?;
     let max_file_size = body.max_file_size.map(SizeInput::parse).transpose()?;
     let mut terms = terms(&body.label, expires_at, max_file_size, body.max_uploads, body.file_lifetime_days)?;
     terms.share_batches = body.share_batches;
     terms.require_encryption = body.require_encryption;
-    let link = guest_links::create(&state.ctx, &terms).await?;
+    let link = guest_links::create(&state.ctx, account, &terms).await?;
     let json = GuestLinkJson::new(&req, &state, &link, now.secs());
     Ok(HttpResponse::Created().insert_header(("Location", json.url.clone())).json(json))
 }

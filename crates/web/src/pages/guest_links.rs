@@ -100,7 +100,7 @@ fn optional<T>(raw: &str, parse: impl FnOnce(&str) -> Result<T, AppError>) -> Re
 
 pub async fn create(form: OwnerForm<LinkForm>, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
     let terms = form.fields.terms(None, state.ctx.now().secs())?;
-    let link = guest_links::create(&state.ctx, &terms).await?;
+    let link = guest_links::create(&state.ctx, form.owner.actor().account, &terms).await?;
     Ok(see_other(&format!("/guest-links#link-{}", link.id)))
 }
 

@@ -110,6 +110,7 @@ pub async fn create(
     body: OwnerJson<Create>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
+    let account = body.owner.actor().account;
     let body = body.body;
     let options = NewShareOptions {
         name: shares::share_name(&body.name)?,
@@ -118,6 +119,7 @@ pub async fn create(
         max_downloads: body.max_downloads.map(parse_max_downloads).transpose()?,
         password: body.password.as_deref().map(parse_password).transpose()?,
         require_encryption: body.require_encryption,
+        account,
     };
     let files = parse_refs(&body.files)?;
     let share = shares::written(shares::create(&state.ctx, options, &files, state.ctx.now()).await?)?;
