@@ -11,7 +11,7 @@ use crate::helpers::{TestApp, spawn_app, spawn_strictly_throttled_app};
 const PASSWORD: &str = "correct horse battery";
 
 /// Creates an account through the API; its JSON (with the invite link).
-async fn create(app: &TestApp, name: &str, role: &str) -> Value {
+pub(crate) async fn create(app: &TestApp, name: &str, role: &str) -> Value {
     let response = app.owner(Method::POST, "/api/accounts").json(&json!({"name": name, "role": role})).send();
     let response = response.await.unwrap();
     assert_eq!(response.status(), StatusCode::CREATED);
@@ -26,7 +26,7 @@ fn invite_path(account: &Value) -> String {
 }
 
 /// Opens the invite link and sets the password: the person is signed in.
-async fn accept(app: &TestApp, account: &Value, password: &str) -> Browser {
+pub(crate) async fn accept(app: &TestApp, account: &Value, password: &str) -> Browser {
     let path = invite_path(account);
     let page = app.client.get(app.url(&path)).send().await.unwrap();
     assert_eq!(page.status(), StatusCode::OK);
@@ -493,18 +493,18 @@ async fn deleting_an_account_deletes_or_gives_away_what_it_made_and_touches_noth
     let path = format!("/api/accounts/{bert}");
     for (query, status) in [
         ("", StatusCode::BAD_REQUEST),
-        (&format!("?give_to={bert}")[..], StatusCode::BAD_REQUEST),
-        ("?give_to=999", StatusCode::BAD_REQUEST),
-        ("?delete_files=false", StatusCode::BAD_REQUEST),
+        ("?files=keep", StatusCode::BAD_REQUEST),
+        (&format!("?files=give-to-{bert}")[..], StatusCode::CONFLICT),
+        ("?files=give-to-999", StatusCode::CONFLICT),
     ] {
         let refused = app.owner(Method::DELETE, &format!("{path}{query}")).send().await.unwrap();
         assert_eq!(refused.status(), status, "{query}");
     }
-    let the_owner = app.owner(Method::DELETE, "/api/accounts/1?delete_files=true").send().await.unwrap();
+    let the_owner = app.owner(Method::DELETE, "/api/accounts/1?files=delete").send().await.unwrap();
     assert_eq!(the_owner.status(), StatusCode::FORBIDDEN);
     assert_eq!(app.get(&guest_urls[0]).await.status(), StatusCode::OK);
 
-    let deleted = app.owner(Method::DELETE, &format!("{path}?delete_files=true")).send().await.unwrap();
+    let deleted = app.owner(Method::DELETE, &format!("{path}?files=delete")).send().await.unwrap();
     assert_eq!(deleted.status(), StatusCode::NO_CONTENT);
     assert_eq!(app.owner(Method::GET, &path).send().await.unwrap().status(), StatusCode::NOT_FOUND);
     for url in guest_urls.iter().chain([&share_url]) {
@@ -526,7 +526,7 @@ async fn deleting_an_account_deletes_or_gives_away_what_it_made_and_touches_noth
     // Dave's are given to Carla: his guest link goes on taking uploads, as hers.
     let (dave, _, daves_token) = admin_with_token(&app, "dave").await;
     let (link, _, guest_urls) = guest_link_with_uploads(&app, &daves_token).await;
-    let given = app.owner(Method::DELETE, &format!("/api/accounts/{dave}?give_to={carla}")).send().await.unwrap();
+    let given = app.owner(Method::DELETE, &format!("/api/accounts/{dave}?files=give-to-{carla}")).send().await.unwrap();
     assert_eq!(given.status(), StatusCode::NO_CONTENT);
     assert_eq!(app.get(&guest_urls[1]).await.status(), StatusCode::OK);
     let more = app.client.put(app.url(&format!("/g/{link}/later.txt"))).body("later").send().await.unwrap();
@@ -539,4 +539,33 @@ async fn deleting_an_account_deletes_or_gives_away_what_it_made_and_touches_noth
     assert_eq!(links, [carla]);
     let tokens: i64 = db.scalar(&format!("SELECT COUNT(*) FROM api_tokens WHERE account_id = {dave}")).await;
     assert_eq!(tokens, 0, "tokens are never given away");
+}
+
+/// `/metrics` tells each account's files and bytes, and forgets a deleted account.
+#[tokio::test]
+async fn metrics_give_the_use_of_each_account() {
+    let app = spawn_app().await;
+    app.upload("owners.bin", vec![7; 1000]).await;
+    let (bert, _, token) = admin_with_token(&app, "bert").await;
+    for name in ["a.bin", "b.bin"] {
+        let put = app.client.put(app.url(&format!("/{name}"))).bearer_auth(&token).body(vec![1; 300]);
+        assert_eq!(put.send().await.unwrap().status(), StatusCode::CREATED);
+    }
+    create(&app, "anna", "member").await;
+    let metrics = || async { app.owner(Method::GET, "/metrics").send().await.unwrap().text().await.unwrap() };
+    let text = metrics().await;
+    for line in [
+        "blobdrop_account_files{account=\"owner\"} 1",
+        "blobdrop_account_stored_bytes{account=\"owner\"} 1000",
+        "blobdrop_account_files{account=\"bert\"} 2",
+        "blobdrop_account_stored_bytes{account=\"bert\"} 600",
+        "blobdrop_account_files{account=\"anna\"} 0",
+    ] {
+        assert!(text.lines().any(|l| l == line), "{line} missing from:\n{text}");
+    }
+    let deleted = app.owner(Method::DELETE, &format!("/api/accounts/{bert}?files=give-to-1")).send().await.unwrap();
+    assert_eq!(deleted.status(), StatusCode::NO_CONTENT);
+    let text = metrics().await;
+    assert!(!text.contains("account=\"bert\""), "{text}");
+    assert!(text.lines().any(|l| l == "blobdrop_account_files{account=\"owner\"} 3"), "{text}");
 }

@@ -444,6 +444,22 @@ async fn linking_needs_the_owner() {
     assert_eq!(stranger.status(), StatusCode::UNAUTHORIZED);
 }
 
+/// A linked identity signs in as the owner: an admin who is not the owner may not link theirs,
+/// or it would keep the owner's rights after they are demoted or deleted.
+#[tokio::test]
+async fn an_admin_who_is_not_the_owner_links_no_identity() {
+    let (_mock, args) = provider(&[]).await;
+    let app = app_with(args).await;
+    let bert = crate::accounts::create(&app, "bert", "admin").await;
+    let bert = crate::accounts::accept(&app, &bert, "bert's good password").await;
+    let linked = bert.post_form_from(&app, PUBLIC_URL, "/settings/oidc/link", &[]).await;
+    assert_eq!(linked.status(), StatusCode::FORBIDDEN);
+    assert!(linked.text().await.unwrap().contains("only the owner links an identity"));
+    let owner = crate::browser_pages::sign_in(&app).await;
+    let by_owner = owner.post_form_from(&app, PUBLIC_URL, "/settings/oidc/link", &[]).await;
+    assert_eq!(by_owner.status(), StatusCode::SEE_OTHER, "the owner goes on to the provider");
+}
+
 #[tokio::test]
 async fn oidc_only_hides_the_secrets_form_once_someone_can_sign_in_by_the_provider() {
     let app = app_with(OidcArgs {

@@ -21,6 +21,12 @@ struct StoreLabels {
 }
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct AccountLabels {
+    /// The account's name.
+    account: String,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RouteLabels {
     method: String,
     route: String,
@@ -40,6 +46,8 @@ pub struct Metrics {
     reclaimable_bytes: Gauge,
     database_bytes: Gauge,
     store: Family<StoreLabels, Gauge>,
+    account_files: Family<AccountLabels, Gauge>,
+    account_bytes: Family<AccountLabels, Gauge>,
     upload_memory_bytes: Gauge,
     upload_memory_peak_bytes: Gauge,
     request_seconds: Family<RouteLabels, Histogram>,
@@ -62,6 +70,8 @@ impl Default for Metrics {
             reclaimable_bytes: Gauge::default(),
             database_bytes: Gauge::default(),
             store: Family::default(),
+            account_files: Family::default(),
+            account_bytes: Family::default(),
             upload_memory_bytes: Gauge::default(),
             upload_memory_peak_bytes: Gauge::default(),
             request_seconds: Family::new_with_constructor(latency_histogram),
@@ -86,6 +96,12 @@ impl Default for Metrics {
             metrics.database_bytes.clone(),
         );
         registry.register("store", "The database that runs, as a label (always 1)", metrics.store.clone());
+        registry.register("account_files", "Files stored and finished, per account", metrics.account_files.clone());
+        registry.register(
+            "account_stored_bytes",
+            "Size of the files stored, per account",
+            metrics.account_bytes.clone(),
+        );
         registry.register(
             "upload_memory_bytes",
             "Bytes of upload batches held in memory now (BLOBDROP_UPLOAD_MEMORY bounds them)",
@@ -116,6 +132,15 @@ impl Metrics {
         self.reclaimable_bytes.set(usage.reclaimable_bytes);
         self.database_bytes.set(usage.database_bytes);
         self.store.get_or_create(&StoreLabels { store: ctx.store.kind().to_owned() }).set(1);
+        // Read whole each time, so a deleted or renamed account leaves no stale series.
+        let by_account = ctx.store.space().by_account().await?;
+        self.account_files.clear();
+        self.account_bytes.clear();
+        for usage in by_account {
+            let labels = AccountLabels { account: usage.name };
+            self.account_files.get_or_create(&labels).set(usage.files);
+            self.account_bytes.get_or_create(&labels).set(usage.bytes);
+        }
         let mut text = String::new();
         // Writing into a String cannot fail.
         let _ = prometheus_client::encoding::text::encode(&mut text, &self.registry);

@@ -113,6 +113,15 @@ pub struct AccountSignIn {
     pub password_hash: Option<String>,
 }
 
+/// What one account's finished files take (for `/metrics`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AccountUsage {
+    pub account: crate::domain::AccountId,
+    pub name: String,
+    pub files: i64,
+    pub bytes: i64,
+}
+
 /// An account about to be created.
 #[derive(Debug, Clone)]
 pub struct NewAccount<'a> {

@@ -550,6 +550,26 @@ impl TryFrom<AccountSignInRow> for crate::AccountSignIn {
     }
 }
 
+/// What one account's finished files take.
+#[derive(Debug)]
+pub struct AccountUsageRow {
+    pub id: i64,
+    pub name: String,
+    pub files: i64,
+    pub bytes: i64,
+}
+
+impl From<AccountUsageRow> for crate::AccountUsage {
+    fn from(row: AccountUsageRow) -> Self {
+        crate::AccountUsage {
+            account: crate::domain::AccountId(row.id),
+            name: row.name,
+            files: row.files,
+            bytes: row.bytes,
+        }
+    }
+}
+
 /// A stored role word as its role.
 pub fn role(stored: &str) -> Result<crate::domain::Role, StoreError> {
     crate::domain::Role::parse(stored).ok_or_else(|| decode_error("role", UnknownRole(stored.to_owned())))

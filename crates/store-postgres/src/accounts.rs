@@ -42,4 +42,10 @@ blobdrop_store_core::account_methods! {
     drop_webhooks: ["DELETE FROM webhooks WHERE account_id = $1"],
     drop_tokens: ["DELETE FROM api_tokens WHERE account_id = $1"],
     delete_account: ["DELETE FROM accounts WHERE id = $1 AND id <> 1"],
+    usage: [
+        "SELECT accounts.id, accounts.name, COUNT(files.id) AS \"files!\", \
+         COALESCE(SUM(files.file_size), 0)::BIGINT AS \"bytes!\" FROM accounts \
+         LEFT JOIN files ON files.account_id = accounts.id AND files.state = 'ready' \
+         GROUP BY accounts.id, accounts.name ORDER BY accounts.id"
+    ],
 }

@@ -48,4 +48,10 @@ blobdrop_store_core::account_methods! {
     drop_webhooks: ["DELETE FROM webhooks WHERE account_id = ?"],
     drop_tokens: ["DELETE FROM api_tokens WHERE account_id = ?"],
     delete_account: ["DELETE FROM accounts WHERE id = ? AND id <> 1"],
+    usage: [
+        "SELECT accounts.id AS \"id!\", accounts.name, COUNT(files.id) AS \"files!: i64\", \
+         COALESCE(SUM(files.file_size), 0) AS \"bytes!: i64\" FROM accounts \
+         LEFT JOIN files ON files.account_id = accounts.id AND files.state = 'ready' \
+         GROUP BY accounts.id, accounts.name ORDER BY accounts.id"
+    ],
 }

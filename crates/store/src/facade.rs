@@ -16,7 +16,7 @@ use super::flows::resumable_uploads::ResumableFlows;
 use super::flows::shares::ShareFlows;
 use super::flows::webhooks::WebhookFlows;
 use super::live_uploads::LiveUpload;
-use super::{AccountSignIn, NewAccount, NewInvite};
+use super::{AccountSignIn, AccountUsage, NewAccount, NewInvite};
 use super::{Attempt, DueDelivery, ExpiringFile, NewDelivery, SealedFile, SessionRecord, Vacuumed, WebhookTarget};
 use super::{DatabaseLocation, FileFact, OpenError, StoreError, StoreOptions};
 use super::{FinishedResumable, NewApiToken, NewFile, NewResumable, NewShare, ResumableRecord, ResumableUsage};
@@ -336,6 +336,7 @@ aggregates! {
     /// What the files take, giving space back, vacuum, and the free-space reserve (SQLite's).
     space -> Space {
         fn usage = usage(&self) -> Result<Usage, StoreError>;
+        fn by_account = usage_by_account(&self) -> Result<Vec<AccountUsage>, StoreError>;
         fn reclaim = reclaim_space(&self) -> Result<u64, StoreError>;
         fn vacuum = vacuum(&self, checkpoint: bool) -> Result<Vacuumed, StoreError>;
         fn check_room = check_room_for_uploads(&self) -> Result<(), StoreError>;

@@ -68,7 +68,7 @@ pub async fn list(owner: Owner, state: web::Data<AppState>) -> Result<HttpRespon
 pub struct NewAccount {
     /// What the person signs in with: 1 to 64 letters, digits and `. _ - @`, starting with a
     /// letter or digit; unique whatever its case.
-    #[schema(min_length = 1, max_length = 64, example = "anna")]
+    #[schema(min_length = 1, max_length = 64, pattern = "^[^\\W_][\\w.@-]{0,63}$", example = "anna")]
     name: String,
     /// Default `member`.
     role: Option<Role>,
@@ -146,42 +146,39 @@ pub async fn reset(
     Ok(private(HttpResponse::Ok()).json(AccountJson::new(&record, Some((&req, &state, &invite)))))
 }
 
-/// What becomes of a deleted account's files, shares, guest links and webhooks: one of the two
-/// must be said.
+/// What becomes of a deleted account's files, shares, guest links and webhooks.
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct Bequeathed {
-    /// The account that gets them.
-    give_to: Option<i64>,
-    /// `true`: they are deleted with the account.
-    delete_files: Option<bool>,
+    /// `delete`: they are deleted with the account; `give-to-ID`: they become account ID's.
+    #[param(pattern = "^(delete|give-to-[1-9][0-9]{0,17})$", example = "give-to-1")]
+    files: String,
 }
 
-impl Bequeathed {
-    pub(crate) fn bequest(&self) -> Result<Bequest, AppError> {
-        match (self.give_to, self.delete_files) {
-            (Some(heir), None | Some(false)) => Ok(Bequest::GiveTo(AccountId(heir))),
-            (None, Some(true)) => Ok(Bequest::Delete),
-            _ => Err(AppError::BadRequest(
-                "say what becomes of the account's files, shares, guest links and webhooks: \
-                 ?give_to=ACCOUNT_ID or ?delete_files=true"
-                    .into(),
-            )),
-        }
+/// `delete`, or `give-to-ID`: what a deleted account's files become (the API's `files` and the
+/// accounts page's form say it alike).
+pub(crate) fn bequest(files: &str) -> Result<Bequest, AppError> {
+    if files == "delete" {
+        return Ok(Bequest::Delete);
     }
+    let heir = files.strip_prefix("give-to-").and_then(|id| id.parse().ok());
+    heir.map(|id| Bequest::GiveTo(AccountId(id)))
+        .ok_or_else(|| AppError::BadRequest("files is `delete` or `give-to-ID`, ID the account that gets them".into()))
 }
 
 /// 204: the account, its tokens, sessions and invites are gone; its files, shares, guest links
 /// and webhooks are deleted or given away, as asked.
 #[utoipa::path(delete, path = "/api/accounts/{account}", operation_id = "deleteAccount", tag = "accounts", params(("account" = i64, Path), Bequeathed),
-    responses((status = 204, description = "deleted"), (status = 400, description = "neither give_to nor delete_files, or an heir that is not there"), (status = 401, description = "no or wrong credentials"), (status = 403, description = "only an admin may, never an API token, and never the owner's"), (status = 404, description = "no such account")))]
+    responses((status = 204, description = "deleted"), (status = 400, description = "no or a malformed `files`"), (status = 409, description = "the account to give the files to is not there, or is this one"), (status = 401, description = "no or wrong credentials"), (status = 403, description = "only an admin may, never an API token, and never the owner's"), (status = 404, description = "no such account")))]
 pub async fn delete(
+    req: HttpRequest,
     owner: Owner,
     account: web::Path<AccountId>,
-    bequeathed: web::Query<Bequeathed>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    accounts::delete(&state.ctx, owner.actor(), *account, bequeathed.bequest()?).await?;
+    // Read after the credential, so a stranger gets 401 whatever the query says.
+    let bequeathed = web::Query::<Bequeathed>::from_query(req.query_string())?;
+    accounts::delete(&state.ctx, owner.actor(), *account, bequest(&bequeathed.files)?).await?;
     Ok(HttpResponse::NoContent().finish())
 }

@@ -271,9 +271,9 @@ impl From<AccountError> for AppError {
         let reason = error.to_string();
         match error {
             AccountError::NotAdmin => AppError::Forbidden("only an admin may manage accounts"),
-            AccountError::Name(_) | AccountError::Password(_) | AccountError::HeirIsItself | AccountError::NoHeir => {
-                AppError::BadRequest(reason)
-            }
+            AccountError::Name(_) | AccountError::Password(_) => AppError::BadRequest(reason),
+            // Well-formed, but the account named is not there (or is the one deleted).
+            AccountError::HeirIsItself | AccountError::NoHeir => AppError::Conflict(reason),
             AccountError::NameTaken(_) => AppError::Conflict(reason),
             AccountError::Unknown => AppError::Unknown("account"),
             AccountError::Owner => AppError::Forbidden(

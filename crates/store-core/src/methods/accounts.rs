@@ -7,7 +7,7 @@
 /// `end_sessions` (account, the one session hash to keep or ""), `set_disabled` (disabled,
 /// account), `set_password` (hash or NULL, account), `take_invite` (token hash, now; `RETURNING`
 /// its account), `set_role` (role, account), the `give_*` statements (account, heir), the
-/// `drop_*` ones and `delete_account` (account). `list`, `find`, `invited` and `insert` read
+/// `drop_*` ones and `delete_account` (account), `usage` (none; `AccountUsageRow`'s columns). `list`, `find`, `invited` and `insert` read
 /// `AccountRow`'s columns.
 #[macro_export]
 macro_rules! account_methods {
@@ -19,9 +19,17 @@ macro_rules! account_methods {
         give_guest_links: $give_guest_links:tt, give_webhooks: $give_webhooks:tt,
         drop_resumables: $drop_resumables:tt, drop_files: $drop_files:tt, drop_shares: $drop_shares:tt,
         drop_guest_links: $drop_guest_links:tt, drop_webhooks: $drop_webhooks:tt, drop_tokens: $drop_tokens:tt,
-        delete_account: $delete_account:tt $(,)?
+        delete_account: $delete_account:tt, usage: $usage:tt $(,)?
     ) => {
         impl Store {
+            /// Every account's finished files and their bytes, the owner's first; an account
+            /// without files has 0 of each.
+            pub async fn usage_by_account(&self) -> Result<Vec<$crate::AccountUsage>, $crate::StoreError> {
+                use $crate::rows::AccountUsageRow;
+                let rows = sql!(query_as AccountUsageRow, $usage).fetch_all($crate::flows::Backend::reader(self)).await?;
+                Ok(rows.into_iter().map(Into::into).collect())
+            }
+
             /// Gives an account another role, counted at its sessions' and tokens' next request;
             /// false when there is no such account.
             pub async fn set_account_role(

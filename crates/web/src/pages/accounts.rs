@@ -13,7 +13,6 @@ use crate::owner::{NoFields, Owner, OwnerForm};
 use crate::pages::page::{SignedIn, layout, page, see_other};
 use crate::pages::sign_in::start_session;
 use crate::pages::views::{AccountPage, AccountRow, AccountsPage, InvitePage, InviteView, Layout};
-use crate::services::accounts::Bequest;
 use crate::services::accounts::{self, AccountError, INVITE_LIFETIME, Invite};
 use crate::services::auth::sessions::COOKIE_NAME;
 use crate::services::throttling::Verdict;
@@ -232,8 +231,8 @@ pub async fn set_role(
 
 #[derive(Deserialize)]
 pub struct DeleteForm {
-    /// `delete`, or the id of the account that gets its files.
-    give_to: String,
+    /// `delete`, or `give-to-ID`.
+    files: String,
 }
 
 /// Deletes an account, its files deleted or given to another account as the form says.
@@ -242,12 +241,7 @@ pub async fn delete(
     form: OwnerForm<DeleteForm>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    let bequest = match form.fields.give_to.as_str() {
-        "delete" => Bequest::Delete,
-        heir => Bequest::GiveTo(heir.parse().map_err(|_| {
-            AppError::BadRequest("give_to is `delete` or the id of the account that gets the files".into())
-        })?),
-    };
+    let bequest = crate::accounts::bequest(&form.fields.files)?;
     accounts::delete(&state.ctx, form.owner.actor(), *account, bequest).await?;
     Ok(see_other("/accounts"))
 }

@@ -63,9 +63,14 @@ pub async fn link(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
     let sso = configured(&state)?;
-    let Owner::Browser(_) = form.owner else {
+    let Owner::Browser(session) = &form.owner else {
         return Err(AppError::Forbidden("linking an identity is done from a signed-in browser"));
     };
+    // A linked identity signs in as the owner: another admin linking theirs would keep the
+    // owner's rights through it after being demoted or deleted.
+    if session.actor.account != AccountId::OWNER {
+        return Err(AppError::Forbidden("only the owner links an identity: it signs in as the owner"));
+    }
     let session = req.cookie(COOKIE_NAME).ok_or(AppError::SignInFirst)?;
     let purpose = Purpose::Link { session_sha256: TokenHash::of(session.value()) };
     begin(&state, sso, purpose).await
