@@ -80,6 +80,7 @@ async fn an_invited_person_sets_a_password_and_signs_in_by_name_to_their_own_acc
     // navigation offers only the account page.
     let own = browser.get(&app, "/account").await.text().await.unwrap();
     assert!(own.contains("id=\"account-name\">Anna<") && own.contains("id=\"password-form\""), "{own}");
+    assert!(own.contains("id=\"account-use\">0 files, 0 B<"), "{own}");
     assert!(!own.contains("href=\"/files\""), "a member's navigation shows no owner pages");
     let me = app.client.get(app.url("/api/account")).header("cookie", &browser.cookie).send().await.unwrap();
     let me: Value = me.json().await.unwrap();
@@ -563,6 +564,10 @@ async fn metrics_give_the_use_of_each_account() {
     ] {
         assert!(text.lines().any(|l| l == line), "{line} missing from:\n{text}");
     }
+    // The admin's accounts page shows the same, row by row.
+    let page = sign_in_as_owner(&app).await.get(&app, "/accounts").await.text().await.unwrap();
+    assert!(page.contains("class=\"use\">2 (600 B)<"), "{page}");
+    assert!(page.contains("class=\"use\">0 (0 B)<"), "anna has none: {page}");
     let deleted = app.owner(Method::DELETE, &format!("/api/accounts/{bert}?files=give-to-1")).send().await.unwrap();
     assert_eq!(deleted.status(), StatusCode::NO_CONTENT);
     let text = metrics().await;

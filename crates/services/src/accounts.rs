@@ -14,7 +14,7 @@ use crate::domain::{
     AccountId, AccountName, AccountNameError, AccountPassword, AccountPasswordError, AccountRecord, Actor, Role,
     Timestamp, TokenHash, name_key,
 };
-pub use crate::store::Bequest;
+pub use crate::store::{AccountUsage, Bequest};
 use crate::store::{NewAccount, NewInvite, StoreError};
 use crate::throttling::{Refused, Throttles, Verdict, attempt_by_client_and_name};
 
@@ -109,6 +109,20 @@ pub async fn find(ctx: &Context, by: Actor, id: AccountId) -> Result<AccountReco
         return Err(AccountError::Unknown);
     }
     ctx.store.accounts().find(id).await?.ok_or(AccountError::Unknown)
+}
+
+/// What every account's finished files take (an admin's view).
+pub async fn usage_of_all(ctx: &Context, by: Actor) -> Result<Vec<AccountUsage>, AccountError> {
+    admin(by)?;
+    Ok(ctx.store.space().by_account().await?)
+}
+
+/// What one account's finished files take: any for an admin, only its own for anyone else.
+pub async fn usage(ctx: &Context, by: Actor, id: AccountId) -> Result<AccountUsage, AccountError> {
+    let record = find(ctx, by, id).await?;
+    let all = ctx.store.space().by_account().await?;
+    let found = all.into_iter().find(|usage| usage.account == id);
+    Ok(found.unwrap_or(AccountUsage { account: id, name: record.name, files: 0, bytes: 0 }))
 }
 
 /// Disables (its sessions end at once) or enables an account.

@@ -7,13 +7,13 @@ use actix_web::http::header::{CACHE_CONTROL, HeaderValue};
 use actix_web::{HttpRequest, HttpResponse, web};
 use serde::Deserialize;
 
-use crate::domain::{AccountId, AccountRecord, MIN_PASSWORD_CHARS, Role, date_time};
+use crate::domain::{AccountId, AccountRecord, MIN_PASSWORD_CHARS, Role, date_time, human_size};
 use crate::error::AppError;
 use crate::owner::{NoFields, Owner, OwnerForm};
 use crate::pages::page::{SignedIn, layout, page, see_other};
 use crate::pages::sign_in::start_session;
 use crate::pages::views::{AccountPage, AccountRow, AccountsPage, InvitePage, InviteView, Layout};
-use crate::services::accounts::{self, AccountError, INVITE_LIFETIME, Invite};
+use crate::services::accounts::{self, AccountError, AccountUsage, INVITE_LIFETIME, Invite};
 use crate::services::auth::sessions::COOKIE_NAME;
 use crate::services::throttling::Verdict;
 use crate::state::AppState;
@@ -31,7 +31,10 @@ async fn account_page(
 ) -> Result<HttpResponse, AppError> {
     let actor = owner.actor();
     let record = accounts::find(&state.ctx, actor, actor.account).await?;
+    let usage = accounts::usage(&state.ctx, actor, actor.account).await?;
     page(&AccountPage {
+        files: usage.files,
+        size: human_size(usage.bytes),
         layout: layout("Your account", owner),
         owner: record.is_owner(),
         name: record.name,
@@ -139,10 +142,12 @@ pub async fn list(SignedIn(owner): SignedIn, state: web::Data<AppState>) -> Resu
 
 async fn accounts_page(owner: &Owner, state: &AppState, invite: Option<InviteView>) -> Result<HttpResponse, AppError> {
     let accounts = accounts::list(&state.ctx, owner.actor()).await?;
+    let usage = accounts::usage_of_all(&state.ctx, owner.actor()).await?;
+    let use_of = |account: &AccountRecord| usage.iter().find(|usage| usage.account == account.id);
     let fresh = invite.is_some();
     let response = page(&AccountsPage {
         layout: layout("Accounts", owner),
-        accounts: accounts.iter().map(row).collect(),
+        accounts: accounts.iter().map(|account| row(account, use_of(account))).collect(),
         invite,
         invite_days: INVITE_LIFETIME.whole_days(),
     });
@@ -150,8 +155,10 @@ async fn accounts_page(owner: &Owner, state: &AppState, invite: Option<InviteVie
     if fresh { private(response) } else { response }
 }
 
-fn row(account: &AccountRecord) -> AccountRow {
+fn row(account: &AccountRecord, usage: Option<&AccountUsage>) -> AccountRow {
     AccountRow {
+        files: usage.map_or(0, |usage| usage.files),
+        size: human_size(usage.map_or(0, |usage| usage.bytes)),
         id: account.id.0,
         name: account.name.clone(),
         role: account.role.as_str(),

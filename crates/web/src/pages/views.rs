@@ -344,6 +344,9 @@ pub struct AccountPage {
     pub changed: bool,
     pub error: Option<String>,
     pub min_password_chars: usize,
+    /// Its finished files, and what they take.
+    pub files: i64,
+    pub size: String,
 }
 
 #[derive(Template)]
@@ -367,6 +370,9 @@ pub struct AccountRow {
     pub disabled: bool,
     pub owner: bool,
     pub created: String,
+    /// Its finished files, and what they take ("3 files, 1.2 MiB").
+    pub files: i64,
+    pub size: String,
 }
 
 /// An invite link just made, shown once.
