@@ -444,7 +444,7 @@ async fn what_an_account_makes_is_recorded_as_its_own() {
 }
 
 /// An admin's browser and a full token of theirs.
-async fn admin_with_token(app: &TestApp, name: &str) -> (i64, Browser, String) {
+pub(crate) async fn admin_with_token(app: &TestApp, name: &str) -> (i64, Browser, String) {
     let account = create(app, name, "admin").await;
     let browser = accept(app, &account, PASSWORD).await;
     let token = app.client.post(app.url("/api/tokens")).header("cookie", &browser.cookie);

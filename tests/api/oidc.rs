@@ -452,6 +452,8 @@ async fn an_admin_who_is_not_the_owner_links_no_identity() {
     let app = app_with(args).await;
     let bert = crate::accounts::create(&app, "bert", "admin").await;
     let bert = crate::accounts::accept(&app, &bert, "bert's good password").await;
+    let settings = bert.get(&app, "/settings").await.text().await.unwrap();
+    assert!(!settings.contains("id=\"oidc-link-form\""), "no link button for bert: {settings}");
     let linked = bert.post_form_from(&app, PUBLIC_URL, "/settings/oidc/link", &[]).await;
     assert_eq!(linked.status(), StatusCode::FORBIDDEN);
     assert!(linked.text().await.unwrap().contains("only the owner links an identity"));

@@ -273,6 +273,7 @@ async fn an_upload_a_download_and_a_delete_reach_the_receiver_signed() {
         assert_eq!(event["file"]["name"], "report.pdf");
         assert_eq!(event["file"]["size"], 17);
         assert_eq!(event["file"]["link"], link.as_str());
+        assert_eq!(event["account"], json!({"id": 1, "name": "owner"}), "whose file it is");
         time::OffsetDateTime::parse(event["time"].as_str().unwrap(), &time::format_description::well_known::Rfc3339)
             .unwrap();
     }
@@ -589,4 +590,19 @@ async fn a_failed_delivery_logs_the_webhooks_id_and_host_not_its_url() {
     let line = log.lines().find(|line| line.contains("a webhook delivery failed")).unwrap();
     assert!(line.contains(&format!("webhook={webhook}")), "{line}");
     assert!(line.contains(&format!("host=127.0.0.1:{}", receiver.port)), "{line}");
+}
+
+/// An event about a file names the account whose file it is.
+#[tokio::test]
+async fn an_event_names_the_account_whose_file_it_is() {
+    let app = spawn_app().await;
+    let receiver = Receiver::start(Mode::Answer(204)).await;
+    add_webhook(&app, json!({ "url": receiver.url("/hook"), "events": ["file.uploaded"] })).await;
+    let (bert, _, token) = crate::accounts::admin_with_token(&app, "bert").await;
+    let put = app.client.put(app.url("/berts.txt")).bearer_auth(&token).body("bert's").send().await.unwrap();
+    assert_eq!(put.status(), StatusCode::CREATED);
+    let received = receiver.wait_for(1).await;
+    let payload = received[0].json();
+    assert_eq!(payload["file"]["name"], "berts.txt");
+    assert_eq!(payload["account"], json!({"id": bert, "name": "bert"}));
 }

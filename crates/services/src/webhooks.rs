@@ -13,6 +13,7 @@ mod coalescing;
 mod delivery;
 pub mod events;
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -65,6 +66,15 @@ pub struct Payload {
     /// or share's downloads after the first one reported within `DOWNLOAD_WINDOW`); absent: one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub downloads: Option<u64>,
+    /// Whose file it is about: its account's id and name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub account: Option<AccountPayload>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct AccountPayload {
+    pub id: i64,
+    pub name: String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -90,8 +100,11 @@ pub struct GuestLinkPayload {
 
 impl Event {
     /// The body as JSON text; `None` (logged) for a time JSON cannot spell (past year 9999).
-    fn payload_json(&self, base_url: &str) -> Option<String> {
-        serde_json::to_string(&self.payload(base_url))
+    fn payload_json(&self, base_url: &str, names: &HashMap<AccountId, String>) -> Option<String> {
+        let mut payload = self.payload(base_url);
+        payload.account =
+            self.account.map(|id| AccountPayload { id: id.0, name: names.get(&id).cloned().unwrap_or_default() });
+        serde_json::to_string(&payload)
             .inspect_err(|error| tracing::warn!(?error, event = %self.kind, "cannot write a webhook payload; skipped"))
             .ok()
     }
@@ -118,6 +131,7 @@ impl Event {
                 .map(|(id, label)| GuestLinkPayload { id: id.clone(), label: label.clone() }),
             client_address: self.client_address.clone(),
             downloads: self.downloads,
+            account: None,
         }
     }
 }
@@ -245,13 +259,18 @@ async fn write_batch(store: &Store, events: &[Event], base_url: &str) {
 /// One delivery per event and webhook that wants it, all in one transaction.
 async fn queue_deliveries(store: &Store, events: &[Event], base_url: &str) -> Result<(), StoreError> {
     let webhooks = store.webhooks().list().await?;
+    // Read once a batch: what each event's account is called.
+    let names: HashMap<AccountId, String> = match events.iter().any(|event| event.account.is_some()) {
+        true => store.accounts().list().await?.into_iter().map(|account| (account.id, account.name)).collect(),
+        false => HashMap::new(),
+    };
     let mut deliveries = Vec::new();
     for event in events {
         let wanted_by: Vec<&WebhookRecord> = webhooks.iter().filter(|hook| hook.events.contains(event.kind)).collect();
         if wanted_by.is_empty() {
             continue;
         }
-        let Some(payload) = event.payload_json(base_url) else { continue };
+        let Some(payload) = event.payload_json(base_url, &names) else { continue };
         for hook in wanted_by {
             deliveries.push(NewDelivery {
                 id: DeliveryId::random(),
@@ -356,7 +375,7 @@ pub async fn send_test(ctx: &Context, id: &WebhookId, base_url: &str) -> Result<
     let at = ctx.clock.now_utc();
     let mut event = Event::new(WebhookEvent::Test, at);
     event.file = Some(("TEST_FILE_ID".into(), "test.txt".into(), 4));
-    let Some(payload) = event.payload_json(base_url) else { return Ok(None) };
+    let Some(payload) = event.payload_json(base_url, &HashMap::new()) else { return Ok(None) };
     let delivery_id = DeliveryId::random();
     let delivery = NewDelivery {
         id: delivery_id.clone(),

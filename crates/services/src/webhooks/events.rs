@@ -20,15 +20,27 @@ pub struct Event {
     pub(super) client_address: Option<String>,
     /// For downloads folded together (`coalescing`): how many this one event stands for.
     pub(super) downloads: Option<u64>,
+    /// The account whose file it is about.
+    pub(super) account: Option<crate::domain::AccountId>,
 }
 
 impl Event {
     pub(super) fn new(kind: WebhookEvent, at: OffsetDateTime) -> Self {
-        Event { kind, at, file: None, share: None, guest_link: None, client_address: None, downloads: None }
+        Event {
+            kind,
+            at,
+            file: None,
+            share: None,
+            guest_link: None,
+            client_address: None,
+            downloads: None,
+            account: None,
+        }
     }
 
     fn about(mut self, file: &FileRecord) -> Self {
         self.file = Some((file.id.to_string(), file.filename.as_str().to_owned(), file.file_size));
+        self.account = Some(file.account);
         self
     }
 }

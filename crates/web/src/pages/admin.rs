@@ -44,6 +44,7 @@ pub async fn settings(
                 linked: oidc::linked_identity(&state.ctx).await?,
                 linked_now: query.linked.is_some(),
                 by_group: !sso.config().rules.owner_groups.is_empty(),
+                can_link: owner.actor().account == crate::domain::AccountId::OWNER,
             }),
             None => None,
         },

@@ -291,6 +291,8 @@ pub struct SingleSignOnView {
     pub linked_now: bool,
     /// Owner groups are set.
     pub by_group: bool,
+    /// The owner is signed in: only the owner links an identity (it signs in as the owner).
+    pub can_link: bool,
 }
 
 /// A webhook as the settings page lists it, with its latest deliveries.
