@@ -574,3 +574,24 @@ async fn metrics_give_the_use_of_each_account() {
     assert!(!text.contains("account=\"bert\""), "{text}");
     assert!(text.lines().any(|l| l == "blobdrop_account_files{account=\"owner\"} 3"), "{text}");
 }
+
+/// A disabled account's invite link sets no password until the account is enabled again.
+#[tokio::test]
+async fn a_disabled_accounts_invite_link_waits_until_it_is_enabled() {
+    let app = spawn_app().await;
+    let anna = create(&app, "anna", "member").await;
+    let id = anna["id"].as_i64().unwrap();
+    let patch = |disabled: bool| {
+        app.owner(Method::PATCH, &format!("/api/accounts/{id}")).json(&json!({"disabled": disabled})).send()
+    };
+    assert_eq!(patch(true).await.unwrap().status(), StatusCode::OK);
+    let path = invite_path(&anna);
+    let page = app.client.get(app.url(&path)).send().await.unwrap();
+    assert_eq!(page.status(), StatusCode::FORBIDDEN);
+    let set = app.client.post(app.url(&path)).form(&[("password", PASSWORD)]).send().await.unwrap();
+    assert_eq!(set.status(), StatusCode::FORBIDDEN);
+    assert!(set.text().await.unwrap().contains("disabled"));
+    assert_eq!(patch(false).await.unwrap().status(), StatusCode::OK);
+    accept(&app, &anna, PASSWORD).await;
+    assert_eq!(sign_in(&app, "anna", PASSWORD).await.status(), StatusCode::SEE_OTHER);
+}

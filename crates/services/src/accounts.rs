@@ -42,6 +42,8 @@ pub enum AccountError {
     HeirIsItself,
     #[error("the account to give the files to does not exist")]
     NoHeir,
+    #[error("this account is disabled; ask an admin to enable it")]
+    Disabled,
     #[error("this invite link was used already or has expired; ask for a new one")]
     InviteGone,
     #[error("the current password is wrong")]
@@ -190,9 +192,15 @@ fn refuse_owner(id: AccountId) -> Result<(), AccountError> {
     if id == AccountId::OWNER { Err(AccountError::Owner) } else { Ok(()) }
 }
 
-/// The account an invite link is for, while it can still be used.
+/// The account an invite link is for, while it can still be used; a disabled account's link
+/// waits until the account is enabled again.
 pub async fn invited(ctx: &Context, token: &str) -> Result<AccountRecord, AccountError> {
-    ctx.store.accounts().invited(&TokenHash::of(token), ctx.now()).await?.ok_or(AccountError::InviteGone)
+    let account = ctx.store.accounts().invited(&TokenHash::of(token), ctx.now()).await?;
+    match account {
+        Some(account) if account.disabled => Err(AccountError::Disabled),
+        Some(account) => Ok(account),
+        None => Err(AccountError::InviteGone),
+    }
 }
 
 /// Uses an invite link to set the account's password; the link is used up in the same commit.

@@ -283,6 +283,7 @@ impl From<AccountError> for AppError {
                 AppError::Gone("this invite link was used already or has expired; ask for a new one")
             }
             AccountError::WrongPassword => AppError::Forbidden("the current password is wrong"),
+            AccountError::Disabled => AppError::Forbidden("this account is disabled; ask an admin to enable it"),
             AccountError::Hash(error) => AppError::internal(error),
             AccountError::Store(error) => error.into(),
         }
