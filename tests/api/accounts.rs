@@ -37,7 +37,7 @@ pub(crate) async fn accept(app: &TestApp, account: &Value, password: &str) -> Br
     browser_of(app, response).await
 }
 
-async fn browser_of(app: &TestApp, signed_in: reqwest::Response) -> Browser {
+pub(crate) async fn browser_of(app: &TestApp, signed_in: reqwest::Response) -> Browser {
     let set_cookie = signed_in.headers()["set-cookie"].to_str().unwrap().to_owned();
     let cookie = set_cookie.split(';').next().unwrap().to_owned();
     let page = app.client.get(app.url("/account")).header("cookie", &cookie).send().await.unwrap();
@@ -48,7 +48,7 @@ async fn browser_of(app: &TestApp, signed_in: reqwest::Response) -> Browser {
 }
 
 /// Signs in by name and password through the page's form.
-async fn sign_in(app: &TestApp, name: &str, password: &str) -> reqwest::Response {
+pub(crate) async fn sign_in(app: &TestApp, name: &str, password: &str) -> reqwest::Response {
     app.client.post(app.url("/login")).form(&[("name", name), ("secret", password)]).send().await.unwrap()
 }
 

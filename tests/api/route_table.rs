@@ -709,22 +709,15 @@ async fn every_route_answers_every_kind_of_credential_as_the_security_model_says
 /// used, on the first call).
 async fn sign_in_member(app: &TestApp, name: &str) -> Browser {
     const PASSWORD: &str = "the member's password";
-    let body = serde_json::json!({ "name": name });
-    let created = app.owner(Method::POST, "/api/accounts").json(&body).send().await.unwrap();
-    if created.status() == StatusCode::CREATED {
-        let created: serde_json::Value = created.json().await.unwrap();
-        let token = created["invite_url"].as_str().unwrap().rsplit('/').next().unwrap().to_owned();
-        let set = app.client.post(app.url(&format!("/invite/{token}"))).form(&[("password", PASSWORD)]);
-        assert_eq!(set.send().await.unwrap().status(), StatusCode::SEE_OTHER);
+    let known: Vec<serde_json::Value> =
+        app.owner(Method::GET, "/api/accounts").send().await.unwrap().json().await.unwrap();
+    if !known.iter().any(|account| account["name"] == name) {
+        let account = crate::accounts::create(app, name, "member").await;
+        crate::accounts::accept(app, &account, PASSWORD).await;
     }
-    let signed_in = app.client.post(app.url("/login")).form(&[("name", name), ("secret", PASSWORD)]).send();
-    let signed_in = signed_in.await.unwrap();
+    let signed_in = crate::accounts::sign_in(app, name, PASSWORD).await;
     assert_eq!(signed_in.status(), StatusCode::SEE_OTHER);
-    let cookie = signed_in.headers()["set-cookie"].to_str().unwrap().split(';').next().unwrap().to_owned();
-    let page = app.client.get(app.url("/account")).header("cookie", &cookie).send().await.unwrap();
-    let page = page.text().await.unwrap();
-    let csrf = page.split("name=\"csrf-token\" content=\"").nth(1).unwrap().split('"').next().unwrap().to_owned();
-    Browser { cookie, csrf }
+    crate::accounts::browser_of(app, signed_in).await
 }
 
 /// Every 405 says in `Allow` which methods its path takes (RFC 9110), and those are the methods
