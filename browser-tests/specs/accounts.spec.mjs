@@ -1,13 +1,16 @@
 // Journey: the owner adds a person on the accounts page; the person opens the invite link in their
-// own browser, sets a password, lands on their account page (and nothing of the owner's), signs
-// out and back in by name; the owner disables them and their session ends at once.
+// own browser, sets a password, lands on their account page, uploads a file of their own and finds
+// it, and nothing of the owner's, on their files page; signs out and back in by name; the owner
+// disables them and their session ends at once.
 
 import assert from 'node:assert/strict';
 import test from 'node:test';
-import { TEST_TIMEOUT, assertNoProblems, openApp, watchPage } from '../helpers.mjs';
+import { TEST_TIMEOUT, assertNoProblems, fetchBytes, openApp, waitForUploads, watchPage } from '../helpers.mjs';
 
 test('an admin invites a person, who sets a password and sees only their own account', { timeout: TEST_TIMEOUT }, async (t) => {
   const { server, browser, page, problems } = await openApp(t);
+  await page.setInputFiles('#file-input', { name: 'owners.txt', mimeType: 'text/plain', buffer: Buffer.from('the owner\'s') });
+  assert.equal((await waitForUploads(page, 1))[0].status.trim(), 'Done');
 
   await page.goto('/accounts');
   await page.fill('#account-name', 'anna');
@@ -31,10 +34,20 @@ test('an admin invites a person, who sets a password and sees only their own acc
   await Promise.all([anna.waitForURL(`${server.url}/account`), anna.click('#invite-form [type=submit]')]);
   assert.equal((await anna.textContent('#account-name')).trim(), 'anna');
   assert.equal((await anna.textContent('#account-role')).trim(), 'member');
-  assert.equal(await anna.locator('header nav a[href="/files"]').count(), 0, 'no owner pages in a member\'s navigation');
+  assert.equal(await anna.locator('header nav a[href="/accounts"]').count(), 0, 'no admin pages in a member\'s navigation');
   assert.equal(await anna.locator('header nav a[href="/account"]').count(), 1);
-  const files = await anna.goto('/files');
-  assert.equal(files.status(), 403);
+  const accounts = await anna.goto('/accounts');
+  assert.equal(accounts.status(), 403);
+
+  // Her own files: she uploads one from the upload page, and her files page lists it, not the owner's.
+  await anna.goto('/');
+  await anna.setInputFiles('#file-input', { name: 'annas.txt', mimeType: 'text/plain', buffer: Buffer.from('anna\'s bytes') });
+  const [uploaded] = await waitForUploads(anna, 1);
+  assert.equal((await fetchBytes(uploaded.link)).toString(), 'anna\'s bytes');
+  await Promise.all([anna.waitForURL(`${server.url}/files`), anna.click('header nav a[href="/files"]')]);
+  const listed = await anna.textContent('main');
+  assert.ok(listed.includes('annas.txt'), 'her file is listed');
+  assert.ok(!listed.includes('owners.txt'), 'the owner\'s file is not');
 
   // The link worked once.
   const again = await anna.goto(invite);
@@ -45,7 +58,7 @@ test('an admin invites a person, who sets a password and sees only their own acc
   await Promise.all([anna.waitForURL(/\/login\?signed_out=1$/), anna.click('#logout-form button')]);
   await anna.fill('#name', 'Anna');
   await anna.fill('#secret', 'anna has a good password');
-  await Promise.all([anna.waitForURL(`${server.url}/account`), anna.click('#login-form [type=submit]')]);
+  await Promise.all([anna.waitForURL(`${server.url}/`), anna.click('#login-form [type=submit]')]);
 
   // The owner disables her: her next page is the sign-in page.
   await page.goto('/accounts');

@@ -1,6 +1,7 @@
 //! Accounts as people meet them: an admin creates one, its person opens the invite link and sets
-//! a password, signs in by name; members reach their own account only; disabling and resetting
-//! end sessions at once; the owner stays the owner. On both stores.
+//! a password, signs in by name; members reach their own account and files only, and another
+//! account's file is no file to them; disabling and resetting end sessions at once; the owner stays
+//! the owner. On both stores.
 
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
@@ -69,39 +70,36 @@ async fn an_invited_person_sets_a_password_and_signs_in_by_name_to_their_own_acc
     // By name (in any case) and password; a wrong one says nothing about which part was wrong.
     let signed_in = sign_in(&app, "ANNA", PASSWORD).await;
     assert_eq!(signed_in.status(), StatusCode::SEE_OTHER);
-    assert_eq!(signed_in.headers()["location"], "/account");
+    assert_eq!(signed_in.headers()["location"], "/");
     for (name, password) in [("anna", "not the password"), ("nobody", PASSWORD), ("", PASSWORD)] {
         let wrong = sign_in(&app, name, password).await;
         assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED, "{name}");
         assert!(wrong.text().await.unwrap().contains("Wrong name, password or secret"), "{name}");
     }
 
-    // The member's own page and API answer; the owner's routes refuse the member, and the
-    // navigation offers only the account page.
+    // The member's own page and API answer; the admin's routes refuse the member, and the
+    // navigation offers the member's own pages only.
     let own = browser.get(&app, "/account").await.text().await.unwrap();
     assert!(own.contains("id=\"account-name\">Anna<") && own.contains("id=\"password-form\""), "{own}");
     assert!(own.contains("id=\"account-use\">0 files, 0 B<"), "{own}");
-    assert!(!own.contains("href=\"/files\""), "a member's navigation shows no owner pages");
+    assert!(own.contains("href=\"/files\""), "a member has files of their own");
+    assert!(!own.contains("href=\"/accounts\"") && !own.contains("href=\"/tokens\""), "no admin pages");
     let me = app.client.get(app.url("/api/account")).header("cookie", &browser.cookie).send().await.unwrap();
     let me: Value = me.json().await.unwrap();
     assert_eq!((me["name"].as_str(), me["state"].as_str()), (Some("Anna"), Some("active")));
     assert!(me.get("invite_url").is_none());
     let home = browser.get(&app, "/").await;
-    assert_eq!((home.status(), home.headers()["location"].to_str().unwrap()), (StatusCode::SEE_OTHER, "/account"));
+    assert_eq!(home.status(), StatusCode::OK);
+    assert!(home.text().await.unwrap().contains("id=\"file-input\""), "the upload page");
     let file = app.upload("owners.txt", b"the owner's".to_vec()).await;
     let id = crate::helpers::id_of(&file);
-    for path in
-        ["/files", "/guest-links", "/settings", "/tokens", "/system", "/accounts", "/api/files", "/api/accounts"]
-    {
+    for path in ["/guest-links", "/settings", "/tokens", "/system", "/accounts", "/api/accounts", "/api/shares"] {
         let refused = browser.get(&app, path).await;
         assert_eq!(refused.status(), StatusCode::FORBIDDEN, "GET {path}");
     }
     for path in [format!("/files/{id}"), format!("/files/{id}/preview"), format!("/api/files/{id}")] {
-        assert_eq!(browser.get(&app, &path).await.status(), StatusCode::FORBIDDEN, "GET {path}");
+        assert_eq!(browser.get(&app, &path).await.status(), StatusCode::NOT_FOUND, "GET {path}");
     }
-    let upload = app.client.put(app.url("/member.txt")).header("cookie", &browser.cookie);
-    let upload = upload.header("x-csrf-token", &browser.csrf).header("origin", &app.address).body("x");
-    assert_eq!(upload.send().await.unwrap().status(), StatusCode::FORBIDDEN);
     let created = browser.post_form(&app, "/accounts", &[("name", "mallory"), ("role", "admin")]).await;
     assert_eq!(created.status(), StatusCode::FORBIDDEN);
     let tokens = browser.post_form(&app, "/tokens", &[("label", "mine")]).await;
@@ -349,29 +347,36 @@ async fn a_token_never_outranks_its_account_demoted_or_disabled() {
     let made = made.send().await.unwrap();
     assert_eq!(made.status(), StatusCode::CREATED);
     let token = made.json::<Value>().await.unwrap()["token"].as_str().unwrap().to_owned();
-    let files = || app.client.get(app.url("/api/files")).bearer_auth(&token).send();
-    assert_eq!(files().await.unwrap().status(), StatusCode::OK);
+    let owners = crate::helpers::id_of(&app.upload("owners.txt", b"the owner's".to_vec()).await);
+    let get = |path: String| app.client.get(app.url(&path)).bearer_auth(&token).send();
+    let listed = |response: reqwest::Response| async move { response.json::<Vec<Value>>().await.unwrap().len() };
+    assert_eq!(listed(get("/api/files".into()).await.unwrap()).await, 1, "an admin's token reaches every file");
+    assert_eq!(get("/api/shares".into()).await.unwrap().status(), StatusCode::OK);
 
     let demote = app.owner(Method::PATCH, &format!("/api/accounts/{id}")).json(&json!({"role": "member"})).send();
     let demoted: Value = demote.await.unwrap().json().await.unwrap();
     assert_eq!(demoted["role"], "member");
-    let refused = files().await.unwrap();
+    let refused = get("/api/shares".into()).await.unwrap();
     assert_eq!(refused.status(), StatusCode::FORBIDDEN, "the very next request");
     assert!(refused.text().await.unwrap().contains("only an admin"));
+    assert_eq!(listed(get("/api/files".into()).await.unwrap()).await, 0, "a member's token reaches its own files only");
+    assert_eq!(get(format!("/api/files/{owners}")).await.unwrap().status(), StatusCode::NOT_FOUND);
     let upload = app.client.put(app.url("/by-token.txt")).bearer_auth(&token).body("x").send().await.unwrap();
-    assert_eq!(upload.status(), StatusCode::FORBIDDEN);
-    assert_eq!(browser.get(&app, "/files").await.status(), StatusCode::FORBIDDEN, "and the session too");
+    assert_eq!(upload.status(), StatusCode::CREATED, "into the member's own files");
+    assert_eq!(listed(get("/api/files".into()).await.unwrap()).await, 1);
+    assert_eq!(browser.get(&app, "/guest-links").await.status(), StatusCode::FORBIDDEN, "and the session too");
 
     let promote = app.owner(Method::PATCH, &format!("/api/accounts/{id}")).json(&json!({"role": "admin"})).send();
     assert_eq!(promote.await.unwrap().status(), StatusCode::OK);
-    assert_eq!(files().await.unwrap().status(), StatusCode::OK);
+    assert_eq!(listed(get("/api/files".into()).await.unwrap()).await, 2);
+    let files = || app.client.get(app.url("/api/files")).bearer_auth(&token).send();
     let disable = app.owner(Method::PATCH, &format!("/api/accounts/{id}")).json(&json!({"disabled": true})).send();
     assert_eq!(disable.await.unwrap().status(), StatusCode::OK);
     assert_eq!(files().await.unwrap().status(), StatusCode::UNAUTHORIZED, "no longer a credential");
 
     let owner = app.owner(Method::PATCH, "/api/accounts/1").json(&json!({"role": "member"})).send().await.unwrap();
     assert_eq!(owner.status(), StatusCode::FORBIDDEN, "the owner stays an admin");
-    assert_eq!(app.list().await.len(), 0);
+    assert_eq!(app.list().await.len(), 2);
 }
 
 #[tokio::test]
@@ -381,17 +386,17 @@ async fn the_accounts_page_makes_a_member_an_admin_and_back() {
     let id = anna["id"].as_i64().unwrap();
     let annas = accept(&app, &anna, PASSWORD).await;
     let owner = sign_in_as_owner(&app).await;
-    assert_eq!(annas.get(&app, "/files").await.status(), StatusCode::FORBIDDEN);
+    assert_eq!(annas.get(&app, "/guest-links").await.status(), StatusCode::FORBIDDEN);
     let promoted = owner.post_form(&app, &format!("/accounts/{id}/role"), &[("role", "admin")]).await;
     assert_eq!(promoted.status(), StatusCode::SEE_OTHER);
-    assert_eq!(annas.get(&app, "/files").await.status(), StatusCode::OK, "her session is an admin's now");
+    assert_eq!(annas.get(&app, "/guest-links").await.status(), StatusCode::OK, "her session is an admin's now");
     let page = owner.get(&app, "/accounts").await.text().await.unwrap();
     assert!(page.contains("aria-label=\"Make member anna\""), "{page}");
     let bad = owner.post_form(&app, &format!("/accounts/{id}/role"), &[("role", "root")]).await;
     assert_eq!(bad.status(), StatusCode::BAD_REQUEST);
     let demoted = owner.post_form(&app, &format!("/accounts/{id}/role"), &[("role", "member")]).await;
     assert_eq!(demoted.status(), StatusCode::SEE_OTHER);
-    assert_eq!(annas.get(&app, "/files").await.status(), StatusCode::FORBIDDEN);
+    assert_eq!(annas.get(&app, "/guest-links").await.status(), StatusCode::FORBIDDEN);
     let the_owner = owner.post_form(&app, "/accounts/1/role", &[("role", "member")]).await;
     assert_eq!(the_owner.status(), StatusCode::FORBIDDEN);
 }

@@ -26,6 +26,7 @@ mod guest_links;
 mod helpers;
 mod instances;
 mod lifecycle;
+mod members;
 mod migrate;
 mod observability;
 mod oidc;

@@ -514,11 +514,14 @@ fn expected(credential: Credential, method: &Method, path: &str, stranger: u16, 
             stranger
         }
         Credential::SecretByBasic | Credential::SecretByBearer | Credential::Session => owner,
-        // A member goes where any account may; everywhere else an admin's credential is needed
-        // (403), but on the routes that need none. The landing page sends a member to its own.
+        // A member goes where any account may, within its reach: the fixtures are the owner's, so
+        // where the owner finds one, a member finds no such thing (404). Everywhere else an
+        // admin's credential is needed (403), but on the routes that need none.
         Credential::MemberSession => match access_of(method.as_str(), path) {
-            Some(Access::Account) => owner,
-            Some(Access::Anyone) if path == "/" && *method == Method::GET => 303,
+            Some(access) if access.takes_members() => match other_ids(path) && (200..400).contains(&owner) {
+                true => 404,
+                false => owner,
+            },
             Some(Access::Owner | Access::Token(_)) if looks_at_credentials => 403,
             _ => stranger,
         },
@@ -621,7 +624,7 @@ fn patterns() -> Vec<(&'static str, [u16; 7], [u16; 7])> {
 /// of these routes is their own); a session without its CSRF token changes nothing;
 /// an API token is refused (403) by every page and by the API of tokens and webhooks, and where its
 /// scopes do not reach (a `read` token sends no file, an `upload` token lists none, neither edits
-/// nor deletes); a member's session reaches its own account and nothing of the owner's. The routes come
+/// nor deletes); a member's session reaches its own account and files, and nothing of the owner's. The routes come
 /// from `TABLE`, which `every_route_of_the_route_table_is_in_the_table` keeps whole.
 #[tokio::test]
 async fn every_route_answers_every_kind_of_credential_as_the_security_model_says() {
@@ -790,7 +793,8 @@ fn the_credential_the_route_table_names_is_the_one_its_routes_ask_for() {
         for (index, method) in METHODS.iter().enumerate() {
             let (stranger, owner) = (stranger[index], owner[index]);
             let access = access_of(method.as_str(), path);
-            let asks_the_owner = matches!(access, Some(Access::Owner | Access::Account | Access::Token(_)));
+            let asks_the_owner =
+                matches!(access, Some(Access::Owner | Access::Account | Access::Token(_) | Access::Own(_)));
             let answered_as_said = match asks_the_owner {
                 true => stranger != owner || (400..500).contains(&owner),
                 false => stranger == owner,

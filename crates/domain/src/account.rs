@@ -171,6 +171,41 @@ impl Actor {
     pub fn is_admin(&self) -> bool {
         self.role == Role::Admin
     }
+
+    /// Whose files, uploads and the rest this actor reaches.
+    pub fn reach(&self) -> Reach {
+        match self.role {
+            Role::Admin => Reach::Everyone,
+            Role::Member => Reach::Own(self.account),
+        }
+    }
+}
+
+/// Whose records a request reaches: an admin's, every account's; a member's, its own only. What
+/// it does not reach does not exist for it: a lookup answers as for an unknown id, a listing
+/// leaves it out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reach {
+    Everyone,
+    Own(AccountId),
+}
+
+impl Reach {
+    /// Whether a record of `account` is within reach.
+    pub fn covers(self, account: AccountId) -> bool {
+        match self {
+            Reach::Everyone => true,
+            Reach::Own(own) => own == account,
+        }
+    }
+
+    /// The one account a listing is narrowed to; `None`: every account's.
+    pub fn account(self) -> Option<AccountId> {
+        match self {
+            Reach::Everyone => None,
+            Reach::Own(account) => Some(account),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -209,6 +244,19 @@ mod tests {
         }
         assert_eq!(Role::parse("root"), None);
         assert!(Actor::OWNER.is_admin());
+    }
+
+    #[test]
+    fn an_admin_reaches_every_account_and_a_member_its_own() {
+        let anna = AccountId(7);
+        assert_eq!(Actor::OWNER.reach(), Reach::Everyone);
+        assert!(Actor::OWNER.reach().covers(anna));
+        let member = Actor { account: anna, role: Role::Member };
+        assert_eq!(member.reach(), Reach::Own(anna));
+        assert!(member.reach().covers(anna));
+        assert!(!member.reach().covers(AccountId::OWNER));
+        assert_eq!(member.reach().account(), Some(anna));
+        assert_eq!(Reach::Everyone.account(), None);
     }
 
     mod properties {

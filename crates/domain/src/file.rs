@@ -96,6 +96,8 @@ impl FileSort {
 /// Which page of the files page to read.
 #[derive(Debug, Clone)]
 pub struct FileListing {
+    /// Whose files: every account's, or one's own.
+    pub reach: crate::Reach,
     pub filter: String,
     pub sort: FileSort,
     pub descending: bool,

@@ -36,7 +36,7 @@ mod zip_layout;
 
 pub use account::{
     AccountId, AccountName, AccountNameError, AccountPassword, AccountPasswordError, AccountRecord, Actor,
-    MIN_PASSWORD_CHARS, Role, name_key,
+    MIN_PASSWORD_CHARS, Reach, Role, name_key,
 };
 pub use activity::{DAY_SECONDS, DayActivity, DayTotal, DiskSpace, activity_since, daily_activity};
 pub use age::{

@@ -11,8 +11,8 @@ use std::path::Path;
 use tokio::sync::mpsc;
 
 use crate::Context;
-use crate::domain::AccountId;
 use crate::domain::guess_content_type;
+use crate::domain::{AccountId, Reach};
 use crate::domain::{AgeCheck, FileRecord};
 use crate::domain::{ByteSize, FileId, FileName, FolderPath, UploadOptions};
 use crate::downloads::READ_BATCH_CHUNKS;
@@ -58,7 +58,11 @@ pub struct SharedFiles {
 }
 
 /// Every visible share that holds some of `files`, newest first, with just those of its members.
-pub async fn shares_of(ctx: &Context, files: &[FileRecord]) -> Result<Vec<SharedFiles>, StoreError> {
+pub async fn shares_of(ctx: &Context, reach: Reach, files: &[FileRecord]) -> Result<Vec<SharedFiles>, StoreError> {
+    // Shares are an admin's so far: a member's bundle holds its files alone.
+    if reach != Reach::Everyone {
+        return Ok(Vec::new());
+    }
     let now = ctx.now();
     let index: std::collections::HashMap<&str, usize> =
         files.iter().enumerate().map(|(at, file)| (file.id.as_str(), at)).collect();
@@ -163,8 +167,9 @@ pub enum Requested {
     Missing,
 }
 
-/// The files a bundle request names: duplicates dropped, at most `MAX_BUNDLE_IDS`, all visible.
-pub async fn find_files(ctx: &Context, ids: &[FileId]) -> Result<Requested, StoreError> {
+/// The files a bundle request names: duplicates dropped, at most `MAX_BUNDLE_IDS`, all visible and
+/// within `reach` (another account's file is missing, to a member).
+pub async fn find_files(ctx: &Context, reach: Reach, ids: &[FileId]) -> Result<Requested, StoreError> {
     let mut seen = std::collections::HashSet::new();
     let unique: Vec<&FileId> = ids.iter().filter(|id| seen.insert(id.as_str())).collect();
     if unique.len() > MAX_BUNDLE_IDS {
@@ -174,8 +179,8 @@ pub async fn find_files(ctx: &Context, ids: &[FileId]) -> Result<Requested, Stor
     let mut files = Vec::with_capacity(unique.len());
     for id in unique {
         match ctx.store.files().find(id, now).await? {
-            Some(file) => files.push(file),
-            None => return Ok(Requested::Missing),
+            Some(file) if reach.covers(file.account) => files.push(file),
+            _ => return Ok(Requested::Missing),
         }
     }
     Ok(Requested::Files(files))

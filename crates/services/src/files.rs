@@ -3,7 +3,7 @@
 
 use crate::Context;
 use crate::auth::passwords::{self, PasswordError};
-use crate::domain::{CHUNK_SIZE, FileId, FileName, FilePassword, Note, NoteError, ShareId, guess_content_type};
+use crate::domain::{CHUNK_SIZE, FileId, FileName, FilePassword, Note, NoteError, Reach, ShareId, guess_content_type};
 use crate::domain::{DownloadRecord, FileChanges, FileCursor, FileListing, FileRecord};
 use crate::store::StoreError;
 
@@ -32,6 +32,12 @@ pub async fn find(ctx: &Context, id: &FileId) -> Result<Option<FileRecord>, Stor
     ctx.store.files().find(id, ctx.now()).await
 }
 
+/// A visible file within `reach`: what the owner's pages and API find by id. Another account's
+/// file is, to a member, no file at all.
+pub async fn find_reached(ctx: &Context, reach: Reach, id: &FileId) -> Result<Option<FileRecord>, StoreError> {
+    Ok(find(ctx, id).await?.filter(|file| reach.covers(file.account)))
+}
+
 /// The file a download asks for: the visible one, or, when the request offers a download grant
 /// (`auth::download_grants`), one whose downloads are used up; the count then decides whether the
 /// grant holds (`downloads::counts`: if not, the download is used up as before).
@@ -52,15 +58,20 @@ pub async fn password_hash(ctx: &Context, id: &FileId) -> Result<Option<String>,
     ctx.store.files().password_hash(id, ctx.now()).await
 }
 
-/// Visible files, newest first: from the start, past `offset` of them (the API's old paging, which
+/// Visible files within `reach`, newest first: from the start, past `offset` of them (the API's old paging, which
 /// reads every file it skips), or after a cursor (`FileCursor`, what the next page should use).
-pub async fn list(ctx: &Context, limit: i64, offset: i64) -> Result<Vec<FileRecord>, StoreError> {
-    ctx.store.files().list(ctx.now(), limit, offset).await
+pub async fn list(ctx: &Context, reach: Reach, limit: i64, offset: i64) -> Result<Vec<FileRecord>, StoreError> {
+    ctx.store.files().list(ctx.now(), reach, limit, offset).await
 }
 
-/// Visible files after `after`, newest first; every page costs the same.
-pub async fn list_after(ctx: &Context, limit: i64, after: &FileCursor) -> Result<Vec<FileRecord>, StoreError> {
-    ctx.store.files().list_after(ctx.now(), limit, after).await
+/// Visible files within `reach` after `after`, newest first; every page costs the same.
+pub async fn list_after(
+    ctx: &Context,
+    reach: Reach,
+    limit: i64,
+    after: &FileCursor,
+) -> Result<Vec<FileRecord>, StoreError> {
+    ctx.store.files().list_after(ctx.now(), reach, limit, after).await
 }
 
 /// One page of the files page (filtered and sorted) and how many files match in all.
@@ -68,9 +79,13 @@ pub async fn browse(ctx: &Context, listing: &FileListing) -> Result<(Vec<FileRec
     ctx.store.files().browse(ctx.now(), listing).await
 }
 
-/// Applies an edit to a visible file and returns the file as it is now (`None`: no such file).
-/// A new name with a known extension brings its type; a new password is hashed off the executor.
-pub async fn edit(ctx: &Context, id: &FileId, edit: FileEdit) -> Result<Option<FileRecord>, EditError> {
+/// Applies an edit to a visible file within `reach` and returns the file as it is now (`None`: no
+/// such file). A new name with a known extension brings its type; a new password is hashed off the
+/// executor.
+pub async fn edit(ctx: &Context, reach: Reach, id: &FileId, edit: FileEdit) -> Result<Option<FileRecord>, EditError> {
+    if find_reached(ctx, reach, id).await?.is_none() {
+        return Ok(None);
+    }
     if let Some(Some(note)) = &edit.note {
         Note::parse(note)?;
     }
@@ -94,11 +109,12 @@ pub async fn edit(ctx: &Context, id: &FileId, edit: FileEdit) -> Result<Option<F
     Ok(ctx.store.files().update(id, &changes, ctx.now()).await?)
 }
 
-/// Hides a visible file at once and wakes the clean-up, which purges its chunks right after.
-/// False when there was no such file.
-pub async fn delete(ctx: &Context, id: &FileId) -> Result<bool, StoreError> {
-    // Read first for the webhooks' event, which names the file.
-    let file = ctx.store.files().find(id, ctx.now()).await?;
+/// Hides a visible file within `reach` at once and wakes the clean-up, which purges its chunks
+/// right after. False when there was no such file.
+pub async fn delete(ctx: &Context, reach: Reach, id: &FileId) -> Result<bool, StoreError> {
+    // Read first for the reach, and for the webhooks' event, which names the file.
+    let Some(file) = find_reached(ctx, reach, id).await? else { return Ok(false) };
+    let file = Some(file);
     let deleted = ctx.store.files().delete(id, ctx.now()).await?;
     deleted_now(ctx, deleted, file.as_ref());
     Ok(deleted)
@@ -146,16 +162,20 @@ pub async fn first_bytes(ctx: &Context, file: &FileRecord, wanted: usize) -> Res
 
 /// The files as a database of the listing schema (`?format=sqlite`), each with its link, and the
 /// visible shares with theirs (`share_url` makes it) and their members; built off the async executor.
+/// Shares are an admin's so far: a member's listing (`reach`) holds its own files only.
 pub async fn listing_database(
     ctx: &Context,
+    reach: Reach,
     files: Vec<FileRecord>,
     urls: Vec<String>,
     share_url: impl Fn(&ShareId) -> String,
 ) -> Result<Vec<u8>, StoreError> {
     use crate::store::export::{ListingRow, ListingShare, listing_database, listing_page_size};
     let now = ctx.now();
-    let shares = ctx.store.shares().list(now).await?;
-    let memberships = ctx.store.shares().memberships(now).await?;
+    let (shares, memberships) = match reach {
+        Reach::Everyone => (ctx.store.shares().list(now).await?, ctx.store.shares().memberships(now).await?),
+        Reach::Own(_) => (Vec::new(), Vec::new()),
+    };
     let share_urls: Vec<String> = shares.iter().map(|share| share_url(&share.id)).collect();
     let build = tokio::task::spawn_blocking(move || {
         let rows: Vec<ListingRow<'_>> = files.iter().zip(urls).map(|(file, url)| ListingRow { file, url }).collect();

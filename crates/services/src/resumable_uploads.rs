@@ -372,7 +372,9 @@ impl ResumableUploads {
             Err(ResumableError::NotFound) => {
                 let now = self.ctx.now();
                 match self.ctx.store.files().find(id, now).await? {
-                    Some(file) if file.guest_link_id.as_ref() == who.link_id() => Ok(Progress::Finished(file)),
+                    Some(file) if file.guest_link_id.as_ref() == who.link_id() && file.account == who.account() => {
+                        Ok(Progress::Finished(file))
+                    }
                     _ => Err(ResumableError::NotFound),
                 }
             }
@@ -572,7 +574,7 @@ impl ResumableUploads {
     async fn unfinished(&self, who: &Uploader, id: &FileId) -> Result<ResumableRecord, ResumableError> {
         let upload = self.ctx.store.resumable_uploads().find(id).await?;
         match upload {
-            Some(upload) if upload.guest_link_id.as_ref() == who.link_id() => {
+            Some(upload) if upload.guest_link_id.as_ref() == who.link_id() && upload.account == who.account() => {
                 if upload.expires_at <= self.ctx.now().secs() {
                     self.forget(id);
                     return Err(ResumableError::Expired);

@@ -1,10 +1,10 @@
 //! What the system page and `/api/system` report, and the health check.
 
 use crate::Context;
-use crate::domain::Timestamp;
 use crate::domain::{
     DayActivity, DiskSpace, FileListing, FileRecord, FileSort, PageStart, Usage, activity_since, daily_activity,
 };
+use crate::domain::{Reach, Timestamp};
 use crate::store::{ResumableUsage, StoreError};
 
 /// Days the system page's chart covers, today included.
@@ -31,6 +31,7 @@ pub async fn report(ctx: &Context) -> Result<SystemReport, StoreError> {
     let uploads = ctx.store.activity().uploads_by_day(Timestamp(since)).await?;
     let downloads = ctx.store.activity().downloads_by_day(Timestamp(since)).await?;
     let largest = FileListing {
+        reach: Reach::Everyone,
         filter: String::new(),
         sort: FileSort::Size,
         descending: true,

@@ -45,6 +45,8 @@ pub struct ResumableRecord {
     pub expires_at: i64,
     /// A partial upload (tus concatenation): finished, it waits to be joined into a final one.
     pub is_partial: bool,
+    /// The account it belongs to (its file row's): the uploader's, or a guest link's.
+    pub account: crate::domain::AccountId,
 }
 
 /// What a resumable upload holds beside its file row.

@@ -171,6 +171,7 @@ pub struct ResumableRow {
     pub created_at: i64,
     pub expires_at: i64,
     pub is_partial: bool,
+    pub account_id: i64,
 }
 
 impl TryFrom<ResumableRow> for ResumableRecord {
@@ -187,6 +188,7 @@ impl TryFrom<ResumableRow> for ResumableRecord {
             created_at: row.created_at,
             expires_at: row.expires_at,
             is_partial: row.is_partial,
+            account: crate::domain::AccountId(row.account_id),
         })
     }
 }

@@ -4,9 +4,13 @@ use super::store::Store;
 use crate::domain::{FileSort, PageStart};
 use blobdrop_store_core::{NewFile, StoreError};
 
-/// `$2`: the LIKE pattern. ILIKE: SQLite's LIKE ignores case too.
-pub(super) const BROWSE_WHERE: &str =
-    concat!(" FROM files WHERE ", visible!(), " AND files.filename ILIKE $2 ESCAPE '\\'");
+/// `$2`: the LIKE pattern (ILIKE: SQLite's LIKE ignores case too); `$4` the account (NULL: every
+/// account's).
+pub(super) const BROWSE_WHERE: &str = concat!(
+    " FROM files WHERE ",
+    visible!(),
+    " AND files.filename ILIKE $2 ESCAPE '\\' AND ($4::BIGINT IS NULL OR files.account_id = $4)"
+);
 
 /// The fixed SQL expression each sort column maps to, never user text.
 fn sort_column(sort: FileSort) -> &'static str {
@@ -22,7 +26,7 @@ fn sort_column(sort: FileSort) -> &'static str {
 }
 
 /// The files page's SELECT, its ORDER BY chosen from fixed SQL. `$1` now, `$2` the LIKE pattern,
-/// `$3` limit; `$4` the offset, or with a cursor `$4` its sort key and `$5` its id: the rows after
+/// `$3` limit, `$4` the account; `$5` the offset, or with a cursor `$5` its sort key and `$6` its id: the rows after
 /// it in the page's order (before it, for `PageStart::Before`, read in the opposite order and
 /// turned round by the caller), found through the sort column's index.
 pub(super) fn browse_sql(sort: FileSort, descending: bool, start: &PageStart) -> String {
@@ -33,7 +37,7 @@ pub(super) fn browse_sql(sort: FileSort, descending: bool, start: &PageStart) ->
     let after = match start {
         PageStart::Offset(_) => {
             return format!(
-                "SELECT {columns}{BROWSE_WHERE} ORDER BY {order} {direction}, files.id {direction} LIMIT $3 OFFSET $4"
+                "SELECT {columns}{BROWSE_WHERE} ORDER BY {order} {direction}, files.id {direction} LIMIT $3 OFFSET $5"
             );
         }
         PageStart::After(_) | PageStart::Before(_) => {
@@ -45,9 +49,9 @@ pub(super) fn browse_sql(sort: FileSort, descending: bool, start: &PageStart) ->
         }
     };
     // The name's key is compared as the column is sorted: folded by lower().
-    let key = if sort == FileSort::Name { "lower($4)" } else { "$4::BIGINT" };
+    let key = if sort == FileSort::Name { "lower($5)" } else { "$5::BIGINT" };
     format!(
-        "SELECT {columns}{BROWSE_WHERE} AND ({order}, files.id) {after} ({key}, $5) \
+        "SELECT {columns}{BROWSE_WHERE} AND ({order}, files.id) {after} ({key}, $6) \
          ORDER BY {order} {direction}, files.id {direction} LIMIT $3"
     )
 }
@@ -77,12 +81,13 @@ blobdrop_store_core::file_methods! {
     find_even_used_up: ["SELECT " FILE_COLUMNS " FROM files WHERE files.id = $2 AND " UNEXPIRED],
     password_hash: ["SELECT password_hash FROM files WHERE files.id = $2 AND " UNEXPIRED],
     list: [
-        "SELECT " FILE_COLUMNS " FROM files WHERE " VISIBLE
-         " ORDER BY files.created_at DESC, files.id DESC LIMIT $2 OFFSET $3"
+        "SELECT " FILE_COLUMNS " FROM files WHERE " VISIBLE " AND ($4::BIGINT IS NULL OR files.account_id = $4) \
+         ORDER BY files.created_at DESC, files.id DESC LIMIT $2 OFFSET $3"
     ],
     list_after: [
         "SELECT " FILE_COLUMNS " FROM files WHERE " VISIBLE
-         " AND (files.created_at, files.id) < ($3, $4) ORDER BY files.created_at DESC, files.id DESC LIMIT $2"
+         " AND (files.created_at, files.id) < ($3, $4) AND ($5::BIGINT IS NULL OR files.account_id = $5) \
+         ORDER BY files.created_at DESC, files.id DESC LIMIT $2"
     ],
     count_download: [
         "UPDATE files SET download_count = download_count + 1, last_download_at = $1 WHERE files.id = $2 AND "
@@ -134,5 +139,8 @@ blobdrop_store_core::file_methods! {
          - (SELECT COUNT(*) FROM files WHERE state = 'ready' AND max_downloads IS NOT NULL \
               AND download_count >= max_downloads AND (expires_at IS NULL OR expires_at > $1)) AS \"count!\""
     ],
-    count_filtered: ["SELECT COUNT(*) AS \"count!\" FROM files WHERE " VISIBLE " AND files.filename ILIKE $2 ESCAPE '\\'"],
+    count_filtered: [
+        "SELECT COUNT(*) AS \"count!\" FROM files WHERE " VISIBLE " AND files.filename ILIKE $2 ESCAPE '\\' \
+         AND ($3::BIGINT IS NULL OR files.account_id = $3)"
+    ],
 }

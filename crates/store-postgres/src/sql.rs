@@ -32,7 +32,7 @@ macro_rules! sql {
     (@munch $how:tt [$($sql:literal)*] $args:tt RESUMABLE_COLUMNS $($rest:tt)*) => {
         sql!(@munch $how [$($sql)*
             "file_id, upload_offset, upload_length, metadata, file_lifetime_secs, guest_link_id, created_at, expires_at, \
-             is_partial"
+             is_partial, (SELECT files.account_id FROM files WHERE files.id = resumable_uploads.file_id) AS \"account_id!\""
         ] $args $($rest)*)
     };
     (@munch $how:tt [$($sql:literal)*] $args:tt SHARE_COLUMNS $($rest:tt)*) => {

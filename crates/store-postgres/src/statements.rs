@@ -86,7 +86,7 @@ async fn plan(store: &store::Store, statement: &str, binds: &[i64]) -> String {
 #[tokio::test]
 async fn the_listing_reads_no_chunks() {
     let Some((database, store)) = TestDatabase::create().await else { return };
-    let listing = plan(&store, files::LIST_FILES, &[0, 10, 0]).await;
+    let listing = plan(&store, files::LIST_FILES, &[0, 10, 0, 1]).await;
     let shares = plan(&store, shares::LIST_SHARES, &[0]).await;
     database.drop_database(store).await;
     assert!(!listing.contains("file_chunks") && listing.contains("files"), "{listing}");

@@ -33,19 +33,22 @@ impl Store {
 }
 
 /// The files page's SELECT: the sort column and direction are chosen from fixed SQL, never user
-/// text, which no `query_as!` can take. `?1` now, `?2` the LIKE pattern, `?3` limit; `?4` the
-/// offset, or with a cursor `?4` its sort key and `?5` its id: the rows after it in the page's
+/// text, which no `query_as!` can take. `?1` now, `?2` the LIKE pattern, `?3` limit, `?4` the
+/// account (NULL: every account's); `?5` the offset, or with a cursor `?5` its sort key and `?6`
+/// its id: the rows after it in the page's
 /// order (before it, for `PageStart::Before`, read in the opposite order and turned round by the
 /// caller), found through the sort column's index.
 pub(super) fn browse_sql(sort: FileSort, descending: bool, start: &PageStart) -> String {
     let order = sort_column(sort);
-    let select =
-        sql!(concat, ["SELECT " FILE_COLUMNS " FROM files WHERE " VISIBLE " AND filename LIKE ?2 ESCAPE '\\'"]);
+    let select = sql!(concat, [
+        "SELECT " FILE_COLUMNS " FROM files WHERE " VISIBLE " AND filename LIKE ?2 ESCAPE '\\' \
+         AND (?4 IS NULL OR account_id = ?4)"
+    ]);
     let backwards = matches!(start, PageStart::Before(_));
     let direction = if descending != backwards { "DESC" } else { "ASC" };
     let after = match start {
         PageStart::Offset(_) => {
-            return format!("{select} ORDER BY {order} {direction}, id {direction} LIMIT ?3 OFFSET ?4");
+            return format!("{select} ORDER BY {order} {direction}, id {direction} LIMIT ?3 OFFSET ?5");
         }
         PageStart::After(_) | PageStart::Before(_) => {
             if direction == "DESC" {
@@ -58,7 +61,7 @@ pub(super) fn browse_sql(sort: FileSort, descending: bool, start: &PageStart) ->
     // The first bound alone lets SQLite seek the index to the key (it does not seek by the row
     // value when the column has a collation: a page deep in the names read every name before it).
     format!(
-        "{select} AND {order} {after}= ?4 AND ({order}, id) {after} (?4, ?5) \
+        "{select} AND {order} {after}= ?5 AND ({order}, id) {after} (?5, ?6) \
          ORDER BY {order} {direction}, id {direction} LIMIT ?3"
     )
 }
@@ -83,10 +86,13 @@ blobdrop_store_core::file_methods! {
     find: ["SELECT " FILE_COLUMNS " FROM files WHERE id = ?2 AND " VISIBLE],
     find_even_used_up: ["SELECT " FILE_COLUMNS " FROM files WHERE id = ?2 AND " UNEXPIRED],
     password_hash: ["SELECT password_hash FROM files WHERE id = ?2 AND " UNEXPIRED],
-    list: ["SELECT " FILE_COLUMNS " FROM files WHERE " VISIBLE " ORDER BY created_at DESC, id DESC LIMIT ?2 OFFSET ?3"],
+    list: [
+        "SELECT " FILE_COLUMNS " FROM files WHERE " VISIBLE " AND (?4 IS NULL OR account_id = ?4) \
+         ORDER BY created_at DESC, id DESC LIMIT ?2 OFFSET ?3"
+    ],
     list_after: [
         "SELECT " FILE_COLUMNS " FROM files WHERE " VISIBLE " AND (created_at, id) < (?3, ?4) \
-         ORDER BY created_at DESC, id DESC LIMIT ?2"
+         AND (?5 IS NULL OR account_id = ?5) ORDER BY created_at DESC, id DESC LIMIT ?2"
     ],
     count_download: [
         "UPDATE files SET download_count = download_count + 1, last_download_at = ?1 WHERE id = ?2 AND "
@@ -130,7 +136,10 @@ blobdrop_store_core::file_methods! {
     purge_row: ["DELETE FROM files WHERE id = ? AND state = 'deleted'"],
     finish_sealed: ["UPDATE files SET state = 'ready', file_size = ?, sha256 = ?, crc32 = ?, note = ? WHERE id = ? AND state = 'uploading'"],
     count_all: ["SELECT (SELECT ready FROM file_counts)                    - (SELECT COUNT(*) FROM files WHERE state = 'ready' AND expires_at <= ?1)                    - (SELECT COUNT(*) FROM files WHERE state = 'ready' AND max_downloads IS NOT NULL                         AND download_count >= max_downloads AND (expires_at IS NULL OR expires_at > ?1))                    AS \"count!: i64\""],
-    count_filtered: ["SELECT COUNT(*) AS \"count!\" FROM files WHERE " VISIBLE " AND filename LIKE ?2 ESCAPE '\\'"],
+    count_filtered: [
+        "SELECT COUNT(*) AS \"count!\" FROM files WHERE " VISIBLE " AND filename LIKE ?2 ESCAPE '\\' \
+         AND (?3 IS NULL OR account_id = ?3)"
+    ],
 }
 
 #[cfg(test)]
@@ -146,6 +155,7 @@ mod tests {
             .bind(0)
             .bind(10)
             .bind(0)
+            .bind(None::<i64>)
             .fetch_all(&store.reader)
             .await
             .unwrap();
@@ -166,6 +176,7 @@ mod tests {
             .bind(50)
             .bind(1_764_650_000)
             .bind("q3XUdSzmRNKqB2hM5mFfxw")
+            .bind(None::<i64>)
             .fetch_all(&store.reader)
             .await
             .unwrap();

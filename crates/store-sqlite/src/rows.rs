@@ -35,7 +35,8 @@ macro_rules! sql {
         sql!(@munch $how [$($sql)*
             "file_id AS \"file_id!\", upload_offset AS \"upload_offset!\", upload_length, \
              metadata AS \"metadata!\", file_lifetime_secs, guest_link_id, created_at AS \"created_at!\", \
-             expires_at AS \"expires_at!\", is_partial AS \"is_partial!: bool\""
+             expires_at AS \"expires_at!\", is_partial AS \"is_partial!: bool\", \
+             (SELECT account_id FROM files WHERE files.id = file_id) AS \"account_id!: i64\""
         ] $args $($rest)*)
     };
     (@munch $how:tt [$($sql:literal)*] $args:tt SHARE_COLUMNS $($rest:tt)*) => {

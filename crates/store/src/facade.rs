@@ -21,7 +21,7 @@ use super::{Attempt, DueDelivery, ExpiringFile, NewDelivery, SealedFile, Session
 use super::{DatabaseLocation, FileFact, OpenError, StoreError, StoreOptions};
 use super::{FinishedResumable, NewApiToken, NewFile, NewResumable, NewShare, ResumableRecord, ResumableUsage};
 use super::{postgres, sqlite};
-use crate::domain::{AccountId, AccountRecord, ApiTokenId, DeliveryId, Role, Timestamp, TokenHash, WebhookId};
+use crate::domain::{AccountId, AccountRecord, ApiTokenId, DeliveryId, Reach, Role, Timestamp, TokenHash, WebhookId};
 use crate::domain::{
     ApiTokenRecord, DayTotal, DiskSpace, DownloadRecord, FileChanges, FileCursor, FileListing, FileRecord, Usage,
 };
@@ -181,8 +181,8 @@ aggregates! {
         fn find = find_file(&self, id: &FileId, now: Timestamp) -> Result<Option<FileRecord>, StoreError>;
         fn find_even_used_up = find_file_even_used_up(&self, id: &FileId, now: Timestamp) -> Result<Option<FileRecord>, StoreError>;
         fn password_hash = file_password_hash(&self, id: &FileId, now: Timestamp) -> Result<Option<String>, StoreError>;
-        fn list = list_files(&self, now: Timestamp, limit: i64, offset: i64) -> Result<Vec<FileRecord>, StoreError>;
-        fn list_after = list_files_after(&self, now: Timestamp, limit: i64, after: &FileCursor) -> Result<Vec<FileRecord>, StoreError>;
+        fn list = list_files(&self, now: Timestamp, reach: Reach, limit: i64, offset: i64) -> Result<Vec<FileRecord>, StoreError>;
+        fn list_after = list_files_after(&self, now: Timestamp, reach: Reach, limit: i64, after: &FileCursor) -> Result<Vec<FileRecord>, StoreError>;
         fn browse = browse_files(&self, now: Timestamp, listing: &FileListing) -> Result<(Vec<FileRecord>, i64), StoreError>;
         fn count_download = count_download(&self, id: &FileId, now: Timestamp) -> Result<Option<FileRecord>, StoreError>;
         fn update = update_file(&self, id: &FileId, changes: &FileChanges, now: Timestamp) -> Result<Option<FileRecord>, StoreError>;

@@ -80,10 +80,10 @@ async fn before_continue(head: &Head<'_>, state: &AppState) -> Result<(), AppErr
             let uploader = state.intake.guest(&state.ctx, &link, state.client_ip_of(head), true).await?;
             checked_size(&uploader, verb.body, declared)
         }
-        Access::Owner | Access::Account | Access::Token(_) => {
+        Access::Owner | Access::Account | Access::Token(_) | Access::Own(_) => {
             let owner = identify_head(head, state).await?;
             refuse_token_unless(&owner, verb.access.token_scope())?;
-            refuse_member_unless(&owner, verb.access == Access::Account)?;
+            refuse_member_unless(&owner, verb.access.takes_members())?;
             checked_size(&uploader_of(state, &owner), verb.body, declared)
         }
     }

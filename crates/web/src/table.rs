@@ -43,20 +43,32 @@ pub enum Access {
     /// (pages, tokens and webhooks: a leaked token must not mint tokens, revoke the owner's or read
     /// webhook URLs, which are credentials).
     Owner,
-    /// Any signed-in account, a member as well as an admin (its own account page, signing out);
-    /// never an API token.
+    /// Any signed-in account, a member as well as an admin (its own account page, signing out,
+    /// the files pages, where a member finds its own files only); never an API token.
     Account,
-    /// The owner, or an API token with this scope (uploads and the JSON API of files, shares,
-    /// guest links and uploads; `full` has every scope).
+    /// An admin, or an API token of an admin with this scope (the JSON API of shares, guest links,
+    /// the system; `full` has every scope).
     Token(TokenScope),
+    /// Any account, or an API token with this scope, each within its reach (`domain::Reach`): a
+    /// member's own files and uploads, an admin's every account's (uploads, the files API,
+    /// bundles, resumable uploads).
+    Own(TokenScope),
 }
 
 impl Access {
     /// The scope an API token needs here; `None` where no token may go.
     pub fn token_scope(self) -> Option<TokenScope> {
         match self {
-            Access::Token(scope) => Some(scope),
+            Access::Token(scope) | Access::Own(scope) => Some(scope),
             Access::Anyone | Access::Link | Access::Guest | Access::Owner | Access::Account => None,
+        }
+    }
+
+    /// Whether a member's credential may go here (within its reach), not only an admin's.
+    pub fn takes_members(self) -> bool {
+        match self {
+            Access::Account | Access::Own(_) => true,
+            Access::Anyone | Access::Link | Access::Guest | Access::Owner | Access::Token(_) => false,
         }
     }
 }
@@ -285,6 +297,7 @@ impl Resource {
 fn with_access(route: Route, access: Access) -> Route {
     match access {
         Access::Token(scope) => takes_token(route, scope),
+        Access::Own(scope) => for_accounts(takes_token(route, scope)),
         Access::Account => for_accounts(route),
         Access::Anyone | Access::Link | Access::Guest | Access::Owner => route,
     }
@@ -292,7 +305,7 @@ fn with_access(route: Route, access: Access) -> Route {
 
 /// Every route, grouped by resource, with the credential each needs.
 fn routes(t: &mut Table) {
-    use Access::{Account, Anyone, Guest, Link, Owner, Token};
+    use Access::{Account, Anyone, Guest, Link, Own, Owner, Token};
     use Body::{Files, OneFile, Resumable};
     use TokenScope::{Full, Read, Upload};
     const GET: Method = Method::GET;
@@ -305,8 +318,8 @@ fn routes(t: &mut Table) {
 
     // The upload page, and uploads to the root.
     t.route("/", GET, Anyone, home::index);
-    t.upload("/", POST, Token(Upload), Files, upload::post_files);
-    t.upload("/", PUT, Token(Upload), OneFile, upload::put_without_name);
+    t.upload("/", POST, Own(Upload), Files, upload::post_files);
+    t.upload("/", PUT, Own(Upload), OneFile, upload::put_without_name);
     // Signing in and the owner's settings.
     t.route("/login", GET, Anyone, sign_in::form);
     t.route("/login", POST, Anyone, sign_in::sign_in);
@@ -352,17 +365,17 @@ fn routes(t: &mut Table) {
     t.route("/metrics", GET, Token(Read), system::metrics);
     t.route("/static/{path:.*}", GET, Anyone, assets::asset);
     // Files: the owner's pages, downloads, deletion links, the JSON API and bundles.
-    t.route("/files", GET, Owner, file_pages::list);
-    t.route("/files/{id}", GET, Owner, file_pages::show);
-    t.route("/files/{id}/qr.svg", GET, Owner, file_pages::qr_code);
-    t.route("/files/{id}/edit", POST, Owner, file_pages::edit);
-    t.route("/files/{id}/delete", POST, Owner, file_pages::delete);
+    t.route("/files", GET, Account, file_pages::list);
+    t.route("/files/{id}", GET, Account, file_pages::show);
+    t.route("/files/{id}/qr.svg", GET, Account, file_pages::qr_code);
+    t.route("/files/{id}/edit", POST, Account, file_pages::edit);
+    t.route("/files/{id}/delete", POST, Account, file_pages::delete);
     // What the owner's file page embeds: the download's answer, never counted.
     t.resource(&["/files/{id}/preview"], |r| {
-        r.route(GET, Owner, download::preview).route(HEAD, Owner, download::preview);
+        r.route(GET, Account, download::preview).route(HEAD, Account, download::preview);
     });
     t.resource(&["/files/{id}/thumbnail"], |r| {
-        r.route(GET, Owner, download::thumbnail).route(HEAD, Owner, download::thumbnail);
+        r.route(GET, Account, download::thumbnail).route(HEAD, Account, download::thumbnail);
     });
     t.resource(&["/f/{id}", "/f/{id}/{filename}"], |r| {
         r.route(GET, Link, download::download).route(HEAD, Link, download::download).route(
@@ -380,17 +393,17 @@ fn routes(t: &mut Table) {
             .otherwise(delete_link::wrong_method);
     });
     t.resource(&["/api/files"], |r| {
-        r.route(GET, Token(Read), files_api::list);
+        r.route(GET, Own(Read), files_api::list);
     });
     t.resource(&["/api/files/{id}"], |r| {
-        r.route(GET, Token(Read), files_api::show).route(PATCH, Token(Full), files_api::edit).route(
+        r.route(GET, Own(Read), files_api::show).route(PATCH, Own(Full), files_api::edit).route(
             DELETE,
-            Token(Full),
+            Own(Full),
             files_api::delete,
         );
     });
     t.resource(&["/api/bundle"], |r| {
-        r.route(GET, Token(Read), bundle::download_bundle).upload(POST, Token(Upload), OneFile, bundle::upload_bundle);
+        r.route(GET, Own(Read), bundle::download_bundle).upload(POST, Own(Upload), OneFile, bundle::upload_bundle);
     });
     // Guest links: the owner's pages and JSON API, and the guests' upload page and uploads.
     t.names(Some("guest link"));
@@ -483,14 +496,14 @@ fn routes(t: &mut Table) {
     });
     // Resumable uploads (tus), the owner's and through guest links.
     t.resource(&["/api/uploads"], |r| {
-        r.tus_headers().upload(POST, Token(Upload), Resumable, tus::owner_create).route(OPTIONS, Anyone, tus::options);
+        r.tus_headers().upload(POST, Own(Upload), Resumable, tus::owner_create).route(OPTIONS, Anyone, tus::options);
     });
     t.resource(&["/api/uploads/{id}"], |r| {
         r.tus_headers()
-            .route(HEAD, Token(Upload), tus::owner_head)
-            .route(GET, Token(Upload), tus::owner_show)
-            .upload(PATCH, Token(Upload), Resumable, tus::owner_patch)
-            .route(DELETE, Token(Upload), tus::owner_delete)
+            .route(HEAD, Own(Upload), tus::owner_head)
+            .route(GET, Own(Upload), tus::owner_show)
+            .upload(PATCH, Own(Upload), Resumable, tus::owner_patch)
+            .route(DELETE, Own(Upload), tus::owner_delete)
             .route(OPTIONS, Anyone, tus::options);
     });
     t.names(Some("guest link"));
@@ -524,7 +537,7 @@ fn routes(t: &mut Table) {
         r.route(GET, Anyone, openapi::document);
     });
     // `curl -T file https://host/`: any other one-segment path is a file name to upload.
-    t.upload("/{filename}", PUT, Token(Upload), OneFile, upload::put_file);
+    t.upload("/{filename}", PUT, Own(Upload), OneFile, upload::put_file);
 }
 
 #[cfg(test)]
@@ -547,17 +560,19 @@ mod tests {
     fn a_request_lands_where_actix_routes_it() {
         use Access::*;
         assert_eq!(access(Method::GET, "/"), Some((Anyone, Body::Other)));
-        assert_eq!(access(Method::PUT, "/"), Some((Token(TokenScope::Upload), Body::OneFile)));
+        assert_eq!(access(Method::PUT, "/"), Some((Own(TokenScope::Upload), Body::OneFile)));
         // A guarded route lets other methods through: a PUT to a page's name is an upload.
-        assert_eq!(access(Method::PUT, "/files"), Some((Token(TokenScope::Upload), Body::OneFile)));
-        assert_eq!(access(Method::GET, "/files/x"), Some((Owner, Body::Other)));
+        assert_eq!(access(Method::PUT, "/files"), Some((Own(TokenScope::Upload), Body::OneFile)));
+        assert_eq!(access(Method::GET, "/files/x"), Some((Account, Body::Other)));
+        assert_eq!(access(Method::GET, "/guest-links"), Some((Owner, Body::Other)));
         assert_eq!(access(Method::POST, "/s/x"), Some((Link, Body::Other)));
         assert_eq!(access(Method::POST, "/f/x/name.txt"), Some((Link, Body::Other)));
         assert_eq!(access(Method::PATCH, "/g/x/uploads/y"), Some((Guest, Body::Resumable)));
         assert_eq!(access(Method::OPTIONS, "/api/uploads"), Some((Anyone, Body::Other)));
-        assert_eq!(access(Method::POST, "/api/bundle"), Some((Token(TokenScope::Upload), Body::OneFile)));
-        assert_eq!(access(Method::GET, "/api/bundle"), Some((Token(TokenScope::Read), Body::Other)));
-        assert_eq!(access(Method::DELETE, "/api/files/x"), Some((Token(TokenScope::Full), Body::Other)));
+        assert_eq!(access(Method::POST, "/api/bundle"), Some((Own(TokenScope::Upload), Body::OneFile)));
+        assert_eq!(access(Method::GET, "/api/bundle"), Some((Own(TokenScope::Read), Body::Other)));
+        assert_eq!(access(Method::DELETE, "/api/files/x"), Some((Own(TokenScope::Full), Body::Other)));
+        assert_eq!(access(Method::DELETE, "/api/shares/x"), Some((Token(TokenScope::Full), Body::Other)));
         assert_eq!(access(Method::DELETE, "/api/webhooks/1"), Some((Owner, Body::Other)));
         assert!(matches!(land(&Method::PUT, "/api/files/x"), Landing::WrongMethod(_)), "a resource answers 405");
         assert!(matches!(land(&Method::GET, "/a/b/c/d"), Landing::Nowhere));

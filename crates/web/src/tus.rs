@@ -137,7 +137,7 @@ pub async fn owner_delete(
     require_tus(req.headers())?;
     match state.resumable.terminate(&uploader_of(&state, &owner), &id).await {
         Err(ResumableError::NotFound) => {
-            if !crate::services::files::delete(&state.ctx, &id).await? {
+            if !crate::services::files::delete(&state.ctx, owner.actor().reach(), &id).await? {
                 return Err(AppError::NotFound);
             }
         }

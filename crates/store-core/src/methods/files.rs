@@ -3,7 +3,8 @@
 //! (SQLite's unsynced write; a statement built at run time).
 
 /// Files' methods and statements; binds: `find`, `find_even_used_up`, `password_hash`, `delete`
-/// (now, id), `list` (now, limit, offset), `list_after` (now, limit, cursor time, cursor id),
+/// (now, id), `list` (now, limit, offset, account), `list_after` (now, limit, cursor time, cursor
+/// id, account),
 /// `count_download` (now, id; `RETURNING` the row), `update` (now, id, name, set note, note, set
 /// expiry, expiry, content type, set password, password hash; `RETURNING` the row),
 /// `mark_interrupted` (none), `mark_expired` (now, used up before), `set_crc32` (CRC-32, id),
@@ -12,7 +13,8 @@
 /// `insert_token` (id, token hash), `make_visible` (size, SHA-256, guest link, id, CRC-32;
 /// `RETURNING` the row), `mark_upload_deleted` (id), `deleted` (none), `purge_row` (id),
 /// `finish_sealed` (size, SHA-256, CRC-32, note, id), `count_all` (now) and `count_filtered` (now,
-/// pattern): the files page's total. The caller has `browse_sql`, the page's own SELECT. `LIST_FILES` and `LIST_FILES_AFTER` are the
+/// pattern, account): the files page's total. `account` narrows a listing to one account's files
+/// (NULL: every account's). The caller has `browse_sql`, the page's own SELECT. `LIST_FILES` and `LIST_FILES_AFTER` are the
 /// listings' texts, for the tests that read their plans.
 #[macro_export]
 macro_rules! file_methods {
@@ -91,32 +93,35 @@ macro_rules! file_methods {
                 Ok(hash.flatten())
             }
 
-            /// Visible files, newest first. Reads the metadata table only.
+            /// Visible files within `reach`, newest first. Reads the metadata table only.
             #[tracing::instrument(skip(self))]
             pub async fn list_files(
                 &self,
                 now: $crate::domain::Timestamp,
+                reach: $crate::domain::Reach,
                 limit: i64,
                 offset: i64,
             ) -> Result<Vec<$crate::domain::FileRecord>, $crate::StoreError> {
                 let now = now.secs();
                 use $crate::rows::FileRow;
-                let reader = $crate::flows::Backend::reader(self);
-                $crate::rows::records(sql!(query_as FileRow, $list, now, limit, offset).fetch_all(reader).await?)
+                let (account, reader) = (reach.account().map(|account| account.0), $crate::flows::Backend::reader(self));
+                $crate::rows::records(sql!(query_as FileRow, $list, now, limit, offset, account).fetch_all(reader).await?)
             }
 
-            /// The visible files after `after` in `list_files`' order, through the index.
+            /// The visible files within `reach` after `after` in `list_files`' order, through the index.
             #[tracing::instrument(skip(self))]
             pub async fn list_files_after(
                 &self,
                 now: $crate::domain::Timestamp,
+                reach: $crate::domain::Reach,
                 limit: i64,
                 after: &$crate::domain::FileCursor,
             ) -> Result<Vec<$crate::domain::FileRecord>, $crate::StoreError> {
                 let now = now.secs();
                 use $crate::rows::FileRow;
                 let (id, reader) = (after.id.as_str(), $crate::flows::Backend::reader(self));
-                let rows = sql!(query_as FileRow, $list_after, now, limit, after.created_at, id).fetch_all(reader).await?;
+                let account = reach.account().map(|account| account.0);
+                let rows = sql!(query_as FileRow, $list_after, now, limit, after.created_at, id, account).fetch_all(reader).await?;
                 $crate::rows::records(rows)
             }
 
@@ -133,16 +138,22 @@ macro_rules! file_methods {
                 use $crate::rules::{bind_page_start, contains_pattern, in_page_order};
                 let reader = $crate::flows::Backend::reader(self);
                 let pattern = contains_pattern(&listing.filter);
+                let account = listing.reach.account().map(|account| account.0);
                 let query = browse_sql(listing.sort, listing.descending, &listing.start);
-                let query = sqlx::query_as::<_, $crate::rows::FileRow>(&query).bind(now).bind(&pattern).bind(listing.limit);
+                let query = sqlx::query_as::<_, $crate::rows::FileRow>(&query)
+                    .bind(now)
+                    .bind(&pattern)
+                    .bind(listing.limit)
+                    .bind(account);
                 let rows = bind_page_start(query, &listing.start).fetch_all(reader).await?;
                 let files = in_page_order($crate::rows::records(rows)?, &listing.start);
-                let total = match listing.filter.is_empty() {
+                let total = match listing.filter.is_empty() && account.is_none() {
                     // The kept count of ready files, less the few the clean-up has not yet taken
                     // away, found through partial indexes; no read of every row.
                     true => sql!(query_scalar, $count_all, now).fetch_one(reader).await?,
-                    // With a name filter, which reads every visible name anyway.
-                    false => sql!(query_scalar, $count_filtered, now, pattern).fetch_one(reader).await?,
+                    // With a name filter, which reads every visible name anyway, or one
+                    // account's files, through the index by account.
+                    false => sql!(query_scalar, $count_filtered, now, pattern, account).fetch_one(reader).await?,
                 };
                 Ok((files, total))
             }

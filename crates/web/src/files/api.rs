@@ -43,20 +43,21 @@ pub struct FormatQuery {
 #[utoipa::path(get, path = "/api/files", operation_id = "listFiles", tag = "files", params(Page),
     responses((status = 200, description = "files, newest first (a SQLite database with `Accept: application/vnd.sqlite3` or `?format=sqlite`); a full page links the next one in `Link: <URL>; rel=\"next\"`", content((Vec<FileJson> = "application/json"), (String = "application/vnd.sqlite3"))), (status = 400, description = "an unknown format or a malformed query"), (status = 401, description = "no or wrong credentials")))]
 pub async fn list(
-    _owner: Owner,
+    owner: Owner,
     req: HttpRequest,
     page: web::Query<Page>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
     let format = Format::of(&req, page.format.as_deref())?;
     let limit = page.limit.unwrap_or(DEFAULT_PAGE).clamp(1, MAX_PAGE);
+    let reach = owner.actor().reach();
     let files = match page.cursor.as_deref() {
         Some(raw) => {
             let after = FileCursor::parse(raw)
                 .ok_or_else(|| AppError::BadRequest("the cursor is not one this server wrote".into()))?;
-            files::list_after(&state.ctx, limit, &after).await?
+            files::list_after(&state.ctx, reach, limit, &after).await?
         }
-        None => files::list(&state.ctx, limit, page.offset.unwrap_or(0).max(0)).await?,
+        None => files::list(&state.ctx, reach, limit, page.offset.unwrap_or(0).max(0)).await?,
     };
     // A full page may have more after it: say where it goes on, as GitHub's API does.
     let next = match files.last() {
@@ -68,7 +69,7 @@ pub async fn list(
         )),
         _ => None,
     };
-    let mut response = listing_format::answer(&req, &state, format, files, |files| {
+    let mut response = listing_format::answer(&req, &state, reach, format, files, |files| {
         serde_json::to_vec(&files.iter().map(|file| FileJson::new(&req, &state, file)).collect::<Vec<_>>())
     })
     .await?;
@@ -81,15 +82,16 @@ pub async fn list(
 #[utoipa::path(get, path = "/api/files/{id}", operation_id = "getFile", tag = "files", params(("id" = String, Path), FormatQuery),
     responses((status = 200, description = "one file (a SQLite database with `Accept: application/vnd.sqlite3` or `?format=sqlite`)", content((FileJson = "application/json"), (String = "application/vnd.sqlite3"))), (status = 400, description = "an unknown format"), (status = 401, description = "no or wrong credentials"), (status = 404, description = "no such id")))]
 pub async fn show(
-    _owner: Owner,
+    owner: Owner,
     req: HttpRequest,
     id: web::Path<FileId>,
     query: web::Query<FormatQuery>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
     let format = Format::of(&req, query.format.as_deref())?;
-    let file = files::find(&state.ctx, &id).await?.ok_or(AppError::NotFound)?;
-    listing_format::answer(&req, &state, format, vec![file], |files| {
+    let reach = owner.actor().reach();
+    let file = files::find_reached(&state.ctx, reach, &id).await?.ok_or(AppError::NotFound)?;
+    listing_format::answer(&req, &state, reach, format, vec![file], |files| {
         serde_json::to_vec(&files.iter().map(|file| FileJson::new(&req, &state, file)).next())
     })
     .await
@@ -149,20 +151,17 @@ pub async fn edit(
     edit: OwnerJson<Edit>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
+    let owner = edit.owner;
     let edit = edit.body.into_edit()?;
-    let file = files::edit(&state.ctx, &id, edit).await?.ok_or(AppError::NotFound)?;
+    let file = files::edit(&state.ctx, owner.actor().reach(), &id, edit).await?.ok_or(AppError::NotFound)?;
     Ok(HttpResponse::Ok().json(FileJson::new(&req, &state, &file)))
 }
 
 /// Hides the file at once; its chunks are purged in the background right after.
 #[utoipa::path(delete, path = "/api/files/{id}", operation_id = "deleteFile", tag = "files", params(("id" = String, Path)),
     responses((status = 204, description = "deleted"), (status = 401, description = "no or wrong credentials"), (status = 404, description = "no such id")))]
-pub async fn delete(
-    _owner: Owner,
-    id: web::Path<FileId>,
-    state: web::Data<AppState>,
-) -> Result<HttpResponse, AppError> {
-    if !files::delete(&state.ctx, &id).await? {
+pub async fn delete(owner: Owner, id: web::Path<FileId>, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
+    if !files::delete(&state.ctx, owner.actor().reach(), &id).await? {
         return Err(AppError::NotFound);
     }
     Ok(HttpResponse::NoContent().finish())

@@ -13,8 +13,8 @@ use futures_util::StreamExt;
 use serde::Deserialize;
 
 use crate::body::{client_hung_up, content_length, payload_error, refuse};
-use crate::domain::FileRecord;
 use crate::domain::{ByteRange, FileId, RangeRequest};
+use crate::domain::{FileRecord, Reach};
 use crate::error::AppError;
 use crate::files::listing_format::SQLITE_TYPE;
 use crate::files::upload::{interrupted, uploaded};
@@ -39,13 +39,14 @@ pub struct BundleQuery {
 #[utoipa::path(get, path = "/api/bundle", operation_id = "downloadBundle", tag = "files", params(BundleQuery),
     responses((status = 200, description = "the files as one SQLite Archive (application/vnd.sqlite3); Range and ETag", content_type = "application/vnd.sqlite3", body = String), (status = 400, description = "no or too many ids"), (status = 401, description = "no or wrong credentials"), (status = 404, description = "no such id")))]
 pub async fn download_bundle(
-    _owner: Owner,
+    owner: Owner,
     req: HttpRequest,
     query: web::Query<BundleQuery>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    let files = requested_files(&state, &query.ids).await?;
-    let shares = bundles::shares_of(&state.ctx, &files).await?;
+    let reach = owner.actor().reach();
+    let files = requested_files(&state, reach, &query.ids).await?;
+    let shares = bundles::shares_of(&state.ctx, reach, &files).await?;
     let etag = EntityTag::new_strong(bundles::etag(&files, &shares));
     if matches!(IfNoneMatch::parse(&req), Ok(IfNoneMatch::Items(tags)) if tags.iter().any(|tag| tag.weak_eq(&etag))) {
         return Ok(HttpResponse::NotModified().insert_header(header::ETag(etag)).finish());
@@ -82,13 +83,13 @@ pub async fn download_bundle(
 }
 
 /// The visible files `ids` names, in its order, each once. 404 if one is not there.
-async fn requested_files(state: &AppState, ids: &str) -> Result<Vec<FileRecord>, AppError> {
+async fn requested_files(state: &AppState, reach: Reach, ids: &str) -> Result<Vec<FileRecord>, AppError> {
     let names: Vec<&str> = ids.split(',').map(str::trim).filter(|id| !id.is_empty()).collect();
     if names.is_empty() {
         return Err(AppError::BadRequest("name the files: /api/bundle?ids=ID1,ID2".into()));
     }
     let ids = names.iter().map(|name| FileId::parse(name).ok_or(AppError::NotFound)).collect::<Result<Vec<_>, _>>()?;
-    match bundles::find_files(&state.ctx, &ids).await? {
+    match bundles::find_files(&state.ctx, reach, &ids).await? {
         Requested::Files(files) => Ok(files),
         Requested::TooMany => Err(AppError::BadRequest(format!("a bundle holds at most {MAX_BUNDLE_IDS} files"))),
         Requested::Missing => Err(AppError::NotFound),

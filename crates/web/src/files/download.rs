@@ -55,26 +55,26 @@ pub async fn encrypted(
 
 /// `GET`/`HEAD /files/{id}/preview`: what the owner's file page embeds (image, audio, video, PDF).
 /// The owner extractor turns everyone else away with 401 before the file is looked up, so the
-/// route cannot be used to skip a download limit.
+/// route cannot be used to skip a download limit; a member previews its own files only.
 pub async fn preview(
     req: HttpRequest,
-    _owner: Owner,
+    owner: Owner,
     id: web::Path<FileId>,
     query: web::Query<DownloadQuery>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    let file = files::find(&state.ctx, &id).await?.ok_or(AppError::NotFound)?;
+    let file = files::find_reached(&state.ctx, owner.actor().reach(), &id).await?.ok_or(AppError::NotFound)?;
     send_file(&req, &state, file, &query, Audience::Owner).await
 }
 
 /// `GET`/`HEAD /files/{id}/thumbnail`: the small picture the files page's grid shows of a picture
-/// file (see `serve::send_thumbnail`). The owner's only, like the preview.
+/// file (see `serve::send_thumbnail`). Its account's (or an admin's) only, like the preview.
 pub async fn thumbnail(
     req: HttpRequest,
-    _owner: Owner,
+    owner: Owner,
     id: web::Path<FileId>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    let file = files::find(&state.ctx, &id).await?.ok_or(AppError::NotFound)?;
+    let file = files::find_reached(&state.ctx, owner.actor().reach(), &id).await?.ok_or(AppError::NotFound)?;
     send_thumbnail(&req, &state, &file).await
 }

@@ -5,7 +5,7 @@ use actix_web::http::header::{self, EntityTag, Header, IfNoneMatch, QualityItem}
 use actix_web::{HttpRequest, HttpResponse};
 use sha2::{Digest, Sha256};
 
-use crate::domain::FileRecord;
+use crate::domain::{FileRecord, Reach};
 use crate::error::AppError;
 use crate::services::files;
 use crate::state::AppState;
@@ -44,6 +44,7 @@ impl Format {
 pub async fn answer(
     req: &HttpRequest,
     state: &AppState,
+    reach: Reach,
     format: Format,
     files: Vec<FileRecord>,
     json: impl FnOnce(&[FileRecord]) -> Result<Vec<u8>, serde_json::Error>,
@@ -54,7 +55,7 @@ pub async fn answer(
             let urls: Vec<String> =
                 files.iter().map(|file| state.download_url(req, &file.id, &file.filename)).collect();
             let share_url = |id: &crate::domain::ShareId| state.share_url(req, id);
-            (files::listing_database(&state.ctx, files, urls, share_url).await?, SQLITE_TYPE)
+            (files::listing_database(&state.ctx, reach, files, urls, share_url).await?, SQLITE_TYPE)
         }
     };
     let etag = EntityTag::new_strong(hex::encode(&Sha256::digest(&body)[..16]));

@@ -111,6 +111,7 @@ pub async fn list(
     let descending = query.descending();
     let page_number = query.page.unwrap_or(1).max(1);
     let listing = FileListing {
+        reach: owner.actor().reach(),
         filter: without_nul("the search", query.q.trim())?.to_owned(),
         sort: query.sort,
         descending,
@@ -170,7 +171,11 @@ pub async fn list(
         }
     })
     .collect();
-    let (shares, more_shares) = share_rows(&req, &state, now.secs()).await?;
+    // Shares are an admin's so far: a member's files page lists its own files only.
+    let (shares, more_shares) = match owner.actor().is_admin() {
+        true => share_rows(&req, &state, now.secs()).await?,
+        false => (Vec::new(), false),
+    };
     page(&FilesPage {
         shares,
         more_shares,
@@ -195,7 +200,7 @@ pub async fn show(
     id: web::Path<FileId>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    let file = files::find(&state.ctx, &id).await?.ok_or(AppError::NotFound)?;
+    let file = files::find_reached(&state.ctx, owner.actor().reach(), &id).await?.ok_or(AppError::NotFound)?;
     let now = state.ctx.now();
     let preview = Preview::of(&state.ctx, &file, TEXT_PREVIEW).await?;
     let history = files::history(&state.ctx, &file.id, HISTORY_ROWS).await?;
@@ -217,11 +222,11 @@ pub async fn show(
 /// The QR code of a file's link, as SVG drawn on the server.
 pub async fn qr_code(
     req: HttpRequest,
-    _owner: Owner,
+    owner: Owner,
     id: web::Path<FileId>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    let file = files::find(&state.ctx, &id).await?.ok_or(AppError::NotFound)?;
+    let file = files::find_reached(&state.ctx, owner.actor().reach(), &id).await?.ok_or(AppError::NotFound)?;
     let url = state.download_url(&req, &file.id, &file.filename);
     let code = qrcode::QrCode::new(url.as_bytes()).map_err(AppError::internal)?;
     let svg = code.render::<qrcode::render::svg::Color>().min_dimensions(200, 200).quiet_zone(true).build();
@@ -266,16 +271,16 @@ pub async fn edit(
         expires_at: Some(expires_at),
         password,
     };
-    files::edit(&state.ctx, &id, edit).await?.ok_or(AppError::NotFound)?;
+    files::edit(&state.ctx, form.owner.actor().reach(), &id, edit).await?.ok_or(AppError::NotFound)?;
     Ok(see_other(&format!("/files/{id}")))
 }
 
 pub async fn delete(
     id: web::Path<FileId>,
-    _form: OwnerForm<NoFields>,
+    form: OwnerForm<NoFields>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    if !files::delete(&state.ctx, &id).await? {
+    if !files::delete(&state.ctx, form.owner.actor().reach(), &id).await? {
         return Err(AppError::NotFound);
     }
     Ok(see_other("/files"))

@@ -1,11 +1,10 @@
-//! The landing page: the upload page for an admin, a member's own account page, a short page for
-//! everyone else.
+//! The landing page: the upload page for anyone signed in, a short page for everyone else.
 
 use actix_web::{HttpRequest, HttpResponse, web};
 
 use crate::error::AppError;
 use crate::owner::{Owner, session};
-use crate::pages::page::{layout, page, see_other};
+use crate::pages::page::{layout, page};
 use crate::pages::views::{HomePage, Layout, UploadPage, expiry_choices};
 use crate::services::preferences;
 use crate::state::AppState;
@@ -16,11 +15,13 @@ pub async fn index(
     owner: Option<Owner>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
+    // The owner extractor takes an admin's credential on this route; a member's session is
+    // signed in too, and uploads its own files.
+    let owner = match owner {
+        Some(owner) => Some(owner),
+        None => session(&req, &state).await?.map(Owner::Browser),
+    };
     let Some(owner) = owner else {
-        // A member's session is refused the upload page, so far: its own account page is theirs.
-        if session(&req, &state).await?.is_some() {
-            return Ok(see_other("/account"));
-        }
         let base_url = state.base_url(&req);
         let layout = Layout { title: "Share files".into(), csrf_token: String::new(), admin: false };
         return page(&HomePage { layout, base_url: &base_url, version: env!("CARGO_PKG_VERSION") });

@@ -84,7 +84,7 @@ pub async fn sign_in(
         *response.status_mut() = actix_web::http::StatusCode::UNAUTHORIZED;
         return Ok(response);
     };
-    start_session(&req, &state, actor.account, if actor.is_admin() { "/" } else { "/account" }).await
+    start_session(&req, &state, actor.account, "/").await
 }
 
 /// Ends the request's old session, if any, and starts one of `account` in a new cookie; then

@@ -1,0 +1,172 @@
+//! Members' own files: each account uploads, lists, edits and deletes its own; to a member another
+//! account's file or unfinished upload is no such thing (404 on every route that names it, and
+//! nothing changes), while an admin reaches every account's. On both stores.
+
+use reqwest::{Method, RequestBuilder, StatusCode};
+use serde_json::{Value, json};
+
+use crate::accounts::{accept, create};
+use crate::browser_pages::Browser;
+use crate::helpers::{TestApp, id_of, sha256, spawn_app, test_bytes};
+
+const PASSWORD: &str = "a member's password";
+
+/// A member, signed in through its invite link.
+async fn member(app: &TestApp, name: &str) -> Browser {
+    accept(app, &create(app, name, "member").await, PASSWORD).await
+}
+
+/// A request from a signed-in browser: its cookie, and on a change its page's CSRF token and origin.
+fn from(app: &TestApp, browser: &Browser, method: Method, path: &str) -> RequestBuilder {
+    let changes = !matches!(method, Method::GET | Method::HEAD);
+    let request = app.client.request(method, app.url(path)).header("cookie", &browser.cookie);
+    match changes {
+        true => request.header("x-csrf-token", &browser.csrf).header("origin", &app.address),
+        false => request,
+    }
+}
+
+/// Uploads `bytes` as `name` from `browser`; the download link.
+async fn upload_from(app: &TestApp, browser: &Browser, name: &str, bytes: Vec<u8>) -> String {
+    let response = from(app, browser, Method::PUT, &format!("/{name}")).body(bytes).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::CREATED);
+    response.text().await.unwrap().trim_end().to_owned()
+}
+
+/// The names `browser`'s `GET /api/files` lists.
+async fn names_listed_for(app: &TestApp, browser: &Browser) -> Vec<String> {
+    let listed = from(app, browser, Method::GET, "/api/files").send().await.unwrap();
+    assert_eq!(listed.status(), StatusCode::OK);
+    let listed: Vec<Value> = listed.json().await.unwrap();
+    listed.iter().map(|file| file["filename"].as_str().unwrap().to_owned()).collect()
+}
+
+/// Every route of a member's that names a file by its id, as `(method, path, body)`: the files
+/// API, the file's pages and what they embed, bundles, and the resumable uploads' resource.
+fn routes_naming(id: &str) -> Vec<(Method, String, Option<Value>)> {
+    let mut routes = vec![
+        (Method::GET, format!("/api/files/{id}"), None),
+        (Method::GET, format!("/api/files/{id}?format=sqlite"), None),
+        (Method::PATCH, format!("/api/files/{id}"), Some(json!({"note": "not yours"}))),
+        (Method::DELETE, format!("/api/files/{id}"), None),
+        (Method::GET, format!("/api/bundle?ids={id}"), None),
+    ];
+    for page in ["", "/preview", "/thumbnail", "/qr.svg"] {
+        routes.push((Method::GET, format!("/files/{id}{page}"), None));
+    }
+    routes.push((Method::HEAD, format!("/files/{id}/preview"), None));
+    routes
+}
+
+#[tokio::test]
+async fn a_member_lists_edits_and_deletes_its_own_files_and_finds_no_one_elses() {
+    let app = spawn_app().await;
+    let (anna, bob) = (member(&app, "anna").await, member(&app, "bob").await);
+    let owners = id_of(&app.upload("owners.txt", b"the owner's".to_vec()).await);
+    let annas = id_of(&upload_from(&app, &anna, "annas.txt", b"anna's bytes".to_vec()).await);
+    let bobs_bytes = test_bytes(100_000);
+    let bobs_link = upload_from(&app, &bob, "bobs.bin", bobs_bytes.clone()).await;
+    let bobs = id_of(&bobs_link);
+
+    // Each member's listings hold its own file alone; an admin's hold all three.
+    assert_eq!(names_listed_for(&app, &anna).await, ["annas.txt"]);
+    assert_eq!(names_listed_for(&app, &bob).await, ["bobs.bin"]);
+    assert_eq!(app.list().await.len(), 3);
+    let page = from(&app, &anna, Method::GET, "/files").send().await.unwrap().text().await.unwrap();
+    assert!(page.contains("annas.txt") && !page.contains("bobs.bin") && !page.contains("owners.txt"), "{page}");
+    let database = from(&app, &anna, Method::GET, "/api/files?format=sqlite").send().await.unwrap();
+    let database = database.bytes().await.unwrap();
+    let holds = |name: &str| database.windows(name.len()).any(|window| window == name.as_bytes());
+    assert!(holds("annas.txt") && !holds("bobs.bin") && !holds("owners.txt"), "the SQLite listing is hers alone");
+
+    // Every route that names another account's file answers a member as for no file, and the
+    // forms of the file's page too; nothing of bob's or the owner's changes.
+    for id in [&bobs, &owners] {
+        for (method, path, body) in routes_naming(id) {
+            let mut request = from(&app, &anna, method.clone(), &path);
+            if let Some(body) = body {
+                request = request.json(&body);
+            }
+            assert_eq!(request.send().await.unwrap().status(), StatusCode::NOT_FOUND, "{method} {path}");
+        }
+        let both = format!("/api/bundle?ids={annas},{id}");
+        assert_eq!(from(&app, &anna, Method::GET, &both).send().await.unwrap().status(), StatusCode::NOT_FOUND);
+        let edit = anna.post_form(&app, &format!("/files/{id}/edit"), &[("filename", "mine.txt")]).await;
+        assert_eq!(edit.status(), StatusCode::NOT_FOUND);
+        let delete = anna.post_form(&app, &format!("/files/{id}/delete"), &[]).await;
+        assert_eq!(delete.status(), StatusCode::NOT_FOUND);
+    }
+    assert_eq!(sha256(&app.download(&bobs_link).await), sha256(&bobs_bytes));
+    let as_admin: Value =
+        app.owner(Method::GET, &format!("/api/files/{bobs}")).send().await.unwrap().json().await.unwrap();
+    assert_eq!((as_admin["filename"].as_str(), as_admin["note"].as_str()), (Some("bobs.bin"), None));
+    assert_eq!(app.list().await.len(), 3, "nothing was deleted");
+
+    // Her own file is hers to see, edit, bundle and delete.
+    for (method, path, body) in routes_naming(&annas).into_iter().filter(|(method, ..)| *method != Method::DELETE) {
+        let mut request = from(&app, &anna, method.clone(), &path);
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        let status = request.send().await.unwrap().status();
+        assert!(
+            status == StatusCode::OK || (path.ends_with("/thumbnail") && status == StatusCode::NOT_FOUND),
+            "{method} {path}: {status}"
+        );
+    }
+    let deleted = from(&app, &anna, Method::DELETE, &format!("/api/files/{annas}")).send().await.unwrap();
+    assert_eq!(deleted.status(), StatusCode::NO_CONTENT);
+    assert!(names_listed_for(&app, &anna).await.is_empty());
+    assert_eq!(app.list().await.len(), 2);
+
+    // An admin reaches a member's file: its page, and deleting it.
+    let bobs_page = app.owner(Method::GET, &format!("/files/{bobs}")).send().await.unwrap();
+    assert_eq!(bobs_page.status(), StatusCode::OK);
+    let by_admin = app.owner(Method::DELETE, &format!("/api/files/{bobs}")).send().await.unwrap();
+    assert_eq!(by_admin.status(), StatusCode::NO_CONTENT);
+    assert!(names_listed_for(&app, &bob).await.is_empty());
+}
+
+/// A tus request from `browser` (or with the owner's secret when `None`).
+fn tus(app: &TestApp, browser: Option<&Browser>, method: Method, path: &str) -> RequestBuilder {
+    let request = match browser {
+        Some(browser) => from(app, browser, method, path),
+        None => app.owner(method, path),
+    };
+    request.header("tus-resumable", "1.0.0")
+}
+
+#[tokio::test]
+async fn a_members_unfinished_upload_is_its_own_until_it_is_a_file_of_its_own() {
+    let app = spawn_app().await;
+    let (anna, bob) = (member(&app, "anna").await, member(&app, "bob").await);
+    let created = tus(&app, Some(&anna), Method::POST, "/api/uploads").header("upload-length", "12");
+    let created = created.header("upload-metadata", "filename YW5uYXMudHh0").send().await.unwrap();
+    assert_eq!(created.status(), StatusCode::CREATED);
+    let location = created.headers()["location"].to_str().unwrap().to_owned();
+    let path = location.trim_start_matches(&app.address).to_owned();
+
+    // Bob, and even the owner, find no such upload: they can neither read, add to nor end it.
+    for who in [Some(&bob), None] {
+        assert_eq!(tus(&app, who, Method::HEAD, &path).send().await.unwrap().status(), StatusCode::NOT_FOUND);
+        let patch = tus(&app, who, Method::PATCH, &path)
+            .header("upload-offset", "0")
+            .header("content-type", "application/offset+octet-stream")
+            .body("not anna's");
+        assert_eq!(patch.send().await.unwrap().status(), StatusCode::NOT_FOUND);
+        assert_eq!(tus(&app, who, Method::DELETE, &path).send().await.unwrap().status(), StatusCode::NOT_FOUND);
+    }
+
+    // Anna finishes it: a file of hers, listed for her and not for bob.
+    let head = tus(&app, Some(&anna), Method::HEAD, &path).send().await.unwrap();
+    assert_eq!((head.status(), head.headers()["upload-offset"].to_str().unwrap()), (StatusCode::OK, "0"));
+    let patch = tus(&app, Some(&anna), Method::PATCH, &path)
+        .header("upload-offset", "0")
+        .header("content-type", "application/offset+octet-stream")
+        .body("anna's bytes");
+    assert_eq!(patch.send().await.unwrap().status(), StatusCode::NO_CONTENT);
+    assert_eq!(names_listed_for(&app, &anna).await, ["annas.txt"]);
+    assert!(names_listed_for(&app, &bob).await.is_empty());
+    let finished = tus(&app, Some(&bob), Method::HEAD, &path).send().await.unwrap();
+    assert_eq!(finished.status(), StatusCode::NOT_FOUND, "nor is the finished file bob's to look at");
+}
