@@ -83,7 +83,7 @@ async fn an_invited_person_sets_a_password_and_signs_in_by_name_to_their_own_acc
     assert!(own.contains("id=\"account-name\">Anna<") && own.contains("id=\"password-form\""), "{own}");
     assert!(own.contains("id=\"account-use\">0 files, 0 B<"), "{own}");
     assert!(own.contains("href=\"/files\""), "a member has files of their own");
-    assert!(!own.contains("href=\"/accounts\"") && !own.contains("href=\"/tokens\""), "no admin pages");
+    assert!(!own.contains("href=\"/accounts\"") && !own.contains("href=\"/settings\""), "no admin pages");
     let me = app.client.get(app.url("/api/account")).header("cookie", &browser.cookie).send().await.unwrap();
     let me: Value = me.json().await.unwrap();
     assert_eq!((me["name"].as_str(), me["state"].as_str()), (Some("Anna"), Some("active")));
@@ -93,7 +93,7 @@ async fn an_invited_person_sets_a_password_and_signs_in_by_name_to_their_own_acc
     assert!(home.text().await.unwrap().contains("id=\"file-input\""), "the upload page");
     let file = app.upload("owners.txt", b"the owner's".to_vec()).await;
     let id = crate::helpers::id_of(&file);
-    for path in ["/guest-links", "/settings", "/tokens", "/system", "/accounts", "/api/accounts", "/api/shares"] {
+    for path in ["/guest-links", "/settings", "/system", "/accounts", "/api/accounts", "/api/shares"] {
         let refused = browser.get(&app, path).await;
         assert_eq!(refused.status(), StatusCode::FORBIDDEN, "GET {path}");
     }
@@ -102,8 +102,6 @@ async fn an_invited_person_sets_a_password_and_signs_in_by_name_to_their_own_acc
     }
     let created = browser.post_form(&app, "/accounts", &[("name", "mallory"), ("role", "admin")]).await;
     assert_eq!(created.status(), StatusCode::FORBIDDEN);
-    let tokens = browser.post_form(&app, "/tokens", &[("label", "mine")]).await;
-    assert_eq!(tokens.status(), StatusCode::FORBIDDEN);
     assert_eq!(app.list().await.len(), 1, "the member stored nothing");
 
     // Signing out works for a member too.

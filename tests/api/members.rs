@@ -170,3 +170,51 @@ async fn a_members_unfinished_upload_is_its_own_until_it_is_a_file_of_its_own() 
     let finished = tus(&app, Some(&bob), Method::HEAD, &path).send().await.unwrap();
     assert_eq!(finished.status(), StatusCode::NOT_FOUND, "nor is the finished file bob's to look at");
 }
+
+#[tokio::test]
+async fn a_member_makes_and_revokes_its_own_tokens_which_reach_its_own_files_only() {
+    let app = spawn_app().await;
+    let anna = member(&app, "anna").await;
+    let owners_token = app.owner(Method::POST, "/api/tokens").json(&json!({"label": "the owner's"})).send();
+    let owners_token: Value = owners_token.await.unwrap().json().await.unwrap();
+    let owners = id_of(&app.upload("owners.txt", b"the owner's".to_vec()).await);
+
+    // Anna makes a token of hers (a full one: her role bounds it at every use).
+    let made = from(&app, &anna, Method::POST, "/api/tokens").json(&json!({"label": "anna's script"})).send();
+    let made = made.await.unwrap();
+    assert_eq!(made.status(), StatusCode::CREATED);
+    let made: Value = made.json().await.unwrap();
+    let token = made["token"].as_str().unwrap().to_owned();
+    let by_token = |method: Method, path: &str| app.client.request(method, app.url(path)).bearer_auth(&token);
+    let upload = by_token(Method::PUT, "/scripted.txt").body("from anna's script").send().await.unwrap();
+    assert_eq!(upload.status(), StatusCode::CREATED);
+    assert_eq!(names_listed_for(&app, &anna).await, ["scripted.txt"], "the token's upload is hers");
+    let listed: Vec<Value> = by_token(Method::GET, "/api/files").send().await.unwrap().json().await.unwrap();
+    assert_eq!(listed.len(), 1);
+    let other = by_token(Method::GET, &format!("/api/files/{owners}")).send().await.unwrap();
+    assert_eq!(other.status(), StatusCode::NOT_FOUND);
+    for path in ["/api/shares", "/api/guest-links", "/api/system", "/metrics"] {
+        assert_eq!(by_token(Method::GET, path).send().await.unwrap().status(), StatusCode::FORBIDDEN, "{path}");
+    }
+    let minted = by_token(Method::POST, "/api/tokens").json(&json!({"label": "another"})).send().await.unwrap();
+    assert_eq!(minted.status(), StatusCode::FORBIDDEN, "no token makes a token");
+
+    // Her token list holds hers alone; the owner's token is no token of hers to revoke.
+    let hers: Vec<Value> = from(&app, &anna, Method::GET, "/api/tokens").send().await.unwrap().json().await.unwrap();
+    let labels: Vec<_> = hers.iter().map(|token| token["label"].as_str().unwrap()).collect();
+    assert_eq!(labels, ["anna's script"]);
+    let page = from(&app, &anna, Method::GET, "/tokens").send().await.unwrap().text().await.unwrap();
+    assert!(page.contains("anna&#x27;s script") || page.contains("anna's script"), "{page}");
+    assert!(!page.contains("the owner"), "{page}");
+    let not_hers = format!("/api/tokens/{}", owners_token["id"]);
+    assert_eq!(from(&app, &anna, Method::DELETE, &not_hers).send().await.unwrap().status(), StatusCode::NOT_FOUND);
+    let form = anna.post_form(&app, &format!("/tokens/{}/revoke", owners_token["id"]), &[]).await;
+    assert_eq!(form.status(), StatusCode::NOT_FOUND);
+    let all: Vec<Value> = app.owner(Method::GET, "/api/tokens").send().await.unwrap().json().await.unwrap();
+    assert_eq!(all.len(), 2, "an admin lists every account's tokens, and the owner's is still there");
+
+    // She revokes hers: it is no credential from the next request on.
+    let revoked = from(&app, &anna, Method::DELETE, &format!("/api/tokens/{}", made["id"])).send().await.unwrap();
+    assert_eq!(revoked.status(), StatusCode::NO_CONTENT);
+    assert_eq!(by_token(Method::GET, "/api/files").send().await.unwrap().status(), StatusCode::UNAUTHORIZED);
+}

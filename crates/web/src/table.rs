@@ -433,19 +433,20 @@ fn routes(t: &mut Table) {
     t.route("/g/{link}/share", POST, Guest, shares::guest::guest_share);
     t.upload("/g/{link}/{filename}", PUT, Guest, OneFile, upload::guest_put_file);
     t.names(None);
-    // API tokens: the secret's and sessions' business only.
-    t.route("/tokens", GET, Owner, token_pages::list);
-    t.route("/tokens", POST, Owner, token_pages::create);
-    t.route("/tokens/{id}/revoke", POST, Owner, token_pages::revoke);
+    // API tokens: the secret's and sessions' business only (no token makes or revokes one); each
+    // account's own, an admin's every account's.
+    t.route("/tokens", GET, Account, token_pages::list);
+    t.route("/tokens", POST, Account, token_pages::create);
+    t.route("/tokens/{id}/revoke", POST, Account, token_pages::revoke);
     t.resource(&["/api/tokens"], |r| {
-        r.route(GET, Owner, tokens::list).route(POST, Owner, tokens::create);
+        r.route(GET, Account, tokens::list).route(POST, Account, tokens::create);
     });
     // A ShareX uploader with a new token (no token makes one); before `{id}`, which would take it.
     t.resource(&["/api/tokens/sharex"], |r| {
-        r.route(POST, Owner, sharex::create);
+        r.route(POST, Account, sharex::create);
     });
     t.resource(&["/api/tokens/{id}"], |r| {
-        r.route(DELETE, Owner, tokens::revoke);
+        r.route(DELETE, Account, tokens::revoke);
     });
     // Shares: their pages and zips, and the owner's API.
     t.resource(&["/api/shares"], |r| {
@@ -625,8 +626,8 @@ mod tests {
                 );
             }
         }
-        assert_eq!(access(Method::POST, "/api/tokens"), Some((Access::Owner, Body::Other)));
-        assert_eq!(access(Method::POST, "/api/tokens/sharex"), Some((Access::Owner, Body::Other)));
+        assert_eq!(access(Method::POST, "/api/tokens"), Some((Access::Account, Body::Other)));
+        assert_eq!(access(Method::POST, "/api/tokens/sharex"), Some((Access::Account, Body::Other)));
         assert_eq!(access(Method::GET, "/api/webhooks"), Some((Access::Owner, Body::Other)));
     }
 

@@ -46,8 +46,8 @@ impl TokenJson {
 
 #[utoipa::path(get, path = "/api/tokens", operation_id = "listTokens", tag = "tokens",
     responses((status = 200, description = "every token, without its value", body = [TokenJson]), (status = 401, description = "no or wrong credentials"), (status = 403, description = "an API token cannot manage tokens")))]
-pub async fn list(_owner: Owner, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
-    let tokens = tokens::list(&state.ctx).await?;
+pub async fn list(owner: Owner, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
+    let tokens = tokens::list(&state.ctx, owner.actor().reach()).await?;
     Ok(HttpResponse::Ok().json(tokens.iter().map(|record| TokenJson::new(record, None)).collect::<Vec<_>>()))
 }
 
@@ -98,11 +98,11 @@ pub async fn create(new: OwnerJson<NewToken>, state: web::Data<AppState>) -> Res
 #[utoipa::path(delete, path = "/api/tokens/{id}", operation_id = "revokeToken", tag = "tokens", params(("id" = i64, Path)),
     responses((status = 204, description = "revoked"), (status = 401, description = "no or wrong credentials"), (status = 403, description = "an API token cannot manage tokens"), (status = 404, description = "no such id")))]
 pub async fn revoke(
-    _owner: Owner,
+    owner: Owner,
     id: web::Path<ApiTokenId>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    if !tokens::revoke(&state.ctx, &id).await? {
+    if !tokens::revoke(&state.ctx, owner.actor().reach(), &id).await? {
         return Err(AppError::Unknown("API token"));
     }
     Ok(HttpResponse::NoContent().finish())

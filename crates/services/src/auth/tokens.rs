@@ -2,7 +2,7 @@
 
 use crate::Context;
 use crate::auth::secret::generate_secret;
-use crate::domain::{Actor, TokenHash};
+use crate::domain::{Actor, Reach, TokenHash};
 use crate::domain::{ApiTokenId, ApiTokenRecord, TokenLabel, TokenRights};
 use crate::store::{NewApiToken, StoreError};
 
@@ -53,13 +53,19 @@ pub async fn authenticate(ctx: &Context, candidate: &str) -> Result<Option<Token
     Ok(Some(TokenUse { rights: token.rights, actor: Actor { account: account.id, role: account.role } }))
 }
 
-/// Every token, newest first.
-pub async fn list(ctx: &Context) -> Result<Vec<ApiTokenRecord>, StoreError> {
-    ctx.store.accounts().list_api_tokens().await
+/// The tokens within `reach` (a member's own; an admin's, every account's), newest first.
+pub async fn list(ctx: &Context, reach: Reach) -> Result<Vec<ApiTokenRecord>, StoreError> {
+    let mut tokens = ctx.store.accounts().list_api_tokens().await?;
+    tokens.retain(|token| reach.covers(token.account));
+    Ok(tokens)
 }
 
-/// Revokes a token at once; false when there was none with this id.
-pub async fn revoke(ctx: &Context, id: &ApiTokenId) -> Result<bool, StoreError> {
+/// Revokes a token within `reach` at once; false when there was none with this id (another
+/// account's is none, to a member).
+pub async fn revoke(ctx: &Context, reach: Reach, id: &ApiTokenId) -> Result<bool, StoreError> {
+    if !list(ctx, reach).await?.iter().any(|token| token.id == *id) {
+        return Ok(false);
+    }
     ctx.store.accounts().delete_api_token(id).await
 }
 

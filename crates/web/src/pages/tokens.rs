@@ -61,10 +61,10 @@ pub async fn create(
 
 pub async fn revoke(
     id: web::Path<ApiTokenId>,
-    _form: OwnerForm<NoFields>,
+    form: OwnerForm<NoFields>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    if !tokens::revoke(&state.ctx, &id).await? {
+    if !tokens::revoke(&state.ctx, form.owner.actor().reach(), &id).await? {
         return Err(AppError::Unknown("API token"));
     }
     Ok(see_other("/tokens"))
@@ -76,7 +76,7 @@ async fn tokens_page(
     new_token: Option<NewTokenView>,
 ) -> Result<HttpResponse, AppError> {
     let now = state.ctx.now();
-    let tokens = tokens::list(&state.ctx).await?;
+    let tokens = tokens::list(&state.ctx, owner.actor().reach()).await?;
     page(&TokensPage {
         layout: layout("API tokens", owner),
         tokens: tokens
