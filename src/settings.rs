@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use clap::Args;
 
-use crate::domain::{ByteSize, PublicUrl, TrustedProxies};
+use crate::domain::{ByteSize, PublicUrl, Quota, TrustedProxies};
 use crate::store::{DatabaseLocation, StoreOptions};
 use crate::telemetry::LogFormat;
 
@@ -35,6 +35,16 @@ pub struct Settings {
     /// Largest accepted upload, e.g. 10GiB (default: unlimited).
     #[arg(long, env = "BLOBDROP_MAX_UPLOAD")]
     pub max_upload: Option<ByteSize>,
+
+    /// What each account but the owner may keep, in bytes, e.g. 5GiB, unless an admin set its own
+    /// (default: unlimited).
+    #[arg(long, env = "BLOBDROP_QUOTA_BYTES")]
+    pub quota_bytes: Option<ByteSize>,
+
+    /// How many files each account but the owner may keep, unless an admin set its own (default:
+    /// unlimited).
+    #[arg(long, env = "BLOBDROP_QUOTA_FILES")]
+    pub quota_files: Option<u32>,
 
     /// Free space to keep on the database's file system: uploads get 507 below it, so deletes,
     /// sign-ins, the clean-up and restarts always find room (default: 10% of the file system, at
@@ -273,6 +283,14 @@ impl Settings {
 
     pub fn upload_lease(&self) -> Duration {
         Duration::from_secs(self.upload_lease_secs)
+    }
+
+    /// The limits of every account but the owner that an admin set none for.
+    pub fn default_quota(&self) -> Quota {
+        Quota {
+            bytes: self.quota_bytes.map(|bytes| i64::try_from(bytes.as_u64()).unwrap_or(i64::MAX)),
+            files: self.quota_files.map(i64::from),
+        }
     }
 
     pub fn webhook_timeout(&self) -> Duration {

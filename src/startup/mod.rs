@@ -96,8 +96,10 @@ impl Application {
         let cleanup = CleanupTrigger::default();
         // Events reported before the server is bound (the clean-up's below) wait in the channel.
         let (events, event_queue) = Webhooks::channel();
-        let ctx =
-            Context::new(store.clone(), clock, cleanup).with_events(events).with_upload_lease(settings.upload_lease());
+        let ctx = Context::new(store.clone(), clock, cleanup)
+            .with_events(events)
+            .with_upload_lease(settings.upload_lease())
+            .with_default_quota(settings.default_quota());
         match cleanup::purge_interrupted_uploads(&ctx).await {
             Ok(_) => {}
             // A disk filled from outside blobdrop: serve downloads and deletes all the same; the

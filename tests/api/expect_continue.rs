@@ -11,7 +11,7 @@ use tokio::process::Command;
 use crate::helpers::{SECRET, TestApp, spawn_app, spawn_app_with, test_bytes};
 
 /// Sends `head` (without its blank line) and returns the first answer's head, read within 10 s.
-async fn first_answer(app: &TestApp, head: &str) -> (TcpStream, String) {
+pub(crate) async fn first_answer(app: &TestApp, head: &str) -> (TcpStream, String) {
     let mut stream = TcpStream::connect(app.address.trim_start_matches("http://")).await.unwrap();
     stream.write_all(format!("{head}\r\n\r\n").as_bytes()).await.unwrap();
     let mut answer = Vec::new();
@@ -25,7 +25,7 @@ async fn first_answer(app: &TestApp, head: &str) -> (TcpStream, String) {
     (stream, String::from_utf8(answer).unwrap())
 }
 
-fn put_head(app: &TestApp, path: &str, authorization: Option<&str>, length: usize) -> String {
+pub(crate) fn put_head(app: &TestApp, path: &str, authorization: Option<&str>, length: usize) -> String {
     let host = app.address.trim_start_matches("http://");
     let mut head = format!("PUT {path} HTTP/1.1\r\nHost: {host}\r\nContent-Length: {length}\r\nExpect: 100-continue");
     if let Some(value) = authorization {

@@ -617,6 +617,7 @@ async fn room_freed_inside_the_database_takes_the_next_upload_before_the_clean_u
         options: UploadOptions::default(),
         guest_link: None,
         account: blobdrop::domain::AccountId::OWNER,
+        declared_length: None,
     };
     let memory = UploadMemory::for_one_upload();
     // Until the disk is down to its reserve; the refused upload's chunks are deleted (their pages

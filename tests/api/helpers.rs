@@ -165,6 +165,8 @@ pub fn test_settings(folder: &std::path::Path) -> Settings {
         oidc: Default::default(),
         public_url: None,
         max_upload: None,
+        quota_bytes: None,
+        quota_files: None,
         // Small, so that every test app's reserve file costs little; the full-disk tests set their own.
         min_free_space: Some(blobdrop::domain::ByteSize::from_bytes(4 * 1024 * 1024)),
         shared_secret: Some(SECRET.into()),

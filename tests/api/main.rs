@@ -35,6 +35,7 @@ mod passwords;
 mod postgres_outage;
 mod power_cut;
 mod previews;
+mod quotas;
 mod range;
 mod route_table;
 mod security_headers;

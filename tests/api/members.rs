@@ -12,12 +12,12 @@ use crate::helpers::{TestApp, id_of, sha256, spawn_app, test_bytes};
 const PASSWORD: &str = "a member's password";
 
 /// A member, signed in through its invite link.
-async fn member(app: &TestApp, name: &str) -> Browser {
+pub(crate) async fn member(app: &TestApp, name: &str) -> Browser {
     accept(app, &create(app, name, "member").await, PASSWORD).await
 }
 
 /// A request from a signed-in browser: its cookie, and on a change its page's CSRF token and origin.
-fn from(app: &TestApp, browser: &Browser, method: Method, path: &str) -> RequestBuilder {
+pub(crate) fn from(app: &TestApp, browser: &Browser, method: Method, path: &str) -> RequestBuilder {
     let changes = !matches!(method, Method::GET | Method::HEAD);
     let request = app.client.request(method, app.url(path)).header("cookie", &browser.cookie);
     match changes {

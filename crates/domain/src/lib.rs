@@ -21,6 +21,7 @@ mod lifetime;
 mod limits;
 mod links;
 mod note;
+mod quota;
 mod record_ids;
 mod share;
 mod tar_layout;
@@ -66,6 +67,7 @@ pub use lifetime::{Lifetime, LifetimeError};
 pub use limits::{CHUNK_SIZE, MAX_BUNDLE_IDS, MAX_NOTE_LEN};
 pub use links::{PATH_SEGMENT, PublicUrl};
 pub use note::{Note, NoteError, NulInText, without_nul};
+pub use quota::{AccountUse, OverQuota, Quota};
 pub use record_ids::{ApiTokenId, DeliveryId, WebhookId};
 pub use share::{
     FolderPath, MalformedShareId, ShareChanges, ShareCursor, ShareId, ShareMember, ShareMembership, ShareRecord,

@@ -14,6 +14,8 @@ use crate::domain::{
     AccountId, AccountName, AccountNameError, AccountPassword, AccountPasswordError, AccountRecord, Actor, Role,
     Timestamp, TokenHash, name_key,
 };
+use crate::domain::{AccountUse, Quota};
+use crate::quotas;
 pub use crate::store::{AccountUsage, Bequest};
 use crate::store::{NewAccount, NewInvite, StoreError};
 use crate::throttling::{Refused, Throttles, Verdict, attempt_by_client_and_name};
@@ -125,6 +127,23 @@ pub async fn usage(ctx: &Context, by: Actor, id: AccountId) -> Result<AccountUsa
     let all = ctx.store.space().by_account().await?;
     let found = all.into_iter().find(|usage| usage.account == id);
     Ok(found.unwrap_or(AccountUsage { account: id, name: record.name, files: 0, bytes: 0 }))
+}
+
+/// An account's limits that hold now (its own, else the default) and what it keeps: any
+/// account's for an admin, only its own for anyone else.
+pub async fn quota(ctx: &Context, by: Actor, id: AccountId) -> Result<(Quota, AccountUse), AccountError> {
+    find(ctx, by, id).await?;
+    Ok(quotas::status(ctx, id).await?)
+}
+
+/// Sets an account's own limits (`None` each: the server's default); from its next reservation on,
+/// its uploads are held to them. Files it keeps already stay.
+pub async fn set_quota(ctx: &Context, by: Actor, id: AccountId, quota: Quota) -> Result<AccountRecord, AccountError> {
+    admin(by)?;
+    if !quotas::set(ctx, id, quota).await? {
+        return Err(AccountError::Unknown);
+    }
+    find(ctx, by, id).await
 }
 
 /// Disables (its sessions end at once) or enables an account.

@@ -367,6 +367,7 @@ async fn store_files(
             options: UploadOptions::default(),
             guest_link: None,
             account,
+            declared_length: Some(file.size),
         };
         let mut upload = Upload::begin(ctx, &meta, max_size, &memory).await?;
         let mut age = require_age.then(AgeCheck::new);
@@ -408,6 +409,7 @@ mod tests {
             options: UploadOptions::default(),
             guest_link: None,
             account: AccountId::OWNER,
+            declared_length: None,
         };
         let mut upload = Upload::begin(ctx, &meta, None, &UploadMemory::for_one_upload()).await.unwrap();
         upload.write(bytes.to_vec().into()).await.unwrap();

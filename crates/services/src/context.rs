@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use tokio::sync::Notify;
 
-use crate::domain::{Clock, Timestamp};
+use crate::domain::{Clock, Quota, Timestamp};
 use crate::shares::archives::ArchiveCache;
 use crate::store::Store;
 use crate::webhooks::events::Events;
@@ -26,6 +26,9 @@ pub struct Context {
     pub(crate) events: Events,
     /// Share archives laid out lately (`shares::ShareZip::prepare_as`).
     pub(crate) archives: ArchiveCache,
+    /// The limits of every account but the owner that an admin set none for
+    /// (`BLOBDROP_QUOTA_BYTES`, `BLOBDROP_QUOTA_FILES`; `services::quotas`).
+    pub(crate) default_quota: Quota,
 }
 
 /// Wakes the background clean-up (`services::cleanup`) before its next tick, e.g. right after a
@@ -56,7 +59,18 @@ impl Context {
             upload_lease: UPLOAD_LEASE,
             events: Events::default(),
             archives: ArchiveCache::default(),
+            default_quota: Quota::NONE,
         }
+    }
+
+    /// The same context with the accounts' default quota.
+    pub fn with_default_quota(self, default_quota: Quota) -> Self {
+        Context { default_quota, ..self }
+    }
+
+    /// The accounts' default quota.
+    pub fn default_quota(&self) -> Quota {
+        self.default_quota
     }
 
     /// The same context with another upload lease (`BLOBDROP_UPLOAD_LEASE`).

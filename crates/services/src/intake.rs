@@ -234,7 +234,8 @@ impl Uploader {
             options = guest_links::cap_options(link, options, now);
         }
         let content_type = guess_content_type(&filename, declared_type);
-        Ok(UploadMeta { filename, content_type, options, guest_link: self.link_id().cloned(), account: self.account() })
+        let (guest_link, account) = (self.link_id().cloned(), self.account());
+        Ok(UploadMeta { filename, content_type, options, guest_link, account, declared_length: None })
     }
 
     /// Writes a body as one file of this uploader's, with its deletion token; on any error nothing

@@ -18,6 +18,7 @@ pub mod in_flight;
 pub mod intake;
 pub mod metrics;
 pub mod preferences;
+pub mod quotas;
 pub mod resumable_uploads;
 pub mod shares;
 pub mod sharex;

@@ -29,6 +29,7 @@ use crate::domain::{
 };
 use crate::guest_links::Refusal;
 use crate::intake::Uploader;
+use crate::quotas::QuotaHold;
 use crate::store::{FinishedResumable, NewFile, NewResumable, StoreError};
 use crate::uploads::{Digests, Resume, Upload, UploadError};
 
@@ -234,7 +235,15 @@ impl ResumableUploads {
             is_partial: creation.is_partial,
             is_final,
         };
-        self.ctx.store.resumable_uploads().create(&new).await?.ok_or(ResumableError::GuestLinkFull)
+        let created = self.ctx.store.resumable_uploads().create(&new).await?.ok_or(ResumableError::GuestLinkFull)?;
+        // Its whole length (a final upload's bytes are its parts', already reserved) against the
+        // account's quota, before a byte of it is taken.
+        let declared = if is_final { Some(0) } else { creation.length };
+        if let Err(refused) = QuotaHold::take(&self.ctx, &id, who.account(), declared).await {
+            self.ctx.store.uploads().abandon(&id).await?;
+            return Err(refused.into());
+        }
+        Ok(created)
     }
 
     /// Joins finished partial uploads of `who` into one file (a final upload), in one request:
@@ -474,7 +483,9 @@ impl ResumableUploads {
         let reached = Arc::new(AtomicI64::new(offset as i64));
         let resume =
             Resume { first_idx, partial: partial.clone(), hasher: hashing.hasher.clone(), committed: reached.clone() };
-        let mut writer = Upload::resume(&self.ctx, id, resume, limit, who.memory());
+        let length = upload.upload_length.and_then(|length| u64::try_from(length).ok());
+        let quota = QuotaHold::resume(&self.ctx, id, who.account(), offset, length).await?;
+        let mut writer = Upload::resume(&self.ctx, id, resume, limit, who.memory()).holding(quota);
         let mut checksum = request.checksum.as_ref().map(|sent| ChecksumOf::new(sent.algorithm));
         // The header is checked as the first request brings it; the whole layout at the finish.
         let only_age = takes_only_age(who, &upload);

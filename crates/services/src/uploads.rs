@@ -18,8 +18,9 @@ use crate::Context;
 use crate::auth::secret::generate_secret;
 use crate::domain::AccountId;
 use crate::domain::TokenHash;
-use crate::domain::{AgeRefusal, FileRecord};
+use crate::domain::{AgeRefusal, FileRecord, OverQuota};
 use crate::domain::{ByteSize, CHUNK_SIZE, Clock, FileId, FileName, FolderPath, GuestLinkId, UploadOptions};
+use crate::quotas::QuotaHold;
 use crate::store::{LiveUpload, NewFile, SealedFile, Store, StoreError};
 use crate::webhooks::Events;
 
@@ -113,6 +114,9 @@ pub enum UploadError {
     /// The server (or the link) takes only age-encrypted files, and this body is not one.
     #[error(transparent)]
     NotEncrypted(#[from] AgeRefusal),
+    /// The upload does not fit its account's quota (`services::quotas`).
+    #[error(transparent)]
+    OverQuota(#[from] OverQuota),
 }
 
 /// Takes back files stored for a request that then failed (the client got no links): hidden at
@@ -192,6 +196,9 @@ pub struct UploadMeta {
     pub guest_link: Option<GuestLinkId>,
     /// The account it belongs to.
     pub account: AccountId,
+    /// Its length, where the request declared it (Content-Length): reserved against the
+    /// account's quota before a byte is read.
+    pub declared_length: Option<u64>,
 }
 
 /// Where an upload's writer puts its chunks.
@@ -250,6 +257,8 @@ pub struct Upload {
     settled: bool,
     /// Until settled, tells the clean-up this upload's rows are in use.
     live: Option<LiveUpload>,
+    /// The room reserved against the account's quota, where one applies.
+    quota: Option<QuotaHold>,
 }
 
 impl Upload {
@@ -281,6 +290,14 @@ impl Upload {
                 account: meta.account,
             })
             .await?;
+        let quota = match QuotaHold::take(ctx, &id, meta.account, meta.declared_length).await {
+            Ok(quota) => quota,
+            Err(refused) => {
+                store.uploads().abandon(&id).await?;
+                live.removed();
+                return Err(refused);
+            }
+        };
         let (batches, queue) = mpsc::channel(QUEUED_BATCHES);
         let writer =
             tokio::spawn(write_batches(store.clone(), id.clone(), queue, Destination::NewFile, Digests::default()));
@@ -301,6 +318,7 @@ impl Upload {
             writer: Some(writer),
             settled: false,
             live: Some(live),
+            quota,
         })
     }
 
@@ -331,7 +349,15 @@ impl Upload {
             // Never abandoned: what it stored stays for the next request.
             settled: true,
             live: None,
+            quota: None,
         }
+    }
+
+    /// This upload, reserving room against its account's quota as its bytes come (`quota`: a
+    /// resumable upload's hold, where a quota applies).
+    pub fn holding(mut self, quota: Option<QuotaHold>) -> Self {
+        self.quota = quota;
+        self
     }
 
     /// Accepts the next piece of the body. Fails with `TooLarge` as soon as the limit is passed;
@@ -340,6 +366,9 @@ impl Upload {
         let received = self.received + data.len() as u64;
         if let Some(limit) = self.max_size.filter(|limit| received > limit.as_u64()) {
             return Err(UploadError::TooLarge(limit));
+        }
+        if let Some(quota) = &mut self.quota {
+            quota.cover(received).await?;
         }
         self.received = received;
         while !data.is_empty() {

@@ -13,6 +13,7 @@
 pub mod accounts;
 pub mod files;
 pub mod implement;
+pub mod quotas;
 pub mod resumable_uploads;
 pub mod shares;
 pub mod webhooks;

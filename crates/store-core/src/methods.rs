@@ -16,6 +16,7 @@ mod downloads;
 mod files;
 mod guest_links;
 mod integrity;
+mod quotas;
 mod resumable_uploads;
 mod sessions;
 mod settings;

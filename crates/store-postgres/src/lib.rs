@@ -20,6 +20,7 @@ mod flows;
 mod guest_links;
 mod integrity;
 mod leases;
+mod quotas;
 mod resumable_uploads;
 mod sessions;
 mod settings;

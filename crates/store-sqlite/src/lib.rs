@@ -34,6 +34,7 @@ mod guest_links;
 pub mod import;
 mod integrity;
 mod leases;
+mod quotas;
 mod reserve;
 mod resumable_uploads;
 mod returned;

@@ -12,6 +12,7 @@ use bytes::Bytes;
 use super::flows::Flows;
 use super::flows::accounts::{AccountFlows, Bequest};
 use super::flows::files::FileFlows;
+use super::flows::quotas::QuotaFlows;
 use super::flows::resumable_uploads::ResumableFlows;
 use super::flows::shares::ShareFlows;
 use super::flows::webhooks::WebhookFlows;
@@ -22,6 +23,7 @@ use super::{DatabaseLocation, FileFact, OpenError, StoreError, StoreOptions};
 use super::{FinishedResumable, NewApiToken, NewFile, NewResumable, NewShare, ResumableRecord, ResumableUsage};
 use super::{postgres, sqlite};
 use crate::domain::{AccountId, AccountRecord, ApiTokenId, DeliveryId, Reach, Role, Timestamp, TokenHash, WebhookId};
+use crate::domain::{AccountUse, OverQuota, Quota};
 use crate::domain::{
     ApiTokenRecord, DayTotal, DiskSpace, DownloadRecord, FileChanges, FileCursor, FileListing, FileRecord, Usage,
 };
@@ -206,6 +208,15 @@ aggregates! {
         fn abandon = abandon_upload(&self, id: &FileId) -> Result<(), StoreError>;
         fn abandoned = upload_abandoned(&self);
         fn withdraw = withdraw_upload(&self, id: &FileId) -> Result<(), StoreError>;
+    }
+
+    /// Each account's limits and use, and the room an unfinished upload reserves under them.
+    quotas -> Quotas {
+        fn of = account_quota(&self, account: AccountId) -> Result<Quota, StoreError>;
+        fn set = set_account_quota(&self, account: AccountId, quota: Quota) -> Result<bool, StoreError>;
+        fn use_of = account_use(&self, account: AccountId) -> Result<AccountUse, StoreError>;
+        /// The room reserved (at least `needed`, as much of `wanted` as fits), or why not.
+        fn reserve = reserve_quota(&self, id: &FileId, account: AccountId, default: Quota, needed: i64, wanted: i64) -> Result<Result<i64, OverQuota>, StoreError>;
     }
 
     /// The 32 KiB chunks of files and uploads: stored in batches, read back in order on the blocking

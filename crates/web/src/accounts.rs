@@ -6,8 +6,9 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
-use crate::domain::{AccountId, AccountRecord, Role};
+use crate::domain::{AccountId, AccountRecord, AccountUse, Quota, Role};
 use crate::error::AppError;
+use crate::json::present;
 use crate::owner::{Owner, OwnerJson};
 use crate::pages::accounts::state_of;
 use crate::services::accounts::Bequest;
@@ -31,12 +32,40 @@ struct AccountJson {
     invite_url: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none", with = "time::serde::rfc3339::option")]
     invite_expires: Option<OffsetDateTime>,
+    /// The bytes it may keep, its own limit or else the server's default; `null`: no limit.
+    quota_bytes: Option<i64>,
+    /// The files it may keep; `null`: no limit.
+    quota_files: Option<i64>,
+    /// What it keeps: its files' sizes and what its unfinished uploads reserved.
+    used_bytes: i64,
+    /// Its files and unfinished uploads.
+    used_files: i64,
 }
 
 impl AccountJson {
-    fn new(record: &AccountRecord, invite: Option<(&HttpRequest, &AppState, &Invite)>) -> Self {
+    /// `record` with its quota and use, read now.
+    async fn of(
+        state: &AppState,
+        by: crate::domain::Actor,
+        record: &AccountRecord,
+        invite: Option<(&HttpRequest, &AppState, &Invite)>,
+    ) -> Result<Self, AppError> {
+        let (quota, used) = accounts::quota(&state.ctx, by, record.id).await?;
+        Ok(AccountJson::new(record, invite, quota, used))
+    }
+
+    fn new(
+        record: &AccountRecord,
+        invite: Option<(&HttpRequest, &AppState, &Invite)>,
+        quota: Quota,
+        used: AccountUse,
+    ) -> Self {
         let time = crate::domain::unix_time;
         AccountJson {
+            quota_bytes: quota.bytes,
+            quota_files: quota.files,
+            used_bytes: used.bytes,
+            used_files: used.files,
             id: record.id.0,
             name: record.name.clone(),
             role: record.role,
@@ -53,14 +82,18 @@ impl AccountJson {
 pub async fn me(owner: Owner, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
     let actor = owner.actor();
     let record = accounts::find(&state.ctx, actor, actor.account).await?;
-    Ok(HttpResponse::Ok().json(AccountJson::new(&record, None)))
+    Ok(HttpResponse::Ok().json(AccountJson::of(&state, actor, &record, None).await?))
 }
 
 #[utoipa::path(get, path = "/api/accounts", operation_id = "listAccounts", tag = "accounts",
     responses((status = 200, description = "every account, the owner's first", body = [AccountJson]), (status = 401, description = "no or wrong credentials"), (status = 403, description = "only an admin may, and never an API token")))]
 pub async fn list(owner: Owner, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
     let records = accounts::list(&state.ctx, owner.actor()).await?;
-    Ok(HttpResponse::Ok().json(records.iter().map(|record| AccountJson::new(record, None)).collect::<Vec<_>>()))
+    let mut listed = Vec::with_capacity(records.len());
+    for record in &records {
+        listed.push(AccountJson::of(&state, owner.actor(), record, None).await?);
+    }
+    Ok(HttpResponse::Ok().json(listed))
 }
 
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
@@ -84,7 +117,8 @@ pub async fn create(
 ) -> Result<HttpResponse, AppError> {
     let role = new.body.role.unwrap_or(Role::Member);
     let (record, invite) = accounts::create(&state.ctx, new.owner.actor(), &new.body.name, role).await?;
-    Ok(private(HttpResponse::Created()).json(AccountJson::new(&record, Some((&req, &state, &invite)))))
+    let json = AccountJson::of(&state, new.owner.actor(), &record, Some((&req, &state, &invite))).await?;
+    Ok(private(HttpResponse::Created()).json(json))
 }
 
 /// An answer carrying an invite link is kept by no cache.
@@ -101,7 +135,7 @@ pub async fn show(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
     let record = accounts::find(&state.ctx, owner.actor(), *account).await?;
-    Ok(HttpResponse::Ok().json(AccountJson::new(&record, None)))
+    Ok(HttpResponse::Ok().json(AccountJson::of(&state, owner.actor(), &record, None).await?))
 }
 
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
@@ -113,6 +147,15 @@ pub struct AccountChanges {
     /// Its sessions and tokens act with the new role from their next request. The owner stays
     /// an admin.
     role: Option<Role>,
+    /// The bytes it may keep from its next upload on; `null`: the server's default
+    /// (`BLOBDROP_QUOTA_BYTES`). What it keeps already stays.
+    #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<u64>, minimum = 0)]
+    quota_bytes: Option<Option<u64>>,
+    /// The files it may keep; `null`: the server's default (`BLOBDROP_QUOTA_FILES`).
+    #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<u64>, minimum = 0)]
+    quota_files: Option<Option<u64>>,
 }
 
 #[utoipa::path(patch, path = "/api/accounts/{account}", operation_id = "editAccount", tag = "accounts", params(("account" = i64, Path)), request_body = AccountChanges,
@@ -130,7 +173,20 @@ pub async fn edit(
     if let Some(disabled) = changes.body.disabled {
         record = accounts::set_disabled(&state.ctx, actor, *account, disabled).await?;
     }
-    Ok(HttpResponse::Ok().json(AccountJson::new(&record, None)))
+    let (bytes, files) = (changes.body.quota_bytes, changes.body.quota_files);
+    if bytes.is_some() || files.is_some() {
+        let own = crate::services::quotas::own(&state.ctx, *account).await?;
+        let limit = |asked: Option<Option<u64>>, now: Option<i64>| match asked {
+            None => Ok(now),
+            Some(None) => Ok(None),
+            Some(Some(limit)) => i64::try_from(limit)
+                .map(Some)
+                .map_err(|_| AppError::BadRequest("a quota is at most 9223372036854775807".into())),
+        };
+        let quota = Quota { bytes: limit(bytes, own.bytes)?, files: limit(files, own.files)? };
+        record = accounts::set_quota(&state.ctx, actor, *account, quota).await?;
+    }
+    Ok(HttpResponse::Ok().json(AccountJson::of(&state, actor, &record, None).await?))
 }
 
 /// Its password is cleared and its sessions end; the new invite link is the way back in.
@@ -143,7 +199,8 @@ pub async fn reset(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
     let (record, invite) = accounts::reset(&state.ctx, owner.actor(), *account).await?;
-    Ok(private(HttpResponse::Ok()).json(AccountJson::new(&record, Some((&req, &state, &invite)))))
+    let json = AccountJson::of(&state, owner.actor(), &record, Some((&req, &state, &invite))).await?;
+    Ok(private(HttpResponse::Ok()).json(json))
 }
 
 /// What becomes of a deleted account's files, shares, guest links and webhooks.

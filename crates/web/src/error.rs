@@ -75,6 +75,9 @@ pub enum AppError {
     TooLarge(ByteSize),
     #[error("a form may hold at most {0} files; send the rest in another form")]
     TooManyFiles(u32),
+    /// The upload does not fit its account's quota; nothing of it was kept.
+    #[error(transparent)]
+    OverQuota(crate::domain::OverQuota),
     #[error("the requested range is outside the file")]
     RangeNotSatisfiable { file_size: u64 },
     #[error("the storage is full; delete files or raise the limit and try again")]
@@ -146,6 +149,7 @@ impl From<UploadError> for AppError {
             UploadError::TooLarge(limit) => AppError::TooLarge(limit),
             UploadError::Store(store) => store.into(),
             UploadError::NotEncrypted(refusal) => AppError::NotEncrypted(refusal),
+            UploadError::OverQuota(over) => AppError::OverQuota(over),
             other => AppError::internal(other),
         }
     }
@@ -310,7 +314,7 @@ impl ResponseError for AppError {
             AppError::Gone(_) => StatusCode::GONE,
             AppError::DeleteOnly | AppError::WrongMethod(_) => StatusCode::METHOD_NOT_ALLOWED,
             AppError::Timeout => StatusCode::REQUEST_TIMEOUT,
-            AppError::TooLarge(_) | AppError::TooManyFiles(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            AppError::TooLarge(_) | AppError::TooManyFiles(_) | AppError::OverQuota(_) => StatusCode::PAYLOAD_TOO_LARGE,
             AppError::RangeNotSatisfiable { .. } => StatusCode::RANGE_NOT_SATISFIABLE,
             AppError::StorageFull => StatusCode::INSUFFICIENT_STORAGE,
             AppError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,

@@ -17,6 +17,7 @@ use crate::error::AppError;
 use crate::owner::{identify_head, refuse_member_unless, refuse_token_unless, uploader_of};
 use crate::request_guard::screen;
 use crate::services::intake::Uploader;
+use crate::services::quotas;
 use crate::state::{AppState, Head};
 use crate::table::{self, Access, Body, Landing};
 
@@ -78,14 +79,34 @@ async fn before_continue(head: &Head<'_>, state: &AppState) -> Result<(), AppErr
             // A place among the uploads in flight is only tried here (dropped with `uploader`);
             // the handler takes its own.
             let uploader = state.intake.guest(&state.ctx, &link, state.client_ip_of(head), true).await?;
-            checked_size(&uploader, verb.body, declared)
+            checked_size(&uploader, verb.body, declared)?;
+            checked_quota(state, &uploader, verb.body, declared).await
         }
         Access::Owner | Access::Account | Access::Token(_) | Access::Own(_) => {
             let owner = identify_head(head, state).await?;
             refuse_token_unless(&owner, verb.access.token_scope())?;
             refuse_member_unless(&owner, verb.access.takes_members())?;
-            checked_size(&uploader_of(state, &owner), verb.body, declared)
+            let uploader = uploader_of(state, &owner);
+            checked_size(&uploader, verb.body, declared)?;
+            checked_quota(state, &uploader, verb.body, declared).await
         }
+    }
+}
+
+/// A raw upload or a bundle that declares more than its account's quota leaves (or one more file
+/// than it may keep): refused before the body, with what is left. The upload reserves its own
+/// room as it begins; this only spares the client sending a body that cannot fit.
+async fn checked_quota(
+    state: &AppState,
+    uploader: &Uploader,
+    body: Body,
+    declared: Option<u64>,
+) -> Result<(), AppError> {
+    match (body, declared) {
+        (Body::OneFile, Some(declared)) => {
+            quotas::check(&state.ctx, uploader.account(), declared).await?.map_err(AppError::OverQuota)
+        }
+        _ => Ok(()),
     }
 }
 

@@ -9,6 +9,7 @@ macro_rules! implement {
         $crate::flow_statements!();
         $crate::account_statements!();
         $crate::file_statements!();
+        $crate::quota_statements!();
         $crate::resumable_statements!();
         $crate::share_statements!();
         $crate::webhook_statements!();

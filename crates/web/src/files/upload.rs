@@ -58,7 +58,8 @@ async fn receive_put(
         uploader.check_declared(expected)?;
         let filename = FileName::parse(filename).map_err(AppError::from)?;
         let declared = req.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok());
-        let meta = upload_meta(&req, &state, &uploader, filename, declared)?;
+        let mut meta = upload_meta(&req, &state, &uploader, filename, declared)?;
+        meta.declared_length = expected;
         let pieces = (&mut body).map(|item| item.map_err(payload_error));
         // actix-web ends a body cut off by a disconnect as if it were complete: a body with a
         // length must have all of it, and a chunked one must end with the client still there.
