@@ -12,27 +12,65 @@ use crate::error::AppError;
 use crate::owner::{NoFields, Owner, OwnerForm};
 use crate::pages::page::{SignedIn, layout, page, see_other};
 use crate::pages::sign_in::start_session;
-use crate::pages::views::{AccountPage, AccountRow, AccountsPage, InvitePage, InviteView, Layout};
+use crate::pages::views::{
+    AccountPage, AccountRow, AccountSingleSignOnView, AccountsPage, InvitePage, InviteView, Layout, LinkedIdentityView,
+};
 use crate::services::accounts::{self, AccountError, AccountUsage, INVITE_LIFETIME, Invite};
+use crate::services::auth::oidc;
 use crate::services::auth::sessions::COOKIE_NAME;
 use crate::services::throttling::Verdict;
 use crate::state::AppState;
 
 /// `/account`: who one is, and the form to change one's password.
-pub async fn show(SignedIn(owner): SignedIn, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
-    account_page(&owner, &state, false, None).await
+/// What the last single sign-on link or unlink did, as its redirect says.
+#[derive(Deserialize)]
+pub struct AccountQuery {
+    oidc: Option<String>,
 }
 
-async fn account_page(
+pub async fn show(
+    SignedIn(owner): SignedIn,
+    query: web::Query<AccountQuery>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let notice = match query.oidc.as_deref() {
+        Some("linked") => Some("Your identity is linked: signing in with it signs in to this account."),
+        Some("already") => Some("That identity was linked to this account already."),
+        Some("unlinked") => Some("The identity is unlinked: it no longer signs in to this account."),
+        _ => None,
+    };
+    account_page(&owner, &state, false, None, notice).await
+}
+
+/// One's own account page; `sso_notice` says what the last link or unlink did.
+pub(crate) async fn account_page(
     owner: &Owner,
     state: &AppState,
     changed: bool,
     error: Option<String>,
+    sso_notice: Option<&'static str>,
 ) -> Result<HttpResponse, AppError> {
     let actor = owner.actor();
     let record = accounts::find(&state.ctx, actor, actor.account).await?;
     let usage = accounts::usage(&state.ctx, actor, actor.account).await?;
+    let single_sign_on = match &state.single_sign_on {
+        Some(sso) => Some(AccountSingleSignOnView {
+            name: sso.config().name.clone(),
+            identities: oidc::identities(&state.ctx, actor)
+                .await?
+                .into_iter()
+                .map(|identity| LinkedIdentityView {
+                    issuer: identity.issuer,
+                    subject: identity.subject,
+                    linked_at: date_time(identity.linked_at.secs()),
+                })
+                .collect(),
+            notice: sso_notice,
+        }),
+        None => None,
+    };
     page(&AccountPage {
+        single_sign_on,
         files: usage.files,
         size: human_size(usage.bytes),
         layout: layout("Your account", owner),
@@ -71,14 +109,14 @@ pub async fn change_password(
     };
     // A wrong current password counts as a wrong sign-in: this form is no faster way to guess.
     match state.throttles.owner.attempt(state.client_ip(&req), verify).await {
-        Ok(Verdict::Right) => account_page(&form.owner, &state, true, None).await,
+        Ok(Verdict::Right) => account_page(&form.owner, &state, true, None, None).await,
         Ok(Verdict::Wrong) => {
             let error = AccountError::WrongPassword.to_string();
-            with_status(account_page(&form.owner, &state, false, Some(error)).await, StatusCode::FORBIDDEN)
+            with_status(account_page(&form.owner, &state, false, Some(error), None).await, StatusCode::FORBIDDEN)
         }
         Ok(Verdict::Refused(refused)) => Err(refused.into()),
         Err(AppError::BadRequest(reason)) => {
-            with_status(account_page(&form.owner, &state, false, Some(reason)).await, StatusCode::BAD_REQUEST)
+            with_status(account_page(&form.owner, &state, false, Some(reason), None).await, StatusCode::BAD_REQUEST)
         }
         Err(other) => Err(other),
     }
