@@ -685,6 +685,59 @@ async fn an_account_without_a_password_keeps_its_last_identity() {
     assert!(session_of(&sign_in_as(&app, &mock, "s-hal").await).is_some());
 }
 
+/// A database of the release before identities (its migrations only) whose owner linked an
+/// identity on the settings page (`linked`, the JSON it stored, or "" once unlinked): the app on
+/// it, with these single sign-on settings.
+async fn app_of_the_release_before_identities(linked: &str, args: OidcArgs) -> TestApp {
+    use blobdrop::store::DatabaseLocation;
+    use sqlx::{Connection, Executor};
+
+    let folder = tempfile::tempdir().unwrap();
+    let mut settings = test_settings(folder.path());
+    settings.public_url = Some(PUBLIC_URL.parse().unwrap());
+    *settings.oidc = args;
+    let row = format!("INSERT INTO settings (key, value) VALUES ('oidc_owner_identity', '{linked}')");
+    match &settings.database.db {
+        DatabaseLocation::Sqlite(path) => {
+            let mut migrator = sqlx::migrate!("./migrations/sqlite");
+            migrator.migrations = migrator.migrations.iter().filter(|m| m.version < 20).cloned().collect();
+            let options = sqlx::sqlite::SqliteConnectOptions::new().filename(path).create_if_missing(true);
+            let mut db = sqlx::SqliteConnection::connect_with(&options).await.unwrap();
+            migrator.run(&mut db).await.unwrap();
+            db.execute(row.as_str()).await.unwrap();
+            db.close().await.unwrap();
+        }
+        DatabaseLocation::Postgres(url) => {
+            let mut migrator = sqlx::migrate!("./migrations/postgres");
+            migrator.migrations = migrator.migrations.iter().filter(|m| m.version < 21).cloned().collect();
+            let mut db = sqlx::PgConnection::connect(url).await.unwrap();
+            migrator.run(&mut db).await.unwrap();
+            db.execute(row.as_str()).await.unwrap();
+            db.close().await.unwrap();
+        }
+    }
+    crate::helpers::spawn_app_on(folder, settings).await
+}
+
+/// The owner's identity linked before accounts had identities keeps signing in as the owner
+/// after the upgrade, and an unlinked one (an empty row) links nothing.
+#[tokio::test]
+async fn the_owners_identity_linked_before_the_upgrade_still_signs_in_as_the_owner() {
+    let (mock, args) = provider(&[("alice", serde_json::json!({})), ("bob", serde_json::json!({}))]).await;
+    let linked = serde_json::json!({ "issuer": mock.issuer, "subject": "alice" }).to_string();
+    let app = app_of_the_release_before_identities(&linked, args.clone()).await;
+    let alice = signed_in_as(&app, &mock, "alice").await;
+    assert_eq!(account_of(&app, &alice.cookie).await["id"], 1);
+    refusal(sign_in_as(&app, &mock, "bob").await, StatusCode::FORBIDDEN).await;
+    let page = alice.get(&app, "/account").await.text().await.unwrap();
+    assert!(page.contains("<code class=\"linked-subject\">alice</code>"), "{page}");
+    let rows: Vec<String> = app.db().await.scalars("SELECT key FROM settings WHERE key = 'oidc_owner_identity'").await;
+    assert!(rows.is_empty(), "the old row is gone");
+
+    let app = app_of_the_release_before_identities("", args).await;
+    refusal(sign_in_as(&app, &mock, "alice").await, StatusCode::FORBIDDEN).await;
+}
+
 #[tokio::test]
 async fn oidc_only_hides_the_secrets_form_once_someone_can_sign_in_by_the_provider() {
     let app = app_with(OidcArgs {
