@@ -528,6 +528,42 @@ async fn a_wrong_client_secret_is_a_page_for_the_administrator() {
     assert!(page.contains("BLOBDROP_OIDC_CLIENT_SECRET"), "{page}");
 }
 
+/// One person signing in for the first time in two tabs at once gets one account, not two.
+#[tokio::test]
+async fn one_identity_signing_up_twice_at_once_makes_one_account() {
+    let (mock, args) = provider(&[("s-ida", serde_json::json!({ "preferred_username": "ida" }))]).await;
+    let app = app_with(OidcArgs { sign_up: OidcSignUp::On, ..args }).await;
+    let (first, second) = (begin(&app, "/login/oidc").await, begin(&app, "/login/oidc").await);
+    let (back_1, back_2) =
+        (mock.authorize(&first.authorize_url, "s-ida").await, mock.authorize(&second.authorize_url, "s-ida").await);
+    let (one, two) =
+        tokio::join!(come_back(&app, &back_1, Some(&first.cookie)), come_back(&app, &back_2, Some(&second.cookie)));
+    let one = account_of(&app, &session_of(&one).unwrap()).await;
+    let two = account_of(&app, &session_of(&two).unwrap()).await;
+    assert_eq!((one["id"].clone(), one["name"].as_str()), (two["id"].clone(), Some("ida")));
+    let accounts = app.owner(reqwest::Method::GET, "/api/accounts").send().await.unwrap();
+    assert_eq!(accounts.json::<Vec<serde_json::Value>>().await.unwrap().len(), 2, "the owner's and ida's");
+}
+
+/// The owner's linked identity signs in as the owner, an admin, whatever the groups say: the
+/// admin groups never demote it and the allowed groups never shut it out (it has the secret).
+#[tokio::test]
+async fn the_owner_stays_an_admin_whatever_its_groups_say() {
+    let (mock, args) = provider(&[("o-sub", serde_json::json!({ "groups": ["nothing-here"] }))]).await;
+    let app = app_with(OidcArgs {
+        admin_groups: Some("admins".into()),
+        allowed_groups: Some("staff".into()),
+        sign_up: OidcSignUp::Groups,
+        ..args
+    })
+    .await;
+    let owner = sign_in(&app).await;
+    assert_eq!(link_as(&app, &mock, &owner, "o-sub").await.status(), StatusCode::OK);
+    let by_provider = signed_in_as(&app, &mock, "o-sub").await;
+    let account = account_of(&app, &by_provider.cookie).await;
+    assert_eq!((account["id"].as_i64(), account["role"].as_str()), (Some(1), Some("admin")));
+}
+
 #[tokio::test]
 async fn the_owner_links_identities_from_its_account_page_and_unlinks_them() {
     let (mock, args) = provider(&[]).await;
@@ -677,6 +713,8 @@ async fn an_account_without_a_password_keeps_its_last_identity() {
     let (mock, args) = provider(&[("s-hal", serde_json::json!({ "preferred_username": "hal" }))]).await;
     let app = app_with(OidcArgs { sign_up: OidcSignUp::On, ..args }).await;
     let hal = signed_in_as(&app, &mock, "s-hal").await;
+    let page = hal.get(&app, "/account").await.text().await.unwrap();
+    assert!(page.contains("id=\"no-password\"") && !page.contains("id=\"password-form\""), "{page}");
     let unlink = hal
         .post_form_from(&app, PUBLIC_URL, "/account/oidc/unlink", &[("issuer", &mock.issuer), ("subject", "s-hal")])
         .await;

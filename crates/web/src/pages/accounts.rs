@@ -75,6 +75,7 @@ pub(crate) async fn account_page(
         size: human_size(usage.bytes),
         layout: layout("Your account", owner),
         owner: record.is_owner(),
+        has_password: record.has_password,
         name: record.name,
         role: record.role.as_str(),
         changed,

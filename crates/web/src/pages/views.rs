@@ -356,6 +356,8 @@ pub struct AccountPage {
     pub role: &'static str,
     /// The owner signs in with the secret: no password form.
     pub owner: bool,
+    /// An account made by a single sign-on has none to change: no password form either.
+    pub has_password: bool,
     pub changed: bool,
     pub error: Option<String>,
     pub min_password_chars: usize,
