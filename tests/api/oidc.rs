@@ -227,6 +227,17 @@ async fn link_as(app: &TestApp, mock: &Mock, browser: &Browser, sub: &str) -> Re
     come_back(app, &back, Some(&begun.cookie)).await
 }
 
+/// Two sign-ins, as `first` and `second`, both begun and passed at the provider before either comes
+/// back, then back at the same time: the accounts each signed in to.
+async fn at_once(app: &TestApp, mock: &Mock, first: &str, second: &str) -> (serde_json::Value, serde_json::Value) {
+    let (begun_1, begun_2) = (begin(app, "/login/oidc").await, begin(app, "/login/oidc").await);
+    let back_1 = mock.authorize(&begun_1.authorize_url, first).await;
+    let back_2 = mock.authorize(&begun_2.authorize_url, second).await;
+    let (one, two) =
+        tokio::join!(come_back(app, &back_1, Some(&begun_1.cookie)), come_back(app, &back_2, Some(&begun_2.cookie)));
+    (account_of(app, &session_of(&one).unwrap()).await, account_of(app, &session_of(&two).unwrap()).await)
+}
+
 /// An app whose admin makes an account `name` with a password: that person's browser and id.
 async fn account_with_password(app: &TestApp, name: &str, role: &str) -> (Browser, i64) {
     let account = crate::accounts::create(app, name, role).await;
@@ -465,14 +476,7 @@ async fn two_identities_never_land_in_one_account() {
     let app = app_with(OidcArgs { sign_up: OidcSignUp::On, ..args }).await;
     let owner = sign_in(&app).await;
     assert_eq!(link_as(&app, &mock, &owner, "owner-sub").await.status(), StatusCode::OK);
-    // Both begin before either finishes.
-    let (first, second) = (begin(&app, "/login/oidc").await, begin(&app, "/login/oidc").await);
-    let (back_1, back_2) =
-        (mock.authorize(&first.authorize_url, "sam-1").await, mock.authorize(&second.authorize_url, "sam-2").await);
-    let (one, two) =
-        tokio::join!(come_back(&app, &back_1, Some(&first.cookie)), come_back(&app, &back_2, Some(&second.cookie)));
-    let one = account_of(&app, &session_of(&one).unwrap()).await;
-    let two = account_of(&app, &session_of(&two).unwrap()).await;
+    let (one, two) = at_once(&app, &mock, "sam-1", "sam-2").await;
     assert_ne!(one["id"], two["id"]);
     assert!(one["id"] != 1 && two["id"] != 1);
     let mut names = [one["name"].as_str().unwrap().to_owned(), two["name"].as_str().unwrap().to_owned()];
@@ -533,13 +537,7 @@ async fn a_wrong_client_secret_is_a_page_for_the_administrator() {
 async fn one_identity_signing_up_twice_at_once_makes_one_account() {
     let (mock, args) = provider(&[("s-ida", serde_json::json!({ "preferred_username": "ida" }))]).await;
     let app = app_with(OidcArgs { sign_up: OidcSignUp::On, ..args }).await;
-    let (first, second) = (begin(&app, "/login/oidc").await, begin(&app, "/login/oidc").await);
-    let (back_1, back_2) =
-        (mock.authorize(&first.authorize_url, "s-ida").await, mock.authorize(&second.authorize_url, "s-ida").await);
-    let (one, two) =
-        tokio::join!(come_back(&app, &back_1, Some(&first.cookie)), come_back(&app, &back_2, Some(&second.cookie)));
-    let one = account_of(&app, &session_of(&one).unwrap()).await;
-    let two = account_of(&app, &session_of(&two).unwrap()).await;
+    let (one, two) = at_once(&app, &mock, "s-ida", "s-ida").await;
     assert_eq!((one["id"].clone(), one["name"].as_str()), (two["id"].clone(), Some("ida")));
     let accounts = app.owner(reqwest::Method::GET, "/api/accounts").send().await.unwrap();
     assert_eq!(accounts.json::<Vec<serde_json::Value>>().await.unwrap().len(), 2, "the owner's and ida's");
