@@ -434,6 +434,16 @@ async fn sign_up_off_makes_no_account_and_on_makes_a_members_named_after_the_cla
     // It has no password: the page's password form is no way in.
     let by_name = crate::accounts::sign_in(&app, "Anna-2", "").await;
     assert_ne!(by_name.status(), StatusCode::SEE_OTHER);
+    // Yet it is in use, not waiting for an invite to be taken: the admin sees it active.
+    let path = format!("/api/accounts/{}", account["id"]);
+    let shown: serde_json::Value = app.owner(reqwest::Method::GET, &path).send().await.unwrap().json().await.unwrap();
+    assert_eq!(shown["state"], "active");
+    let listed: Vec<serde_json::Value> =
+        app.owner(reqwest::Method::GET, "/api/accounts").send().await.unwrap().json().await.unwrap();
+    let states: Vec<&str> = listed.iter().map(|account| account["state"].as_str().unwrap()).collect();
+    assert_eq!(states, ["active", "active", "active", "active", "active"], "{listed:?}");
+    let page = sign_in(&app).await.get(&app, "/accounts").await.text().await.unwrap();
+    assert!(!page.contains("<td class=\"state\">invited</td>"), "{page}");
 }
 
 #[tokio::test]

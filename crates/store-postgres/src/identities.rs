@@ -8,6 +8,7 @@ blobdrop_store_core::identity_methods! {
         "SELECT issuer, subject, account_id, linked_at FROM oidc_identities WHERE account_id = $1 \
          ORDER BY linked_at, issuer, subject"
     ],
+    accounts: ["SELECT DISTINCT account_id FROM oidc_identities ORDER BY account_id"],
     insert: [
         "INSERT INTO oidc_identities (issuer, subject, account_id, linked_at) VALUES ($1, $2, $3, $4) \
          ON CONFLICT (issuer, subject) DO NOTHING"

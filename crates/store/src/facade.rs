@@ -301,6 +301,7 @@ aggregates! {
     identities -> Identities {
         fn account = identity_account(&self, issuer: &str, subject: &str) -> Result<Option<AccountId>, StoreError>;
         fn of_account = account_identities(&self, account: AccountId) -> Result<Vec<OidcIdentity>, StoreError>;
+        fn accounts = accounts_with_identities(&self) -> Result<Vec<AccountId>, StoreError>;
         /// False when the identity is linked already, to this account or another.
         fn link = link_identity(&self, account: AccountId, issuer: &str, subject: &str, now: Timestamp) -> Result<bool, StoreError>;
         fn unlink = unlink_identity(&self, account: AccountId, issuer: &str, subject: &str) -> Result<bool, StoreError>;

@@ -12,6 +12,7 @@ use crate::owner::{Owner, OwnerJson};
 use crate::pages::accounts::state_of;
 use crate::services::accounts::Bequest;
 use crate::services::accounts::{self, Invite};
+use crate::services::auth::oidc;
 use crate::state::AppState;
 
 /// An account as the API describes it.
@@ -34,17 +35,28 @@ struct AccountJson {
 }
 
 impl AccountJson {
-    fn new(record: &AccountRecord, invite: Option<(&HttpRequest, &AppState, &Invite)>) -> Self {
+    /// `linked`: the accounts with a single sign-on identity (`oidc::accounts_with_identities`).
+    fn new(record: &AccountRecord, linked: &[AccountId], invite: Option<(&HttpRequest, &AppState, &Invite)>) -> Self {
         let time = crate::domain::unix_time;
         AccountJson {
             id: record.id.0,
             name: record.name.clone(),
             role: record.role,
-            state: state_of(record),
+            state: state_of(record, linked),
             created: time(record.created_at),
             invite_url: invite.map(|(req, state, invite)| format!("{}{}", state.base_url(req), invite.path())),
             invite_expires: invite.map(|(_, _, invite)| time(invite.expires_at.0)),
         }
+    }
+
+    /// One account's JSON, whether it has a single sign-on identity read now.
+    async fn of(
+        state: &AppState,
+        record: &AccountRecord,
+        invite: Option<(&HttpRequest, &AppState, &Invite)>,
+    ) -> Result<Self, AppError> {
+        let linked = oidc::accounts_with_identities(&state.ctx).await?;
+        Ok(AccountJson::new(record, &linked, invite))
     }
 }
 
@@ -53,14 +65,16 @@ impl AccountJson {
 pub async fn me(owner: Owner, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
     let actor = owner.actor();
     let record = accounts::find(&state.ctx, actor, actor.account).await?;
-    Ok(HttpResponse::Ok().json(AccountJson::new(&record, None)))
+    Ok(HttpResponse::Ok().json(AccountJson::of(&state, &record, None).await?))
 }
 
 #[utoipa::path(get, path = "/api/accounts", operation_id = "listAccounts", tag = "accounts",
     responses((status = 200, description = "every account, the owner's first", body = [AccountJson]), (status = 401, description = "no or wrong credentials"), (status = 403, description = "only an admin may, and never an API token")))]
 pub async fn list(owner: Owner, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
     let records = accounts::list(&state.ctx, owner.actor()).await?;
-    Ok(HttpResponse::Ok().json(records.iter().map(|record| AccountJson::new(record, None)).collect::<Vec<_>>()))
+    let linked = oidc::accounts_with_identities(&state.ctx).await?;
+    let json: Vec<AccountJson> = records.iter().map(|record| AccountJson::new(record, &linked, None)).collect();
+    Ok(HttpResponse::Ok().json(json))
 }
 
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
@@ -84,7 +98,7 @@ pub async fn create(
 ) -> Result<HttpResponse, AppError> {
     let role = new.body.role.unwrap_or(Role::Member);
     let (record, invite) = accounts::create(&state.ctx, new.owner.actor(), &new.body.name, role).await?;
-    Ok(private(HttpResponse::Created()).json(AccountJson::new(&record, Some((&req, &state, &invite)))))
+    Ok(private(HttpResponse::Created()).json(AccountJson::of(&state, &record, Some((&req, &state, &invite))).await?))
 }
 
 /// An answer carrying an invite link is kept by no cache.
@@ -101,7 +115,7 @@ pub async fn show(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
     let record = accounts::find(&state.ctx, owner.actor(), *account).await?;
-    Ok(HttpResponse::Ok().json(AccountJson::new(&record, None)))
+    Ok(HttpResponse::Ok().json(AccountJson::of(&state, &record, None).await?))
 }
 
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
@@ -130,7 +144,7 @@ pub async fn edit(
     if let Some(disabled) = changes.body.disabled {
         record = accounts::set_disabled(&state.ctx, actor, *account, disabled).await?;
     }
-    Ok(HttpResponse::Ok().json(AccountJson::new(&record, None)))
+    Ok(HttpResponse::Ok().json(AccountJson::of(&state, &record, None).await?))
 }
 
 /// Its password is cleared and its sessions end; the new invite link is the way back in.
@@ -143,7 +157,7 @@ pub async fn reset(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
     let (record, invite) = accounts::reset(&state.ctx, owner.actor(), *account).await?;
-    Ok(private(HttpResponse::Ok()).json(AccountJson::new(&record, Some((&req, &state, &invite)))))
+    Ok(private(HttpResponse::Ok()).json(AccountJson::of(&state, &record, Some((&req, &state, &invite))).await?))
 }
 
 /// What becomes of a deleted account's files, shares, guest links and webhooks.

@@ -1,12 +1,20 @@
 //! Single sign-on identities linked to accounts, by (issuer, subject) only.
 
 /// Identities' methods; binds: `find` (issuer, subject; the account), `of_account` (account;
-/// `IdentityRow`'s columns, oldest first), `insert` (issuer, subject, account, now; nothing when
-/// the identity is linked already, to whichever account), `delete` (issuer, subject, account).
+/// `IdentityRow`'s columns, oldest first), `accounts` (none; each account with an identity, once),
+/// `insert` (issuer, subject, account, now; nothing when the identity is linked already, to
+/// whichever account), `delete` (issuer, subject, account).
 #[macro_export]
 macro_rules! identity_methods {
-    (find: $find:tt, of_account: $of_account:tt, insert: $insert:tt, delete: $delete:tt $(,)?) => {
+    (find: $find:tt, of_account: $of_account:tt, accounts: $accounts:tt, insert: $insert:tt, delete: $delete:tt $(,)?) => {
         impl Store {
+            /// Every account with at least one identity linked, by id.
+            pub async fn accounts_with_identities(&self) -> Result<Vec<$crate::domain::AccountId>, $crate::StoreError> {
+                let reader = $crate::flows::Backend::reader(self);
+                let ids = sql!(query_scalar, $accounts).fetch_all(reader).await?;
+                Ok(ids.into_iter().map($crate::domain::AccountId).collect())
+            }
+
             /// The account (issuer, subject) is linked to, if any.
             pub async fn identity_account(
                 &self,

@@ -183,10 +183,11 @@ async fn accounts_page(owner: &Owner, state: &AppState, invite: Option<InviteVie
     let accounts = accounts::list(&state.ctx, owner.actor()).await?;
     let usage = accounts::usage_of_all(&state.ctx, owner.actor()).await?;
     let use_of = |account: &AccountRecord| usage.iter().find(|usage| usage.account == account.id);
+    let linked = oidc::accounts_with_identities(&state.ctx).await?;
     let fresh = invite.is_some();
     let response = page(&AccountsPage {
         layout: layout("Accounts", owner),
-        accounts: accounts.iter().map(|account| row(account, use_of(account))).collect(),
+        accounts: accounts.iter().map(|account| row(account, use_of(account), &linked)).collect(),
         invite,
         invite_days: INVITE_LIFETIME.whole_days(),
     });
@@ -194,23 +195,25 @@ async fn accounts_page(owner: &Owner, state: &AppState, invite: Option<InviteVie
     if fresh { private(response) } else { response }
 }
 
-fn row(account: &AccountRecord, usage: Option<&AccountUsage>) -> AccountRow {
+fn row(account: &AccountRecord, usage: Option<&AccountUsage>, linked: &[AccountId]) -> AccountRow {
     AccountRow {
         files: usage.map_or(0, |usage| usage.files),
         size: human_size(usage.map_or(0, |usage| usage.bytes)),
         id: account.id.0,
         name: account.name.clone(),
         role: account.role.as_str(),
-        state: state_of(account),
+        state: state_of(account, linked),
         disabled: account.disabled,
         owner: account.is_owner(),
         created: date_time(account.created_at),
     }
 }
 
-/// `active`, `invited` (no password set yet; the owner, who has the secret, is active) or `disabled`.
-pub(crate) fn state_of(account: &AccountRecord) -> &'static str {
-    match (account.disabled, account.has_password || account.is_owner()) {
+/// `active`, `invited` (no password set yet; the owner, who has the secret, and an account with a
+/// single sign-on identity in `linked` are active) or `disabled`.
+pub(crate) fn state_of(account: &AccountRecord, linked: &[AccountId]) -> &'static str {
+    let way_in = account.has_password || account.is_owner() || linked.contains(&account.id);
+    match (account.disabled, way_in) {
         (true, _) => "disabled",
         (false, true) => "active",
         (false, false) => "invited",

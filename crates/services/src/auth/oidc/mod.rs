@@ -463,6 +463,11 @@ pub async fn link(ctx: &Context, identity: &Identity, session_sha256: &TokenHash
     }
 }
 
+/// Every account that signs in with an identity (whether or not it has a password too).
+pub async fn accounts_with_identities(ctx: &Context) -> Result<Vec<AccountId>, StoreError> {
+    ctx.store.identities().accounts().await
+}
+
 /// The identities linked to `by`'s own account.
 pub async fn identities(ctx: &Context, by: Actor) -> Result<Vec<OidcIdentity>, StoreError> {
     ctx.store.identities().of_account(by.account).await
