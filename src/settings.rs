@@ -24,7 +24,7 @@ pub struct Settings {
     #[command(flatten)]
     pub database: DatabaseArgs,
 
-    /// Boxed: nine optional strings would make `Settings` the command enum's one large variant.
+    /// Boxed: a dozen optional settings would make `Settings` the command enum's one large variant.
     #[command(flatten)]
     pub oidc: Box<OidcArgs>,
 
@@ -167,15 +167,41 @@ pub struct OidcArgs {
     #[arg(long = "oidc-groups-claim", env = "BLOBDROP_OIDC_GROUPS_CLAIM")]
     pub groups_claim: Option<String>,
 
-    /// Groups whose members sign in as the owner, comma-separated (default: none; then only the
-    /// identity linked on the settings page does).
-    #[arg(long = "oidc-owner-groups", env = "BLOBDROP_OIDC_OWNER_GROUPS")]
+    /// Groups whose members are admins, comma-separated, read at every sign-in: everyone else
+    /// signed in by the provider is a member (default: none; then roles are set on the accounts
+    /// page and signing in leaves them be). A member of one gets an admin account at the first
+    /// sign-in even with sign-up off.
+    #[arg(long = "oidc-admin-groups", env = "BLOBDROP_OIDC_ADMIN_GROUPS")]
+    pub admin_groups: Option<String>,
+
+    /// The old name of --oidc-admin-groups (when its groups signed in as the owner); not with it.
+    #[arg(long = "oidc-owner-groups", env = "BLOBDROP_OIDC_OWNER_GROUPS", hide = true)]
     pub owner_groups: Option<String>,
 
-    /// Hide the secret's sign-in form (once an identity is linked or owner groups are set); the
+    /// Groups whose members may sign in with the provider at all, comma-separated (default: none,
+    /// anyone may); an identity no longer in one is refused at its next sign-in.
+    #[arg(long = "oidc-allowed-groups", env = "BLOBDROP_OIDC_ALLOWED_GROUPS")]
+    pub allowed_groups: Option<String>,
+
+    /// Whether an identity no account has yet gets one at its first sign-in: off (an admin makes
+    /// the account, its person links the identity), on (anyone the provider signs in), groups
+    /// (members of --oidc-allowed-groups only).
+    #[arg(long = "oidc-sign-up", env = "BLOBDROP_OIDC_SIGN_UP", value_enum, default_value_t = OidcSignUp::Off)]
+    pub sign_up: OidcSignUp,
+
+    /// Hide the secret's sign-in form (once the owner's identity is linked or admin groups are set); the
     /// secret in Authorization keeps working for scripts.
     #[arg(long = "oidc-only", env = "BLOBDROP_OIDC_ONLY")]
     pub only: bool,
+}
+
+/// `BLOBDROP_OIDC_SIGN_UP`'s words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum OidcSignUp {
+    #[default]
+    Off,
+    On,
+    Groups,
 }
 
 /// The OpenID Connect client's secret and its `_FILE` twin.
@@ -195,6 +221,12 @@ pub enum OidcSettingsError {
     NoPublicUrl,
     #[error("BLOBDROP_OIDC_ISSUER {issuer} is not an http(s) URL")]
     Issuer { issuer: String },
+    #[error(
+        "BLOBDROP_OIDC_ADMIN_GROUPS and its old name BLOBDROP_OIDC_OWNER_GROUPS are both set; keep BLOBDROP_OIDC_ADMIN_GROUPS"
+    )]
+    AdminGroupsTwice,
+    #[error("BLOBDROP_OIDC_SIGN_UP=groups needs BLOBDROP_OIDC_ALLOWED_GROUPS: the groups whose members may sign up")]
+    SignUpWithoutGroups,
     #[error(transparent)]
     SecretFile(#[from] SecretFileError),
 }

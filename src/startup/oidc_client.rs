@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use openidconnect::{HttpRequest, HttpResponse};
 
-use crate::services::auth::oidc::{OidcConfig, OwnerRules};
+use crate::services::auth::oidc::{GroupRules, OidcConfig, SignUp};
 use crate::services::auth::oidc::{OidcTransport, TransportError};
-use crate::settings::{DEFAULT_OIDC_SCOPES, OIDC_CLIENT_SECRET, OidcSettingsError, Settings};
+use crate::settings::{DEFAULT_OIDC_SCOPES, OIDC_CLIENT_SECRET, OidcSettingsError, OidcSignUp, Settings};
 use crate::startup::webhook_client::{describe, http_client};
 
 /// One request to the provider (discovery, keys, the token) may take this long.
@@ -60,10 +60,16 @@ pub fn config(settings: &Settings) -> Result<Option<OidcConfig>, OidcSettingsErr
         |value: &Option<String>| value.as_deref().map(str::trim).filter(|value| !value.is_empty()).map(str::to_owned);
     let secret = OIDC_CLIENT_SECRET.resolve(args.client_secret.as_deref(), args.client_secret_file.as_deref())?;
     let (issuer, client_id) = (given(&args.issuer), given(&args.client_id));
-    let others = [&args.scopes, &args.name, &args.groups_claim, &args.owner_groups]
-        .into_iter()
-        .any(|value| given(value).is_some());
-    if issuer.is_none() && client_id.is_none() && secret.is_none() && !others && !args.only {
+    let others =
+        [&args.scopes, &args.name, &args.groups_claim, &args.admin_groups, &args.owner_groups, &args.allowed_groups]
+            .into_iter()
+            .any(|value| given(value).is_some());
+    let sign_up = match args.sign_up {
+        OidcSignUp::Off => SignUp::Off,
+        OidcSignUp::On => SignUp::On,
+        OidcSignUp::Groups => SignUp::Groups,
+    };
+    if issuer.is_none() && client_id.is_none() && secret.is_none() && !others && !args.only && sign_up == SignUp::Off {
         return Ok(None);
     }
     let missing: Vec<&str> = [
@@ -92,6 +98,15 @@ pub fn config(settings: &Settings) -> Result<Option<OidcConfig>, OidcSettingsErr
             .map(str::to_owned)
             .collect()
     };
+    // The old name keeps working alone; both at once would leave one of them unread.
+    let admin_groups = match (given(&args.admin_groups), given(&args.owner_groups)) {
+        (Some(_), Some(_)) => return Err(OidcSettingsError::AdminGroupsTwice),
+        (admin, owner) => list(admin.or(owner), &[',']),
+    };
+    let allowed_groups = list(given(&args.allowed_groups), &[',']);
+    if sign_up == SignUp::Groups && allowed_groups.is_empty() {
+        return Err(OidcSettingsError::SignUpWithoutGroups);
+    }
     let mut scopes = list(given(&args.scopes).or(Some(DEFAULT_OIDC_SCOPES.into())), &[' ', ',']);
     scopes.retain(|scope| scope != "openid"); // the client always asks for it
     Ok(Some(OidcConfig {
@@ -102,9 +117,11 @@ pub fn config(settings: &Settings) -> Result<Option<OidcConfig>, OidcSettingsErr
         redirect_url: format!("{}/login/oidc/callback", public_url.as_str()),
         scopes,
         name: given(&args.name).unwrap_or_else(|| "single sign-on".into()),
-        rules: OwnerRules {
+        rules: GroupRules {
             groups_claim: given(&args.groups_claim).unwrap_or_else(|| "groups".into()),
-            owner_groups: list(given(&args.owner_groups), &[',']),
+            admin_groups,
+            allowed_groups,
+            sign_up,
         },
         only: args.only,
     }))

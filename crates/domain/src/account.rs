@@ -87,6 +87,24 @@ impl AccountName {
         &self.0
     }
 
+    /// A valid name made from what an identity provider calls the person (a claim, which may hold
+    /// anything): characters a name may not hold become `_`, what cannot start one is dropped, and
+    /// it is cut to fit `-N` after it; `attempt` 0 is the name itself, `n` the name with `-{n+1}`
+    /// (for when it is taken). Nothing but `user` is left of a claim with no usable character.
+    pub fn from_claim(claim: &str, attempt: u32) -> AccountName {
+        let allowed = |c: char| c.is_alphanumeric() || matches!(c, '.' | '_' | '-' | '@');
+        let cleaned: String = claim
+            .trim()
+            .chars()
+            .map(|c| if allowed(c) { c } else { '_' })
+            .skip_while(|c| !c.is_alphanumeric())
+            .collect();
+        let base = if cleaned.is_empty() { "user".to_owned() } else { cleaned };
+        let suffix = if attempt == 0 { String::new() } else { format!("-{}", u64::from(attempt) + 1) };
+        let room = MAX_NAME_CHARS - suffix.chars().count();
+        AccountName(base.chars().take(room).chain(suffix.chars()).collect())
+    }
+
     /// What the name is looked up and kept unique by: its lowercase.
     pub fn key(&self) -> String {
         name_key(&self.0)
@@ -227,6 +245,20 @@ mod tests {
     }
 
     #[test]
+    fn a_claim_becomes_a_valid_name_with_a_suffix_when_taken() {
+        assert_eq!(AccountName::from_claim("anna", 0).as_str(), "anna");
+        assert_eq!(AccountName::from_claim("anna", 1).as_str(), "anna-2");
+        assert_eq!(AccountName::from_claim("Anna Maria", 0).as_str(), "Anna_Maria");
+        assert_eq!(AccountName::from_claim("  .anna@example.org", 0).as_str(), "anna@example.org");
+        assert_eq!(AccountName::from_claim("../..", 0).as_str(), "user");
+        assert_eq!(AccountName::from_claim("", 2).as_str(), "user-3");
+        let long = AccountName::from_claim(&"b".repeat(80), 11);
+        assert_eq!(long.as_str().chars().count(), MAX_NAME_CHARS);
+        assert!(long.as_str().ends_with("b-12"));
+        assert!(AccountName::parse(long.as_str()).is_ok());
+    }
+
+    #[test]
     fn passwords_are_long_enough_bounded_and_hidden() {
         assert_eq!(AccountPassword::parse("short"), Err(AccountPasswordError::TooShort));
         assert_eq!(AccountPassword::parse("ünïcödé"), Err(AccountPasswordError::TooShort));
@@ -265,6 +297,14 @@ mod tests {
 
         proptest! {
             #![proptest_config(crate::properties::config())]
+
+            /// Whatever a provider's claim holds, the name made of it is one `parse` accepts
+            /// as it is.
+            #[test]
+            fn a_name_from_any_claim_is_valid(claim in any::<String>(), attempt in 0u32..1000) {
+                let name = AccountName::from_claim(&claim, attempt);
+                prop_assert_eq!(AccountName::parse(name.as_str()), Ok(name.clone()));
+            }
 
             /// An accepted name is trimmed, bounded, made of allowed characters, and its key is
             /// the same for any ASCII casing of it.

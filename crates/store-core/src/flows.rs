@@ -12,6 +12,7 @@
 
 pub mod accounts;
 pub mod files;
+pub mod identities;
 pub mod implement;
 pub mod quotas;
 pub mod resumable_uploads;

@@ -14,6 +14,7 @@ pub use blobdrop_domain as domain;
 
 pub mod error;
 pub mod flows;
+pub mod identities;
 pub mod leases;
 pub mod live_uploads;
 pub mod location;
@@ -23,6 +24,7 @@ pub mod rows;
 pub mod rules;
 
 pub use error::{OpenError, StoreError};
+pub use identities::{OidcIdentity, SignedUp};
 pub use leases::CleanupLock;
 pub use live_uploads::LiveUpload;
 pub use location::DatabaseLocation;

@@ -15,6 +15,7 @@ mod deletion_tokens;
 mod downloads;
 mod files;
 mod guest_links;
+mod identities;
 mod integrity;
 mod quotas;
 mod resumable_uploads;

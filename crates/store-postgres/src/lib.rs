@@ -18,6 +18,7 @@ mod downloads;
 mod files;
 mod flows;
 mod guest_links;
+mod identities;
 mod integrity;
 mod leases;
 mod quotas;

@@ -31,6 +31,7 @@ pub mod export;
 mod files;
 mod flows;
 mod guest_links;
+mod identities;
 pub mod import;
 mod integrity;
 mod leases;

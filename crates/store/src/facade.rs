@@ -1,7 +1,7 @@
 //! The one store the services see: SQLite or PostgreSQL, chosen by `DatabaseLocation` when it is
 //! opened. Its surface is one handle per aggregate, each a few methods: `store.files()`,
 //! `store.uploads()`, `store.chunks()`, `store.resumable_uploads()`, `store.shares()`,
-//! `store.guest_links()`, `store.webhooks()`, `store.accounts()` (sessions and tokens),
+//! `store.guest_links()`, `store.webhooks()`, `store.accounts()` (sessions and tokens), `store.identities()`,
 //! `store.settings()`, `store.activity()`, `store.space()` and `store.cleanup()`. Every method is
 //! the same on both stores and delegates to the one that runs; a new one goes into its aggregate's
 //! list in `aggregates!` below, with its two implementations in the same-named files of `sqlite/`
@@ -12,12 +12,13 @@ use bytes::Bytes;
 use super::flows::Flows;
 use super::flows::accounts::{AccountFlows, Bequest};
 use super::flows::files::FileFlows;
+use super::flows::identities::IdentityFlows;
 use super::flows::quotas::QuotaFlows;
 use super::flows::resumable_uploads::ResumableFlows;
 use super::flows::shares::ShareFlows;
 use super::flows::webhooks::WebhookFlows;
 use super::live_uploads::LiveUpload;
-use super::{AccountSignIn, AccountUsage, NewAccount, NewInvite};
+use super::{AccountSignIn, AccountUsage, NewAccount, NewInvite, OidcIdentity, SignedUp};
 use super::{Attempt, DueDelivery, ExpiringFile, NewDelivery, SealedFile, SessionRecord, Vacuumed, WebhookTarget};
 use super::{DatabaseLocation, FileFact, OpenError, StoreError, StoreOptions};
 use super::{FinishedResumable, NewApiToken, NewFile, NewResumable, NewShare, ResumableRecord, ResumableUsage};
@@ -304,6 +305,19 @@ aggregates! {
         fn touch_api_token = touch_api_token(&self, id: &ApiTokenId, now: Timestamp, stale_before: Timestamp) -> Result<(), StoreError>;
         fn list_api_tokens = list_api_tokens(&self) -> Result<Vec<ApiTokenRecord>, StoreError>;
         fn delete_api_token = delete_api_token(&self, id: &ApiTokenId) -> Result<bool, StoreError>;
+    }
+
+    /// Single sign-on identities linked to accounts, by (issuer, subject) only: an identity is
+    /// linked to one account at most and never moved; an account may have several.
+    identities -> Identities {
+        fn account = identity_account(&self, issuer: &str, subject: &str) -> Result<Option<AccountId>, StoreError>;
+        fn of_account = account_identities(&self, account: AccountId) -> Result<Vec<OidcIdentity>, StoreError>;
+        fn accounts = accounts_with_identities(&self) -> Result<Vec<AccountId>, StoreError>;
+        /// False when the identity is linked already, to this account or another.
+        fn link = link_identity(&self, account: AccountId, issuer: &str, subject: &str, now: Timestamp) -> Result<bool, StoreError>;
+        fn unlink = unlink_identity(&self, account: AccountId, issuer: &str, subject: &str) -> Result<bool, StoreError>;
+        /// A first sign-in's account and its identity, in one commit (`flows::identities`).
+        fn sign_up = sign_up_identity(&self, account: &NewAccount<'_>, issuer: &str, subject: &str) -> Result<SignedUp, StoreError>;
     }
 
     /// Installation-wide settings kept in the database.

@@ -20,7 +20,9 @@ use blobdrop_store_sqlite as sqlite;
 
 pub use blobdrop_store_core::flows::accounts::Bequest;
 pub use blobdrop_store_core::records::*;
-pub use blobdrop_store_core::{CleanupLock, DatabaseLocation, LiveUpload, OpenError, StoreError};
+pub use blobdrop_store_core::{
+    CleanupLock, DatabaseLocation, LiveUpload, OidcIdentity, OpenError, SignedUp, StoreError,
+};
 pub use facade::Store;
 pub use read_only::ReadOnlyDatabase;
 pub use sqlite::{PAGE_SIZE, StoreOptions, WAL_AUTOCHECKPOINT, copy_database, export, free_bytes, import};

@@ -13,6 +13,7 @@ use crate::owner::{Owner, OwnerJson};
 use crate::pages::accounts::state_of;
 use crate::services::accounts::Bequest;
 use crate::services::accounts::{self, Invite};
+use crate::services::auth::oidc;
 use crate::state::AppState;
 
 /// An account as the API describes it.
@@ -43,19 +44,33 @@ struct AccountJson {
 }
 
 impl AccountJson {
-    /// `record` with its quota and use, read now.
+    /// `record` with its quota and use, and whether it has a single sign-on identity, read now.
     async fn of(
         state: &AppState,
         by: crate::domain::Actor,
         record: &AccountRecord,
         invite: Option<(&HttpRequest, &AppState, &Invite)>,
     ) -> Result<Self, AppError> {
+        let linked = oidc::accounts_with_identities(&state.ctx).await?;
+        AccountJson::with(state, by, record, &linked, invite).await
+    }
+
+    /// `record` with its quota and use read now; `linked`: the accounts with a single sign-on
+    /// identity (`oidc::accounts_with_identities`).
+    async fn with(
+        state: &AppState,
+        by: crate::domain::Actor,
+        record: &AccountRecord,
+        linked: &[AccountId],
+        invite: Option<(&HttpRequest, &AppState, &Invite)>,
+    ) -> Result<Self, AppError> {
         let (quota, used) = accounts::quota(&state.ctx, by, record.id).await?;
-        Ok(AccountJson::new(record, invite, quota, used))
+        Ok(AccountJson::new(record, linked, invite, quota, used))
     }
 
     fn new(
         record: &AccountRecord,
+        linked: &[AccountId],
         invite: Option<(&HttpRequest, &AppState, &Invite)>,
         quota: Quota,
         used: AccountUse,
@@ -69,7 +84,7 @@ impl AccountJson {
             id: record.id.0,
             name: record.name.clone(),
             role: record.role,
-            state: state_of(record),
+            state: state_of(record, linked),
             created: time(record.created_at),
             invite_url: invite.map(|(req, state, invite)| format!("{}{}", state.base_url(req), invite.path())),
             invite_expires: invite.map(|(_, _, invite)| time(invite.expires_at.0)),
@@ -89,9 +104,10 @@ pub async fn me(owner: Owner, state: web::Data<AppState>) -> Result<HttpResponse
     responses((status = 200, description = "every account, the owner's first", body = [AccountJson]), (status = 401, description = "no or wrong credentials"), (status = 403, description = "only an admin may, and never an API token")))]
 pub async fn list(owner: Owner, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
     let records = accounts::list(&state.ctx, owner.actor()).await?;
+    let linked = oidc::accounts_with_identities(&state.ctx).await?;
     let mut listed = Vec::with_capacity(records.len());
     for record in &records {
-        listed.push(AccountJson::of(&state, owner.actor(), record, None).await?);
+        listed.push(AccountJson::with(&state, owner.actor(), record, &linked, None).await?);
     }
     Ok(HttpResponse::Ok().json(listed))
 }

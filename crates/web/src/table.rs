@@ -327,6 +327,9 @@ fn routes(t: &mut Table) {
     // Accounts: one's own page, the invite links, and the admin's pages and API.
     t.route("/account", GET, Account, account_pages::show);
     t.route("/account/password", POST, Account, account_pages::change_password);
+    // Linking one's own single sign-on identity (404 unless it is configured).
+    t.route("/account/oidc/link", POST, Account, single_sign_on::link);
+    t.route("/account/oidc/unlink", POST, Account, single_sign_on::unlink);
     t.route("/invite/{token}", GET, Anyone, account_pages::invite);
     t.route("/invite/{token}", POST, Anyone, account_pages::accept_invite);
     t.names(Some("account"));
@@ -350,11 +353,9 @@ fn routes(t: &mut Table) {
         r.route(POST, Owner, accounts::reset);
     });
     t.names(None);
-    // Single sign-on (404 unless configured): the flow, its callback, and linking the owner's identity.
+    // Single sign-on (404 unless configured): the flow and its callback.
     t.route("/login/oidc", GET, Anyone, single_sign_on::start);
     t.route("/login/oidc/callback", GET, Anyone, single_sign_on::callback);
-    t.route("/settings/oidc/link", POST, Owner, single_sign_on::link);
-    t.route("/settings/oidc/unlink", POST, Owner, single_sign_on::unlink);
     t.route("/settings", GET, Owner, admin::settings);
     t.route("/settings", POST, Owner, admin::save_settings);
     t.route("/system", GET, Owner, admin::system);

@@ -8,6 +8,7 @@ macro_rules! implement {
         $crate::backend!($db, $writer, $reader);
         $crate::flow_statements!();
         $crate::account_statements!();
+        $crate::identity_statements!();
         $crate::file_statements!();
         $crate::quota_statements!();
         $crate::resumable_statements!();

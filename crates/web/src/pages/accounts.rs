@@ -12,31 +12,70 @@ use crate::error::AppError;
 use crate::owner::{NoFields, Owner, OwnerForm};
 use crate::pages::page::{SignedIn, layout, page, see_other};
 use crate::pages::sign_in::start_session;
-use crate::pages::views::{AccountPage, AccountRow, AccountsPage, InvitePage, InviteView, Layout};
+use crate::pages::views::{
+    AccountPage, AccountRow, AccountSingleSignOnView, AccountsPage, InvitePage, InviteView, Layout, LinkedIdentityView,
+};
 use crate::services::accounts::{self, AccountError, AccountUsage, INVITE_LIFETIME, Invite};
+use crate::services::auth::oidc;
 use crate::services::auth::sessions::COOKIE_NAME;
 use crate::services::throttling::Verdict;
 use crate::state::AppState;
 
 /// `/account`: who one is, and the form to change one's password.
-pub async fn show(SignedIn(owner): SignedIn, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
-    account_page(&owner, &state, false, None).await
+/// What the last single sign-on link or unlink did, as its redirect says.
+#[derive(Deserialize)]
+pub struct AccountQuery {
+    oidc: Option<String>,
 }
 
-async fn account_page(
+pub async fn show(
+    SignedIn(owner): SignedIn,
+    query: web::Query<AccountQuery>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let notice = match query.oidc.as_deref() {
+        Some("linked") => Some("Your identity is linked: signing in with it signs in to this account."),
+        Some("already") => Some("That identity was linked to this account already."),
+        Some("unlinked") => Some("The identity is unlinked: it no longer signs in to this account."),
+        _ => None,
+    };
+    account_page(&owner, &state, false, None, notice).await
+}
+
+/// One's own account page; `sso_notice` says what the last link or unlink did.
+pub(crate) async fn account_page(
     owner: &Owner,
     state: &AppState,
     changed: bool,
     error: Option<String>,
+    sso_notice: Option<&'static str>,
 ) -> Result<HttpResponse, AppError> {
     let actor = owner.actor();
     let record = accounts::find(&state.ctx, actor, actor.account).await?;
     let usage = accounts::usage(&state.ctx, actor, actor.account).await?;
+    let single_sign_on = match &state.single_sign_on {
+        Some(sso) => Some(AccountSingleSignOnView {
+            name: sso.config().name.clone(),
+            identities: oidc::identities(&state.ctx, actor)
+                .await?
+                .into_iter()
+                .map(|identity| LinkedIdentityView {
+                    issuer: identity.issuer,
+                    subject: identity.subject,
+                    linked_at: date_time(identity.linked_at.secs()),
+                })
+                .collect(),
+            notice: sso_notice,
+        }),
+        None => None,
+    };
     page(&AccountPage {
+        single_sign_on,
         files: usage.files,
         size: human_size(usage.bytes),
         layout: layout("Your account", owner),
         owner: record.is_owner(),
+        has_password: record.has_password,
         name: record.name,
         role: record.role.as_str(),
         changed,
@@ -71,14 +110,14 @@ pub async fn change_password(
     };
     // A wrong current password counts as a wrong sign-in: this form is no faster way to guess.
     match state.throttles.owner.attempt(state.client_ip(&req), verify).await {
-        Ok(Verdict::Right) => account_page(&form.owner, &state, true, None).await,
+        Ok(Verdict::Right) => account_page(&form.owner, &state, true, None, None).await,
         Ok(Verdict::Wrong) => {
             let error = AccountError::WrongPassword.to_string();
-            with_status(account_page(&form.owner, &state, false, Some(error)).await, StatusCode::FORBIDDEN)
+            with_status(account_page(&form.owner, &state, false, Some(error), None).await, StatusCode::FORBIDDEN)
         }
         Ok(Verdict::Refused(refused)) => Err(refused.into()),
         Err(AppError::BadRequest(reason)) => {
-            with_status(account_page(&form.owner, &state, false, Some(reason)).await, StatusCode::BAD_REQUEST)
+            with_status(account_page(&form.owner, &state, false, Some(reason), None).await, StatusCode::BAD_REQUEST)
         }
         Err(other) => Err(other),
     }
@@ -144,10 +183,11 @@ async fn accounts_page(owner: &Owner, state: &AppState, invite: Option<InviteVie
     let accounts = accounts::list(&state.ctx, owner.actor()).await?;
     let usage = accounts::usage_of_all(&state.ctx, owner.actor()).await?;
     let use_of = |account: &AccountRecord| usage.iter().find(|usage| usage.account == account.id);
+    let linked = oidc::accounts_with_identities(&state.ctx).await?;
     let fresh = invite.is_some();
     let response = page(&AccountsPage {
         layout: layout("Accounts", owner),
-        accounts: accounts.iter().map(|account| row(account, use_of(account))).collect(),
+        accounts: accounts.iter().map(|account| row(account, use_of(account), &linked)).collect(),
         invite,
         invite_days: INVITE_LIFETIME.whole_days(),
     });
@@ -155,23 +195,25 @@ async fn accounts_page(owner: &Owner, state: &AppState, invite: Option<InviteVie
     if fresh { private(response) } else { response }
 }
 
-fn row(account: &AccountRecord, usage: Option<&AccountUsage>) -> AccountRow {
+fn row(account: &AccountRecord, usage: Option<&AccountUsage>, linked: &[AccountId]) -> AccountRow {
     AccountRow {
         files: usage.map_or(0, |usage| usage.files),
         size: human_size(usage.map_or(0, |usage| usage.bytes)),
         id: account.id.0,
         name: account.name.clone(),
         role: account.role.as_str(),
-        state: state_of(account),
+        state: state_of(account, linked),
         disabled: account.disabled,
         owner: account.is_owner(),
         created: date_time(account.created_at),
     }
 }
 
-/// `active`, `invited` (no password set yet; the owner, who has the secret, is active) or `disabled`.
-pub(crate) fn state_of(account: &AccountRecord) -> &'static str {
-    match (account.disabled, account.has_password || account.is_owner()) {
+/// `active`, `invited` (no password set yet; the owner, who has the secret, and an account with a
+/// single sign-on identity in `linked` are active) or `disabled`.
+pub(crate) fn state_of(account: &AccountRecord, linked: &[AccountId]) -> &'static str {
+    let way_in = account.has_password || account.is_owner() || linked.contains(&account.id);
+    match (account.disabled, way_in) {
         (true, _) => "disabled",
         (false, true) => "active",
         (false, false) => "invited",

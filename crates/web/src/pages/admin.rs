@@ -18,7 +18,6 @@ use crate::state::AppState;
 #[derive(Deserialize)]
 pub struct SavedQuery {
     saved: Option<String>,
-    linked: Option<String>,
 }
 
 pub async fn settings(
@@ -39,13 +38,21 @@ pub async fn settings(
         webhooks: hooks,
         webhook_events: WebhookEvent::ALL.iter().map(|event| event.as_str()).collect(),
         single_sign_on: match &state.single_sign_on {
-            Some(sso) => Some(SingleSignOnView {
-                name: sso.config().name.clone(),
-                linked: oidc::linked_identity(&state.ctx).await?,
-                linked_now: query.linked.is_some(),
-                by_group: !sso.config().rules.owner_groups.is_empty(),
-                can_link: owner.actor().account == crate::domain::AccountId::OWNER,
-            }),
+            Some(sso) => {
+                let rules = &sso.config().rules;
+                Some(SingleSignOnView {
+                    name: sso.config().name.clone(),
+                    sign_up: match rules.sign_up {
+                        oidc::SignUp::Off => "off: an admin makes each account, and its person links the identity",
+                        oidc::SignUp::On => "on: a first sign-in makes a member's account",
+                        oidc::SignUp::Groups => {
+                            "groups: a first sign-in of the allowed groups makes a member's account"
+                        }
+                    },
+                    admin_groups: rules.admin_groups.join(", "),
+                    allowed_groups: rules.allowed_groups.join(", "),
+                })
+            }
             None => None,
         },
     })

@@ -1,4 +1,4 @@
-//! `/login/oidc` and its callback, and linking the owner's identity from the settings page: the
+//! `/login/oidc` and its callback, and linking one's own identity from one's account page: the
 //! HTTP side of `services::auth::oidc`. A failed sign-in is a page with a way back to `/login`,
 //! never a redirect into another sign-in.
 
@@ -8,14 +8,14 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use askama::Template;
 use serde::Deserialize;
 
-use crate::domain::{AccountId, TokenHash};
+use crate::domain::TokenHash;
 use crate::error::AppError;
 use crate::owner::{NoFields, Owner, OwnerForm};
 use crate::pages::page::{page, see_other};
 use crate::pages::sign_in::session_cookie;
 use crate::pages::views::Layout;
 use crate::services::auth::oidc::{
-    self, Callback, FLOW_LIFETIME_SECS, Finished, OidcError, Person, Purpose, Refusal, SingleSignOn,
+    self, Callback, FLOW_LIFETIME_SECS, Finished, Linked, OidcError, Purpose, Refusal, SingleSignOn, UnlinkError,
 };
 use crate::services::auth::sessions::{self, COOKIE_NAME};
 use crate::state::AppState;
@@ -56,30 +56,37 @@ pub async fn start(query: web::Query<Start>, state: web::Data<AppState>) -> Resu
     begin(&state, sso, Purpose::SignIn { next }).await
 }
 
-/// `POST /settings/oidc/link`: the same flow, to link the identity to the owner's session.
+/// `POST /account/oidc/link`: the same flow, to link the identity to the account of the session
+/// that asks (any account, by its own choice; the owner's too).
 pub async fn link(
     req: HttpRequest,
     form: OwnerForm<NoFields>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
     let sso = configured(&state)?;
-    let Owner::Browser(session) = &form.owner else {
+    let Owner::Browser(_) = &form.owner else {
         return Err(AppError::Forbidden("linking an identity is done from a signed-in browser"));
     };
-    // A linked identity signs in as the owner: another admin linking theirs would keep the
-    // owner's rights through it after being demoted or deleted.
-    if session.actor.account != AccountId::OWNER {
-        return Err(AppError::Forbidden("only the owner links an identity: it signs in as the owner"));
-    }
     let session = req.cookie(COOKIE_NAME).ok_or(AppError::SignInFirst)?;
     let purpose = Purpose::Link { session_sha256: TokenHash::of(session.value()) };
     begin(&state, sso, purpose).await
 }
 
-/// `POST /settings/oidc/unlink`.
-pub async fn unlink(_form: OwnerForm<NoFields>, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
-    oidc::unlink(&state.ctx).await?;
-    Ok(see_other("/settings?unlinked=1"))
+#[derive(Deserialize)]
+pub struct UnlinkFields {
+    issuer: String,
+    subject: String,
+}
+
+/// `POST /account/oidc/unlink`: one of one's own identities.
+pub async fn unlink(form: OwnerForm<UnlinkFields>, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
+    let fields = &form.fields;
+    match oidc::unlink(&state.ctx, form.owner.actor(), &fields.issuer, &fields.subject).await {
+        Ok(()) => Ok(see_other("/account?oidc=unlinked")),
+        Err(UnlinkError::NotLinked) => Err(AppError::Unknown("linked identity")),
+        Err(refused @ UnlinkError::LastWayIn) => Err(AppError::Conflict(refused.to_string())),
+        Err(UnlinkError::Store(error)) => Err(error.into()),
+    }
 }
 
 async fn begin(state: &AppState, sso: &SingleSignOn, purpose: Purpose) -> Result<HttpResponse, AppError> {
@@ -128,13 +135,13 @@ async fn finish(
 ) -> Result<HttpResponse, AppError> {
     let Finished { identity, purpose } = finished;
     match purpose {
-        Purpose::SignIn { next } => match sso.decide(&state.ctx, &identity).await? {
-            Ok(Person::Owner) => {
-                tracing::info!(issuer = %identity.issuer, subject = %identity.subject, "signed in with single sign-on");
+        Purpose::SignIn { next } => match sso.sign_in(&state.ctx, &identity).await? {
+            Ok(account) => {
+                tracing::info!(issuer = %identity.issuer, subject = %identity.subject, account = account.0, "signed in with single sign-on");
                 if let Some(old) = req.cookie(COOKIE_NAME) {
                     sessions::end(&state.ctx, old.value()).await?;
                 }
-                let session = sessions::start(&state.ctx, AccountId::OWNER).await?;
+                let session = sessions::start(&state.ctx, account).await?;
                 let mut response = onward("Signed in", &next)?;
                 response.add_cookie(&session_cookie(state, session.token)).map_err(AppError::internal)?;
                 Ok(response)
@@ -146,8 +153,11 @@ async fn finish(
         },
         Purpose::Link { session_sha256 } => match oidc::link(&state.ctx, &identity, &session_sha256).await {
             Ok(linked) => {
-                tracing::info!(issuer = %linked.issuer, subject = %linked.subject, "linked the owner's identity");
-                onward("Identity linked", "/settings?linked=1")
+                tracing::info!(issuer = %identity.issuer, subject = %identity.subject, ?linked, "linked an identity to an account");
+                match linked {
+                    Linked::Now => onward("Identity linked", "/account?oidc=linked"),
+                    Linked::Already => onward("Identity linked", "/account?oidc=already"),
+                }
             }
             Err(error) => failed(sso, error),
         },
@@ -187,19 +197,38 @@ fn failure_page(status: StatusCode, heading: String, message: String) -> Result<
 fn refused(sso: &SingleSignOn, refusal: &Refusal) -> Result<HttpResponse, AppError> {
     let name = &sso.config().name;
     let (heading, message) = match refusal {
-        Refusal::NotTheOwner => (
-            "This identity cannot sign in here".to_owned(),
+        Refusal::NoAccount => (
+            "No account here for this identity".to_owned(),
             format!(
-                "You signed in with {name}, but that identity is not this server's owner. The owner can link it \
-                 on the settings page, or add it at the provider to one of BLOBDROP_OIDC_OWNER_GROUPS."
+                "You signed in with {name}, but no account on this server is linked to that identity, and new \
+                 accounts are not made at sign-in here. Sign in with your password and link it on your account \
+                 page, or ask an admin for an account."
+            ),
+        ),
+        Refusal::NotAllowed => (
+            "This identity may not sign in here".to_owned(),
+            format!(
+                "You signed in with {name}, but you are in none of the groups allowed to use this server \
+                 (BLOBDROP_OIDC_ALLOWED_GROUPS). Ask whoever runs {name} to add you to one."
             ),
         ),
         Refusal::MissingGroupsClaim { claim } => (
             format!("{name} sent no groups"),
             format!(
                 "The ID token from {name} has no \"{claim}\" claim, so blobdrop cannot tell whether you are in one of \
-                 BLOBDROP_OIDC_OWNER_GROUPS. At the provider, put the groups into the ID token under \"{claim}\" \
-                 (a groups scope or claim mapper), or set BLOBDROP_OIDC_GROUPS_CLAIM to the claim it uses."
+                 BLOBDROP_OIDC_ADMIN_GROUPS or BLOBDROP_OIDC_ALLOWED_GROUPS. At the provider, put the groups into the \
+                 ID token under \"{claim}\" (a groups scope or claim mapper), or set BLOBDROP_OIDC_GROUPS_CLAIM to the \
+                 claim it uses."
+            ),
+        ),
+        Refusal::Disabled => (
+            "This account is disabled".to_owned(),
+            "The account linked to this identity is disabled. Ask an admin to enable it.".to_owned(),
+        ),
+        Refusal::NoFreeName => (
+            "No account name is free for you".to_owned(),
+            format!(
+                "blobdrop could not find a free account name from what {name} says you are called. Ask an admin for an account."
             ),
         ),
     };
@@ -265,7 +294,15 @@ fn failed(sso: &SingleSignOn, error: OidcError) -> Result<HttpResponse, AppError
         OidcError::LinkWithoutSession => (
             StatusCode::FORBIDDEN,
             "Linking needs you signed in".to_owned(),
-            "The owner's session that began linking has ended. Sign in, then link again from the settings page.".to_owned(),
+            "The session that began linking has ended. Sign in, then link again from your account page.".to_owned(),
+        ),
+        OidcError::LinkedElsewhere => (
+            StatusCode::CONFLICT,
+            "This identity belongs to another account".to_owned(),
+            format!(
+                "That {name} identity is linked to another account on this server, so it was not linked to yours: \
+                 an identity signs in to one account only. Nothing was changed."
+            ),
         ),
     };
     tracing::warn!(cause = %error, "single sign-on failed");

@@ -283,16 +283,29 @@ pub struct SettingsPage {
     pub single_sign_on: Option<SingleSignOnView>,
 }
 
-/// The settings page's single sign-on: the provider's name and the owner's linked identity.
+/// The settings page's single sign-on: the provider and what its sign-ins may do here.
 pub struct SingleSignOnView {
     pub name: String,
-    pub linked: Option<crate::services::auth::oidc::LinkedIdentity>,
-    /// Just linked (the callback's redirect says so).
-    pub linked_now: bool,
-    /// Owner groups are set.
-    pub by_group: bool,
-    /// The owner is signed in: only the owner links an identity (it signs in as the owner).
-    pub can_link: bool,
+    /// `BLOBDROP_OIDC_SIGN_UP`, in words.
+    pub sign_up: &'static str,
+    /// The admin groups and the allowed groups, comma-separated (empty: none).
+    pub admin_groups: String,
+    pub allowed_groups: String,
+}
+
+/// One's own account page's single sign-on: the identities linked to it, and linking another.
+pub struct AccountSingleSignOnView {
+    pub name: String,
+    pub identities: Vec<LinkedIdentityView>,
+    /// What the last link or unlink did (the redirect's query says).
+    pub notice: Option<&'static str>,
+}
+
+/// An identity linked to one's own account.
+pub struct LinkedIdentityView {
+    pub issuer: String,
+    pub subject: String,
+    pub linked_at: String,
 }
 
 /// A webhook as the settings page lists it, with its latest deliveries.
@@ -343,12 +356,16 @@ pub struct AccountPage {
     pub role: &'static str,
     /// The owner signs in with the secret: no password form.
     pub owner: bool,
+    /// An account made by a single sign-on has none to change: no password form either.
+    pub has_password: bool,
     pub changed: bool,
     pub error: Option<String>,
     pub min_password_chars: usize,
     /// Its finished files, and what they take.
     pub files: i64,
     pub size: String,
+    /// Single sign-on's section, when it is set.
+    pub single_sign_on: Option<AccountSingleSignOnView>,
 }
 
 #[derive(Template)]

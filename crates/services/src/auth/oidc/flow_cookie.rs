@@ -16,7 +16,7 @@ pub const FLOW_LIFETIME_SECS: i64 = 600;
 pub enum Purpose {
     /// Sign in, then go to `next` (a local path).
     SignIn { next: String },
-    /// Link the identity to the owner, for the session whose token has this SHA-256.
+    /// Link the identity to the account of the session whose token has this SHA-256.
     Link { session_sha256: crate::domain::TokenHash },
 }
 

@@ -1,8 +1,9 @@
 //! Single sign-on with an OpenID Connect provider: the authorization-code flow with PKCE, state
-//! and nonce; the ID token's checks; the owner's linked identity; and who signs in (`owner`).
+//! and nonce; the ID token's checks; the identities linked to accounts; and which account signs
+//! in (`decision`).
 
+mod decision;
 mod flow_cookie;
-mod owner;
 
 use std::collections::HashMap;
 use std::pin::Pin;
@@ -22,18 +23,19 @@ use openidconnect::{
 };
 use serde::{Deserialize, Serialize};
 
+pub use decision::{Decision, GroupRules, Identity, Refusal, SignUp, decide};
 pub use flow_cookie::{FLOW_LIFETIME_SECS, Purpose};
 use flow_cookie::{Flow, Unsealed};
-pub use owner::{Identity, LinkedIdentity, OwnerRules, Person, Refusal, who_is_it};
 
 use crate::Context;
 use crate::auth::secret::{generate_secret, tokens_match};
-use crate::store::{Store, StoreError};
+use crate::domain::{AccountId, AccountName, AccountRecord, Actor, Role, TokenHash};
+use crate::store::{NewAccount, OidcIdentity, SignedUp, Store, StoreError};
 
 /// The settings row of the key that MACs flow cookies.
 const FLOW_KEY_SETTING: &str = "oidc_flow_key";
-/// The settings row of the owner's linked identity (JSON; empty when none).
-const LINKED_SETTING: &str = "oidc_owner_identity";
+/// How many names a new account tries (`anna`, `anna-2`, ...) before its sign-in is refused.
+const NAME_ATTEMPTS: u32 = 100;
 /// How long discovered metadata and keys are used before they are read again.
 const DISCOVERY_LIFETIME: Duration = Duration::from_secs(3600);
 
@@ -63,7 +65,7 @@ pub struct OidcConfig {
     pub scopes: Vec<String>,
     /// The button's "Sign in with NAME".
     pub name: String,
-    pub rules: OwnerRules,
+    pub rules: GroupRules,
     /// Hide the secret's sign-in form.
     pub only: bool,
 }
@@ -104,8 +106,10 @@ pub enum OidcError {
     ProviderError(String),
     #[error("the ID token failed verification: {0}")]
     TokenInvalid(String),
-    #[error("linking needs the owner's session that began it, which has ended")]
+    #[error("linking needs the session that began it, which has ended")]
     LinkWithoutSession,
+    #[error("this identity is linked to another account already")]
+    LinkedElsewhere,
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -343,9 +347,12 @@ impl SingleSignOn {
                 return Err(OidcError::TokenInvalid(chain(&error)));
             }
         };
+        // The standard claims are the verified token's own fields, not among the additional ones.
         let identity = Identity {
             issuer: claims.issuer().as_str().to_owned(),
             subject: claims.subject().as_str().to_owned(),
+            preferred_username: claims.preferred_username().map(|name| name.as_str().to_owned()),
+            email: claims.email().map(|email| email.as_str().to_owned()),
             claims: claims.additional_claims().claims.clone(),
         };
         Ok(Finished { identity, purpose: flow.purpose })
@@ -361,48 +368,139 @@ impl SingleSignOn {
         Ok(())
     }
 
-    /// Who `identity` is, against the linked identity and the owner groups.
-    pub async fn decide(&self, ctx: &Context, identity: &Identity) -> Result<Result<Person, Refusal>, StoreError> {
-        let linked = linked_identity(ctx).await?;
-        Ok(who_is_it(identity, &self.config.rules, linked.as_ref()))
+    /// Which account `identity` signs in as: its linked account (its role set first where the
+    /// admin groups give one), or one made for it where sign-up allows. Never by e-mail, name
+    /// or client address: only (issuer, subject) finds an account.
+    pub async fn sign_in(&self, ctx: &Context, identity: &Identity) -> Result<Result<AccountId, Refusal>, StoreError> {
+        // Twice at most: a first sign-in of the same identity in another tab may link it between
+        // the look-up and the sign-up, and then it signs in to that account.
+        for _ in 0..2 {
+            let linked = linked_account(ctx, identity).await?;
+            match decide(identity, &self.config.rules, linked.as_ref()) {
+                Err(refusal) => return Ok(Err(refusal)),
+                Ok(Decision::SignIn { account, role }) => {
+                    if let Some(role) = role.filter(|role| linked.as_ref().is_some_and(|linked| linked.role != *role)) {
+                        ctx.store.accounts().set_role(account, role).await?;
+                    }
+                    return Ok(Ok(account));
+                }
+                Ok(Decision::SignUp { role }) => match sign_up(ctx, identity, role).await? {
+                    Some(Ok(account)) => return Ok(Ok(account)),
+                    Some(Err(refusal)) => return Ok(Err(refusal)),
+                    None => continue,
+                },
+            }
+        }
+        Ok(Err(Refusal::NoAccount))
     }
 
     /// Whether the secret's form is shown: always, but with `BLOBDROP_OIDC_ONLY` once someone can
-    /// sign in by the provider (an identity linked, or owner groups set), so the owner is never
-    /// locked out of the settings page where linking happens.
+    /// manage this server by the provider (the owner's identity linked, or admin groups set), so
+    /// the owner is never locked out of the account page where linking happens.
     pub async fn secret_form(&self, ctx: &Context) -> Result<bool, StoreError> {
         if !self.config.only {
             return Ok(true);
         }
-        Ok(self.config.rules.owner_groups.is_empty() && linked_identity(ctx).await?.is_none())
+        let owner_linked = !ctx.store.identities().of_account(AccountId::OWNER).await?.is_empty();
+        Ok(self.config.rules.admin_groups.is_empty() && !owner_linked)
     }
 }
 
-/// The identity the owner linked, if any.
-pub async fn linked_identity(ctx: &Context) -> Result<Option<LinkedIdentity>, StoreError> {
-    let stored = ctx.store.settings().get(LINKED_SETTING).await?;
-    Ok(stored.as_deref().and_then(|json| serde_json::from_str(json).ok()))
+/// The account (issuer, subject) is linked to, if any (one deleted meanwhile is none).
+async fn linked_account(ctx: &Context, identity: &Identity) -> Result<Option<AccountRecord>, StoreError> {
+    match ctx.store.identities().account(&identity.issuer, &identity.subject).await? {
+        Some(id) => ctx.store.accounts().find(id).await,
+        None => Ok(None),
+    }
 }
 
-/// Links `identity` to the owner, for the owner session whose token has `session_sha256` (the one
-/// that began the link), replacing any earlier link: one identity at a time is the owner's.
-pub async fn link(
+/// Makes an account for `identity` and links it, in one commit: named after its claims, with a
+/// suffix while the name is taken. `None` when the identity was linked meanwhile.
+async fn sign_up(
     ctx: &Context,
     identity: &Identity,
-    session_sha256: &crate::domain::TokenHash,
-) -> Result<LinkedIdentity, OidcError> {
-    if ctx.store.accounts().find_session(session_sha256, ctx.now()).await?.is_none() {
-        return Err(OidcError::LinkWithoutSession);
+    role: Role,
+) -> Result<Option<Result<AccountId, Refusal>>, StoreError> {
+    for attempt in 0..NAME_ATTEMPTS {
+        let name = AccountName::from_claim(identity.name_claim(), attempt);
+        let account = NewAccount { name: &name, role, created_at: ctx.now() };
+        match ctx.store.identities().sign_up(&account, &identity.issuer, &identity.subject).await? {
+            SignedUp::Created(record) => {
+                tracing::info!(account = record.id.0, name = %record.name, role = record.role.as_str(), "an account signed up with single sign-on");
+                return Ok(Some(Ok(record.id)));
+            }
+            SignedUp::NameTaken => continue,
+            SignedUp::IdentityTaken => return Ok(None),
+        }
     }
-    let linked = LinkedIdentity { issuer: identity.issuer.clone(), subject: identity.subject.clone() };
-    // Two strings always serialize.
-    let json = serde_json::to_string(&linked).unwrap_or_default();
-    ctx.store.settings().set(LINKED_SETTING, &json).await?;
-    Ok(linked)
+    Ok(Some(Err(Refusal::NoFreeName)))
 }
 
-pub async fn unlink(ctx: &Context) -> Result<(), StoreError> {
-    ctx.store.settings().set(LINKED_SETTING, "").await
+/// What linking an identity came to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Linked {
+    /// Linked now.
+    Now,
+    /// It was linked to this account already.
+    Already,
+}
+
+/// Links `identity` to the account of the session whose token has `session_sha256` (the one
+/// that began the link, by its own choice). An identity linked to another account is refused,
+/// never moved.
+pub async fn link(ctx: &Context, identity: &Identity, session_sha256: &TokenHash) -> Result<Linked, OidcError> {
+    let Some(session) = ctx.store.accounts().find_session(session_sha256, ctx.now()).await? else {
+        return Err(OidcError::LinkWithoutSession);
+    };
+    let account = AccountId(session.account_id);
+    let identities = ctx.store.identities();
+    if identities.link(account, &identity.issuer, &identity.subject, ctx.now()).await? {
+        return Ok(Linked::Now);
+    }
+    match identities.account(&identity.issuer, &identity.subject).await? {
+        Some(linked) if linked == account => Ok(Linked::Already),
+        _ => Err(OidcError::LinkedElsewhere),
+    }
+}
+
+/// Every account that signs in with an identity (whether or not it has a password too).
+pub async fn accounts_with_identities(ctx: &Context) -> Result<Vec<AccountId>, StoreError> {
+    ctx.store.identities().accounts().await
+}
+
+/// The identities linked to `by`'s own account.
+pub async fn identities(ctx: &Context, by: Actor) -> Result<Vec<OidcIdentity>, StoreError> {
+    ctx.store.identities().of_account(by.account).await
+}
+
+/// Why an identity was not unlinked.
+#[derive(Debug, thiserror::Error)]
+pub enum UnlinkError {
+    #[error("this identity is not linked to your account")]
+    NotLinked,
+    #[error("this identity is your account's only way to sign in (it has no password); link another first")]
+    LastWayIn,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Unlinks one of `by`'s own identities; an account with no password keeps its last one (the
+/// owner has the secret).
+pub async fn unlink(ctx: &Context, by: Actor, issuer: &str, subject: &str) -> Result<(), UnlinkError> {
+    let linked = ctx.store.identities().of_account(by.account).await?;
+    if !linked.iter().any(|identity| identity.issuer == issuer && identity.subject == subject) {
+        return Err(UnlinkError::NotLinked);
+    }
+    if by.account != AccountId::OWNER && linked.len() == 1 {
+        let has_password = ctx.store.accounts().find(by.account).await?.is_some_and(|record| record.has_password);
+        if !has_password {
+            return Err(UnlinkError::LastWayIn);
+        }
+    }
+    match ctx.store.identities().unlink(by.account, issuer, subject).await? {
+        true => Ok(()),
+        false => Err(UnlinkError::NotLinked),
+    }
 }
 
 fn random_key() -> [u8; 32] {
