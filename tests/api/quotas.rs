@@ -169,3 +169,34 @@ async fn uploads_at_once_through_two_instances_never_pass_a_quota_together() {
     let (_, token) = member_with_quota(&app, "anna", json!({"quota_bytes": 100_000})).await;
     race(&[&app, &second], &token, 100).await;
 }
+
+#[tokio::test]
+async fn the_accounts_page_sets_a_quota_and_both_pages_show_its_use_as_a_bar() {
+    let app = spawn_app().await;
+    let anna = member(&app, "anna").await;
+    let me: Value = from(&app, &anna, Method::GET, "/api/account").send().await.unwrap().json().await.unwrap();
+    let id = me["id"].as_i64().unwrap();
+    let admin = crate::browser_pages::sign_in(&app).await;
+    let path = format!("/accounts/{id}/quota");
+    let set = admin.post_form(&app, &path, &[("bytes", "1MiB"), ("files", "10")]).await;
+    assert_eq!(set.status(), StatusCode::SEE_OTHER);
+    let bad = admin.post_form(&app, &path, &[("bytes", "a lot"), ("files", "")]).await;
+    assert_eq!(bad.status(), StatusCode::BAD_REQUEST);
+    assert_eq!(anna.post_form(&app, &path, &[("bytes", ""), ("files", "")]).await.status(), StatusCode::FORBIDDEN);
+    let made = from(&app, &anna, Method::PUT, "/half.bin").body(test_bytes(512 * 1024)).send().await.unwrap();
+    assert_eq!(made.status(), StatusCode::CREATED);
+
+    let own = anna.get(&app, "/account").await.text().await.unwrap();
+    assert!(own.contains("512.0 KiB of 1.0 MiB, 1 of 10 files"), "{own}");
+    assert!(own.contains("<meter class=\"quota-bytes\" min=\"0\" max=\"1048576\" value=\"524288\""), "{own}");
+    let all = admin.get(&app, "/accounts").await.text().await.unwrap();
+    assert!(all.contains("512.0 KiB of 1.0 MiB, 1 of 10 files"), "{all}");
+    assert!(
+        all.contains("id=\"quota-bytes-2\" name=\"bytes\" value=\"1MiB\""),
+        "the form shows the account's own limit: {all}"
+    );
+    assert!(all.contains("no limit"), "the owner has none: {all}");
+    let cleared = admin.post_form(&app, &path, &[("bytes", ""), ("files", "")]).await;
+    assert_eq!(cleared.status(), StatusCode::SEE_OTHER);
+    assert!(anna.get(&app, "/account").await.text().await.unwrap().contains("no limit"));
+}

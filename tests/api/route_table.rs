@@ -59,6 +59,8 @@ const TABLE: &[(&str, Who, [u16; 7])] = &[
     ("/accounts/{account}/reset",       Owner,    [404, 404, 400, 404, 404, 404, 404]),
     ("/accounts/{account}/role",        Stranger, [404, 404, 401, 404, 404, 404, 404]),
     ("/accounts/{account}/role",        Owner,    [404, 404, 400, 404, 404, 404, 404]),
+    ("/accounts/{account}/quota",       Stranger, [404, 404, 401, 404, 404, 404, 404]),
+    ("/accounts/{account}/quota",       Owner,    [404, 404, 400, 404, 404, 404, 404]),
     ("/accounts/{account}/delete",      Stranger, [404, 404, 401, 404, 404, 404, 404]),
     ("/accounts/{account}/delete",      Owner,    [404, 404, 400, 404, 404, 404, 404]),
     ("/accounts/malformed-id/reset",    Stranger, [404, 404, 404, 404, 404, 404, 404]),

@@ -337,6 +337,7 @@ fn routes(t: &mut Table) {
     t.route("/accounts", POST, Owner, account_pages::create);
     t.route("/accounts/{account}/reset", POST, Owner, account_pages::reset);
     t.route("/accounts/{account}/role", POST, Owner, account_pages::set_role);
+    t.route("/accounts/{account}/quota", POST, Owner, account_pages::set_quota);
     t.route("/accounts/{account}/delete", POST, Owner, account_pages::delete);
     t.route("/accounts/{account}/disable", POST, Owner, account_pages::disable);
     t.route("/accounts/{account}/enable", POST, Owner, account_pages::enable);

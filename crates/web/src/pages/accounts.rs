@@ -7,17 +7,21 @@ use actix_web::http::header::{CACHE_CONTROL, HeaderValue};
 use actix_web::{HttpRequest, HttpResponse, web};
 use serde::Deserialize;
 
-use crate::domain::{AccountId, AccountRecord, MIN_PASSWORD_CHARS, Role, date_time, human_size};
+use crate::domain::{
+    AccountId, AccountRecord, AccountUse, ByteSize, MIN_PASSWORD_CHARS, Quota, Role, date_time, human_size,
+};
 use crate::error::AppError;
 use crate::owner::{NoFields, Owner, OwnerForm};
 use crate::pages::page::{SignedIn, layout, page, see_other};
 use crate::pages::sign_in::start_session;
 use crate::pages::views::{
     AccountPage, AccountRow, AccountSingleSignOnView, AccountsPage, InvitePage, InviteView, Layout, LinkedIdentityView,
+    QuotaView,
 };
 use crate::services::accounts::{self, AccountError, AccountUsage, INVITE_LIFETIME, Invite};
 use crate::services::auth::oidc;
 use crate::services::auth::sessions::COOKIE_NAME;
+use crate::services::quotas;
 use crate::services::throttling::Verdict;
 use crate::state::AppState;
 
@@ -53,6 +57,7 @@ pub(crate) async fn account_page(
     let actor = owner.actor();
     let record = accounts::find(&state.ctx, actor, actor.account).await?;
     let usage = accounts::usage(&state.ctx, actor, actor.account).await?;
+    let (quota, used) = accounts::quota(&state.ctx, actor, actor.account).await?;
     let single_sign_on = match &state.single_sign_on {
         Some(sso) => Some(AccountSingleSignOnView {
             name: sso.config().name.clone(),
@@ -73,6 +78,7 @@ pub(crate) async fn account_page(
         single_sign_on,
         files: usage.files,
         size: human_size(usage.bytes),
+        quota: QuotaView::of(quota, used),
         layout: layout("Your account", owner),
         owner: record.is_owner(),
         has_password: record.has_password,
@@ -184,10 +190,20 @@ async fn accounts_page(owner: &Owner, state: &AppState, invite: Option<InviteVie
     let usage = accounts::usage_of_all(&state.ctx, owner.actor()).await?;
     let use_of = |account: &AccountRecord| usage.iter().find(|usage| usage.account == account.id);
     let linked = oidc::accounts_with_identities(&state.ctx).await?;
+    let mut rows = Vec::with_capacity(accounts.len());
+    for account in &accounts {
+        let (quota, used) = accounts::quota(&state.ctx, owner.actor(), account.id).await?;
+        let own = quotas::own(&state.ctx, account.id).await?;
+        let mut row = row(account, use_of(account), &linked);
+        row.quota = QuotaView::of(quota, used);
+        row.own_bytes = own.bytes.map(typed_size).unwrap_or_default();
+        row.own_files = own.files.map(|files| files.to_string()).unwrap_or_default();
+        rows.push(row);
+    }
     let fresh = invite.is_some();
     let response = page(&AccountsPage {
         layout: layout("Accounts", owner),
-        accounts: accounts.iter().map(|account| row(account, use_of(account), &linked)).collect(),
+        accounts: rows,
         invite,
         invite_days: INVITE_LIFETIME.whole_days(),
     });
@@ -197,6 +213,9 @@ async fn accounts_page(owner: &Owner, state: &AppState, invite: Option<InviteVie
 
 fn row(account: &AccountRecord, usage: Option<&AccountUsage>, linked: &[AccountId]) -> AccountRow {
     AccountRow {
+        quota: QuotaView::of(Quota::NONE, AccountUse::default()),
+        own_bytes: String::new(),
+        own_files: String::new(),
         files: usage.map_or(0, |usage| usage.files),
         size: human_size(usage.map_or(0, |usage| usage.bytes)),
         id: account.id.0,
@@ -207,6 +226,49 @@ fn row(account: &AccountRecord, usage: Option<&AccountUsage>, linked: &[AccountI
         owner: account.is_owner(),
         created: date_time(account.created_at),
     }
+}
+
+/// A size as a person would type it and `ByteSize` reads back exactly: whole GiB or MiB, else bytes.
+fn typed_size(bytes: i64) -> String {
+    const MIB: i64 = 1 << 20;
+    match bytes {
+        0 => "0".to_owned(),
+        _ if bytes % (1024 * MIB) == 0 => format!("{}GiB", bytes / (1024 * MIB)),
+        _ if bytes % MIB == 0 => format!("{}MiB", bytes / MIB),
+        _ => bytes.to_string(),
+    }
+}
+
+#[derive(Deserialize)]
+pub struct QuotaForm {
+    /// Empty: the server's default.
+    bytes: String,
+    files: String,
+}
+
+/// Sets an account's own quota from the accounts page; an empty field is the server's default.
+pub async fn set_quota(
+    account: web::Path<AccountId>,
+    form: OwnerForm<QuotaForm>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let bytes = match form.fields.bytes.trim() {
+        "" => None,
+        typed => {
+            let size = typed
+                .parse::<ByteSize>()
+                .map_err(|_| AppError::BadRequest("a quota's bytes look like 5GiB, 500MB or 1048576".to_owned()))?;
+            Some(i64::try_from(size.as_u64()).unwrap_or(i64::MAX))
+        }
+    };
+    let files = match form.fields.files.trim() {
+        "" => None,
+        typed => Some(typed.parse::<u32>().map(i64::from).map_err(|_| {
+            AppError::BadRequest("a quota's files are a whole number, or empty for the default".to_owned())
+        })?),
+    };
+    accounts::set_quota(&state.ctx, form.owner.actor(), *account, Quota { bytes, files }).await?;
+    Ok(see_other("/accounts"))
 }
 
 /// `active`, `invited` (no password set yet; the owner, who has the secret, and an account with a

@@ -364,6 +364,7 @@ pub struct AccountPage {
     /// Its finished files, and what they take.
     pub files: i64,
     pub size: String,
+    pub quota: QuotaView,
     /// Single sign-on's section, when it is set.
     pub single_sign_on: Option<AccountSingleSignOnView>,
 }
@@ -381,6 +382,10 @@ pub struct InvitePage {
 
 /// One account on the admin's accounts page.
 pub struct AccountRow {
+    pub quota: QuotaView,
+    /// What the quota form shows: the account's own limits (empty: the default).
+    pub own_bytes: String,
+    pub own_files: String,
     pub id: i64,
     pub name: String,
     pub role: &'static str,
@@ -529,5 +534,39 @@ mod tests {
     fn the_default_expiry_is_preselected() {
         let choices = expiry_choices("30");
         assert_eq!(choices.iter().filter(|c| c.selected).map(|c| c.value).collect::<Vec<_>>(), ["30"]);
+    }
+}
+
+/// An account's quota as the pages show it: a line of text, and a bar for each limit it has.
+#[derive(Debug)]
+pub struct QuotaView {
+    /// "no limit", or "1.2 MiB of 10.0 MiB, 3 of 100 files".
+    pub text: String,
+    pub bars: Vec<QuotaBar>,
+}
+
+/// One limit's bar (a `<meter>`): what is used of it.
+#[derive(Debug)]
+pub struct QuotaBar {
+    /// `bytes` or `files`: the meter's class.
+    pub kind: &'static str,
+    pub value: i64,
+    pub max: i64,
+}
+
+impl QuotaView {
+    pub fn of(quota: crate::domain::Quota, used: crate::domain::AccountUse) -> Self {
+        let mut parts = Vec::new();
+        let mut bars = Vec::new();
+        if let Some(max) = quota.bytes {
+            parts.push(format!("{} of {}", crate::domain::human_size(used.bytes), crate::domain::human_size(max)));
+            bars.push(QuotaBar { kind: "bytes", value: used.bytes.min(max), max });
+        }
+        if let Some(max) = quota.files {
+            parts.push(format!("{} of {max} files", used.files));
+            bars.push(QuotaBar { kind: "files", value: used.files.min(max), max });
+        }
+        let text = if parts.is_empty() { "no limit".to_owned() } else { parts.join(", ") };
+        QuotaView { text, bars }
     }
 }
