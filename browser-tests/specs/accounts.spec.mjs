@@ -49,6 +49,17 @@ test('an admin invites a person, who sets a password and sees only their own acc
   assert.ok(listed.includes('annas.txt'), 'her file is listed');
   assert.ok(!listed.includes('owners.txt'), 'the owner\'s file is not');
 
+  // The owner gives her a quota on the accounts page; her account page shows her use of it as a bar.
+  await page.goto('/accounts');
+  const annasQuota = page.locator('#accounts tbody tr', { hasText: 'anna' }).locator('form.quota-form');
+  await annasQuota.locator('input[name=bytes]').fill('1MiB');
+  await annasQuota.locator('input[name=files]').fill('10');
+  await Promise.all([page.waitForURL(`${server.url}/accounts`), annasQuota.locator('button').click()]);
+  assert.match(await page.locator('#accounts tbody tr', { hasText: 'anna' }).locator('.quota-text').textContent(), /of 1\.0 MiB, 1 of 10 files/);
+  await anna.goto('/account');
+  assert.match(await anna.textContent('#account-quota .quota-text'), /^12 B of 1\.0 MiB, 1 of 10 files$/);
+  assert.equal(await anna.getAttribute('#account-quota meter.quota-bytes', 'max'), String(1 << 20));
+
   // The link worked once.
   const again = await anna.goto(invite);
   assert.equal(again.status(), 410);

@@ -105,9 +105,11 @@ test("A member's first sign-in makes their own account, linked to their identity
   const users = { 'carol-sub': { preferred_username: 'carol', email: 'carol@example.com', groups: ['staff'] } };
   const { issuer, publicUrl, page, context, problems } = await appWithMock(t, users, { BLOBDROP_OIDC_SIGN_UP: 'on' });
 
-  // The upload page sends a member on to their own account page.
-  await signInWithMock(page, issuer, publicUrl, 'carol-sub', '/account');
+  // A member lands on the upload page, as everyone signed in does; her account page is hers.
+  await signInWithMock(page, issuer, publicUrl, 'carol-sub', '/');
   assert.ok((await context.cookies()).find((c) => c.name === 'blobdrop_session'), 'a session cookie is set');
+  assert.equal(await page.locator('#file-input').count(), 1, 'the upload page');
+  await page.goto('/account');
   assert.equal(await page.locator('#account-name').textContent(), 'carol');
   assert.equal(await page.locator('#account-role').textContent(), 'member');
   assert.equal(await page.locator('#linked-identities .linked-subject').textContent(), 'carol-sub');

@@ -93,7 +93,7 @@ async fn an_invited_person_sets_a_password_and_signs_in_by_name_to_their_own_acc
     assert!(home.text().await.unwrap().contains("id=\"file-input\""), "the upload page");
     let file = app.upload("owners.txt", b"the owner's".to_vec()).await;
     let id = crate::helpers::id_of(&file);
-    for path in ["/guest-links", "/settings", "/system", "/accounts", "/api/accounts", "/api/shares"] {
+    for path in ["/settings", "/system", "/accounts", "/api/accounts", "/api/shares"] {
         let refused = browser.get(&app, path).await;
         assert_eq!(refused.status(), StatusCode::FORBIDDEN, "GET {path}");
     }
@@ -362,7 +362,7 @@ async fn a_token_never_outranks_its_account_demoted_or_disabled() {
     let upload = app.client.put(app.url("/by-token.txt")).bearer_auth(&token).body("x").send().await.unwrap();
     assert_eq!(upload.status(), StatusCode::CREATED, "into the member's own files");
     assert_eq!(listed(get("/api/files".into()).await.unwrap()).await, 1);
-    assert_eq!(browser.get(&app, "/guest-links").await.status(), StatusCode::FORBIDDEN, "and the session too");
+    assert_eq!(browser.get(&app, "/settings").await.status(), StatusCode::FORBIDDEN, "and the session too");
 
     let promote = app.owner(Method::PATCH, &format!("/api/accounts/{id}")).json(&json!({"role": "admin"})).send();
     assert_eq!(promote.await.unwrap().status(), StatusCode::OK);
@@ -384,17 +384,17 @@ async fn the_accounts_page_makes_a_member_an_admin_and_back() {
     let id = anna["id"].as_i64().unwrap();
     let annas = accept(&app, &anna, PASSWORD).await;
     let owner = sign_in_as_owner(&app).await;
-    assert_eq!(annas.get(&app, "/guest-links").await.status(), StatusCode::FORBIDDEN);
+    assert_eq!(annas.get(&app, "/settings").await.status(), StatusCode::FORBIDDEN);
     let promoted = owner.post_form(&app, &format!("/accounts/{id}/role"), &[("role", "admin")]).await;
     assert_eq!(promoted.status(), StatusCode::SEE_OTHER);
-    assert_eq!(annas.get(&app, "/guest-links").await.status(), StatusCode::OK, "her session is an admin's now");
+    assert_eq!(annas.get(&app, "/settings").await.status(), StatusCode::OK, "her session is an admin's now");
     let page = owner.get(&app, "/accounts").await.text().await.unwrap();
     assert!(page.contains("aria-label=\"Make member anna\""), "{page}");
     let bad = owner.post_form(&app, &format!("/accounts/{id}/role"), &[("role", "root")]).await;
     assert_eq!(bad.status(), StatusCode::BAD_REQUEST);
     let demoted = owner.post_form(&app, &format!("/accounts/{id}/role"), &[("role", "member")]).await;
     assert_eq!(demoted.status(), StatusCode::SEE_OTHER);
-    assert_eq!(annas.get(&app, "/guest-links").await.status(), StatusCode::FORBIDDEN);
+    assert_eq!(annas.get(&app, "/settings").await.status(), StatusCode::FORBIDDEN);
     let the_owner = owner.post_form(&app, "/accounts/1/role", &[("role", "member")]).await;
     assert_eq!(the_owner.status(), StatusCode::FORBIDDEN);
 }

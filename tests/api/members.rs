@@ -193,7 +193,7 @@ async fn a_member_makes_and_revokes_its_own_tokens_which_reach_its_own_files_onl
     assert_eq!(listed.len(), 1);
     let other = by_token(Method::GET, &format!("/api/files/{owners}")).send().await.unwrap();
     assert_eq!(other.status(), StatusCode::NOT_FOUND);
-    for path in ["/api/shares", "/api/guest-links", "/api/system", "/metrics"] {
+    for path in ["/api/shares", "/api/system", "/metrics"] {
         assert_eq!(by_token(Method::GET, path).send().await.unwrap().status(), StatusCode::FORBIDDEN, "{path}");
     }
     let minted = by_token(Method::POST, "/api/tokens").json(&json!({"label": "another"})).send().await.unwrap();
@@ -217,4 +217,95 @@ async fn a_member_makes_and_revokes_its_own_tokens_which_reach_its_own_files_onl
     let revoked = from(&app, &anna, Method::DELETE, &format!("/api/tokens/{}", made["id"])).send().await.unwrap();
     assert_eq!(revoked.status(), StatusCode::NO_CONTENT);
     assert_eq!(by_token(Method::GET, "/api/files").send().await.unwrap().status(), StatusCode::UNAUTHORIZED);
+}
+
+/// A guest's upload of `name` through link `id`: its status.
+async fn guest_upload(app: &TestApp, id: &str, name: &str) -> StatusCode {
+    app.client.put(app.url(&format!("/g/{id}/{name}"))).body("from a guest").send().await.unwrap().status()
+}
+
+#[tokio::test]
+async fn a_member_makes_and_manages_its_own_guest_links_whose_uploads_are_its_own() {
+    let app = spawn_app().await;
+    let anna = member(&app, "anna").await;
+    let owners = app.owner(Method::POST, "/api/guest-links").json(&json!({"label": "the owner's drop"})).send();
+    let owners: Value = owners.await.unwrap().json().await.unwrap();
+    let owners = owners["id"].as_str().unwrap().to_owned();
+    let made = from(&app, &anna, Method::POST, "/api/guest-links").json(&json!({"label": "anna's drop"})).send();
+    let made = made.await.unwrap();
+    assert_eq!(made.status(), StatusCode::CREATED);
+    let hers: Value = made.json().await.unwrap();
+    let hers = hers["id"].as_str().unwrap().to_owned();
+
+    // A guest's upload through her link is hers (and within an admin's reach).
+    assert_eq!(guest_upload(&app, &hers, "for-anna.txt").await, StatusCode::CREATED);
+    assert_eq!(names_listed_for(&app, &anna).await, ["for-anna.txt"]);
+    assert_eq!(guest_upload(&app, &owners, "for-the-owner.txt").await, StatusCode::CREATED);
+    assert_eq!(app.list().await.len(), 2);
+
+    // Her links are hers alone; the owner's is no link of hers, by the API or the pages.
+    let listed: Vec<Value> =
+        from(&app, &anna, Method::GET, "/api/guest-links").send().await.unwrap().json().await.unwrap();
+    let labels: Vec<_> = listed.iter().map(|link| link["label"].as_str().unwrap()).collect();
+    assert_eq!(labels, ["anna's drop"]);
+    let page = from(&app, &anna, Method::GET, "/guest-links").send().await.unwrap().text().await.unwrap();
+    assert!(!page.contains("the owner&#39;s drop") && !page.contains("the owner's drop"), "{page}");
+    for (method, path) in [
+        (Method::GET, format!("/api/guest-links/{owners}")),
+        (Method::PATCH, format!("/api/guest-links/{owners}")),
+        (Method::DELETE, format!("/api/guest-links/{owners}")),
+        (Method::GET, format!("/guest-links/{owners}")),
+    ] {
+        let request = from(&app, &anna, method.clone(), &path).json(&json!({"disabled": true}));
+        assert_eq!(request.send().await.unwrap().status(), StatusCode::NOT_FOUND, "{method} {path}");
+    }
+    for action in ["edit", "disable", "enable", "delete"] {
+        let form = anna.post_form(&app, &format!("/guest-links/{owners}/{action}"), &[("label", "mine now")]).await;
+        assert_eq!(form.status(), StatusCode::NOT_FOUND, "{action}");
+    }
+    assert_eq!(
+        guest_upload(&app, &owners, "still-open.txt").await,
+        StatusCode::CREATED,
+        "the owner's link is untouched"
+    );
+
+    // She disables and deletes her own.
+    let disabled = anna.post_form(&app, &format!("/guest-links/{hers}/disable"), &[]).await;
+    assert_eq!(disabled.status(), StatusCode::SEE_OTHER);
+    assert!(guest_upload(&app, &hers, "too-late.txt").await.is_client_error());
+    let deleted = from(&app, &anna, Method::DELETE, &format!("/api/guest-links/{hers}")).send().await.unwrap();
+    assert_eq!(deleted.status(), StatusCode::NO_CONTENT);
+    assert_eq!(names_listed_for(&app, &anna).await, ["for-anna.txt"], "its files stay");
+}
+
+#[tokio::test]
+async fn another_accounts_finished_final_upload_is_no_upload_to_a_member() {
+    let app = spawn_app().await;
+    let anna = member(&app, "anna").await;
+    let part =
+        tus(&app, None, Method::POST, "/api/uploads").header("upload-length", "5").header("upload-concat", "partial");
+    let part = part.send().await.unwrap().headers()["location"].to_str().unwrap().to_owned();
+    let patch = tus(&app, None, Method::PATCH, part.trim_start_matches(&app.address))
+        .header("upload-offset", "0")
+        .header("content-type", "application/offset+octet-stream")
+        .body("hello");
+    assert_eq!(patch.send().await.unwrap().status(), StatusCode::NO_CONTENT);
+    let joined = tus(&app, None, Method::POST, "/api/uploads").header("upload-concat", format!("final;{part}"));
+    let joined = joined.send().await.unwrap();
+    assert_eq!(joined.status(), StatusCode::CREATED);
+    let path = joined.headers()["location"].to_str().unwrap().trim_start_matches(&app.address).to_owned();
+    let own = tus(&app, None, Method::PATCH, &path)
+        .header("upload-offset", "5")
+        .header("content-type", "application/offset+octet-stream")
+        .body("x");
+    assert_eq!(
+        own.send().await.unwrap().status(),
+        StatusCode::FORBIDDEN,
+        "the owner's own final upload takes no bytes"
+    );
+    let theirs = tus(&app, Some(&anna), Method::PATCH, &path)
+        .header("upload-offset", "5")
+        .header("content-type", "application/offset+octet-stream")
+        .body("x");
+    assert_eq!(theirs.send().await.unwrap().status(), StatusCode::NOT_FOUND, "to anna it does not exist");
 }

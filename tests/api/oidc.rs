@@ -192,9 +192,9 @@ fn clears_the_flow_cookie(response: &Response) -> bool {
     })
 }
 
-/// A signed-in admin: the files page answers 200 with this cookie.
+/// A signed-in admin: the settings page (an admin's only) answers 200 with this cookie.
 async fn is_admin_session(app: &TestApp, cookie: &str) -> bool {
-    let response = app.client.get(app.url("/files")).header("cookie", cookie).send().await.unwrap();
+    let response = app.client.get(app.url("/settings")).header("cookie", cookie).send().await.unwrap();
     response.status() == StatusCode::OK
 }
 
@@ -378,7 +378,8 @@ async fn admin_groups_are_read_at_every_sign_in_and_a_removed_group_demotes() {
     let made = made.json(&serde_json::json!({ "label": "alice's" })).send().await.unwrap();
     assert_eq!(made.status(), StatusCode::CREATED);
     let token = made.json::<serde_json::Value>().await.unwrap()["token"].as_str().unwrap().to_owned();
-    let files = || app.client.get(app.url("/api/files")).bearer_auth(&token).send();
+    // What only an admin may: the shares of every account.
+    let files = || app.client.get(app.url("/api/shares")).bearer_auth(&token).send();
     assert_eq!(files().await.unwrap().status(), StatusCode::OK);
 
     // The group is taken away at the provider: the next sign-in is a member's, of the same account.
@@ -387,7 +388,7 @@ async fn admin_groups_are_read_at_every_sign_in_and_a_removed_group_demotes() {
     let account = account_of(&app, &again.cookie).await;
     assert_eq!((account["name"].as_str(), account["role"].as_str()), (Some("alice"), Some("member")));
     assert_eq!(files().await.unwrap().status(), StatusCode::FORBIDDEN, "her token at once");
-    assert_eq!(alice.get(&app, "/files").await.status(), StatusCode::FORBIDDEN, "her older session at once");
+    assert_eq!(alice.get(&app, "/settings").await.status(), StatusCode::FORBIDDEN, "her older session at once");
     // Back in the group: an admin again.
     mock.set_user("alice", serde_json::json!({ "groups": ["blobdrop-admins"] })).await;
     let back = signed_in_as(&app, &mock, "alice").await;
@@ -665,9 +666,10 @@ async fn a_member_links_its_identity_and_signs_in_as_that_member_only() {
     let by_provider = signed_in_as(&app, &mock, "bert-sub").await;
     let account = account_of(&app, &by_provider.cookie).await;
     assert_eq!((account["id"].as_i64(), account["role"].as_str()), (Some(bert_id), Some("member")));
-    // What a member may: its own page, and nothing of an admin's.
+    // What a member may: its own page and files, and nothing of an admin's.
     assert_eq!(by_provider.get(&app, "/account").await.status(), StatusCode::OK);
-    for path in ["/files", "/settings", "/accounts", "/system", "/api/accounts"] {
+    assert_eq!(by_provider.get(&app, "/files").await.status(), StatusCode::OK);
+    for path in ["/settings", "/accounts", "/system", "/api/accounts", "/api/shares"] {
         assert_eq!(by_provider.get(&app, path).await.status(), StatusCode::FORBIDDEN, "{path}");
     }
 

@@ -200,3 +200,71 @@ async fn the_accounts_page_sets_a_quota_and_both_pages_show_its_use_as_a_bar() {
     assert_eq!(cleared.status(), StatusCode::SEE_OTHER);
     assert!(anna.get(&app, "/account").await.text().await.unwrap().contains("no limit"));
 }
+
+#[tokio::test]
+async fn a_guests_uploads_count_against_the_account_that_made_the_link() {
+    let app = spawn_app().await;
+    let (id, token) = member_with_quota(&app, "anna", json!({"quota_bytes": 100_000})).await;
+    let link = app.client.post(app.url("/api/guest-links")).bearer_auth(&token).json(&json!({"label": "drop"}));
+    let link: Value = link.send().await.unwrap().json().await.unwrap();
+    let link = link["id"].as_str().unwrap().to_owned();
+    let guest = |name: &str, bytes: Vec<u8>| app.client.put(app.url(&format!("/g/{link}/{name}"))).body(bytes).send();
+    assert_eq!(guest("first.bin", test_bytes(60_000)).await.unwrap().status(), StatusCode::CREATED);
+    let over = guest("second.bin", test_bytes(50_000)).await.unwrap();
+    assert_eq!(over.status(), StatusCode::PAYLOAD_TOO_LARGE);
+    assert_eq!(kept(&app, &token).await, (1, 60_000));
+    assert_eq!(account(&app, id).await["used_bytes"].as_i64(), Some(60_000));
+}
+
+#[tokio::test]
+async fn a_concatenated_upload_counts_its_bytes_once() {
+    let app = spawn_app().await;
+    let (_, token) = member_with_quota(&app, "anna", json!({"quota_bytes": 100_000})).await;
+    let tus = |method: Method, url: &str| {
+        app.client.request(method, url).bearer_auth(&token).header("tus-resumable", "1.0.0")
+    };
+    let mut parts = Vec::new();
+    for _ in 0..2 {
+        let created = tus(Method::POST, &app.url("/api/uploads")).header("upload-length", "40000");
+        let created = created.header("upload-concat", "partial").send().await.unwrap();
+        assert_eq!(created.status(), StatusCode::CREATED);
+        let url = created.headers()["location"].to_str().unwrap().to_owned();
+        let patch = tus(Method::PATCH, &url).header("upload-offset", "0");
+        let patch = patch.header("content-type", "application/offset+octet-stream").body(test_bytes(40_000));
+        assert_eq!(patch.send().await.unwrap().status(), StatusCode::NO_CONTENT);
+        parts.push(url);
+    }
+    // 80,000 bytes of parts in a 100,000 byte quota: the final upload joins them, not twice.
+    let joined =
+        tus(Method::POST, &app.url("/api/uploads")).header("upload-concat", format!("final;{}", parts.join(" ")));
+    let joined = joined.send().await.unwrap();
+    assert_eq!(joined.status(), StatusCode::CREATED, "{:?}", joined.text().await);
+    assert_eq!(kept(&app, &token).await, (1, 80_000));
+}
+
+#[tokio::test]
+async fn a_member_makes_no_share_of_an_upload_nor_brings_one_in_with_a_bundle() {
+    let app = spawn_app().await;
+    let (_, token) = member_with_quota(&app, "anna", json!({})).await;
+    let form =
+        reqwest::multipart::Form::new().part("file", reqwest::multipart::Part::bytes(b"x".to_vec()).file_name("a.txt"));
+    let shared = app.client.post(app.url("/")).bearer_auth(&token).header("share", "holiday").multipart(form);
+    let shared = shared.send().await.unwrap();
+    assert_eq!(shared.status(), StatusCode::FORBIDDEN);
+    assert!(shared.text().await.unwrap().contains("only an admin makes shares"));
+    assert_eq!(kept(&app, &token).await, (0, 0), "nothing of the refused form was kept");
+
+    // A bundle of the owner's with a share: her import brings its files, not its share.
+    let form =
+        reqwest::multipart::Form::new().part("file", reqwest::multipart::Part::bytes(b"y".to_vec()).file_name("b.txt"));
+    let made = app.owner(Method::POST, "/").header("share", "the owner's").multipart(form).send().await.unwrap();
+    assert_eq!(made.status(), StatusCode::CREATED);
+    let files = app.list().await;
+    let bundle = app.owner(Method::GET, &format!("/api/bundle?ids={}", files[0]["id"].as_str().unwrap())).send();
+    let bundle = bundle.await.unwrap().bytes().await.unwrap();
+    let imported = app.client.post(app.url("/api/bundle")).bearer_auth(&token).body(bundle).send().await.unwrap();
+    assert_eq!(imported.status(), StatusCode::CREATED, "{:?}", imported.text().await);
+    assert_eq!(kept(&app, &token).await, (1, 1));
+    let shares: Vec<Value> = app.owner(Method::GET, "/api/shares").send().await.unwrap().json().await.unwrap();
+    assert_eq!(shares.len(), 1, "only the owner's share");
+}

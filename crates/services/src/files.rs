@@ -114,9 +114,8 @@ pub async fn edit(ctx: &Context, reach: Reach, id: &FileId, edit: FileEdit) -> R
 pub async fn delete(ctx: &Context, reach: Reach, id: &FileId) -> Result<bool, StoreError> {
     // Read first for the reach, and for the webhooks' event, which names the file.
     let Some(file) = find_reached(ctx, reach, id).await? else { return Ok(false) };
-    let file = Some(file);
     let deleted = ctx.store.files().delete(id, ctx.now()).await?;
-    deleted_now(ctx, deleted, file.as_ref());
+    deleted_now(ctx, deleted, Some(&file));
     Ok(deleted)
 }
 

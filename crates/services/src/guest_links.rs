@@ -4,8 +4,8 @@
 use time::OffsetDateTime;
 
 use crate::Context;
-use crate::domain::AccountId;
 use crate::domain::GuestLinkRecord;
+use crate::domain::{AccountId, Reach};
 use crate::domain::{ByteSize, FileId, GuestLinkId, GuestLinkStatus, GuestLinkTerms, UploadOptions};
 use crate::store::StoreError;
 
@@ -114,9 +114,11 @@ pub async fn release_batch(ctx: &Context, files: &[FileId]) {
     }
 }
 
-/// Every link, newest first.
-pub async fn list(ctx: &Context) -> Result<Vec<GuestLinkRecord>, StoreError> {
-    ctx.store.guest_links().list().await
+/// The links within `reach` (a member's own; an admin's, every account's), newest first.
+pub async fn list(ctx: &Context, reach: Reach) -> Result<Vec<GuestLinkRecord>, StoreError> {
+    let mut links = ctx.store.guest_links().list().await?;
+    links.retain(|link| reach.covers(link.account));
+    Ok(links)
 }
 
 /// The link with this id, in any state; `Unknown` when there is none.
@@ -124,30 +126,44 @@ pub async fn find(ctx: &Context, id: &GuestLinkId) -> Result<GuestLinkRecord, Re
     ctx.store.guest_links().find(id).await?.ok_or(Refusal::Unknown)
 }
 
+/// The link with this id within `reach`, in any state: what the owner's pages and API find.
+/// Another account's is `Unknown` to a member.
+pub async fn find_reached(ctx: &Context, reach: Reach, id: &GuestLinkId) -> Result<GuestLinkRecord, Refusal> {
+    find(ctx, id).await.and_then(|link| if reach.covers(link.account) { Ok(link) } else { Err(Refusal::Unknown) })
+}
+
 /// A new link of `account`'s: its guests' uploads are that account's.
 pub async fn create(ctx: &Context, account: AccountId, terms: &GuestLinkTerms) -> Result<GuestLinkRecord, StoreError> {
     ctx.store.guest_links().create(&GuestLinkId::random(), terms, account, ctx.now()).await
 }
 
-/// New terms (and, when given, a new disabled state); `None` when there is no such link.
+/// New terms (and, when given, a new disabled state) of a link found within reach
+/// (`find_reached`); `None` when it is gone meanwhile.
 pub async fn update(
     ctx: &Context,
-    id: &GuestLinkId,
+    link: &GuestLinkRecord,
     terms: &GuestLinkTerms,
     disabled: Option<bool>,
 ) -> Result<Option<GuestLinkRecord>, StoreError> {
-    ctx.store.guest_links().update(id, terms, disabled).await
+    ctx.store.guest_links().update(&link.id, terms, disabled).await
 }
 
+/// Disables or enables a link within `reach`; `None` when there is no such link.
 pub async fn set_disabled(
     ctx: &Context,
+    reach: Reach,
     id: &GuestLinkId,
     disabled: bool,
-) -> Result<Option<GuestLinkRecord>, StoreError> {
-    ctx.store.guest_links().set_disabled(id, disabled).await
+) -> Result<Option<GuestLinkRecord>, Refusal> {
+    let link = find_reached(ctx, reach, id).await?;
+    Ok(ctx.store.guest_links().set_disabled(&link.id, disabled).await?)
 }
 
-/// Deletes the link; files uploaded through it stay. False when there was none.
-pub async fn delete(ctx: &Context, id: &GuestLinkId) -> Result<bool, StoreError> {
-    ctx.store.guest_links().delete(id).await
+/// Deletes a link within `reach`; files uploaded through it stay. False when there was none.
+pub async fn delete(ctx: &Context, reach: Reach, id: &GuestLinkId) -> Result<bool, StoreError> {
+    match find_reached(ctx, reach, id).await {
+        Ok(link) => ctx.store.guest_links().delete(&link.id).await,
+        Err(Refusal::Store(error)) => Err(error),
+        Err(_) => Ok(false),
+    }
 }

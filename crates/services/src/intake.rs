@@ -13,7 +13,7 @@ use futures_util::{Stream, StreamExt};
 use time::OffsetDateTime;
 
 use crate::Context;
-use crate::domain::AccountId;
+use crate::domain::{AccountId, Actor};
 use crate::domain::{AgeCheck, UploadOptionsError, guess_content_type};
 use crate::domain::{ByteSize, FileName, FolderPath, GuestLinkId, GuestLinkRecord, OptionHeaders, UploadOptions};
 use crate::guest_links::{self, Refusal};
@@ -72,13 +72,13 @@ impl Intake {
     }
 
     /// An account, by the secret (the owner) or a session.
-    pub fn owner(&self, account: AccountId) -> Uploader {
-        self.uploader(Who::Owner(account), self.max_upload, None)
+    pub fn owner(&self, actor: Actor) -> Uploader {
+        self.uploader(Who::Owner(actor), self.max_upload, None)
     }
 
     /// An account, by an API token; one made to require encryption takes only age files.
-    pub fn token(&self, account: AccountId, require_encryption: bool) -> Uploader {
-        let mut uploader = self.uploader(Who::Token(account), self.max_upload, None);
+    pub fn token(&self, actor: Actor, require_encryption: bool) -> Uploader {
+        let mut uploader = self.uploader(Who::Token(actor), self.max_upload, None);
         uploader.require_encryption |= require_encryption;
         uploader
     }
@@ -132,10 +132,10 @@ impl Intake {
 /// Who sends an upload.
 #[derive(Debug, Clone)]
 pub enum Who {
-    /// An account (the owner by the secret), by the secret or a session.
-    Owner(AccountId),
+    /// An account (the owner by the secret), by the secret or a session, with its role now.
+    Owner(Actor),
     /// An account, by an API token.
-    Token(AccountId),
+    Token(Actor),
     /// A guest, through one of the owner's guest links (as read when the request began).
     Guest(GuestLinkRecord),
 }
@@ -171,13 +171,29 @@ impl Uploader {
     /// The account the upload belongs to: the uploader's, or for a guest the link's.
     pub fn account(&self) -> AccountId {
         match &self.who {
-            Who::Owner(account) | Who::Token(account) => *account,
+            Who::Owner(actor) | Who::Token(actor) => actor.account,
             Who::Guest(link) => link.account,
+        }
+    }
+
+    /// Whether a share may be made of what it uploads: an admin's with a `Share` header, a
+    /// guest's batch as its link says (`shares::share_upload`). Shares are an admin's so far: a
+    /// member's upload makes none, and a member's bundle brings none in.
+    pub fn may_share(&self) -> bool {
+        match &self.who {
+            Who::Owner(actor) | Who::Token(actor) => actor.is_admin(),
+            Who::Guest(_) => true,
         }
     }
 
     pub(crate) fn link_id(&self) -> Option<&GuestLinkId> {
         self.guest_link().map(|link| &link.id)
+    }
+
+    /// Whether a record of `account` that came through `link` (an unfinished upload, or the file
+    /// it became) is this uploader's: the same account, through the same guest link or none.
+    pub(crate) fn owns(&self, account: AccountId, link: Option<&GuestLinkId>) -> bool {
+        self.account() == account && self.link_id() == link
     }
 
     /// The largest file this uploader may send: the server's limit, and for a guest also the
@@ -340,13 +356,15 @@ mod tests {
 
     #[test]
     fn the_owner_uploads_under_the_servers_limits() {
-        let owner = intake(Some(10)).owner(AccountId::OWNER);
+        let owner = intake(Some(10)).owner(Actor::OWNER);
         assert!(owner.check_declared(Some(10)).is_ok());
         assert!(matches!(owner.check_declared(Some(11)), Err(IntakeError::TooLarge(_))));
         assert!(owner.check_declared(None).is_ok(), "a body without a length is counted as it comes");
         assert!(owner.check_one_more(1).is_ok());
         assert!(matches!(owner.check_one_more(2), Err(IntakeError::TooManyFiles(2))));
         assert_eq!(owner.capped_expiry(None, 0), None);
-        assert!(intake(None).token(AccountId::OWNER, false).check_declared(Some(u64::MAX)).is_ok());
+        assert!(intake(None).token(Actor::OWNER, false).check_declared(Some(u64::MAX)).is_ok());
+        let member = Actor { account: AccountId(2), role: crate::domain::Role::Member };
+        assert!(owner.may_share() && !intake(None).owner(member).may_share(), "shares are an admin's");
     }
 }

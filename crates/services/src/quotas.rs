@@ -73,34 +73,26 @@ impl QuotaHold {
         account: AccountId,
         declared: Option<u64>,
     ) -> Result<Option<QuotaHold>, UploadError> {
-        let Some(mut hold) = QuotaHold::resume(ctx, id, account, 0, declared).await? else { return Ok(None) };
+        let Some(mut hold) = QuotaHold::resume(ctx, id, account, declared).await? else { return Ok(None) };
         hold.reserve(hold.length.unwrap_or(0)).await?;
         Ok(Some(hold))
     }
 
-    /// The hold of an unfinished upload that stored `held` bytes so far (which it reserved) and
-    /// is `length` long if known; `None` when no quota applies. Reserves nothing until bytes pass
-    /// `held`.
+    /// The hold of an unfinished upload `length` long if known; `None` when no quota applies.
+    /// Reserves nothing until its first bytes come, then all it holds with them: an upload begun
+    /// before its account had a quota (whose row reserved nothing) counts whole from then on.
     pub async fn resume(
         ctx: &Context,
         id: &FileId,
         account: AccountId,
-        held: u64,
         length: Option<u64>,
     ) -> Result<Option<QuotaHold>, UploadError> {
         if applying(ctx, account).await?.is_unlimited() {
             return Ok(None);
         }
         let length = length.map(|length| i64::try_from(length).unwrap_or(i64::MAX));
-        let reserved = i64::try_from(held).unwrap_or(i64::MAX);
-        Ok(Some(QuotaHold {
-            store: ctx.store.clone(),
-            id: id.clone(),
-            account,
-            default: ctx.default_quota,
-            reserved,
-            length,
-        }))
+        let (store, id, default) = (ctx.store.clone(), id.clone(), ctx.default_quota);
+        Ok(Some(QuotaHold { store, id, account, default, reserved: 0, length }))
     }
 
     /// Room for `received` bytes: reserves more (its length, or a step beyond) once they pass

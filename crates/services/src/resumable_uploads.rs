@@ -381,9 +381,7 @@ impl ResumableUploads {
             Err(ResumableError::NotFound) => {
                 let now = self.ctx.now();
                 match self.ctx.store.files().find(id, now).await? {
-                    Some(file) if file.guest_link_id.as_ref() == who.link_id() && file.account == who.account() => {
-                        Ok(Progress::Finished(file))
-                    }
+                    Some(file) if who.owns(file.account, file.guest_link_id.as_ref()) => Ok(Progress::Finished(file)),
                     _ => Err(ResumableError::NotFound),
                 }
             }
@@ -418,7 +416,7 @@ impl ResumableUploads {
     ) -> Result<Appended, ResumableError> {
         let mut hashing = self.lock(id).await?;
         let mut upload = match self.unfinished(who, id).await {
-            Err(ResumableError::NotFound) if self.ctx.store.resumable_uploads().concat(id).await?.is_some() => {
+            Err(ResumableError::NotFound) if self.finished_final_of(who, id).await? => {
                 return Err(ResumableError::FinalTakesNoBytes);
             }
             found => found?,
@@ -483,8 +481,14 @@ impl ResumableUploads {
         let reached = Arc::new(AtomicI64::new(offset as i64));
         let resume =
             Resume { first_idx, partial: partial.clone(), hasher: hashing.hasher.clone(), committed: reached.clone() };
-        let length = upload.upload_length.and_then(|length| u64::try_from(length).ok());
-        let quota = QuotaHold::resume(&self.ctx, id, who.account(), offset, length).await?;
+        // A final upload's bytes are its parts', which hold their room until its finish.
+        let quota = match join {
+            Some(_) => None,
+            None => {
+                let length = upload.upload_length.and_then(|length| u64::try_from(length).ok());
+                QuotaHold::resume(&self.ctx, id, who.account(), length).await?
+            }
+        };
         let mut writer = Upload::resume(&self.ctx, id, resume, limit, who.memory()).holding(quota);
         let mut checksum = request.checksum.as_ref().map(|sent| ChecksumOf::new(sent.algorithm));
         // The header is checked as the first request brings it; the whole layout at the finish.
@@ -581,11 +585,21 @@ impl ResumableUploads {
         Ok(())
     }
 
+    /// Whether `id` is a final upload of `who`'s that is a file already (it takes no more bytes);
+    /// another's is none, as if it did not exist.
+    async fn finished_final_of(&self, who: &Uploader, id: &FileId) -> Result<bool, ResumableError> {
+        if self.ctx.store.resumable_uploads().concat(id).await?.is_none() {
+            return Ok(false);
+        }
+        let file = self.ctx.store.files().find(id, self.ctx.now()).await?;
+        Ok(file.is_some_and(|file| who.owns(file.account, file.guest_link_id.as_ref())))
+    }
+
     /// The unfinished upload `id` if `who` may touch it: 404 when unknown or another's, 410 when expired.
     async fn unfinished(&self, who: &Uploader, id: &FileId) -> Result<ResumableRecord, ResumableError> {
         let upload = self.ctx.store.resumable_uploads().find(id).await?;
         match upload {
-            Some(upload) if upload.guest_link_id.as_ref() == who.link_id() && upload.account == who.account() => {
+            Some(upload) if who.owns(upload.account, upload.guest_link_id.as_ref()) => {
                 if upload.expires_at <= self.ctx.now().secs() {
                     self.forget(id);
                     return Err(ResumableError::Expired);

@@ -60,6 +60,9 @@ pub enum ShareError {
     NoBatches,
     #[error("the batch holds no file")]
     EmptyBatch,
+    /// A member's upload named a share: shares are an admin's so far.
+    #[error("only an admin makes shares, so far: upload without the Share header")]
+    AdminsOnly,
     #[error("a form may hold at most {0} files; send the rest in another form")]
     TooManyFiles(u32),
     /// A file that is not an age file, for a share that requires encryption.
@@ -187,6 +190,7 @@ pub async fn share_upload(
     let members: Vec<_> = files.iter().map(|file| (file.record.id.clone(), file.folder.clone())).collect();
     match (uploader.guest_link(), named) {
         (None, None) => Ok(None),
+        (None, Some(_)) if !uploader.may_share() => Err(ShareError::AdminsOnly),
         (None, Some(name)) => {
             let expires_at = files.iter().map(|file| file.record.expires_at).collect::<Option<Vec<_>>>();
             let expires_at = expires_at.and_then(|all| all.into_iter().max());

@@ -11,7 +11,8 @@ blobdrop_store_core::quota_methods! {
         "SELECT COALESCE(SUM(CASE WHEN state = 'ready' THEN file_size ELSE reserved_bytes END), 0)::BIGINT AS \"bytes!\", \
          COUNT(*) AS \"files!\" FROM files WHERE account_id = $1 AND state IN ('ready', 'uploading')"
     ],
-    lock_account: ["SELECT quota_bytes AS bytes, quota_files AS files FROM accounts WHERE id = $1 FOR UPDATE"],
+    // NO KEY: it serializes reservations without holding up inserts that refer to the account.
+    lock_account: ["SELECT quota_bytes AS bytes, quota_files AS files FROM accounts WHERE id = $1 FOR NO KEY UPDATE"],
     use_besides: [
         "SELECT COALESCE(SUM(CASE WHEN state = 'ready' THEN file_size ELSE reserved_bytes END), 0)::BIGINT AS \"bytes!\", \
          COUNT(*) AS \"files!\" FROM files WHERE account_id = $1 AND state IN ('ready', 'uploading') AND id <> $2"

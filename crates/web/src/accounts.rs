@@ -183,23 +183,27 @@ pub async fn edit(
 ) -> Result<HttpResponse, AppError> {
     let actor = changes.owner.actor();
     let mut record = accounts::find(&state.ctx, actor, *account).await?;
+    // Every field is read before any is applied: a bad one changes nothing.
+    let (bytes, files) = (changes.body.quota_bytes, changes.body.quota_files);
+    let limit = |asked: Option<Option<u64>>| match asked {
+        None | Some(None) => Ok(None),
+        Some(Some(limit)) => i64::try_from(limit)
+            .map(Some)
+            .map_err(|_| AppError::BadRequest("a quota is at most 9223372036854775807".into())),
+    };
+    let (asked_bytes, asked_files) = (limit(bytes)?, limit(files)?);
     if let Some(role) = changes.body.role {
         record = accounts::set_role(&state.ctx, actor, *account, role).await?;
     }
     if let Some(disabled) = changes.body.disabled {
         record = accounts::set_disabled(&state.ctx, actor, *account, disabled).await?;
     }
-    let (bytes, files) = (changes.body.quota_bytes, changes.body.quota_files);
     if bytes.is_some() || files.is_some() {
         let own = crate::services::quotas::own(&state.ctx, *account).await?;
-        let limit = |asked: Option<Option<u64>>, now: Option<i64>| match asked {
-            None => Ok(now),
-            Some(None) => Ok(None),
-            Some(Some(limit)) => i64::try_from(limit)
-                .map(Some)
-                .map_err(|_| AppError::BadRequest("a quota is at most 9223372036854775807".into())),
+        let quota = Quota {
+            bytes: if bytes.is_some() { asked_bytes } else { own.bytes },
+            files: if files.is_some() { asked_files } else { own.files },
         };
-        let quota = Quota { bytes: limit(bytes, own.bytes)?, files: limit(files, own.files)? };
         record = accounts::set_quota(&state.ctx, actor, *account, quota).await?;
     }
     Ok(HttpResponse::Ok().json(AccountJson::of(&state, actor, &record, None).await?))

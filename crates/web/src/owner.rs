@@ -68,8 +68,8 @@ impl Owner {
 /// The owner as an uploader, under the server's limits (`services::intake`).
 pub fn uploader_of(state: &AppState, owner: &Owner) -> Uploader {
     match owner {
-        Owner::Token(token) => state.intake.token(token.actor.account, token.rights.require_encryption),
-        Owner::Secret | Owner::Browser(_) => state.intake.owner(owner.actor().account),
+        Owner::Token(token) => state.intake.token(token.actor, token.rights.require_encryption),
+        Owner::Secret | Owner::Browser(_) => state.intake.owner(owner.actor()),
     }
 }
 

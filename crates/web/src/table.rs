@@ -50,8 +50,9 @@ pub enum Access {
     /// the system; `full` has every scope).
     Token(TokenScope),
     /// Any account, or an API token with this scope, each within its reach (`domain::Reach`): a
-    /// member's own files and uploads, an admin's every account's (uploads, the files API,
-    /// bundles, resumable uploads).
+    /// member's own files and guest links, an admin's every account's (uploads, the files API,
+    /// bundles, guest links). An unfinished resumable upload is its uploader's account's alone,
+    /// an admin's included (an admin deletes the finished file instead).
     Own(TokenScope),
 }
 
@@ -409,20 +410,20 @@ fn routes(t: &mut Table) {
     });
     // Guest links: the owner's pages and JSON API, and the guests' upload page and uploads.
     t.names(Some("guest link"));
-    t.route("/guest-links", GET, Owner, guest_link_pages::list);
-    t.route("/guest-links", POST, Owner, guest_link_pages::create);
-    t.route("/guest-links/{id}", GET, Owner, guest_link_pages::show);
-    t.route("/guest-links/{id}/edit", POST, Owner, guest_link_pages::edit);
-    t.route("/guest-links/{id}/disable", POST, Owner, guest_link_pages::disable);
-    t.route("/guest-links/{id}/enable", POST, Owner, guest_link_pages::enable);
-    t.route("/guest-links/{id}/delete", POST, Owner, guest_link_pages::delete);
+    t.route("/guest-links", GET, Account, guest_link_pages::list);
+    t.route("/guest-links", POST, Account, guest_link_pages::create);
+    t.route("/guest-links/{id}", GET, Account, guest_link_pages::show);
+    t.route("/guest-links/{id}/edit", POST, Account, guest_link_pages::edit);
+    t.route("/guest-links/{id}/disable", POST, Account, guest_link_pages::disable);
+    t.route("/guest-links/{id}/enable", POST, Account, guest_link_pages::enable);
+    t.route("/guest-links/{id}/delete", POST, Account, guest_link_pages::delete);
     t.resource(&["/api/guest-links"], |r| {
-        r.route(GET, Token(Read), guest_links_api::list).route(POST, Token(Full), guest_links_api::create);
+        r.route(GET, Own(Read), guest_links_api::list).route(POST, Own(Full), guest_links_api::create);
     });
     t.resource(&["/api/guest-links/{id}"], |r| {
-        r.route(GET, Token(Read), guest_links_api::show).route(PATCH, Token(Full), guest_links_api::edit).route(
+        r.route(GET, Own(Read), guest_links_api::show).route(PATCH, Own(Full), guest_links_api::edit).route(
             DELETE,
-            Token(Full),
+            Own(Full),
             guest_links_api::delete,
         );
     });
@@ -567,7 +568,8 @@ mod tests {
         // A guarded route lets other methods through: a PUT to a page's name is an upload.
         assert_eq!(access(Method::PUT, "/files"), Some((Own(TokenScope::Upload), Body::OneFile)));
         assert_eq!(access(Method::GET, "/files/x"), Some((Account, Body::Other)));
-        assert_eq!(access(Method::GET, "/guest-links"), Some((Owner, Body::Other)));
+        assert_eq!(access(Method::GET, "/guest-links"), Some((Account, Body::Other)));
+        assert_eq!(access(Method::GET, "/settings"), Some((Owner, Body::Other)));
         assert_eq!(access(Method::POST, "/s/x"), Some((Link, Body::Other)));
         assert_eq!(access(Method::POST, "/f/x/name.txt"), Some((Link, Body::Other)));
         assert_eq!(access(Method::PATCH, "/g/x/uploads/y"), Some((Guest, Body::Resumable)));

@@ -151,8 +151,8 @@ macro_rules! file_methods {
                     // The kept count of ready files, less the few the clean-up has not yet taken
                     // away, found through partial indexes; no read of every row.
                     true => sql!(query_scalar, $count_all, now).fetch_one(reader).await?,
-                    // With a name filter, which reads every visible name anyway, or one
-                    // account's files, through the index by account.
+                    // With a name filter, which reads every visible name anyway, or for one
+                    // account's files (a member's), which reads every visible file's account.
                     false => sql!(query_scalar, $count_filtered, now, pattern, account).fetch_one(reader).await?,
                 };
                 Ok((files, total))

@@ -53,8 +53,8 @@ macro_rules! quota_methods {
         }
 
         /// `account`'s own limits, its row kept from changing (and other reservations of the
-        /// account waiting) until the transaction ends: PostgreSQL locks it, SQLite runs one
-        /// write transaction at a time. `None`: no such account.
+        /// account waiting) until the transaction ends: PostgreSQL locks it (`FOR NO KEY
+        /// UPDATE`), SQLite runs one write transaction at a time. `None`: no such account.
         pub(super) async fn lock_account_quota(
             connection: &mut $crate::flows::Connection<Store>,
             account: $crate::domain::AccountId,

@@ -174,9 +174,9 @@ fn terms(
 
 #[utoipa::path(get, path = "/api/guest-links", operation_id = "listGuestLinks", tag = "guest links",
     responses((status = 200, description = "every guest link, newest first", body = [GuestLinkJson]), (status = 401, description = "no or wrong credentials")))]
-pub async fn list(_owner: Owner, req: HttpRequest, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
+pub async fn list(owner: Owner, req: HttpRequest, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
     let now = state.ctx.now();
-    let links = guest_links::list(&state.ctx).await?;
+    let links = guest_links::list(&state.ctx, owner.actor().reach()).await?;
     let links: Vec<GuestLinkJson> =
         links.iter().map(|link| GuestLinkJson::new(&req, &state, link, now.secs())).collect();
     Ok(HttpResponse::Ok().json(links))
@@ -205,12 +205,12 @@ pub async fn create(
 #[utoipa::path(get, path = "/api/guest-links/{id}", operation_id = "getGuestLink", tag = "guest links", params(("id" = String, Path)),
     responses((status = 200, description = "one guest link", body = GuestLinkJson), (status = 401, description = "no or wrong credentials"), (status = 404, description = "no such id")))]
 pub async fn show(
-    _owner: Owner,
+    owner: Owner,
     req: HttpRequest,
     id: web::Path<GuestLinkId>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    let link = guest_links::find(&state.ctx, &id).await?;
+    let link = guest_links::find_reached(&state.ctx, owner.actor().reach(), &id).await?;
     let now = state.ctx.now();
     Ok(HttpResponse::Ok().json(GuestLinkJson::new(&req, &state, &link, now.secs())))
 }
@@ -223,7 +223,7 @@ pub async fn edit(
     body: OwnerJson<Edit>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    let link = guest_links::find(&state.ctx, &id).await?;
+    let link = guest_links::find_reached(&state.ctx, body.owner.actor().reach(), &id).await?;
     let now = state.ctx.now();
     let edit = body.body;
     let expires_at = match edit.expires {
@@ -244,9 +244,8 @@ pub async fn edit(
     )?;
     terms.share_batches = edit.share_batches.unwrap_or(link.share_batches);
     terms.require_encryption = edit.require_encryption.unwrap_or(link.require_encryption);
-    let link = guest_links::update(&state.ctx, &link.id, &terms, edit.disabled)
-        .await?
-        .ok_or(AppError::Unknown("guest link"))?;
+    let link =
+        guest_links::update(&state.ctx, &link, &terms, edit.disabled).await?.ok_or(AppError::Unknown("guest link"))?;
     Ok(HttpResponse::Ok().json(GuestLinkJson::new(&req, &state, &link, now.secs())))
 }
 
@@ -254,11 +253,11 @@ pub async fn edit(
 #[utoipa::path(delete, path = "/api/guest-links/{id}", operation_id = "deleteGuestLink", tag = "guest links", params(("id" = String, Path)),
     responses((status = 204, description = "deleted; its files stay"), (status = 401, description = "no or wrong credentials"), (status = 404, description = "no such id")))]
 pub async fn delete(
-    _owner: Owner,
+    owner: Owner,
     id: web::Path<GuestLinkId>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    if !guest_links::delete(&state.ctx, &id).await? {
+    if !guest_links::delete(&state.ctx, owner.actor().reach(), &id).await? {
         return Err(AppError::Unknown("guest link"));
     }
     Ok(HttpResponse::NoContent().finish())

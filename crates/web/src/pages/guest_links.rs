@@ -4,8 +4,8 @@
 use actix_web::{HttpRequest, HttpResponse, web};
 use serde::Deserialize;
 
-use crate::domain::GuestLinkRecord;
 use crate::domain::{ByteSize, GuestLinkId, GuestLinkTerms, MAX_LIFETIME_DAYS, future_expiry};
+use crate::domain::{GuestLinkRecord, Reach};
 use crate::domain::{date_input, date_time, human_size};
 use crate::error::AppError;
 use crate::owner::{NoFields, OwnerForm};
@@ -20,7 +20,7 @@ pub async fn list(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
     let now = state.ctx.now();
-    let links = guest_links::list(&state.ctx).await?;
+    let links = guest_links::list(&state.ctx, owner.actor().reach()).await?;
     page(&GuestLinksPage {
         layout: layout("Guest links", &owner),
         links: links.iter().map(|link| row(&req, &state, link, now.secs())).collect(),
@@ -35,7 +35,7 @@ pub async fn show(
     id: web::Path<GuestLinkId>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    let link = guest_links::find(&state.ctx, &id).await?;
+    let link = guest_links::find_reached(&state.ctx, owner.actor().reach(), &id).await?;
     let now = state.ctx.now();
     page(&GuestLinkPage {
         layout: layout(&link.label, &owner),
@@ -109,40 +109,45 @@ pub async fn edit(
     form: OwnerForm<LinkForm>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    let link = guest_links::find(&state.ctx, &id).await?;
+    let link = guest_links::find_reached(&state.ctx, form.owner.actor().reach(), &id).await?;
     let now = state.ctx.now();
     let terms = form.fields.terms(Some(&link), now.secs())?;
-    guest_links::update(&state.ctx, &link.id, &terms, None).await?.ok_or(AppError::Unknown("guest link"))?;
+    guest_links::update(&state.ctx, &link, &terms, None).await?.ok_or(AppError::Unknown("guest link"))?;
     Ok(see_other("/guest-links"))
 }
 
 pub async fn disable(
     id: web::Path<GuestLinkId>,
-    _form: OwnerForm<NoFields>,
+    form: OwnerForm<NoFields>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    set_disabled(&state, &id, true).await
+    set_disabled(&state, form.owner.actor().reach(), &id, true).await
 }
 
 pub async fn enable(
     id: web::Path<GuestLinkId>,
-    _form: OwnerForm<NoFields>,
+    form: OwnerForm<NoFields>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    set_disabled(&state, &id, false).await
+    set_disabled(&state, form.owner.actor().reach(), &id, false).await
 }
 
-async fn set_disabled(state: &AppState, id: &GuestLinkId, disabled: bool) -> Result<HttpResponse, AppError> {
-    guest_links::set_disabled(&state.ctx, id, disabled).await?.ok_or(AppError::Unknown("guest link"))?;
+async fn set_disabled(
+    state: &AppState,
+    reach: Reach,
+    id: &GuestLinkId,
+    disabled: bool,
+) -> Result<HttpResponse, AppError> {
+    guest_links::set_disabled(&state.ctx, reach, id, disabled).await?.ok_or(AppError::Unknown("guest link"))?;
     Ok(see_other("/guest-links"))
 }
 
 pub async fn delete(
     id: web::Path<GuestLinkId>,
-    _form: OwnerForm<NoFields>,
+    form: OwnerForm<NoFields>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    if !guest_links::delete(&state.ctx, &id).await? {
+    if !guest_links::delete(&state.ctx, form.owner.actor().reach(), &id).await? {
         return Err(AppError::Unknown("guest link"));
     }
     Ok(see_other("/guest-links"))

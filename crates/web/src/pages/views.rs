@@ -526,17 +526,6 @@ pub struct DeleteLinkPage {
     pub deleted: bool,
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_default_expiry_is_preselected() {
-        let choices = expiry_choices("30");
-        assert_eq!(choices.iter().filter(|c| c.selected).map(|c| c.value).collect::<Vec<_>>(), ["30"]);
-    }
-}
-
 /// An account's quota as the pages show it: a line of text, and a bar for each limit it has.
 #[derive(Debug)]
 pub struct QuotaView {
@@ -568,5 +557,28 @@ impl QuotaView {
         }
         let text = if parts.is_empty() { "no limit".to_owned() } else { parts.join(", ") };
         QuotaView { text, bars }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_expiry_is_preselected() {
+        let choices = expiry_choices("30");
+        assert_eq!(choices.iter().filter(|c| c.selected).map(|c| c.value).collect::<Vec<_>>(), ["30"]);
+    }
+
+    #[test]
+    fn a_quota_reads_as_its_use_of_each_limit_and_its_bars_never_overflow() {
+        use crate::domain::{AccountUse, Quota};
+        let used = AccountUse { bytes: 3 << 20, files: 12 };
+        assert_eq!(QuotaView::of(Quota::NONE, used).text, "no limit");
+        assert!(QuotaView::of(Quota::NONE, used).bars.is_empty());
+        let view = QuotaView::of(Quota { bytes: Some(2 << 20), files: Some(100) }, used);
+        assert_eq!(view.text, "3.0 MiB of 2.0 MiB, 12 of 100 files");
+        assert_eq!((view.bars[0].kind, view.bars[0].value, view.bars[0].max), ("bytes", 2 << 20, 2 << 20));
+        assert_eq!((view.bars[1].kind, view.bars[1].value, view.bars[1].max), ("files", 12, 100));
     }
 }
