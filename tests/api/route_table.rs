@@ -520,7 +520,7 @@ fn expected(credential: Credential, method: &Method, path: &str, stranger: u16, 
         // where the owner finds one, a member finds no such thing (404). Everywhere else an
         // admin's credential is needed (403), but on the routes that need none.
         Credential::MemberSession => match access_of(method.as_str(), path) {
-            Some(access) if access.takes_members() => match other_ids(path) && (200..400).contains(&owner) {
+            Some(access) if access.takes_members() => match names_a_fixture(path) && (200..400).contains(&owner) {
                 true => 404,
                 false => owner,
             },
@@ -545,6 +545,11 @@ fn expected(credential: Credential, method: &Method, path: &str, stranger: u16, 
         }
         Credential::GuestLinkId => stranger,
     }
+}
+
+/// True for a path that names one of the fixtures (all the owner's), a guest link among them.
+fn names_a_fixture(path: &str) -> bool {
+    other_ids(path) || path.contains("{link}")
 }
 
 /// True for a path with an id that is not a guest link's.
