@@ -296,6 +296,7 @@ pub struct WebhookRow {
     pub events: String,
     pub format: String,
     pub created_at: i64,
+    pub account_id: i64,
 }
 
 impl From<WebhookRow> for WebhookRecord {
@@ -307,6 +308,7 @@ impl From<WebhookRow> for WebhookRecord {
             // The table's CHECK allows the four formats only.
             format: WebhookFormat::parse(&row.format).unwrap_or_default(),
             created_at: row.created_at,
+            account: crate::domain::AccountId(row.account_id),
         }
     }
 }

@@ -522,19 +522,20 @@ fn routes(t: &mut Table) {
             .route(OPTIONS, Anyone, tus::options);
     });
     t.names(None);
-    // Webhooks: the owner's receivers of events, a test delivery, the latest deliveries; their URLs
-    // are credentials, so no token (a leaked one could install a lasting tap).
+    // Webhooks: each account's receivers of events (an admin's hear every account's, a member's
+    // its own files'), a test delivery, the latest deliveries; their URLs are credentials, so no
+    // token (a leaked one could install a lasting tap).
     t.resource(&["/api/webhooks"], |r| {
-        r.route(GET, Owner, webhooks::list).route(POST, Owner, webhooks::create);
+        r.route(GET, Account, webhooks::list).route(POST, Account, webhooks::create);
     });
     t.resource(&["/api/webhooks/{id}"], |r| {
-        r.route(PATCH, Owner, webhooks::edit).route(DELETE, Owner, webhooks::delete);
+        r.route(PATCH, Account, webhooks::edit).route(DELETE, Account, webhooks::delete);
     });
     t.resource(&["/api/webhooks/{id}/test"], |r| {
-        r.route(POST, Owner, webhooks::test);
+        r.route(POST, Account, webhooks::test);
     });
     t.resource(&["/api/webhooks/{id}/deliveries"], |r| {
-        r.route(GET, Owner, webhooks::deliveries);
+        r.route(GET, Account, webhooks::deliveries);
     });
     // The API's OpenAPI document.
     t.resource(&["/api/openapi.json"], |r| {
@@ -632,7 +633,7 @@ mod tests {
         }
         assert_eq!(access(Method::POST, "/api/tokens"), Some((Access::Account, Body::Other)));
         assert_eq!(access(Method::POST, "/api/tokens/sharex"), Some((Access::Account, Body::Other)));
-        assert_eq!(access(Method::GET, "/api/webhooks"), Some((Access::Owner, Body::Other)));
+        assert_eq!(access(Method::GET, "/api/webhooks"), Some((Access::Account, Body::Other)));
     }
 
     /// A token's scope matches what its route does: `read` only looks (GET, HEAD), `upload` only
