@@ -453,12 +453,12 @@ fn routes(t: &mut Table) {
     });
     // Shares: their pages and zips, and the owner's API.
     t.resource(&["/api/shares"], |r| {
-        r.route(GET, Token(Read), shares::api::list).route(POST, Token(Full), shares::api::create);
+        r.route(GET, Own(Read), shares::api::list).route(POST, Own(Full), shares::api::create);
     });
     t.resource(&["/api/shares/{id}"], |r| {
-        r.route(GET, Token(Read), shares::api::show).route(PATCH, Token(Full), shares::api::edit).route(
+        r.route(GET, Own(Read), shares::api::show).route(PATCH, Own(Full), shares::api::edit).route(
             DELETE,
-            Token(Full),
+            Own(Full),
             shares::api::delete,
         );
     });
@@ -578,7 +578,8 @@ mod tests {
         assert_eq!(access(Method::POST, "/api/bundle"), Some((Own(TokenScope::Upload), Body::OneFile)));
         assert_eq!(access(Method::GET, "/api/bundle"), Some((Own(TokenScope::Read), Body::Other)));
         assert_eq!(access(Method::DELETE, "/api/files/x"), Some((Own(TokenScope::Full), Body::Other)));
-        assert_eq!(access(Method::DELETE, "/api/shares/x"), Some((Token(TokenScope::Full), Body::Other)));
+        assert_eq!(access(Method::DELETE, "/api/shares/x"), Some((Own(TokenScope::Full), Body::Other)));
+        assert_eq!(access(Method::GET, "/api/system"), Some((Token(TokenScope::Read), Body::Other)));
         assert_eq!(access(Method::DELETE, "/api/webhooks/1"), Some((Owner, Body::Other)));
         assert!(matches!(land(&Method::PUT, "/api/files/x"), Landing::WrongMethod(_)), "a resource answers 405");
         assert!(matches!(land(&Method::GET, "/a/b/c/d"), Landing::Nowhere));
