@@ -59,7 +59,7 @@ pub async fn import_command(args: &ImportArgs) -> Result<(), ImportCommandError>
     }
     let store = Store::open(&args.database.db, args.database.store_options()).await?;
     let ctx = Context::new(store.clone(), Clock::system(), CleanupTrigger::default());
-    let imported = import(&ctx, &args.bundle, AccountId::OWNER, args.max_upload, args.require_encryption, true).await;
+    let imported = import(&ctx, &args.bundle, AccountId::OWNER, args.max_upload, args.require_encryption).await;
     store.close_beside_server().await;
     for file in imported? {
         println!("{}\t{}\t{}", file.id, file.size, file.name);

@@ -93,7 +93,7 @@ async fn an_invited_person_sets_a_password_and_signs_in_by_name_to_their_own_acc
     assert!(home.text().await.unwrap().contains("id=\"file-input\""), "the upload page");
     let file = app.upload("owners.txt", b"the owner's".to_vec()).await;
     let id = crate::helpers::id_of(&file);
-    for path in ["/settings", "/system", "/accounts", "/api/accounts", "/api/shares"] {
+    for path in ["/settings", "/system", "/accounts", "/api/accounts", "/api/system"] {
         let refused = browser.get(&app, path).await;
         assert_eq!(refused.status(), StatusCode::FORBIDDEN, "GET {path}");
     }
@@ -349,12 +349,12 @@ async fn a_token_never_outranks_its_account_demoted_or_disabled() {
     let get = |path: String| app.client.get(app.url(&path)).bearer_auth(&token).send();
     let listed = |response: reqwest::Response| async move { response.json::<Vec<Value>>().await.unwrap().len() };
     assert_eq!(listed(get("/api/files".into()).await.unwrap()).await, 1, "an admin's token reaches every file");
-    assert_eq!(get("/api/shares".into()).await.unwrap().status(), StatusCode::OK);
+    assert_eq!(get("/api/system".into()).await.unwrap().status(), StatusCode::OK);
 
     let demote = app.owner(Method::PATCH, &format!("/api/accounts/{id}")).json(&json!({"role": "member"})).send();
     let demoted: Value = demote.await.unwrap().json().await.unwrap();
     assert_eq!(demoted["role"], "member");
-    let refused = get("/api/shares".into()).await.unwrap();
+    let refused = get("/api/system".into()).await.unwrap();
     assert_eq!(refused.status(), StatusCode::FORBIDDEN, "the very next request");
     assert!(refused.text().await.unwrap().contains("only an admin"));
     assert_eq!(listed(get("/api/files".into()).await.unwrap()).await, 0, "a member's token reaches its own files only");

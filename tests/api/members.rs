@@ -193,7 +193,7 @@ async fn a_member_makes_and_revokes_its_own_tokens_which_reach_its_own_files_onl
     assert_eq!(listed.len(), 1);
     let other = by_token(Method::GET, &format!("/api/files/{owners}")).send().await.unwrap();
     assert_eq!(other.status(), StatusCode::NOT_FOUND);
-    for path in ["/api/shares", "/api/system", "/metrics"] {
+    for path in ["/api/system", "/metrics"] {
         assert_eq!(by_token(Method::GET, path).send().await.unwrap().status(), StatusCode::FORBIDDEN, "{path}");
     }
     let minted = by_token(Method::POST, "/api/tokens").json(&json!({"label": "another"})).send().await.unwrap();
@@ -308,4 +308,58 @@ async fn another_accounts_finished_final_upload_is_no_upload_to_a_member() {
         .header("content-type", "application/offset+octet-stream")
         .body("x");
     assert_eq!(theirs.send().await.unwrap().status(), StatusCode::NOT_FOUND, "to anna it does not exist");
+}
+
+#[tokio::test]
+async fn a_member_shares_its_own_files_and_finds_no_one_elses_shares() {
+    let app = spawn_app().await;
+    let anna = member(&app, "anna").await;
+    let owners_file = id_of(&app.upload("owners.txt", b"the owner's".to_vec()).await);
+    let owners =
+        app.owner(Method::POST, "/api/shares").json(&json!({"name": "the owner's share", "files": [owners_file]}));
+    let owners: Value = owners.send().await.unwrap().json().await.unwrap();
+    let owners = owners["id"].as_str().unwrap().to_owned();
+    let hers = id_of(&upload_from(&app, &anna, "hers.txt", b"anna's".to_vec()).await);
+    upload_from(&app, &anna, "kept.txt", b"kept".to_vec()).await;
+
+    // Her own files only: one of another account's is no file to share.
+    let theirs =
+        from(&app, &anna, Method::POST, "/api/shares").json(&json!({"name": "mine", "files": [hers, owners_file]}));
+    assert_eq!(theirs.send().await.unwrap().status(), StatusCode::CONFLICT);
+    let made = from(&app, &anna, Method::POST, "/api/shares").json(&json!({"name": "anna's share", "files": [hers]}));
+    let made = made.send().await.unwrap();
+    assert_eq!(made.status(), StatusCode::CREATED);
+    let share: Value = made.json().await.unwrap();
+    let share_id = share["id"].as_str().unwrap().to_owned();
+    let add = from(&app, &anna, Method::PATCH, &format!("/api/shares/{share_id}")).json(&json!({"add": [owners_file]}));
+    assert_eq!(add.send().await.unwrap().status(), StatusCode::CONFLICT, "nor to add");
+    // Anyone with its link downloads it.
+    let page = app.client.get(app.url(&format!("/s/{share_id}"))).send().await.unwrap();
+    assert_eq!(page.status(), StatusCode::OK);
+
+    // Her listings hold hers; the owner's share is none of hers.
+    let listed: Vec<Value> = from(&app, &anna, Method::GET, "/api/shares").send().await.unwrap().json().await.unwrap();
+    assert_eq!(listed.iter().map(|share| share["name"].as_str().unwrap()).collect::<Vec<_>>(), ["anna's share"]);
+    let files_page = from(&app, &anna, Method::GET, "/files").send().await.unwrap().text().await.unwrap();
+    assert!(files_page.contains("anna&#39;s share") && !files_page.contains("the owner&#39;s share"), "{files_page}");
+    for (method, path) in [
+        (Method::GET, format!("/api/shares/{owners}")),
+        (Method::PATCH, format!("/api/shares/{owners}")),
+        (Method::DELETE, format!("/api/shares/{owners}?files=true")),
+    ] {
+        let request = from(&app, &anna, method.clone(), &path).json(&json!({"name": "mine now"}));
+        assert_eq!(request.send().await.unwrap().status(), StatusCode::NOT_FOUND, "{method} {path}");
+    }
+    let all: Vec<Value> = app.owner(Method::GET, "/api/shares").send().await.unwrap().json().await.unwrap();
+    assert_eq!(all.len(), 2, "an admin lists every account's; the owner's is untouched");
+
+    // An admin puts the owner's file in her share; deleting it with its files takes hers only.
+    let added = app.owner(Method::PATCH, &format!("/api/shares/{share_id}")).json(&json!({"add": [owners_file]}));
+    assert_eq!(added.send().await.unwrap().status(), StatusCode::OK);
+    let deleted =
+        from(&app, &anna, Method::DELETE, &format!("/api/shares/{share_id}?files=true")).send().await.unwrap();
+    assert_eq!(deleted.status(), StatusCode::NO_CONTENT);
+    assert_eq!(names_listed_for(&app, &anna).await, ["kept.txt"], "her shared file went, the other stays");
+    let owners_still = app.owner(Method::GET, &format!("/api/files/{owners_file}")).send().await.unwrap();
+    assert_eq!(owners_still.status(), StatusCode::OK, "the owner's file in her share stays");
 }

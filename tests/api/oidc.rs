@@ -378,8 +378,8 @@ async fn admin_groups_are_read_at_every_sign_in_and_a_removed_group_demotes() {
     let made = made.json(&serde_json::json!({ "label": "alice's" })).send().await.unwrap();
     assert_eq!(made.status(), StatusCode::CREATED);
     let token = made.json::<serde_json::Value>().await.unwrap()["token"].as_str().unwrap().to_owned();
-    // What only an admin may: the shares of every account.
-    let files = || app.client.get(app.url("/api/shares")).bearer_auth(&token).send();
+    // What only an admin may: the system's figures.
+    let files = || app.client.get(app.url("/api/system")).bearer_auth(&token).send();
     assert_eq!(files().await.unwrap().status(), StatusCode::OK);
 
     // The group is taken away at the provider: the next sign-in is a member's, of the same account.
@@ -669,7 +669,7 @@ async fn a_member_links_its_identity_and_signs_in_as_that_member_only() {
     // What a member may: its own page and files, and nothing of an admin's.
     assert_eq!(by_provider.get(&app, "/account").await.status(), StatusCode::OK);
     assert_eq!(by_provider.get(&app, "/files").await.status(), StatusCode::OK);
-    for path in ["/settings", "/accounts", "/system", "/api/accounts", "/api/shares"] {
+    for path in ["/settings", "/accounts", "/system", "/api/accounts", "/api/system"] {
         assert_eq!(by_provider.get(&app, path).await.status(), StatusCode::FORBIDDEN, "{path}");
     }
 

@@ -241,30 +241,3 @@ async fn a_concatenated_upload_counts_its_bytes_once() {
     assert_eq!(joined.status(), StatusCode::CREATED, "{:?}", joined.text().await);
     assert_eq!(kept(&app, &token).await, (1, 80_000));
 }
-
-#[tokio::test]
-async fn a_member_makes_no_share_of_an_upload_nor_brings_one_in_with_a_bundle() {
-    let app = spawn_app().await;
-    let (_, token) = member_with_quota(&app, "anna", json!({})).await;
-    let form =
-        reqwest::multipart::Form::new().part("file", reqwest::multipart::Part::bytes(b"x".to_vec()).file_name("a.txt"));
-    let shared = app.client.post(app.url("/")).bearer_auth(&token).header("share", "holiday").multipart(form);
-    let shared = shared.send().await.unwrap();
-    assert_eq!(shared.status(), StatusCode::FORBIDDEN);
-    assert!(shared.text().await.unwrap().contains("only an admin makes shares"));
-    assert_eq!(kept(&app, &token).await, (0, 0), "nothing of the refused form was kept");
-
-    // A bundle of the owner's with a share: her import brings its files, not its share.
-    let form =
-        reqwest::multipart::Form::new().part("file", reqwest::multipart::Part::bytes(b"y".to_vec()).file_name("b.txt"));
-    let made = app.owner(Method::POST, "/").header("share", "the owner's").multipart(form).send().await.unwrap();
-    assert_eq!(made.status(), StatusCode::CREATED);
-    let files = app.list().await;
-    let bundle = app.owner(Method::GET, &format!("/api/bundle?ids={}", files[0]["id"].as_str().unwrap())).send();
-    let bundle = bundle.await.unwrap().bytes().await.unwrap();
-    let imported = app.client.post(app.url("/api/bundle")).bearer_auth(&token).body(bundle).send().await.unwrap();
-    assert_eq!(imported.status(), StatusCode::CREATED, "{:?}", imported.text().await);
-    assert_eq!(kept(&app, &token).await, (1, 1));
-    let shares: Vec<Value> = app.owner(Method::GET, "/api/shares").send().await.unwrap().json().await.unwrap();
-    assert_eq!(shares.len(), 1, "only the owner's share");
-}

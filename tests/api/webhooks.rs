@@ -606,3 +606,56 @@ async fn an_event_names_the_account_whose_file_it_is() {
     assert_eq!(payload["file"]["name"], "berts.txt");
     assert_eq!(payload["account"], json!({"id": bert, "name": "bert"}));
 }
+
+/// The file names the deliveries `received` are about.
+fn file_names(received: &[Received]) -> Vec<String> {
+    let mut names: Vec<String> = received
+        .iter()
+        .map(|delivery| delivery.json()["file"]["name"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[tokio::test]
+async fn a_members_webhook_hears_its_own_files_and_an_admins_hears_every_accounts() {
+    use crate::members::{from, member};
+    let app = spawn_app().await;
+    let anna = member(&app, "anna").await;
+    let (for_admin, for_anna) = (Receiver::start(Mode::Answer(204)).await, Receiver::start(Mode::Answer(204)).await);
+    let (admins, _) = add_webhook(&app, json!({ "url": for_admin.url("/hook"), "events": ["file.uploaded"] })).await;
+    let made = from(&app, &anna, Method::POST, "/api/webhooks");
+    let made = made.json(&json!({ "url": for_anna.url("/hook"), "events": ["file.uploaded"] })).send().await.unwrap();
+    assert_eq!(made.status(), StatusCode::CREATED);
+    let annas = made.json::<Value>().await.unwrap()["id"].as_i64().unwrap();
+
+    app.upload("owners.txt", b"the owner's".to_vec()).await;
+    let uploaded = from(&app, &anna, Method::PUT, "/annas.txt").body("anna's").send().await.unwrap();
+    assert_eq!(uploaded.status(), StatusCode::CREATED);
+    assert_eq!(
+        file_names(&for_admin.wait_for(2).await),
+        ["annas.txt", "owners.txt"],
+        "an admin's hears every account's"
+    );
+    // Both events went out in the admin's deliveries; anna's receiver got hers alone.
+    wait_for_deliveries(&app, annas, "anna's one delivery", |list| list.len() == 1).await;
+    assert_eq!(file_names(&for_anna.wait_for(1).await), ["annas.txt"]);
+    assert_eq!(for_anna.received().len(), 1, "a member's webhook hears nothing of the owner's files");
+
+    // Her webhooks are hers: the owner's is no webhook of hers, and its URL is not hers to read.
+    let listed: Vec<Value> =
+        from(&app, &anna, Method::GET, "/api/webhooks").send().await.unwrap().json().await.unwrap();
+    assert_eq!(listed.iter().map(|hook| hook["id"].as_i64().unwrap()).collect::<Vec<_>>(), [annas]);
+    for (method, path) in [
+        (Method::PATCH, format!("/api/webhooks/{admins}")),
+        (Method::DELETE, format!("/api/webhooks/{admins}")),
+        (Method::POST, format!("/api/webhooks/{admins}/test")),
+        (Method::GET, format!("/api/webhooks/{admins}/deliveries")),
+    ] {
+        let request = from(&app, &anna, method.clone(), &path).json(&json!({ "format": "ntfy" }));
+        assert_eq!(request.send().await.unwrap().status(), StatusCode::NOT_FOUND, "{method} {path}");
+    }
+    let all: Vec<Value> = app.owner(Method::GET, "/api/webhooks").send().await.unwrap().json().await.unwrap();
+    assert_eq!(all.len(), 2, "an admin lists every account's, and the owner's is untouched");
+    assert!(all.iter().all(|hook| hook["format"] == "generic"));
+}

@@ -192,6 +192,8 @@ pub struct ShareRecord {
     pub total_size: i64,
     /// When the newest of its files was uploaded (0 without files).
     pub newest_file_at: i64,
+    /// The account it belongs to: its maker's, or a guest link's for a guest's batch.
+    pub account: crate::AccountId,
 }
 
 impl ShareRecord {

@@ -211,6 +211,8 @@ pub struct WebhookRecord {
     pub events: WebhookEvents,
     pub format: WebhookFormat,
     pub created_at: i64,
+    /// The account it belongs to: a member's hears its own files' events only.
+    pub account: super::AccountId,
 }
 
 /// One delivery of one event to one webhook, and how its attempts went. Times are unix seconds.

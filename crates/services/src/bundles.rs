@@ -57,18 +57,14 @@ pub struct SharedFiles {
     pub members: Vec<(usize, String)>,
 }
 
-/// Every visible share that holds some of `files`, newest first, with just those of its members.
+/// Every visible share within `reach` that holds some of `files`, newest first, with just those
+/// of its members.
 pub async fn shares_of(ctx: &Context, reach: Reach, files: &[FileRecord]) -> Result<Vec<SharedFiles>, StoreError> {
-    // Shares are an admin's so far: a member's bundle holds its files alone.
-    if reach != Reach::Everyone {
-        return Ok(Vec::new());
-    }
-    let now = ctx.now();
     let index: std::collections::HashMap<&str, usize> =
         files.iter().enumerate().map(|(at, file)| (file.id.as_str(), at)).collect();
-    let memberships = ctx.store.shares().memberships(now).await?;
+    let (all, memberships) = shares::with_memberships(ctx, reach).await?;
     let mut shares = Vec::new();
-    for share in ctx.store.shares().list(now).await? {
+    for share in all {
         let members: Vec<(usize, String)> = memberships
             .iter()
             .filter(|member| member.share_id == share.id)
@@ -256,20 +252,18 @@ pub struct ImportedFile {
 
 /// Checks the bundle at `path`, then stores all its files, visible together at the end. On any
 /// failure nothing becomes visible and what was written is deleted. Each file obeys `max_size`,
-/// and with `require_age` must be an age-encrypted file. The bundle's shares come too
-/// `with_shares` (an admin's import; shares are an admin's so far).
+/// and with `require_age` must be an age-encrypted file.
 pub async fn import(
     ctx: &Context,
     path: &Path,
     account: AccountId,
     max_size: Option<ByteSize>,
     require_age: bool,
-    with_shares: bool,
 ) -> Result<Vec<ImportedFile>, ImportError> {
     let path = path.to_owned();
     let reader = tokio::task::spawn_blocking(move || BundleReader::open(&path)).await??;
     let files = reader.files.clone();
-    let shares = if with_shares { reader.shares.clone() } else { Vec::new() };
+    let shares = reader.shares.clone();
     let (pieces, mut received) = mpsc::channel::<Vec<u8>>(2);
     let reading = tokio::task::spawn_blocking(move || {
         for file in &reader.files {
@@ -336,9 +330,8 @@ pub async fn import_visible(
     account: AccountId,
     max_size: Option<ByteSize>,
     require_age: bool,
-    with_shares: bool,
 ) -> Result<Vec<(FileRecord, String)>, ImportError> {
-    let imported = import(ctx, path, account, max_size, require_age, with_shares).await?;
+    let imported = import(ctx, path, account, max_size, require_age).await?;
     let now = ctx.now();
     let mut files = Vec::with_capacity(imported.len());
     for file in imported {
@@ -439,7 +432,7 @@ mod tests {
         assert!(status.success());
         assert_eq!(std::fs::read(folder.path().join("large.bin")).unwrap(), large);
 
-        let imported = import(&ctx, &path, AccountId::OWNER, None, false, true).await.unwrap();
+        let imported = import(&ctx, &path, AccountId::OWNER, None, false).await.unwrap();
         assert_eq!(imported.len(), 2);
         let now = time::OffsetDateTime::now_utc().unix_timestamp();
         let record = store.files().find(&imported[0].id, crate::domain::Timestamp(now)).await.unwrap().unwrap();

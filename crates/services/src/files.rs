@@ -160,8 +160,8 @@ pub async fn first_bytes(ctx: &Context, file: &FileRecord, wanted: usize) -> Res
 }
 
 /// The files as a database of the listing schema (`?format=sqlite`), each with its link, and the
-/// visible shares with theirs (`share_url` makes it) and their members; built off the async executor.
-/// Shares are an admin's so far: a member's listing (`reach`) holds its own files only.
+/// visible shares within `reach` with theirs (`share_url` makes it) and their members; built off
+/// the async executor.
 pub async fn listing_database(
     ctx: &Context,
     reach: Reach,
@@ -170,11 +170,7 @@ pub async fn listing_database(
     share_url: impl Fn(&ShareId) -> String,
 ) -> Result<Vec<u8>, StoreError> {
     use crate::store::export::{ListingRow, ListingShare, listing_database, listing_page_size};
-    let now = ctx.now();
-    let (shares, memberships) = match reach {
-        Reach::Everyone => (ctx.store.shares().list(now).await?, ctx.store.shares().memberships(now).await?),
-        Reach::Own(_) => (Vec::new(), Vec::new()),
-    };
+    let (shares, memberships) = crate::shares::with_memberships(ctx, reach).await?;
     let share_urls: Vec<String> = shares.iter().map(|share| share_url(&share.id)).collect();
     let build = tokio::task::spawn_blocking(move || {
         let rows: Vec<ListingRow<'_>> = files.iter().zip(urls).map(|(file, url)| ListingRow { file, url }).collect();

@@ -176,16 +176,6 @@ impl Uploader {
         }
     }
 
-    /// Whether a share may be made of what it uploads: an admin's with a `Share` header, a
-    /// guest's batch as its link says (`shares::share_upload`). Shares are an admin's so far: a
-    /// member's upload makes none, and a member's bundle brings none in.
-    pub fn may_share(&self) -> bool {
-        match &self.who {
-            Who::Owner(actor) | Who::Token(actor) => actor.is_admin(),
-            Who::Guest(_) => true,
-        }
-    }
-
     pub(crate) fn link_id(&self) -> Option<&GuestLinkId> {
         self.guest_link().map(|link| &link.id)
     }
@@ -364,7 +354,5 @@ mod tests {
         assert!(matches!(owner.check_one_more(2), Err(IntakeError::TooManyFiles(2))));
         assert_eq!(owner.capped_expiry(None, 0), None);
         assert!(intake(None).token(Actor::OWNER, false).check_declared(Some(u64::MAX)).is_ok());
-        let member = Actor { account: AccountId(2), role: crate::domain::Role::Member };
-        assert!(owner.may_share() && !intake(None).owner(member).may_share(), "shares are an admin's");
     }
 }

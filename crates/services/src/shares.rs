@@ -9,11 +9,11 @@ use tokio::sync::mpsc;
 
 use crate::Context;
 use crate::auth::passwords::{self, PasswordError};
-use crate::domain::AccountId;
 use crate::domain::{
     AGE_CHECK_PREFIX, ByteRange, FileId, FileName, FilePassword, FolderPath, GuestLinkId, Piece, ShareId, Zip64Limits,
     check_stored, member_key,
 };
+use crate::domain::{AccountId, Reach};
 use crate::domain::{
     FileRecord, GuestLinkRecord, ShareChanges, ShareCursor, ShareMember, ShareRecord, ShareWrite, Timestamp,
 };
@@ -60,9 +60,6 @@ pub enum ShareError {
     NoBatches,
     #[error("the batch holds no file")]
     EmptyBatch,
-    /// A member's upload named a share: shares are an admin's so far.
-    #[error("only an admin makes shares, so far: upload without the Share header")]
-    AdminsOnly,
     #[error("a form may hold at most {0} files; send the rest in another form")]
     TooManyFiles(u32),
     /// A file that is not an age file, for a share that requires encryption.
@@ -145,6 +142,48 @@ pub async fn create(
     Ok(ctx.store.shares().create(&share, files, now).await?)
 }
 
+/// `create` of a request within `reach`: a member shares its own files only (another account's
+/// is `NoFile`, as a file that is not there).
+pub async fn create_within(
+    ctx: &Context,
+    reach: Reach,
+    options: NewShareOptions,
+    files: &[(FileId, FolderPath)],
+    now: Timestamp,
+) -> Result<ShareWrite, ShareError> {
+    if let Some(outside) = first_outside(ctx, reach, files.iter().map(|(id, _)| id)).await? {
+        return Ok(ShareWrite::NoFile(outside));
+    }
+    create(ctx, options, files, now).await
+}
+
+/// The first of `ids` that is no visible file within `reach`; `None` for an admin's reach.
+async fn first_outside<'a>(
+    ctx: &Context,
+    reach: Reach,
+    ids: impl Iterator<Item = &'a FileId>,
+) -> Result<Option<FileId>, StoreError> {
+    if reach == Reach::Everyone {
+        return Ok(None);
+    }
+    for id in ids {
+        if crate::files::find_reached(ctx, reach, id).await?.is_none() {
+            return Ok(Some(id.clone()));
+        }
+    }
+    Ok(None)
+}
+
+/// Whether share `id` (visible or used up) is within `reach`; always, for an admin's, so that the
+/// store decides as before.
+async fn reaches(ctx: &Context, reach: Reach, id: &ShareId) -> Result<bool, StoreError> {
+    if reach == Reach::Everyone {
+        return Ok(true);
+    }
+    let share = ctx.store.shares().find_even_used_up(id, ctx.now()).await?;
+    Ok(share.is_some_and(|share| reach.covers(share.account)))
+}
+
 /// The share a guest makes of its batch through a link that turns batches into shares
 /// (`share_batches`): every file must be visible and have come through that link (anything else
 /// is `NoFile`, and no share is made). It expires with the last of its files; never if one of
@@ -190,7 +229,6 @@ pub async fn share_upload(
     let members: Vec<_> = files.iter().map(|file| (file.record.id.clone(), file.folder.clone())).collect();
     match (uploader.guest_link(), named) {
         (None, None) => Ok(None),
-        (None, Some(_)) if !uploader.may_share() => Err(ShareError::AdminsOnly),
         (None, Some(name)) => {
             let expires_at = files.iter().map(|file| file.record.expires_at).collect::<Option<Vec<_>>>();
             let expires_at = expires_at.and_then(|all| all.into_iter().max());
@@ -245,14 +283,22 @@ pub async fn share_guest_batch(
     written(create_for_guest(ctx, link, name, files, ctx.now()).await?)
 }
 
-/// An owner's edit; `password`: `Some(None)` removes it, `Some(Some(_))` sets a new one.
+/// An edit of a share within `reach` (a member's: its own, adding its own files only);
+/// `password`: `Some(None)` removes it, `Some(Some(_))` sets a new one.
 pub async fn edit(
     ctx: &Context,
+    reach: Reach,
     id: &ShareId,
     mut changes: ShareChanges,
     password: Option<Option<FilePassword>>,
     now: Timestamp,
 ) -> Result<ShareWrite, ShareError> {
+    if !reaches(ctx, reach, id).await? {
+        return Ok(ShareWrite::NoShare);
+    }
+    if let Some(outside) = first_outside(ctx, reach, changes.add.iter().map(|(id, _)| id)).await? {
+        return Ok(ShareWrite::NoFile(outside));
+    }
     changes.password_hash = match password {
         Some(Some(password)) => Some(Some(passwords::hash(password).await?)),
         Some(None) => Some(None),
@@ -296,11 +342,50 @@ pub async fn find_for_download(
     }
 }
 
-/// Every share anyone may see now, newest first.
-/// A page of the visible shares, newest first: the first `limit`, or the `limit` after `after`
-/// (`ShareCursor::after` the last share of the page before).
-pub async fn list(ctx: &Context, limit: i64, after: Option<&ShareCursor>) -> Result<Vec<ShareRecord>, StoreError> {
-    ctx.store.shares().page(ctx.now(), limit, after).await
+/// The visible share `id` within `reach`: what the owner's API finds; another account's is none,
+/// to a member.
+pub async fn find_reached(ctx: &Context, reach: Reach, id: &ShareId) -> Result<Option<ShareRecord>, StoreError> {
+    Ok(find(ctx, id).await?.filter(|share| reach.covers(share.account)))
+}
+
+/// A page of the visible shares within `reach`, newest first: the first `limit`, or the `limit`
+/// after `after` (`ShareCursor::after` the last share of the page before). A member's pages are
+/// read through the pages of every share, skipping the others' (shares are few; an admin's page
+/// is one read).
+pub async fn list(
+    ctx: &Context,
+    reach: Reach,
+    limit: i64,
+    after: Option<&ShareCursor>,
+) -> Result<Vec<ShareRecord>, StoreError> {
+    let now = ctx.now();
+    let mut found = Vec::new();
+    let mut cursor = after.cloned();
+    loop {
+        let page = ctx.store.shares().page(now, limit, cursor.as_ref()).await?;
+        let last_page = (page.len() as i64) < limit;
+        cursor = page.last().map(ShareCursor::after);
+        found.extend(page.into_iter().filter(|share| reach.covers(share.account)));
+        if last_page || found.len() as i64 >= limit {
+            break;
+        }
+    }
+    found.truncate(limit.max(0) as usize);
+    Ok(found)
+}
+
+/// Every visible share within `reach`, and which files each holds under which folder: what a
+/// listing database and a bundle name.
+pub async fn with_memberships(
+    ctx: &Context,
+    reach: Reach,
+) -> Result<(Vec<ShareRecord>, Vec<crate::domain::ShareMembership>), StoreError> {
+    let now = ctx.now();
+    let mut shares = ctx.store.shares().list(now).await?;
+    shares.retain(|share| reach.covers(share.account));
+    let mut memberships = ctx.store.shares().memberships(now).await?;
+    memberships.retain(|member| shares.iter().any(|share| share.id == member.share_id));
+    Ok((shares, memberships))
 }
 
 /// A share's visible files, in its order.
@@ -318,9 +403,23 @@ pub async fn open_member(ctx: &Context, id: &ShareId, key: &str) -> Result<Optio
         .find(|file| !file.has_own_gate() && member_key(id, &file.id) == key))
 }
 
-/// Deletes a share (with its files when `with_files`, which the clean-up then purges); false
-/// when there was none.
-pub async fn delete(ctx: &Context, id: &ShareId, with_files: bool) -> Result<bool, StoreError> {
+/// Deletes a share within `reach` (with its files when `with_files`, which the clean-up then
+/// purges); false when there was none. A member's share deletes only the member's own files
+/// with it, one by one after the share (an admin may have put another account's file in it).
+pub async fn delete(ctx: &Context, reach: Reach, id: &ShareId, with_files: bool) -> Result<bool, StoreError> {
+    if !reaches(ctx, reach, id).await? {
+        return Ok(false);
+    }
+    if with_files && reach != Reach::Everyone {
+        let members = ctx.store.shares().members(id, ctx.now()).await?;
+        if !ctx.store.shares().delete(id, false, ctx.now()).await? {
+            return Ok(false);
+        }
+        for member in members {
+            crate::files::delete(ctx, reach, &member.file.id).await?;
+        }
+        return Ok(true);
+    }
     let deleted = ctx.store.shares().delete(id, with_files, ctx.now()).await?;
     if deleted && with_files {
         ctx.cleanup.wake();

@@ -23,7 +23,7 @@ use tokio::sync::{Notify, mpsc};
 
 use crate::Context;
 use crate::auth::secret::generate_secret;
-use crate::domain::AccountId;
+use crate::domain::{AccountId, Actor, Reach};
 use crate::domain::{Clock, DeliveryId, Timestamp, WebhookId};
 use crate::domain::{
     DeliveryRecord, PATH_SEGMENT, WebhookEvent, WebhookEvents, WebhookFormat, WebhookRecord, WebhookUrl,
@@ -256,17 +256,30 @@ async fn write_batch(store: &Store, events: &[Event], base_url: &str) {
     }
 }
 
-/// One delivery per event and webhook that wants it, all in one transaction.
+/// One delivery per event and webhook that wants it and reaches it, all in one transaction: an
+/// admin's webhook hears every account's events, a member's its own files' only.
 async fn queue_deliveries(store: &Store, events: &[Event], base_url: &str) -> Result<(), StoreError> {
     let webhooks = store.webhooks().list().await?;
-    // Read once a batch: what each event's account is called.
-    let names: HashMap<AccountId, String> = match events.iter().any(|event| event.account.is_some()) {
-        true => store.accounts().list().await?.into_iter().map(|account| (account.id, account.name)).collect(),
-        false => HashMap::new(),
+    if webhooks.is_empty() {
+        return Ok(());
+    }
+    // Read once a batch: what each account is called, and how far its webhooks reach.
+    let accounts = store.accounts().list().await?;
+    let names: HashMap<AccountId, String> = accounts.iter().map(|account| (account.id, account.name.clone())).collect();
+    let reach_of: HashMap<AccountId, Reach> = accounts
+        .iter()
+        .map(|account| (account.id, Actor { account: account.id, role: account.role }.reach()))
+        .collect();
+    let reaches = |hook: &WebhookRecord, event: &Event| match (reach_of.get(&hook.account), event.account) {
+        (Some(Reach::Everyone), _) => true,
+        (Some(reach), Some(account)) => reach.covers(account),
+        // An event about no account's file, or a webhook of no account: an admin's business.
+        _ => false,
     };
     let mut deliveries = Vec::new();
     for event in events {
-        let wanted_by: Vec<&WebhookRecord> = webhooks.iter().filter(|hook| hook.events.contains(event.kind)).collect();
+        let wanted_by: Vec<&WebhookRecord> =
+            webhooks.iter().filter(|hook| hook.events.contains(event.kind) && reaches(hook, event)).collect();
         if wanted_by.is_empty() {
             continue;
         }
@@ -337,39 +350,62 @@ pub async fn create(
     Ok((record, secret))
 }
 
-pub async fn list(ctx: &Context) -> Result<Vec<WebhookRecord>, StoreError> {
-    ctx.store.webhooks().list().await
+/// The webhooks within `reach`: a member's own, an admin's every account's.
+pub async fn list(ctx: &Context, reach: Reach) -> Result<Vec<WebhookRecord>, StoreError> {
+    let mut hooks = ctx.store.webhooks().list().await?;
+    hooks.retain(|hook| reach.covers(hook.account));
+    Ok(hooks)
 }
 
-pub async fn find(ctx: &Context, id: &WebhookId) -> Result<Option<WebhookRecord>, StoreError> {
-    ctx.store.webhooks().find(id).await
+/// The webhook with this id within `reach`; another account's is none, to a member.
+pub async fn find(ctx: &Context, reach: Reach, id: &WebhookId) -> Result<Option<WebhookRecord>, StoreError> {
+    Ok(ctx.store.webhooks().find(id).await?.filter(|hook| reach.covers(hook.account)))
 }
 
-/// Changes what is given; `None` when there is no such webhook.
+/// Changes what is given of a webhook within `reach`; `None` when there is no such webhook.
 pub async fn update(
     ctx: &Context,
+    reach: Reach,
     id: &WebhookId,
     url: Option<&WebhookUrl>,
     events: Option<&WebhookEvents>,
     format: Option<WebhookFormat>,
 ) -> Result<Option<WebhookRecord>, StoreError> {
+    if find(ctx, reach, id).await?.is_none() {
+        return Ok(None);
+    }
     ctx.store.webhooks().update(id, url.map(WebhookUrl::as_str), events, format).await
 }
 
-/// Deletes a webhook with its pending and past deliveries; false when there was none.
-pub async fn delete(ctx: &Context, id: &WebhookId) -> Result<bool, StoreError> {
+/// Deletes a webhook within `reach` with its pending and past deliveries; false when there was none.
+pub async fn delete(ctx: &Context, reach: Reach, id: &WebhookId) -> Result<bool, StoreError> {
+    if find(ctx, reach, id).await?.is_none() {
+        return Ok(false);
+    }
     ctx.store.webhooks().delete(id).await
 }
 
-/// A webhook's latest deliveries, newest first.
-pub async fn deliveries(ctx: &Context, id: &WebhookId) -> Result<Vec<DeliveryRecord>, StoreError> {
-    ctx.store.webhooks().deliveries(id, SHOWN_DELIVERIES).await
+/// The latest deliveries of a webhook within `reach`, newest first; `None` when there is no such webhook.
+pub async fn deliveries(
+    ctx: &Context,
+    reach: Reach,
+    id: &WebhookId,
+) -> Result<Option<Vec<DeliveryRecord>>, StoreError> {
+    if find(ctx, reach, id).await?.is_none() {
+        return Ok(None);
+    }
+    Ok(Some(ctx.store.webhooks().deliveries(id, SHOWN_DELIVERIES).await?))
 }
 
-/// Queues a `webhook.test` delivery to this webhook alone, due now, and wakes the worker; its id,
-/// or `None` when there is no such webhook.
-pub async fn send_test(ctx: &Context, id: &WebhookId, base_url: &str) -> Result<Option<DeliveryId>, StoreError> {
-    if ctx.store.webhooks().find(id).await?.is_none() {
+/// Queues a `webhook.test` delivery to a webhook within `reach` alone, due now, and wakes the
+/// worker; its id, or `None` when there is no such webhook.
+pub async fn send_test(
+    ctx: &Context,
+    reach: Reach,
+    id: &WebhookId,
+    base_url: &str,
+) -> Result<Option<DeliveryId>, StoreError> {
+    if find(ctx, reach, id).await?.is_none() {
         return Ok(None);
     }
     let at = ctx.clock.now_utc();

@@ -45,7 +45,8 @@ macro_rules! share_columns {
              shares.require_encryption AS \"require_encryption: bool\", \
              (SELECT COUNT(*) " SHARE_MEMBERS ") AS \"file_count!: i64\", \
              (SELECT CAST(COALESCE(SUM(files.file_size), 0) AS BIGINT) " SHARE_MEMBERS ") AS \"total_size!: i64\", \
-             (SELECT COALESCE(MAX(files.created_at), 0) " SHARE_MEMBERS ") AS \"newest_file_at!: i64\""
+             (SELECT COALESCE(MAX(files.created_at), 0) " SHARE_MEMBERS ") AS \"newest_file_at!: i64\", \
+             shares.account_id"
             $($rest)*)
     };
 }
@@ -210,6 +211,7 @@ pub struct ShareRow {
     pub file_count: i64,
     pub total_size: i64,
     pub newest_file_at: i64,
+    pub account_id: i64,
 }
 
 impl TryFrom<ShareRow> for ShareRecord {
@@ -231,6 +233,7 @@ impl TryFrom<ShareRow> for ShareRecord {
             file_count: row.file_count,
             total_size: row.total_size,
             newest_file_at: row.newest_file_at,
+            account: crate::domain::AccountId(row.account_id),
         })
     }
 }
@@ -296,6 +299,7 @@ pub struct WebhookRow {
     pub events: String,
     pub format: String,
     pub created_at: i64,
+    pub account_id: i64,
 }
 
 impl From<WebhookRow> for WebhookRecord {
@@ -307,6 +311,7 @@ impl From<WebhookRow> for WebhookRecord {
             // The table's CHECK allows the four formats only.
             format: WebhookFormat::parse(&row.format).unwrap_or_default(),
             created_at: row.created_at,
+            account: crate::domain::AccountId(row.account_id),
         }
     }
 }

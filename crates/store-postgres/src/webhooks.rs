@@ -33,12 +33,12 @@ blobdrop_store_core::webhook_methods! {
     ],
     insert: [
         "INSERT INTO webhooks (url, events, format, secret, created_at, account_id) \
-         VALUES ($1, $2, $3, $4, $5, $6) RETURNING id, url, events, format, created_at"
+         VALUES ($1, $2, $3, $4, $5, $6) RETURNING id, url, events, format, created_at, account_id"
     ],
-    rows: ["SELECT id, url, events, format, created_at FROM webhooks ORDER BY id"],
-    row: ["SELECT id, url, events, format, created_at FROM webhooks WHERE id = $1"],
+    rows: ["SELECT id, url, events, format, created_at, account_id FROM webhooks ORDER BY id"],
+    row: ["SELECT id, url, events, format, created_at, account_id FROM webhooks WHERE id = $1"],
     change: [
         "UPDATE webhooks SET url = COALESCE($1, url), events = COALESCE($2, events), \
-         format = COALESCE($3, format) WHERE id = $4 RETURNING id, url, events, format, created_at"
+         format = COALESCE($3, format) WHERE id = $4 RETURNING id, url, events, format, created_at, account_id"
     ],
 }

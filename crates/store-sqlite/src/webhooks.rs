@@ -34,12 +34,12 @@ blobdrop_store_core::webhook_methods! {
     ],
     insert: [
         "INSERT INTO webhooks (url, events, format, secret, created_at, account_id) VALUES (?, ?, ?, ?, ?, ?) \
-         RETURNING id, url, events, format, created_at"
+         RETURNING id, url, events, format, created_at, account_id"
     ],
-    rows: ["SELECT id AS \"id!\", url, events, format, created_at FROM webhooks ORDER BY id"],
-    row: ["SELECT id AS \"id!\", url, events, format, created_at FROM webhooks WHERE id = ?"],
+    rows: ["SELECT id AS \"id!\", url, events, format, created_at, account_id FROM webhooks ORDER BY id"],
+    row: ["SELECT id AS \"id!\", url, events, format, created_at, account_id FROM webhooks WHERE id = ?"],
     change: [
         "UPDATE webhooks SET url = COALESCE(?1, url), events = COALESCE(?2, events), \
-         format = COALESCE(?3, format) WHERE id = ?4 RETURNING id, url, events, format, created_at"
+         format = COALESCE(?3, format) WHERE id = ?4 RETURNING id, url, events, format, created_at, account_id"
     ],
 }

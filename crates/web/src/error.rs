@@ -248,9 +248,6 @@ impl From<ShareError> for AppError {
             ShareError::SharedAlready => AppError::Conflict(reason),
             ShareError::Link(refusal) => refusal.into(),
             ShareError::NoBatches => AppError::Forbidden("this guest link gives a link per file, not shares"),
-            ShareError::AdminsOnly => {
-                AppError::Forbidden("only an admin makes shares, so far: upload without the Share header")
-            }
             ShareError::NoName | ShareError::EmptyBatch => AppError::BadRequest(reason),
             // 409, not 400: the request is well-formed; the file is not there (any more).
             ShareError::NoFile(_) => AppError::Conflict(reason),

@@ -453,12 +453,12 @@ fn routes(t: &mut Table) {
     });
     // Shares: their pages and zips, and the owner's API.
     t.resource(&["/api/shares"], |r| {
-        r.route(GET, Token(Read), shares::api::list).route(POST, Token(Full), shares::api::create);
+        r.route(GET, Own(Read), shares::api::list).route(POST, Own(Full), shares::api::create);
     });
     t.resource(&["/api/shares/{id}"], |r| {
-        r.route(GET, Token(Read), shares::api::show).route(PATCH, Token(Full), shares::api::edit).route(
+        r.route(GET, Own(Read), shares::api::show).route(PATCH, Own(Full), shares::api::edit).route(
             DELETE,
-            Token(Full),
+            Own(Full),
             shares::api::delete,
         );
     });
@@ -522,19 +522,20 @@ fn routes(t: &mut Table) {
             .route(OPTIONS, Anyone, tus::options);
     });
     t.names(None);
-    // Webhooks: the owner's receivers of events, a test delivery, the latest deliveries; their URLs
-    // are credentials, so no token (a leaked one could install a lasting tap).
+    // Webhooks: each account's receivers of events (an admin's hear every account's, a member's
+    // its own files'), a test delivery, the latest deliveries; their URLs are credentials, so no
+    // token (a leaked one could install a lasting tap).
     t.resource(&["/api/webhooks"], |r| {
-        r.route(GET, Owner, webhooks::list).route(POST, Owner, webhooks::create);
+        r.route(GET, Account, webhooks::list).route(POST, Account, webhooks::create);
     });
     t.resource(&["/api/webhooks/{id}"], |r| {
-        r.route(PATCH, Owner, webhooks::edit).route(DELETE, Owner, webhooks::delete);
+        r.route(PATCH, Account, webhooks::edit).route(DELETE, Account, webhooks::delete);
     });
     t.resource(&["/api/webhooks/{id}/test"], |r| {
-        r.route(POST, Owner, webhooks::test);
+        r.route(POST, Account, webhooks::test);
     });
     t.resource(&["/api/webhooks/{id}/deliveries"], |r| {
-        r.route(GET, Owner, webhooks::deliveries);
+        r.route(GET, Account, webhooks::deliveries);
     });
     // The API's OpenAPI document.
     t.resource(&["/api/openapi.json"], |r| {
@@ -577,7 +578,8 @@ mod tests {
         assert_eq!(access(Method::POST, "/api/bundle"), Some((Own(TokenScope::Upload), Body::OneFile)));
         assert_eq!(access(Method::GET, "/api/bundle"), Some((Own(TokenScope::Read), Body::Other)));
         assert_eq!(access(Method::DELETE, "/api/files/x"), Some((Own(TokenScope::Full), Body::Other)));
-        assert_eq!(access(Method::DELETE, "/api/shares/x"), Some((Token(TokenScope::Full), Body::Other)));
+        assert_eq!(access(Method::DELETE, "/api/shares/x"), Some((Own(TokenScope::Full), Body::Other)));
+        assert_eq!(access(Method::GET, "/api/system"), Some((Token(TokenScope::Read), Body::Other)));
         assert_eq!(access(Method::DELETE, "/api/webhooks/1"), Some((Owner, Body::Other)));
         assert!(matches!(land(&Method::PUT, "/api/files/x"), Landing::WrongMethod(_)), "a resource answers 405");
         assert!(matches!(land(&Method::GET, "/a/b/c/d"), Landing::Nowhere));
@@ -632,7 +634,7 @@ mod tests {
         }
         assert_eq!(access(Method::POST, "/api/tokens"), Some((Access::Account, Body::Other)));
         assert_eq!(access(Method::POST, "/api/tokens/sharex"), Some((Access::Account, Body::Other)));
-        assert_eq!(access(Method::GET, "/api/webhooks"), Some((Access::Owner, Body::Other)));
+        assert_eq!(access(Method::GET, "/api/webhooks"), Some((Access::Account, Body::Other)));
     }
 
     /// A token's scope matches what its route does: `read` only looks (GET, HEAD), `upload` only

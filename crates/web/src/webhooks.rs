@@ -76,8 +76,8 @@ impl From<&DeliveryRecord> for DeliveryJson {
 
 #[utoipa::path(get, path = "/api/webhooks", operation_id = "listWebhooks", tag = "webhooks",
     responses((status = 200, description = "every webhook, without its secret", body = [WebhookJson]), (status = 401, description = "no or wrong credentials"), (status = 403, description = "an API token cannot manage webhooks")))]
-pub async fn list(_owner: Owner, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
-    let hooks = webhooks::list(&state.ctx).await?;
+pub async fn list(owner: Owner, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
+    let hooks = webhooks::list(&state.ctx, owner.actor().reach()).await?;
     Ok(HttpResponse::Ok().json(hooks.iter().map(|hook| WebhookJson::new(hook, None)).collect::<Vec<_>>()))
 }
 
@@ -138,7 +138,8 @@ pub async fn edit(
         body.url.as_deref().map(WebhookUrl::parse).transpose().map_err(|reason| AppError::BadRequest(reason.into()))?;
     let events = body.events.as_deref().map(webhooks::parse_events).transpose()?;
     let format = body.format.as_deref().map(webhooks::parse_format).transpose()?;
-    let record = webhooks::update(&state.ctx, &id, url.as_ref(), events.as_ref(), format)
+    let reach = edit.owner.actor().reach();
+    let record = webhooks::update(&state.ctx, reach, &id, url.as_ref(), events.as_ref(), format)
         .await?
         .ok_or(AppError::Unknown("webhook"))?;
     Ok(HttpResponse::Ok().json(WebhookJson::new(&record, None)))
@@ -148,11 +149,11 @@ pub async fn edit(
 #[utoipa::path(delete, path = "/api/webhooks/{id}", operation_id = "deleteWebhook", tag = "webhooks", params(("id" = i64, Path)),
     responses((status = 204, description = "deleted, with its deliveries"), (status = 401, description = "no or wrong credentials"), (status = 403, description = "an API token cannot manage webhooks"), (status = 404, description = "no such id")))]
 pub async fn delete(
-    _owner: Owner,
+    owner: Owner,
     id: web::Path<WebhookId>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    if !webhooks::delete(&state.ctx, &id).await? {
+    if !webhooks::delete(&state.ctx, owner.actor().reach(), &id).await? {
         return Err(AppError::Unknown("webhook"));
     }
     Ok(HttpResponse::NoContent().finish())
@@ -170,23 +171,25 @@ pub struct TestDelivery {
     responses((status = 202, description = "a test delivery is queued", body = TestDelivery), (status = 401, description = "no or wrong credentials"), (status = 403, description = "an API token cannot manage webhooks"), (status = 404, description = "no such id")))]
 pub async fn test(
     req: HttpRequest,
-    _owner: Owner,
+    owner: Owner,
     id: web::Path<WebhookId>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    let delivery =
-        webhooks::send_test(&state.ctx, &id, &state.base_url(&req)).await?.ok_or(AppError::Unknown("webhook"))?;
+    let reach = owner.actor().reach();
+    let delivery = webhooks::send_test(&state.ctx, reach, &id, &state.base_url(&req))
+        .await?
+        .ok_or(AppError::Unknown("webhook"))?;
     Ok(HttpResponse::Accepted().json(TestDelivery { delivery: delivery.to_string() }))
 }
 
 #[utoipa::path(get, path = "/api/webhooks/{id}/deliveries", operation_id = "listWebhookDeliveries", tag = "webhooks", params(("id" = i64, Path)),
     responses((status = 200, description = "the webhook's latest deliveries, newest first", body = [DeliveryJson]), (status = 401, description = "no or wrong credentials"), (status = 403, description = "an API token cannot manage webhooks"), (status = 404, description = "no such id")))]
 pub async fn deliveries(
-    _owner: Owner,
+    owner: Owner,
     id: web::Path<WebhookId>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    webhooks::find(&state.ctx, &id).await?.ok_or(AppError::Unknown("webhook"))?;
-    let deliveries = webhooks::deliveries(&state.ctx, &id).await?;
+    let deliveries =
+        webhooks::deliveries(&state.ctx, owner.actor().reach(), &id).await?.ok_or(AppError::Unknown("webhook"))?;
     Ok(HttpResponse::Ok().json(deliveries.iter().map(DeliveryJson::from).collect::<Vec<_>>()))
 }

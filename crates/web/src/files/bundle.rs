@@ -169,7 +169,6 @@ pub async fn upload_bundle(req: HttpRequest, mut body: web::Payload, state: web:
             uploader.account(),
             uploader.max_size(),
             uploader.requires_encryption(),
-            uploader.may_share(),
         )
         .await
         .map_err(import_error)?;

@@ -15,7 +15,7 @@ use crate::error::AppError;
 use crate::json::{UploadedJson, described, guest_described};
 use crate::owner::{authenticate, uploader_of};
 use crate::services::intake::Uploader;
-use crate::services::shares::{self, ShareError};
+use crate::services::shares;
 use crate::services::uploads::{StoredFile, StoredFiles, UploadMeta};
 use crate::state::AppState;
 
@@ -113,10 +113,6 @@ async fn receive_form(
     let allowed = async {
         let uploader = identify(&req, &state, guest_link).await?;
         require_form(req.headers())?;
-        // Refused before the body: the share it names could not be made after it.
-        if guest_link.is_none() && req.headers().contains_key("share") && !uploader.may_share() {
-            return Err(ShareError::AdminsOnly.into());
-        }
         Ok(uploader)
     };
     let uploader = match allowed.await {

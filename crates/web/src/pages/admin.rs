@@ -27,8 +27,9 @@ pub async fn settings(
 ) -> Result<HttpResponse, AppError> {
     let default = preferences::default_expiry(&state.ctx).await?;
     let mut hooks = Vec::new();
-    for hook in webhooks::list(&state.ctx).await? {
-        let deliveries = webhooks::deliveries(&state.ctx, &hook.id).await?;
+    let reach = owner.actor().reach();
+    for hook in webhooks::list(&state.ctx, reach).await? {
+        let deliveries = webhooks::deliveries(&state.ctx, reach, &hook.id).await?.unwrap_or_default();
         hooks.push(webhook_view(&hook, &deliveries));
     }
     page(&SettingsPage {

@@ -4,7 +4,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use serde::Deserialize;
 
 use crate::domain::{FileId, FileName, FilePassword, date_input, date_time, human_size, without_nul};
-use crate::domain::{FileListing, FileRecord, FileSort, PageCursor, PageStart, has_thumbnail};
+use crate::domain::{FileListing, FileRecord, FileSort, PageCursor, PageStart, Reach, has_thumbnail};
 use crate::error::AppError;
 use crate::owner::{NoFields, Owner, OwnerForm};
 use crate::pages::page::{SignedIn, end_of_day, layout, page, see_other};
@@ -171,11 +171,7 @@ pub async fn list(
         }
     })
     .collect();
-    // Shares are an admin's so far: a member's files page lists its own files only.
-    let (shares, more_shares) = match owner.actor().is_admin() {
-        true => share_rows(&req, &state, now.secs()).await?,
-        false => (Vec::new(), false),
-    };
+    let (shares, more_shares) = share_rows(&req, &state, owner.actor().reach(), now.secs()).await?;
     page(&FilesPage {
         shares,
         more_shares,
@@ -291,8 +287,13 @@ const SHARES_SHOWN: i64 = 20;
 
 /// The newest visible shares for the files page (`SHARES_SHOWN`, and whether there are more):
 /// counts and sizes as stored, no chunk read.
-async fn share_rows(req: &HttpRequest, state: &AppState, now: i64) -> Result<(Vec<ShareListRow>, bool), AppError> {
-    let mut shares = shares::list(&state.ctx, SHARES_SHOWN + 1, None).await?;
+async fn share_rows(
+    req: &HttpRequest,
+    state: &AppState,
+    reach: Reach,
+    now: i64,
+) -> Result<(Vec<ShareListRow>, bool), AppError> {
+    let mut shares = shares::list(&state.ctx, reach, SHARES_SHOWN + 1, None).await?;
     let more = shares.len() as i64 > SHARES_SHOWN;
     shares.truncate(SHARES_SHOWN as usize);
     let rows = shares

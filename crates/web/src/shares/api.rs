@@ -10,7 +10,7 @@ use crate::error::AppError;
 use crate::json::{ShareJson, described, present};
 use crate::owner::{Owner, OwnerJson};
 use crate::services::shares::{self, NewShareOptions};
-use crate::shares::{FileIdText, FileRef, parse_refs, visible_share};
+use crate::shares::{FileIdText, FileRef, parse_refs};
 use crate::state::AppState;
 use crate::whole_number;
 
@@ -49,7 +49,7 @@ pub struct Page {
 #[utoipa::path(get, path = "/api/shares", operation_id = "listShares", tag = "shares", params(Page),
     responses((status = 200, description = "shares, newest first; a full page links the next one in `Link: <URL>; rel=\"next\"`", body = [ShareJson]), (status = 400, description = "a malformed query"), (status = 401, description = "no or wrong credentials")))]
 pub async fn list(
-    _owner: Owner,
+    owner: Owner,
     req: HttpRequest,
     page: web::Query<Page>,
     state: web::Data<AppState>,
@@ -59,7 +59,7 @@ pub async fn list(
         Some(raw) => Some(ShareCursor::parse(raw).ok_or_else(|| bad("the cursor is not one this server wrote"))?),
         None => None,
     };
-    let shares = shares::list(&state.ctx, limit, after.as_ref()).await?;
+    let shares = shares::list(&state.ctx, owner.actor().reach(), limit, after.as_ref()).await?;
     let described: Vec<ShareJson> = shares.iter().map(|share| ShareJson::new(&req, &state, share, None)).collect();
     let mut response = HttpResponse::Ok();
     // A full page may have more after it: say where it goes on, as `GET /api/files` does.
@@ -110,8 +110,8 @@ pub async fn create(
     body: OwnerJson<Create>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    let account = body.owner.actor().account;
-    let body = body.body;
+    let actor = body.owner.actor();
+    let (account, body) = (actor.account, body.body);
     let options = NewShareOptions {
         name: shares::share_name(&body.name)?,
         note: body.note.as_deref().map(Note::parse).transpose()?.map(Note::into_string),
@@ -122,19 +122,21 @@ pub async fn create(
         account,
     };
     let files = parse_refs(&body.files)?;
-    let share = shares::written(shares::create(&state.ctx, options, &files, state.ctx.now()).await?)?;
+    let created = shares::create_within(&state.ctx, actor.reach(), options, &files, state.ctx.now()).await?;
+    let share = shares::written(created)?;
     described(&req, &state, share, StatusCode::CREATED).await
 }
 
 #[utoipa::path(get, path = "/api/shares/{id}", operation_id = "getShare", tag = "shares", params(("id" = String, Path)),
     responses((status = 200, description = "one share with its files", body = ShareJson), (status = 401, description = "no or wrong credentials"), (status = 404, description = "no such id")))]
 pub async fn show(
-    _owner: Owner,
+    owner: Owner,
     req: HttpRequest,
     id: web::Path<ShareId>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    let share = visible_share(&state, &id).await?;
+    let share =
+        shares::find_reached(&state.ctx, owner.actor().reach(), &id).await?.ok_or(AppError::Unknown("share"))?;
     described(&req, &state, share, StatusCode::OK).await
 }
 
@@ -177,6 +179,7 @@ pub async fn edit(
     body: OwnerJson<Edit>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
+    let reach = body.owner.actor().reach();
     let body = body.body;
     let note = body.note.map(|note| note.as_deref().map(Note::parse).transpose()).transpose()?;
     let changes = ShareChanges {
@@ -194,7 +197,7 @@ pub async fn edit(
             .collect::<Result<_, _>>()?,
     };
     let password = body.password.map(|raw| raw.as_deref().map(parse_password).transpose()).transpose()?;
-    let share = shares::written(shares::edit(&state.ctx, &id, changes, password, state.ctx.now()).await?)?;
+    let share = shares::written(shares::edit(&state.ctx, reach, &id, changes, password, state.ctx.now()).await?)?;
     described(&req, &state, share, StatusCode::OK).await
 }
 
@@ -209,12 +212,12 @@ pub struct DeleteQuery {
 #[utoipa::path(delete, path = "/api/shares/{id}", operation_id = "deleteShare", tag = "shares", params(("id" = String, Path), DeleteQuery),
     responses((status = 204, description = "deleted; its files stay unless ?files=true"), (status = 400, description = "a malformed query"), (status = 401, description = "no or wrong credentials"), (status = 404, description = "no such id")))]
 pub async fn delete(
-    _owner: Owner,
+    owner: Owner,
     id: web::Path<ShareId>,
     query: web::Query<DeleteQuery>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    if !shares::delete(&state.ctx, &id, query.files).await? {
+    if !shares::delete(&state.ctx, owner.actor().reach(), &id, query.files).await? {
         return Err(AppError::Unknown("share"));
     }
     Ok(HttpResponse::NoContent().finish())
