@@ -580,7 +580,7 @@ mod tests {
         assert_eq!(access(Method::DELETE, "/api/files/x"), Some((Own(TokenScope::Full), Body::Other)));
         assert_eq!(access(Method::DELETE, "/api/shares/x"), Some((Own(TokenScope::Full), Body::Other)));
         assert_eq!(access(Method::GET, "/api/system"), Some((Token(TokenScope::Read), Body::Other)));
-        assert_eq!(access(Method::DELETE, "/api/webhooks/1"), Some((Owner, Body::Other)));
+        assert_eq!(access(Method::DELETE, "/api/webhooks/1"), Some((Account, Body::Other)));
         assert!(matches!(land(&Method::PUT, "/api/files/x"), Landing::WrongMethod(_)), "a resource answers 405");
         assert!(matches!(land(&Method::GET, "/a/b/c/d"), Landing::Nowhere));
     }
