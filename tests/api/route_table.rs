@@ -456,8 +456,10 @@ enum Credential {
     SessionWithoutCsrf,
     /// The cookie and the page's CSRF token (`X-CSRF-Token`).
     Session,
-    /// A member's session, with its CSRF token: its own account only.
+    /// A member's session, with its CSRF token: what is its own.
     MemberSession,
+    /// A member's API token of the scope `full`: what is its own, where a token may go.
+    MemberToken,
     /// A live API token, by Bearer, of the scope `full`.
     ApiToken,
     /// A live API token of the scope `read` (list and fetch).
@@ -473,7 +475,7 @@ enum Credential {
     GuestLinkId,
 }
 
-const CREDENTIALS: [Credential; 13] = [
+const CREDENTIALS: [Credential; 14] = [
     Credential::Nothing,
     Credential::WrongSecret,
     Credential::SecretByBasic,
@@ -481,6 +483,7 @@ const CREDENTIALS: [Credential; 13] = [
     Credential::SessionWithoutCsrf,
     Credential::Session,
     Credential::MemberSession,
+    Credential::MemberToken,
     Credential::ApiToken,
     Credential::ReadToken,
     Credential::UploadToken,
@@ -527,6 +530,19 @@ fn expected(credential: Credential, method: &Method, path: &str, stranger: u16, 
             Some(Access::Owner | Access::Token(_)) if looks_at_credentials => 403,
             _ => stranger,
         },
+        // A member's token: where a token may go and a member may, as the member's session;
+        // anywhere else that looks at credentials, refused (a page, the token and account APIs, an
+        // admin's JSON API).
+        Credential::MemberToken => match access_of(method.as_str(), path) {
+            Some(access) if access.takes_members() && access.token_scope().is_some() => {
+                match names_a_fixture(path) && (200..400).contains(&owner) {
+                    true => 404,
+                    false => owner,
+                }
+            }
+            _ if looks_at_credentials => 403,
+            _ => stranger,
+        },
         Credential::SessionWithoutCsrf if looks_at_credentials && is_change(method) => 403,
         Credential::SessionWithoutCsrf => owner,
         Credential::ApiToken | Credential::ReadToken | Credential::UploadToken => {
@@ -563,6 +579,8 @@ fn other_ids(path: &str) -> bool {
 struct Credentials {
     browser: Browser,
     member: Browser,
+    /// A `full` token of the member's.
+    member_token: String,
     token: String,
     read_token: String,
     upload_token: String,
@@ -595,6 +613,7 @@ async fn send_with(
         Credential::MemberSession => {
             request.header("cookie", &credentials.member.cookie).header("x-csrf-token", &credentials.member.csrf)
         }
+        Credential::MemberToken => request.bearer_auth(&credentials.member_token),
         Credential::ApiToken => request.bearer_auth(&credentials.token),
         Credential::ReadToken => request.bearer_auth(&credentials.read_token),
         Credential::UploadToken => request.bearer_auth(&credentials.upload_token),
@@ -631,7 +650,7 @@ fn patterns() -> Vec<(&'static str, [u16; 7], [u16; 7])> {
 /// of these routes is their own); a session without its CSRF token changes nothing;
 /// an API token is refused (403) by every page and by the API of tokens and webhooks, and where its
 /// scopes do not reach (a `read` token sends no file, an `upload` token lists none, neither edits
-/// nor deletes); a member's session reaches its own account and files, and nothing of the owner's. The routes come
+/// nor deletes); a member's session and token reach what is the member's, and nothing of the owner's. The routes come
 /// from `TABLE`, which `every_route_of_the_route_table_is_in_the_table` keeps whole.
 #[tokio::test]
 async fn every_route_answers_every_kind_of_credential_as_the_security_model_says() {
@@ -658,7 +677,13 @@ async fn every_route_answers_every_kind_of_credential_as_the_security_model_says
     let browser = sign_in(&app).await;
     let link = fixtures.link.clone();
     let member = sign_in_member(&app, "route-member").await;
-    let mut credentials = Credentials { browser, member, token, read_token, upload_token, link, deletion, password };
+    let made = app.client.post(app.url("/api/tokens")).header("cookie", &member.cookie);
+    let made = made.header("x-csrf-token", &member.csrf).header("origin", &app.address);
+    let made: serde_json::Value =
+        made.json(&serde_json::json!({ "label": "member's" })).send().await.unwrap().json().await.unwrap();
+    let member_token = made["token"].as_str().unwrap().to_owned();
+    let mut credentials =
+        Credentials { browser, member, member_token, token, read_token, upload_token, link, deletion, password };
     let mut mismatches = Vec::new();
     let mut sent = 0;
     for (path, stranger, owner) in patterns() {
