@@ -280,3 +280,29 @@ async fn on_postgresql_vacuum_runs_vacuum_and_backup_points_to_pg_dump() {
     assert!(refused.contains("pg_dump") && !refused.contains("blobdrop@"), "{refused}");
     assert!(!out.exists());
 }
+
+#[tokio::test]
+async fn the_client_works_with_a_members_token_on_the_members_own_files() {
+    let app = spawn_app().await;
+    let folder = tempfile::tempdir().unwrap();
+    let anna = crate::members::member(&app, "anna").await;
+    let made = crate::members::from(&app, &anna, reqwest::Method::POST, "/api/tokens");
+    let made: serde_json::Value =
+        made.json(&serde_json::json!({"label": "anna's client"})).send().await.unwrap().json().await.unwrap();
+    let token = made["token"].as_str().unwrap().to_owned();
+    let owners = app.upload("owners.txt", b"the owner's".to_vec()).await;
+    std::fs::write(folder.path().join("hers.txt"), b"anna's file").unwrap();
+
+    let uploaded = blobdrop_with(&app, folder.path(), &["upload", "hers.txt"], &token, b"").await;
+    assert!(uploaded.status.success(), "{}", String::from_utf8_lossy(&uploaded.stderr));
+    let link = String::from_utf8(uploaded.stdout).unwrap().trim_end().to_owned();
+    assert_eq!(app.download(&link).await, b"anna's file");
+    let listed = blobdrop_with(&app, folder.path(), &["ls", "--json"], &token, b"").await;
+    let listed: Vec<serde_json::Value> = serde_json::from_slice(&listed.stdout).unwrap();
+    assert_eq!(listed.iter().map(|file| file["filename"].as_str().unwrap()).collect::<Vec<_>>(), ["hers.txt"]);
+    let theirs = blobdrop_fails(&app, folder.path(), &["info", &id_of(&owners)], &token).await;
+    assert!(theirs.starts_with("blobdrop: 404:"), "another account's file is none of hers: {theirs}");
+    let gone = blobdrop_fails(&app, folder.path(), &["rm", &id_of(&owners)], &token).await;
+    assert!(gone.starts_with("blobdrop: 404:"), "{gone}");
+    assert_eq!(app.list().await.len(), 2, "the owner's file stays");
+}
