@@ -12,7 +12,7 @@ use crate::domain::{
 };
 use crate::error::AppError;
 use crate::owner::{NoFields, Owner, OwnerForm};
-use crate::pages::page::{SignedIn, layout, page, see_other};
+use crate::pages::page::{SignedIn, layout, optional, page, see_other};
 use crate::pages::sign_in::start_session;
 use crate::pages::views::{
     AccountPage, AccountRow, AccountSingleSignOnView, AccountsPage, InvitePage, InviteView, Layout, LinkedIdentityView,
@@ -252,21 +252,17 @@ pub async fn set_quota(
     form: OwnerForm<QuotaForm>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    let bytes = match form.fields.bytes.trim() {
-        "" => None,
-        typed => {
-            let size = typed
-                .parse::<ByteSize>()
-                .map_err(|_| AppError::BadRequest("a quota's bytes look like 5GiB, 500MB or 1048576".to_owned()))?;
-            Some(i64::try_from(size.as_u64()).unwrap_or(i64::MAX))
-        }
-    };
-    let files = match form.fields.files.trim() {
-        "" => None,
-        typed => Some(typed.parse::<u32>().map(i64::from).map_err(|_| {
+    let bytes = optional(&form.fields.bytes, |typed| {
+        let size = typed
+            .parse::<ByteSize>()
+            .map_err(|_| AppError::BadRequest("a quota's bytes look like 5GiB, 500MB or 1048576".to_owned()))?;
+        Ok(i64::try_from(size.as_u64()).unwrap_or(i64::MAX))
+    })?;
+    let files = optional(&form.fields.files, |typed| {
+        typed.parse::<u32>().map(i64::from).map_err(|_| {
             AppError::BadRequest("a quota's files are a whole number, or empty for the default".to_owned())
-        })?),
-    };
+        })
+    })?;
     accounts::set_quota(&state.ctx, form.owner.actor(), *account, Quota { bytes, files }).await?;
     Ok(see_other("/accounts"))
 }

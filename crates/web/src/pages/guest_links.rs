@@ -9,7 +9,7 @@ use crate::domain::{GuestLinkRecord, Reach};
 use crate::domain::{date_input, date_time, human_size};
 use crate::error::AppError;
 use crate::owner::{NoFields, OwnerForm};
-use crate::pages::page::{SignedIn, end_of_day, layout, page, see_other};
+use crate::pages::page::{SignedIn, end_of_day, layout, optional, page, see_other};
 use crate::pages::views::{GuestLinkPage, GuestLinkRow, GuestLinksPage, GuestUploadPage, Layout, When};
 use crate::services::guest_links;
 use crate::state::AppState;
@@ -90,12 +90,6 @@ impl LinkForm {
         terms.require_encryption = self.require_encryption.is_some();
         Ok(terms)
     }
-}
-
-/// An empty field is `None`; anything else must parse.
-fn optional<T>(raw: &str, parse: impl FnOnce(&str) -> Result<T, AppError>) -> Result<Option<T>, AppError> {
-    let raw = raw.trim();
-    if raw.is_empty() { Ok(None) } else { parse(raw).map(Some) }
 }
 
 pub async fn create(form: OwnerForm<LinkForm>, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {

@@ -43,6 +43,12 @@ impl actix_web::FromRequest for SignedIn {
     }
 }
 
+/// A form's optional field: empty is `None`; anything else must parse.
+pub(crate) fn optional<T>(raw: &str, parse: impl FnOnce(&str) -> Result<T, AppError>) -> Result<Option<T>, AppError> {
+    let raw = raw.trim();
+    if raw.is_empty() { Ok(None) } else { parse(raw).map(Some) }
+}
+
 /// 23:59:59 UTC of a `YYYY-MM-DD` day.
 pub(crate) fn end_of_day(day: &str) -> Result<i64, AppError> {
     let format = time::macros::format_description!("[year]-[month]-[day]");
